@@ -1,0 +1,217 @@
+// The agent loop's steps, one Lambda invocation each, driven by the state machine:
+// prepare -> model -> (model ...) -> finish, and fail from every Catch. Each step is idempotent:
+// Step Functions and Lambda retries re-run code, so every effect is keyed by (run, step).
+import type { Thread } from 'chat';
+import type { ContentBlock, SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import { dataKeys, ROOT_KEYS, parseThreadId } from './ids.ts';
+import { releaseLease, type ActorDeps, type Release } from './actor.ts';
+import { readRecord, writeRecord, type LedgerDeps } from './ledger.ts';
+import { mergeConsecutiveRoles, streamModel, textOf, type ModelDeps, type ModelResult } from './model.ts';
+import { appendLog, loadContext, loadSettings, readText, saveContext, toBedrockMessages, writeText, type ContextEntry, type LogEntry, type StoreDeps } from './store.ts';
+import { buildSystemPrompt } from './system-prompt.ts';
+import { describeFailure, parseStepFailure } from './failures.ts';
+import { createTextPipe } from './text-pipe.ts';
+import type { LoopState, RunInput, StepEvent } from './schemas.ts';
+import type { JsonLogger } from './log.ts';
+
+export interface AgentDeps {
+  store: StoreDeps;
+  actor: ActorDeps;
+  ledger: LedgerDeps;
+  model: ModelDeps;
+  defaultModelId: string;
+  /** Rebuilds the run's thread (with its triggering message) so replies stream into it. */
+  thread(run: RunInput): Thread;
+  logger: JsonLogger;
+  now?: () => Date;
+}
+
+/** What prepare decides once per run, so every step of the run uses the same prompt and model. */
+export interface RunSnapshot {
+  modelId: string;
+  maxOutputTokens: number;
+  temperature?: number;
+  maxModelSteps: number;
+  system: SystemContentBlock[];
+}
+
+interface ReplyRecord {
+  messageId: string;
+}
+
+const snapshotKey = (run: RunInput) => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`;
+
+function userText(run: RunInput): string {
+  return `${run.prompt.author.userName}: ${run.prompt.text}`;
+}
+
+export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
+  const now = (deps.now ?? (() => new Date()))();
+  const [{ settings, problems }, identity, systemNotes, context] = await Promise.all([
+    loadSettings(deps.store),
+    readText(deps.store, ROOT_KEYS.identity),
+    readText(deps.store, ROOT_KEYS.system),
+    loadContext(deps.store, run.threadId),
+  ]);
+  for (const problem of problems) deps.logger.warn('settings.json ignored', { problem, runId: run.runId });
+  const { adapter, channel } = parseThreadId(run.threadId);
+  const channelModel = settings.channels[`${adapter}:${channel}`]?.model ?? {};
+  const snapshot: RunSnapshot = {
+    modelId: channelModel.id ?? settings.model.id ?? deps.defaultModelId,
+    maxOutputTokens: channelModel.maxOutputTokens ?? settings.model.maxOutputTokens ?? 4096,
+    temperature: channelModel.temperature ?? settings.model.temperature,
+    maxModelSteps: settings.maxModelSteps,
+    system: buildSystemPrompt({ identity, systemNotes, threadId: run.threadId, runId: run.runId, now }),
+  };
+  await writeText(deps.store, snapshotKey(run), JSON.stringify(snapshot), 'application/json');
+  if (!context.some((e) => e.meta.messageId === run.prompt.messageId)) {
+    context.push({
+      role: 'user',
+      content: [{ text: userText(run) }],
+      meta: { runId: run.runId, messageId: run.prompt.messageId, at: run.prompt.postedAt },
+    });
+    await saveContext(deps.store, run.threadId, context);
+  }
+  deps.logger.info('run prepared', { runId: run.runId, threadId: run.threadId, modelId: snapshot.modelId, contextMessages: context.length });
+  return { step: 0, next: 'model' };
+}
+
+async function loadSnapshot(deps: AgentDeps, run: RunInput): Promise<RunSnapshot> {
+  const raw = await readText(deps.store, snapshotKey(run));
+  if (!raw) throw new Error(`Run snapshot missing for ${run.runId}: prepare did not complete`);
+  return JSON.parse(raw) as RunSnapshot;
+}
+
+function decide(step: number, stopReason: string, snapshot: RunSnapshot): LoopState {
+  // Without tools every answer ends the turn; tool_use continues the loop once tools exist.
+  const next = stopReason === 'tool_use' && step + 1 < snapshot.maxModelSteps ? 'model' : 'finish';
+  return { step: step + 1, next, stopReason };
+}
+
+export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const [snapshot, context] = await Promise.all([loadSnapshot(deps, run), loadContext(deps.store, run.threadId)]);
+  const done = context.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
+  if (done) return decide(loop.step, 'end_turn', snapshot);
+
+  const thread = deps.thread(run);
+  const recordName = `reply#${loop.step}`;
+  const earlier = await readRecord<ReplyRecord>(deps.ledger, run.runId, recordName);
+  const pipe = createTextPipe();
+  let posting: Promise<{ id: string }> | undefined;
+  const onText = (delta: string) => {
+    // A reply already posted for this step (a retry after a crash) is edited, never posted twice.
+    if (earlier) return;
+    posting ??= thread.post(pipe.iterable);
+    pipe.push(delta);
+  };
+  let result: ModelResult;
+  const started = Date.now();
+  try {
+    result = await streamModel(
+      deps.model,
+      {
+        modelId: snapshot.modelId,
+        system: snapshot.system,
+        messages: mergeConsecutiveRoles(toBedrockMessages(context)),
+        maxOutputTokens: snapshot.maxOutputTokens,
+        temperature: snapshot.temperature,
+      },
+      onText,
+    );
+  } finally {
+    pipe.end();
+    // A partial reply stays visible; the failure handler adds the error message below it.
+    const sent = await posting?.catch((error: unknown) => {
+      deps.logger.error('streaming the reply failed', { runId: run.runId, error });
+      return undefined;
+    });
+    if (sent) await writeRecord(deps.ledger, run.runId, recordName, { messageId: sent.id } satisfies ReplyRecord);
+  }
+  let content: ContentBlock[] = result.content;
+  if (result.stopReason === 'max_tokens') content = [...content, { text: '\n\n_(reply cut off at the output limit)_' }];
+  if (content.length === 0 || textOf(content) === '' && !content.some((b) => 'toolUse' in b)) content = [{ text: '(no reply)' }];
+  if (earlier) await thread.adapter.editMessage(run.threadId, earlier.messageId, textOf(content));
+  else if (result.stopReason === 'max_tokens') await thread.post('_(reply cut off at the output limit)_');
+
+  context.push({ role: 'assistant', content, meta: { runId: run.runId, step: loop.step, at: new Date().toISOString() } });
+  await saveContext(deps.store, run.threadId, context);
+  deps.logger.info('model step', {
+    runId: run.runId, step: loop.step, modelId: snapshot.modelId, stopReason: result.stopReason, attempts: result.attempts,
+    durationMs: Date.now() - started, ...result.usage,
+  });
+  return decide(loop.step, result.stopReason, snapshot);
+}
+
+function exchangeLog(run: RunInput, context: ContextEntry[], replies: Map<number, string>): LogEntry[] {
+  const entries: LogEntry[] = [
+    { date: run.prompt.postedAt, messageId: run.prompt.messageId, userId: run.prompt.author.userId, userName: run.prompt.author.userName, text: run.prompt.text, isBot: false },
+  ];
+  for (const entry of context) {
+    if (entry.role !== 'assistant' || entry.meta.runId !== run.runId) continue;
+    const text = textOf(entry.content);
+    if (!text) continue;
+    const step = entry.meta.step ?? 0;
+    entries.push({ date: entry.meta.at, messageId: replies.get(step) ?? `${run.runId}:${step}`, userId: 'self', userName: 'agent', text, isBot: true });
+  }
+  return entries;
+}
+
+async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const context = await loadContext(deps.store, run.threadId);
+  const replies = new Map<number, string>();
+  for (const entry of context) {
+    if (entry.role !== 'assistant' || entry.meta.runId !== run.runId || entry.meta.step === undefined) continue;
+    const record = await readRecord<ReplyRecord>(deps.ledger, run.runId, `reply#${entry.meta.step}`);
+    if (record) replies.set(entry.meta.step, record.messageId);
+  }
+  const entries = exchangeLog(run, context, replies);
+  await appendLog(deps.store, run.threadId, entries);
+  deps.logger.info('exchange', {
+    runId: run.runId, threadId: run.threadId, outcome, ...extra,
+    prompt: { user: run.prompt.author.userId, text: run.prompt.text },
+    replies: entries.filter((e) => e.isBot).map((e) => e.text),
+  });
+}
+
+export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
+  await logExchange(deps, run, 'completed', { steps: loop?.step ?? 0 });
+  const release = await releaseLease(deps.actor, run.threadId, run.runId);
+  deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
+  return release;
+}
+
+/**
+ * Every failure path ends here (or, if this fails too, in the run-ended handler): a short human
+ * message in the thread, once, then the lease goes to the next prompt so the thread stays usable.
+ */
+export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['state']['error']): Promise<Release> {
+  const failure = parseStepFailure(error);
+  deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
+  const modelId = (await loadSnapshot(deps, run).catch(() => undefined))?.modelId ?? deps.defaultModelId;
+  if (!(await readRecord(deps.ledger, run.runId, 'error-reply'))) {
+    try {
+      const sent = await deps.thread(run).post(describeFailure(failure, modelId));
+      await writeRecord(deps.ledger, run.runId, 'error-reply', { messageId: sent.id });
+    } catch (postError) {
+      deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
+    }
+  }
+  await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
+    deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),
+  );
+  return releaseLease(deps.actor, run.threadId, run.runId);
+}
+
+export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | { released: Release['outcome'] }> {
+  const { loop, error, ...run } = event.state;
+  switch (event.action) {
+    case 'prepare':
+      return prepare(deps, run);
+    case 'model':
+      return modelStep(deps, run, loop ?? { step: 0, next: 'model' });
+    case 'finish':
+      return { released: (await finish(deps, run, loop)).outcome };
+    case 'fail':
+      return { released: (await fail(deps, run, error)).outcome };
+  }
+}

@@ -1,0 +1,55 @@
+// Wiring for the Lambda handlers: configuration from the environment, clients from the standard
+// chain, built once per container. Core logic receives these as arguments.
+import { clients, requireEnv } from './aws.ts';
+import { createAgentChat, threadFromJSON, type AgentChat } from './chat.ts';
+import type { SerializedThread } from 'chat';
+import type { AgentDeps } from './agent.ts';
+import { createLogger, levelFromEnv, type JsonLogger } from './log.ts';
+import { loadSlackCredentials } from './slack-credentials.ts';
+import { executionStarter } from './runs.ts';
+import type { ActorDeps } from './actor.ts';
+
+export const DEFAULT_MODEL_ID = 'global.anthropic.claude-sonnet-4-5-20250929-v1:0';
+
+export function handlerLogger(component: string, env = process.env): JsonLogger {
+  return createLogger({ level: levelFromEnv(env), fields: { component } });
+}
+
+export function chatFromEnv(logger: JsonLogger, env = process.env): () => Promise<AgentChat> {
+  let chat: Promise<AgentChat> | undefined;
+  return () =>
+    (chat ??= loadSlackCredentials(env, clients.secrets).then((credentials) =>
+      createAgentChat({ credentials, db: clients.db(), tableName: requireEnv('TABLE_NAME'), logger, userName: env.BOT_USER_NAME }),
+    )).catch((error: unknown) => {
+      chat = undefined; // let the next invocation try again (a secret being set up, say)
+      throw error;
+    });
+}
+
+export function actorFromEnv(logger: JsonLogger, env = process.env): ActorDeps {
+  return {
+    db: clients.db(),
+    tableName: requireEnv('TABLE_NAME'),
+    startRun: executionStarter(clients.sfn(), env.STATE_MACHINE_ARN ?? requireEnv('STATE_MACHINE_ARN'), logger),
+  };
+}
+
+/** Everything the agent's steps need, for the agent-step and run-ended handlers. */
+export async function agentFromEnv(
+  logger: JsonLogger,
+  loadChat: () => Promise<AgentChat>,
+  env = process.env,
+): Promise<AgentDeps> {
+  const chat = await loadChat();
+  const db = clients.db();
+  const tableName = requireEnv('TABLE_NAME');
+  return {
+    store: { s3: clients.s3(), bucket: requireEnv('DATA_BUCKET') },
+    actor: actorFromEnv(logger, env),
+    ledger: { db, tableName },
+    model: { bedrock: clients.bedrock() },
+    defaultModelId: env.BEDROCK_MODEL_ID || DEFAULT_MODEL_ID,
+    thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
+    logger,
+  };
+}

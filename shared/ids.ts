@@ -1,0 +1,63 @@
+// Thread ids, run ids and the S3 data layout (seed "Store": data/{adapter}/{channel}/{thread}/...).
+import { createHash } from 'node:crypto';
+
+export interface ThreadAddress {
+  adapter: string;
+  channel: string;
+  thread: string;
+}
+
+/** Chat SDK thread ids are `adapter:channel:thread`; the thread part may itself contain ':'. */
+export function parseThreadId(threadId: string): ThreadAddress {
+  const [adapter, channel, ...rest] = threadId.split(':');
+  if (!adapter || !channel || rest.length === 0 || !/^[a-z][a-z0-9-]*$/.test(adapter)) {
+    throw new Error(`Not a thread id (expected adapter:channel:thread): ${JSON.stringify(threadId)}`);
+  }
+  return { adapter, channel, thread: rest.join(':') };
+}
+
+/** Key-safe encoding of one path segment: keeps [A-Za-z0-9._-], escapes the rest as %XX. */
+export function encodeSegment(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export function sha256Hex(...parts: string[]): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part).update('\u0000');
+  return hash.digest('hex');
+}
+
+/**
+ * One run per admitted prompt. The id doubles as the Step Functions execution name
+ * (max 80 chars of [A-Za-z0-9-_]), so a duplicate StartExecution for the same prompt is harmless.
+ */
+export function runIdFor(threadId: string, messageId: string): string {
+  return `run-${sha256Hex(threadId, messageId).slice(0, 40)}`;
+}
+
+/** Slack message ids (ts) are unique per channel only, so the FIFO dedup id covers the thread too. */
+export function dedupIdFor(threadId: string, messageId: string): string {
+  return sha256Hex(threadId, messageId);
+}
+
+/** S3 keys of the data tree for one thread's scopes. */
+export function dataKeys(threadId: string) {
+  const { adapter, channel, thread } = parseThreadId(threadId);
+  const transportDir = encodeSegment(adapter);
+  const channelDir = `${transportDir}/${encodeSegment(channel)}`;
+  const threadDir = `${channelDir}/${encodeSegment(thread)}`;
+  return {
+    transportDir,
+    channelDir,
+    threadDir,
+    context: `${threadDir}/context.jsonl`,
+    log: `${threadDir}/log.jsonl`,
+  };
+}
+
+export const ROOT_KEYS = {
+  identity: 'IDENTITY.md',
+  memory: 'MEMORY.md',
+  system: 'SYSTEM.md',
+  settings: 'settings.json',
+} as const;

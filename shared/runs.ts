@@ -1,0 +1,21 @@
+// Starting a run = starting its Step Functions execution, named by the run id so that a duplicate
+// start (a redelivered prompt, a retried hand-over) is harmless.
+import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import type { RunInput } from './schemas.ts';
+import type { JsonLogger } from './log.ts';
+
+export function executionStarter(sfn: SFNClient, stateMachineArn: string, logger: JsonLogger) {
+  return async (run: RunInput): Promise<void> => {
+    try {
+      await sfn.send(new StartExecutionCommand({ stateMachineArn, name: run.runId, input: JSON.stringify(run) }));
+    } catch (error) {
+      // Same name, different input: the run was started before with a different copy of the prompt.
+      if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {
+        logger.warn('run already started', { runId: run.runId });
+        return;
+      }
+      throw error;
+    }
+    logger.info('run started', { runId: run.runId, threadId: run.threadId });
+  };
+}

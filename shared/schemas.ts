@@ -1,0 +1,67 @@
+// The typed contracts between components: what the inbox carries, what a run is, what a step gets.
+import { z } from 'zod';
+
+/** Slack allows 40,000 characters in a message; anything longer is not a chat message. */
+export const MAX_PROMPT_CHARS = 40_000;
+
+export const serializedThreadSchema = z
+  .object({
+    _type: z.literal('chat:Thread'),
+    id: z.string(),
+    adapterName: z.string(),
+    channelId: z.string(),
+    isDM: z.boolean(),
+  })
+  .passthrough();
+
+export const promptSchema = z.object({
+  threadId: z.string().min(1),
+  messageId: z.string().min(1),
+  text: z.string().max(MAX_PROMPT_CHARS, `prompt text over the ${MAX_PROMPT_CHARS}-character limit`),
+  author: z.object({ userId: z.string(), userName: z.string() }),
+  postedAt: z.string(),
+  /** `thread.toJSON()` with the triggering message, so a step can rebuild the thread and stream natively. */
+  thread: serializedThreadSchema,
+});
+export type Prompt = z.infer<typeof promptSchema>;
+
+export const runInputSchema = z.object({
+  runId: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+  threadId: z.string(),
+  prompt: promptSchema,
+});
+export type RunInput = z.infer<typeof runInputSchema>;
+
+export const loopStateSchema = z.object({
+  step: z.number().int().nonnegative(),
+  next: z.enum(['model', 'finish']),
+  stopReason: z.string().optional(),
+});
+export type LoopState = z.infer<typeof loopStateSchema>;
+
+export const stepEventSchema = z.object({
+  action: z.enum(['prepare', 'model', 'finish', 'fail']),
+  state: runInputSchema.extend({
+    loop: loopStateSchema.optional(),
+    /** Set by the state machine's Catch: `{ Error, Cause }`. */
+    error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+  }),
+});
+export type StepEvent = z.infer<typeof stepEventSchema>;
+
+const modelSettingsSchema = z.object({
+  id: z.string().min(1).optional(),
+  maxOutputTokens: z.number().int().positive().max(128_000).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+});
+
+export const settingsSchema = z.object({
+  model: modelSettingsSchema.default({}),
+  /** Upper bound on model calls in one run, far below Step Functions' 25,000-event history limit. */
+  maxModelSteps: z.number().int().positive().max(200).default(40),
+  /** How often a streaming reply is flushed to the platform (Slack rate-limits edits). */
+  streamUpdateIntervalMs: z.number().int().min(250).max(10_000).default(1000),
+  /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
+  channels: z.record(z.string(), z.object({ model: modelSettingsSchema.optional() })).default({}),
+});
+export type Settings = z.infer<typeof settingsSchema>;

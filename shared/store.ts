@@ -1,0 +1,102 @@
+// The S3 data tree (seed "Store"): settings, identity, and per-thread context.jsonl / log.jsonl.
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
+import { dataKeys, ROOT_KEYS } from './ids.ts';
+import { settingsSchema, type Settings } from './schemas.ts';
+
+export interface StoreDeps {
+  s3: S3Client;
+  bucket: string;
+}
+
+/** One line of context.jsonl: a Bedrock message plus where it came from. */
+export interface ContextEntry {
+  role: 'user' | 'assistant';
+  content: ContentBlock[];
+  meta: { runId: string; at: string; step?: number; messageId?: string };
+}
+
+/** One line of log.jsonl: a message seen in the thread (no tool results, never compacted). */
+export interface LogEntry {
+  date: string;
+  messageId: string;
+  userId: string;
+  userName: string;
+  text: string;
+  isBot: boolean;
+}
+
+export async function readText(deps: StoreDeps, key: string): Promise<string | undefined> {
+  try {
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    return await out.Body?.transformToString('utf8');
+  } catch (error) {
+    if (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound')) return undefined;
+    throw error;
+  }
+}
+
+export async function writeText(deps: StoreDeps, key: string, body: string, contentType = 'text/plain; charset=utf-8'): Promise<void> {
+  await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: body, ContentType: contentType }));
+}
+
+export interface LoadedSettings {
+  settings: Settings;
+  /** Why settings.json was not used as written; the defaults (or the valid rest) apply instead. */
+  problems: string[];
+}
+
+export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
+  const raw = await readText(deps, ROOT_KEYS.settings);
+  if (raw === undefined) return { settings: settingsSchema.parse({}), problems: [] };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (error) {
+    return { settings: settingsSchema.parse({}), problems: [`settings.json is not valid JSON: ${(error as Error).message}`] };
+  }
+  const parsed = settingsSchema.safeParse(json);
+  if (parsed.success) return { settings: parsed.data, problems: [] };
+  const problems = parsed.error.issues.map((i) => `settings.json ${i.path.join('.') || '(root)'}: ${i.message}`);
+  return { settings: settingsSchema.parse({}), problems };
+}
+
+export function parseJsonl<T>(raw: string | undefined, what: string): T[] {
+  if (!raw) return [];
+  return raw
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, index) => {
+      try {
+        return JSON.parse(line) as T;
+      } catch {
+        throw new Error(`${what} line ${index + 1} is not valid JSON`);
+      }
+    });
+}
+
+const toJsonl = (items: unknown[]) => items.map((item) => JSON.stringify(item)).join('\n') + (items.length ? '\n' : '');
+
+export async function loadContext(deps: StoreDeps, threadId: string): Promise<ContextEntry[]> {
+  const key = dataKeys(threadId).context;
+  return parseJsonl<ContextEntry>(await readText(deps, key), key);
+}
+
+export async function saveContext(deps: StoreDeps, threadId: string, entries: ContextEntry[]): Promise<void> {
+  await writeText(deps, dataKeys(threadId).context, toJsonl(entries), 'application/x-ndjson');
+}
+
+/** Runs of one thread are serialised by the actor lease, so this read-modify-write has one writer. */
+export async function appendLog(deps: StoreDeps, threadId: string, entries: LogEntry[]): Promise<void> {
+  const key = dataKeys(threadId).log;
+  const existing = parseJsonl<LogEntry>(await readText(deps, key), key);
+  const seen = new Set(existing.map((e) => e.messageId));
+  const fresh = entries.filter((e) => !seen.has(e.messageId));
+  if (fresh.length === 0) return;
+  await writeText(deps, key, toJsonl([...existing, ...fresh]), 'application/x-ndjson');
+}
+
+/** What Bedrock receives: the messages without our bookkeeping. */
+export function toBedrockMessages(entries: ContextEntry[]): Message[] {
+  return entries.map(({ role, content }) => ({ role, content }));
+}

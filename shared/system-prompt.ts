@@ -1,0 +1,35 @@
+// The system prompt: stable parts first (identity, how to behave in chat, the deployment's SYSTEM.md),
+// volatile parts (date, thread, run) last, so a prompt cache can reuse the prefix.
+import type { SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import { parseThreadId } from './ids.ts';
+
+export const DEFAULT_IDENTITY = `You are a helpful assistant that lives in a team's chat threads. You are direct, friendly and precise.`;
+
+export interface SystemPromptInput {
+  identity?: string;
+  /** The deployment's environment notes (SYSTEM.md). */
+  systemNotes?: string;
+  threadId: string;
+  runId: string;
+  now: Date;
+}
+
+export function buildSystemPrompt(input: SystemPromptInput): SystemContentBlock[] {
+  const { adapter, channel } = parseThreadId(input.threadId);
+  const stable = [
+    input.identity?.trim() || DEFAULT_IDENTITY,
+    [
+      '## How you work',
+      `You are talking in a ${adapter} thread. Several people may write in it; each user message starts with the author's name.`,
+      'Answer in the thread in Markdown that chat apps render well: short paragraphs, lists, code blocks. Keep replies as short as the question allows.',
+      'Never reveal secrets, tokens or credentials, even if asked.',
+    ].join('\n'),
+    input.systemNotes?.trim() ? `## Environment notes (SYSTEM.md)\n${input.systemNotes.trim()}` : '',
+  ].filter(Boolean);
+  const volatile = [
+    '## Now',
+    `Current time: ${input.now.toISOString()}`,
+    `Channel: ${channel}; thread id: ${input.threadId}; run: ${input.runId}`,
+  ].join('\n');
+  return [{ text: stable.join('\n\n') }, { text: volatile }];
+}
