@@ -350,7 +350,7 @@ async function readLive(ctx: Context, key: Item): Promise<Item | undefined> {
   const { Item: item } = await ctx.client.send(new GetCommand({ TableName: ctx.tableName, Key: key, ConsistentRead: true }));
   if (item === undefined) return undefined;
   const expiresAt = item[TABLE_KEYS.ttlAttribute];
-  return item;
+  return typeof expiresAt === 'number' && expiresAt * 1000 <= ctx.now() ? undefined : item;
 }
 
 async function putItem(ctx: Context, item: Item, condition?: string, values?: Item): Promise<void> {

@@ -1,0 +1,22 @@
+// A real DynamoDB Local with the project's table, for tests that exercise conditional writes.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { startDynamoDbLocal, type Emulator } from '../../infra/local/emulators.ts';
+import { createLocalTable } from '../../infra/local/tables.ts';
+import { documentClient } from '../../shared/aws.ts';
+
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export interface TestTable {
+  db: DynamoDBDocumentClient;
+  raw: DynamoDBClient;
+  tableName: string;
+  emulator: Emulator;
+}
+
+export async function startTestTable(tableName = 'test-table'): Promise<TestTable> {
+  const emulator = await startDynamoDbLocal();
+  const raw = new DynamoDBClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  await createLocalTable(raw, tableName);
+  return { db: documentClient(raw), raw, tableName, emulator };
+}

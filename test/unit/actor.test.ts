@@ -1,0 +1,131 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { admitPrompt, getActor, releaseLease, type ActorDeps } from '../../shared/actor.ts';
+import type { Prompt, RunInput } from '../../shared/schemas.ts';
+import { startTestTable, type TestTable } from '../support/dynamo.ts';
+
+let table: TestTable;
+before(async () => {
+  table = await startTestTable();
+});
+after(async () => {
+  table.raw.destroy();
+  await table.emulator.stop();
+});
+
+function prompt(threadId: string, messageId: string): Prompt {
+  return {
+    threadId,
+    messageId,
+    text: `prompt ${messageId}`,
+    author: { userId: 'U1', userName: 'alice' },
+    postedAt: new Date(0).toISOString(),
+    thread: { _type: 'chat:Thread', id: threadId, adapterName: 'slack', channelId: 'slack:C1', isDM: false },
+  };
+}
+
+function deps(overrides: Partial<ActorDeps> = {}): ActorDeps & { started: RunInput[] } {
+  const started: RunInput[] = [];
+  return {
+    db: table.db,
+    tableName: table.tableName,
+    startRun: async (run) => void started.push(run),
+    started,
+    ...overrides,
+  };
+}
+
+test('an idle thread starts the prompt; a busy one queues it; release hands over in order, then idles', async () => {
+  const d = deps();
+  const thread = 'slack:C1:1.0001';
+  assert.equal(await admitPrompt(d, prompt(thread, 'm1')), 'started');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm2')), 'queued');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm3')), 'queued');
+  assert.deepEqual(d.started.map((r) => r.prompt.messageId), ['m1']);
+
+  const first = await releaseLease(d, thread, d.started[0]!.runId);
+  assert.equal(first.outcome, 'next');
+  const second = await releaseLease(d, thread, d.started[1]!.runId);
+  assert.equal(second.outcome, 'next');
+  assert.equal((await releaseLease(d, thread, d.started[2]!.runId)).outcome, 'idle');
+  assert.deepEqual(d.started.map((r) => r.prompt.messageId), ['m1', 'm2', 'm3']);
+  assert.equal((await getActor(d, thread))?.status, 'idle');
+  // A second release of a finished run changes nothing.
+  assert.equal((await releaseLease(d, thread, d.started[2]!.runId)).outcome, 'not-holder');
+});
+
+test('a redelivered prompt is a duplicate and starts nothing new', async () => {
+  const d = deps();
+  const thread = 'slack:C1:1.0002';
+  assert.equal(await admitPrompt(d, prompt(thread, 'm1')), 'started');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm1')), 'duplicate');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm2')), 'queued');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm2')), 'duplicate');
+  assert.equal(d.started.length, 1);
+  assert.equal((await getActor(d, thread))?.queue?.length, 1);
+});
+
+test('a dispatch crash between taking the lease and starting the run is healed by the redelivery', async () => {
+  const thread = 'slack:C1:1.0003';
+  let calls = 0;
+  const d = deps({
+    startRun: async () => {
+      calls++;
+      if (calls === 1) throw new Error('crash before StartExecution');
+    },
+  });
+  await assert.rejects(admitPrompt(d, prompt(thread, 'm1')), /crash/);
+  assert.equal((await getActor(d, thread))?.started, false);
+  assert.equal(await admitPrompt(d, prompt(thread, 'm1')), 'duplicate');
+  assert.equal(calls, 2);
+  assert.equal((await getActor(d, thread))?.started, true);
+});
+
+test('a finish that crashed during the hand-over completes it when retried', async () => {
+  const thread = 'slack:C1:1.0004';
+  const d = deps();
+  await admitPrompt(d, prompt(thread, 'm1'));
+  await admitPrompt(d, prompt(thread, 'm2'));
+  const firstRun = d.started[0]!.runId;
+  const failing = deps({ startRun: async () => Promise.reject(new Error('crash starting next')) });
+  await assert.rejects(releaseLease(failing, thread, firstRun), /crash starting next/);
+  const retried = await releaseLease(d, thread, firstRun);
+  assert.equal(retried.outcome, 'next');
+  assert.deepEqual(d.started.map((r) => r.prompt.messageId), ['m1', 'm2']);
+  assert.equal((await getActor(d, thread))?.started, true);
+});
+
+test('concurrent prompts on one thread: exactly one runs, the rest queue, every prompt runs once', async () => {
+  const thread = 'slack:C1:1.0005';
+  const d = deps();
+  const ids = Array.from({ length: 20 }, (_, i) => `m${i}`);
+  const admissions = await Promise.all(ids.map((id) => admitPrompt(d, prompt(thread, id))));
+  assert.equal(admissions.filter((a) => a === 'started').length, 1);
+  assert.equal(admissions.filter((a) => a === 'queued').length, 19);
+  for (let i = 0; i < 20; i++) {
+    const current = (await getActor(d, thread))?.current;
+    assert.ok(current, `a run holds the lease at step ${i}`);
+    await releaseLease(d, thread, current.runId);
+  }
+  assert.deepEqual(new Set(d.started.map((r) => r.prompt.messageId)), new Set(ids));
+  assert.equal(d.started.length, 20);
+  assert.equal((await getActor(d, thread))?.status, 'idle');
+});
+
+test('prompts racing with the release are never lost', async () => {
+  const thread = 'slack:C1:1.0006';
+  const d = deps();
+  await admitPrompt(d, prompt(thread, 'first'));
+  const late = Array.from({ length: 10 }, (_, i) => `late${i}`);
+  await Promise.all([
+    releaseLease(d, thread, d.started[0]!.runId),
+    ...late.map((id) => admitPrompt(d, prompt(thread, id))),
+  ]);
+  for (;;) {
+    const actor = await getActor(d, thread);
+    if (actor?.status !== 'running' || !actor.current) break;
+    await releaseLease(d, thread, actor.current.runId);
+  }
+  assert.deepEqual(new Set(d.started.map((r) => r.prompt.messageId)), new Set(['first', ...late]));
+  assert.equal(d.started.length, 11);
+});
