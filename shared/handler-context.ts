@@ -47,9 +47,19 @@ export async function agentFromEnv(
     store: { s3: clients.s3(), bucket: requireEnv('DATA_BUCKET') },
     actor: actorFromEnv(logger, env),
     ledger: { db, tableName },
-    model: { bedrock: clients.bedrock() },
+    model: { bedrock: clients.bedrock(), retry: modelRetryFromEnv(env) },
     defaultModelId: env.BEDROCK_MODEL_ID || DEFAULT_MODEL_ID,
     thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
     logger,
+  };
+}
+
+/** BEDROCK_RETRY_ATTEMPTS / BEDROCK_RETRY_BASE_MS tune the throttling retry (defaults in shared/model.ts). */
+function modelRetryFromEnv(env: Record<string, string | undefined>) {
+  const attempts = Number(env.BEDROCK_RETRY_ATTEMPTS);
+  const baseDelayMs = Number(env.BEDROCK_RETRY_BASE_MS);
+  return {
+    attempts: Number.isInteger(attempts) && attempts > 0 ? attempts : undefined,
+    baseDelayMs: Number.isFinite(baseDelayMs) && baseDelayMs >= 0 ? baseDelayMs : undefined,
   };
 }

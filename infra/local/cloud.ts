@@ -1,0 +1,255 @@
+// The local cloud: the stack as synthesized for AWS, run on one machine. The same handler modules,
+// unchanged, are wired to DynamoDB Local and fauxqs (SQS FIFO + S3) through AWS_ENDPOINT_URL_*, the
+// synthesized state machine runs in a local Step Functions stand-in, and API Gateway, the SQS event
+// source mapping and the EventBridge rule are small stand-ins driven by the template itself.
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { AgentRuntimeStack } from '../stack.ts';
+import { DEFAULT_SETTINGS } from '../settings.ts';
+import { startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
+import { createLocalTable } from './tables.ts';
+import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api-gateway.ts';
+import { startSqsPoller, type SqsPoller } from './sqs-poller.ts';
+import {
+  definitionFromTemplate,
+  functionLogicalIdFromArn,
+  matchesEventPattern,
+  resolveIntrinsics,
+  startLocalStepFunctions,
+  type ExecutionStatusChangeEvent,
+  type LocalStepFunctions,
+} from './step-functions.ts';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- CloudFormation template JSON */
+type Template = { Resources: Record<string, { Type: string; Properties?: any }> };
+
+type Handler = (event: any) => Promise<any>;
+
+/** Which module runs each of the stack's functions (the same entries NodejsFunction bundles). */
+const HANDLER_MODULES = {
+  webhook: '../../functions/ingress/webhook.ts',
+  dispatch: '../../functions/ingress/dispatch.ts',
+  runEnded: '../../functions/ingress/run-ended.ts',
+  agentStep: '../../functions/agent-step/handler.ts',
+} as const;
+
+export interface LocalCloudOptions {
+  /** Port of the API Gateway stand-in (0: any free port). */
+  port?: number;
+  slack: { signingSecret: string; botToken: string; apiUrl?: string };
+  modelId?: string;
+  /** Overrides every Step Functions Retry wait, so failure tests are fast. */
+  retryIntervalMs?: number;
+  /** Overrides the inbox's visibility timeout (a failed batch item reappears after it). */
+  visibilityTimeoutSeconds?: number;
+  /** Extra environment for the handlers (LOG_LEVEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...). */
+  env?: Record<string, string>;
+  onError?: (where: string, error: unknown) => void;
+}
+
+export interface LocalCloud {
+  apiUrl: string;
+  slackEventsUrl: string;
+  template: Template;
+  stateMachineArn: string;
+  stepFunctions: LocalStepFunctions;
+  /** The handlers, by role, as loaded with the local environment. */
+  handlers: Record<keyof typeof HANDLER_MODULES, Handler>;
+  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string };
+  clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
+  env: Record<string, string>;
+  poller: SqsPoller;
+  stop(): Promise<void>;
+}
+
+const LOCAL_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+
+export function synthesizeLocalStack(modelId?: string) {
+  // Bundling is for deployment; locally the handlers run from source.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new AgentRuntimeStack(app, 'Threadwork', { settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId } });
+  const template = app.synth().getStackByName(stack.stackName).template as Template;
+  const logicalIds = Object.fromEntries(
+    Object.entries(stack.functions).map(([role, fn]) => [role, stack.getLogicalId(fn.node.defaultChild as CfnElement)]),
+  ) as Record<keyof typeof HANDLER_MODULES, string>;
+  return { stack, template, logicalIds };
+}
+
+function resourcesOfType(template: Template, type: string) {
+  return Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+}
+
+function onlyResource(template: Template, type: string): [string, { Properties?: any }] {
+  const found = resourcesOfType(template, type);
+  if (found.length !== 1) throw new Error(`Expected one ${type} in the template, found ${found.length}`);
+  return found[0]!;
+}
+
+export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
+  const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
+  const [dynamo, sqsS3, synth] = await Promise.all([startDynamoDbLocal(), startSqsAndS3(), Promise.resolve(synthesizeLocalStack(options.modelId))]);
+  const { template, logicalIds } = synth;
+  const resolve = (value: unknown) => resolveIntrinsics(template, value);
+  const region = process.env.AWS_REGION ?? 'us-east-1';
+  const credentials = { accessKeyId: LOCAL_CREDENTIALS.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_CREDENTIALS.AWS_SECRET_ACCESS_KEY };
+  const clients = {
+    dynamodb: new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials }),
+    s3: new S3Client({ endpoint: sqsS3.endpoint, region, credentials, forcePathStyle: true }),
+    sqs: new SQSClient({ endpoint: sqsS3.endpoint, region, credentials }),
+  };
+
+  // Resources, named as the template resolves them locally.
+  const [tableId] = onlyResource(template, 'AWS::DynamoDB::Table');
+  const table = String(resolve({ Ref: tableId }));
+  await createLocalTable(clients.dynamodb, table);
+  const dataBucketId = synth.stack.getLogicalId(synth.stack.bucket.node.defaultChild as CfnElement);
+  const bucket = String(resolve({ Ref: dataBucketId })).toLowerCase();
+  await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const inboxId = synth.stack.getLogicalId(synth.stack.inbox.node.defaultChild as CfnElement);
+  const inboxProps = template.Resources[inboxId]!.Properties;
+  const dlqId = String(inboxProps.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
+  const dlq = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${dlqId}.fifo`, Attributes: { FifoQueue: 'true' } }));
+  const dlqArn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+  const inbox = await clients.sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${inboxId}.fifo`,
+      Attributes: {
+        FifoQueue: 'true',
+        ContentBasedDeduplication: String(inboxProps.ContentBasedDeduplication ?? false),
+        VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? inboxProps.VisibilityTimeout ?? 30),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: inboxProps.RedrivePolicy.maxReceiveCount }),
+      },
+    }),
+  );
+  const inboxUrl = inbox.QueueUrl!;
+  const inboxArn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: inboxUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
+
+  const [stateMachineId] = onlyResource(template, 'AWS::StepFunctions::StateMachine');
+  const stateMachineArn = String(resolve({ Ref: stateMachineId }));
+
+  // The handlers' environment: each function's variables from the template, with local values for
+  // what only exists in AWS (the secret becomes plain variables; endpoints point at the emulators).
+  const stepFunctionsPort = await (await import('./emulators.ts')).freePort();
+  const env: Record<string, string> = {
+    ...LOCAL_CREDENTIALS,
+    AWS_REGION: region,
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+    AWS_ENDPOINT_URL_SQS: sqsS3.endpoint,
+    AWS_ENDPOINT_URL_S3: sqsS3.endpoint,
+    AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${stepFunctionsPort}`,
+    AWS_S3_FORCE_PATH_STYLE: 'true',
+    SLACK_SIGNING_SECRET: options.slack.signingSecret,
+    SLACK_BOT_TOKEN: options.slack.botToken,
+    ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
+    ...options.env,
+  };
+  const localValues: Record<string, string> = {
+    TABLE_NAME: table,
+    DATA_BUCKET: bucket,
+    INBOX_QUEUE_URL: inboxUrl,
+    STATE_MACHINE_ARN: stateMachineArn,
+  };
+  for (const logicalId of Object.values(logicalIds)) {
+    const variables = (resolve(template.Resources[logicalId]!.Properties.Environment?.Variables ?? {}) ?? {}) as Record<string, string>;
+    for (const [name, value] of Object.entries(variables)) {
+      if (name === 'SLACK_SECRET_ARN') continue;
+      env[name] = localValues[name] ?? env[name] ?? String(value);
+    }
+  }
+  // Handlers read their configuration at load, as in a Lambda container: set it, then import them.
+  Object.assign(process.env, env);
+  delete process.env.SLACK_SECRET_ARN;
+  const handlers = Object.fromEntries(
+    await Promise.all(
+      Object.entries(HANDLER_MODULES).map(async ([role, path]) => [role, ((await import(path)) as { handler: Handler }).handler]),
+    ),
+  ) as LocalCloud['handlers'];
+  const byLogicalId = new Map(Object.entries(logicalIds).map(([role, id]) => [id, handlers[role as keyof typeof handlers]]));
+  const invoke = (logicalId: string, payload: unknown) => {
+    const handler = byLogicalId.get(logicalId);
+    if (!handler) throw new Error(`No local handler for function ${logicalId}`);
+    return handler(payload);
+  };
+
+  // EventBridge: the rule's pattern, from the template, decides which execution endings reach its target.
+  const rules = resourcesOfType(template, 'AWS::Events::Rule').map(([, rule]) => ({
+    pattern: resolve(rule.Properties.EventPattern) as object,
+    targets: (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn)))),
+  }));
+  const onStatusChange = async (event: ExecutionStatusChangeEvent) => {
+    for (const rule of rules) {
+      if (!matchesEventPattern(rule.pattern, event)) continue;
+      for (const target of rule.targets) {
+        if (target) await invoke(target, event).catch((error: unknown) => report('rule-target', error));
+      }
+    }
+  };
+  const { definition } = definitionFromTemplate(template, stateMachineId);
+  const stepFunctions = await startLocalStepFunctions({
+    definition,
+    stateMachineArn,
+    invokeFunction: invoke,
+    dynamoDb: clients.dynamodb,
+    onStatusChange,
+    retryIntervalMs: options.retryIntervalMs,
+    port: stepFunctionsPort,
+  });
+
+  // API Gateway: each route of the HTTP API to its integration's function.
+  const integrations = new Map(
+    resourcesOfType(template, 'AWS::ApiGatewayV2::Integration').map(([id, integration]) => [
+      id,
+      functionLogicalIdFromArn(String(resolve(integration.Properties.IntegrationUri))),
+    ]),
+  );
+  const routes: Record<string, HttpHandler> = {};
+  for (const [, route] of resourcesOfType(template, 'AWS::ApiGatewayV2::Route')) {
+    const target = resolve(route.Properties.Target) as string;
+    const integrationId = target.replace(/^integrations\/local-/, '');
+    const functionId = integrations.get(integrationId);
+    if (!functionId) throw new Error(`Route ${route.Properties.RouteKey} has no local integration (${target})`);
+    routes[route.Properties.RouteKey] = (event: APIGatewayProxyEventV2) => invoke(functionId, event) as Promise<APIGatewayProxyStructuredResultV2>;
+  }
+  let api: ApiGatewayStandIn;
+  try {
+    api = await startApiGateway({ port: options.port ?? 0, routes, onError: (error) => report('api', error) });
+  } catch (error) {
+    await Promise.allSettled([stepFunctions.close(), dynamo.stop(), sqsS3.stop()]);
+    throw error;
+  }
+
+  // The inbox's event source mapping.
+  const [, mapping] = onlyResource(template, 'AWS::Lambda::EventSourceMapping');
+  const consumerId = functionLogicalIdFromArn(String(resolve({ 'Fn::GetAtt': [mapping.Properties.FunctionName.Ref, 'Arn'] })))!;
+  const poller = startSqsPoller({
+    sqs: clients.sqs,
+    queueUrl: inboxUrl,
+    queueArn: inboxArn,
+    batchSize: mapping.Properties.BatchSize,
+    reportBatchItemFailures: (mapping.Properties.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
+    handler: (event: SQSEvent) => invoke(consumerId, event) as Promise<SQSBatchResponse>,
+    onError: (error) => report('sqs-poller', error),
+  });
+
+  return {
+    apiUrl: api.url,
+    slackEventsUrl: `${api.url}/slack/events`,
+    template,
+    stateMachineArn,
+    stepFunctions,
+    handlers,
+    names: { table, bucket, inboxUrl, dlqUrl: dlq.QueueUrl! },
+    clients,
+    env,
+    poller,
+    async stop() {
+      await poller.stop();
+      await Promise.allSettled([api.close(), stepFunctions.close()]);
+      for (const client of Object.values(clients)) client.destroy();
+      await Promise.allSettled([dynamo.stop(), sqsS3.stop()]);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// The whole local cloud for end-to-end tests: the stack's handlers on the emulators, with the
+// protocol-level Bedrock fake as the model and the Slack stand-in as the workspace.
+import { startLocalCloud, type LocalCloud } from '../../infra/local/cloud.ts';
+import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack.ts';
+import { startBedrockFake, type BedrockFake } from '../fakes/bedrock.ts';
+
+export const SIGNING_SECRET = 'test-signing-secret';
+export const BOT_TOKEN = 'xoxb-test-token';
+
+export interface TestStack {
+  cloud: LocalCloud;
+  slack: SlackStandIn;
+  bedrock: BedrockFake;
+  errors: { where: string; error: unknown }[];
+  stop(): Promise<void>;
+}
+
+export async function startTestStack(options: { botUserId?: string; env?: Record<string, string> } = {}): Promise<TestStack> {
+  const [slack, bedrock] = await Promise.all([
+    startSlackStandIn({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, botUserId: options.botUserId }),
+    startBedrockFake(),
+  ]);
+  const errors: TestStack['errors'] = [];
+  const cloud = await startLocalCloud({
+    slack: { signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiUrl: slack.apiUrl },
+    retryIntervalMs: 20,
+    visibilityTimeoutSeconds: 2,
+    env: {
+      AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
+      BEDROCK_RETRY_BASE_MS: '10',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      ...options.env,
+    },
+    onError: (where, error) => errors.push({ where, error }),
+  });
+  slack.setEventsUrl(cloud.slackEventsUrl);
+  return {
+    cloud,
+    slack,
+    bedrock,
+    errors,
+    async stop() {
+      await cloud.stop();
+      await Promise.allSettled([slack.close(), bedrock.close()]);
+    },
+  };
+}
