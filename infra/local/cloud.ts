@@ -98,7 +98,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const clients = {
     dynamodb: new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials }),
     s3: new S3Client({ endpoint: sqsS3.endpoint, region, credentials, forcePathStyle: true }),
-    sqs: new SQSClient({ endpoint: sqsS3.endpoint, region, credentials }),
+    // fauxqs names queues sqs.<region>.localhost, which not every resolver knows: keep to the endpoint.
+    sqs: new SQSClient({ endpoint: sqsS3.endpoint, region, credentials, useQueueUrlAsEndpoint: false }),
   };
 
   // Resources, named as the template resolves them locally.

@@ -1,0 +1,18 @@
+// The CDK app: one AgentRuntimeStack, checked against cdk-nag's AwsSolutions rules on every synth.
+// Settings come from CDK context (cdk.json, or `cdk deploy -c modelId=... -c logRetentionDays=90`).
+import { App } from 'aws-cdk-lib';
+import { checkWithCdkNag } from './nag.ts';
+import { readSettings } from './settings.ts';
+import { AgentRuntimeStack } from './stack.ts';
+
+const app = new App();
+const stackName: unknown = app.node.tryGetContext('stackName') ?? 'Threadwork';
+if (typeof stackName !== 'string') throw new Error('context stackName must be a string');
+
+new AgentRuntimeStack(app, stackName, {
+  description: 'Threadwork: a chat-native AI agent runtime (Slack -> API Gateway -> SQS FIFO -> Step Functions -> Bedrock)',
+  settings: readSettings(app.node),
+});
+checkWithCdkNag(app);
+
+app.synth();

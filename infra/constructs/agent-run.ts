@@ -1,0 +1,94 @@
+// One agent run = one Standard Step Functions execution whose steps invoke the agent-step function.
+//
+// The agent-step function needs the state machine's ARN (to start the next queued prompt when a run
+// finishes) while the state machine references the function: a CloudFormation cycle. The state
+// machine therefore gets an explicit name and the function is given the ARN computed from it.
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import {
+  DefinitionBody,
+  LogLevel,
+  QueryLanguage,
+  StateMachine,
+  StateMachineType,
+} from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { FUNCTION_ENTRIES } from '../function-entries.ts';
+import { createAgentFunction } from './agent-function.ts';
+import { grantObjectReadWrite } from './data-bucket.ts';
+import { agentRunDefinition } from './agent-run-definition.ts';
+import { bedrockInvokeStatements } from './bedrock-access.ts';
+
+export interface AgentRunProps {
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  readonly slackSecret: ISecret;
+  readonly modelId: string;
+  readonly runTimeout: Duration;
+  readonly logRetention: RetentionDays;
+}
+
+export class AgentRun extends Construct {
+  readonly agentStep: NodejsFunction;
+  /** The Bedrock model or inference profile id the agent-step function may invoke. */
+  readonly modelId: string;
+  readonly stateMachine: StateMachine;
+  /** Equal to stateMachine.stateMachineArn, but computed from the name, so it creates no dependency. */
+  readonly stateMachineArn: string;
+
+  constructor(scope: Construct, id: string, props: AgentRunProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.modelId = props.modelId;
+    const stateMachineName = `${stack.stackName}-AgentRun`;
+    this.stateMachineArn = stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+
+    this.agentStep = createAgentFunction(this, 'AgentStep', {
+      entry: FUNCTION_ENTRIES.agentStep,
+      description: 'One step of the agent loop: prepare, model (with tools), finish, fail',
+      timeout: Duration.minutes(15),
+      memorySize: 1024,
+      logRetention: props.logRetention,
+      environment: {
+        TABLE_NAME: props.table.tableName,
+        DATA_BUCKET: props.bucket.bucketName,
+        STATE_MACHINE_ARN: this.stateMachineArn,
+        SLACK_SECRET_ARN: props.slackSecret.secretArn,
+        BEDROCK_MODEL_ID: props.modelId,
+      },
+    });
+    props.table.grantReadWriteData(this.agentStep);
+    grantObjectReadWrite(props.bucket, this.agentStep);
+    props.slackSecret.grantRead(this.agentStep);
+    this.agentStep.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:StartExecution'], resources: [this.stateMachineArn] }),
+    );
+    for (const statement of bedrockInvokeStatements(this, props.modelId)) {
+      this.agentStep.addToRolePolicy(statement);
+    }
+
+    const logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      queryLanguage: QueryLanguage.JSON_PATH,
+      // Executions invoke the published version, so a deploy never swaps code under a running run.
+      definitionBody: DefinitionBody.fromChainable(agentRunDefinition(this, this.agentStep.currentVersion)),
+      timeout: props.runTimeout,
+      // Execution data stays out of the logs: it holds user messages.
+      logs: { destination: logGroup, level: LogLevel.ALL, includeExecutionData: false },
+      tracingEnabled: true,
+      comment: 'One agent run per prompt: prepare, model steps until done, finish',
+    });
+  }
+}

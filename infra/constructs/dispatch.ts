@@ -1,0 +1,56 @@
+// Dispatch: consumes the FIFO inbox. For each prompt it takes the thread's lease with a conditional
+// write on the actor item and starts one Step Functions execution, or queues the prompt behind the
+// running one. Failed records are reported one by one so the rest of the batch is not redelivered.
+import { Duration } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { FUNCTION_ENTRIES } from '../function-entries.ts';
+import { createAgentFunction } from './agent-function.ts';
+
+/** Exported because the inbox's visibility timeout is derived from it. */
+export const DISPATCH_TIMEOUT = Duration.seconds(30);
+
+export interface DispatchProps {
+  readonly inbox: IQueue;
+  readonly table: ITable;
+  readonly stateMachine: IStateMachine;
+  readonly slackSecret: ISecret;
+  readonly logRetention: RetentionDays;
+}
+
+export class Dispatch extends Construct {
+  readonly handler: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: DispatchProps) {
+    super(scope, id);
+
+    this.handler = createAgentFunction(this, 'Handler', {
+      entry: FUNCTION_ENTRIES.dispatch,
+      description: 'Takes the per-thread lease and starts one agent run per prompt',
+      timeout: DISPATCH_TIMEOUT,
+      logRetention: props.logRetention,
+      environment: {
+        TABLE_NAME: props.table.tableName,
+        STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
+        SLACK_SECRET_ARN: props.slackSecret.secretArn,
+      },
+    });
+    props.table.grantReadWriteData(this.handler);
+    props.stateMachine.grantStartExecution(this.handler);
+    props.slackSecret.grantRead(this.handler);
+
+    this.handler.addEventSource(
+      new SqsEventSource(props.inbox, {
+        // FIFO event sources take at most 10 records per batch and no batching window.
+        batchSize: 10,
+        reportBatchItemFailures: true,
+      }),
+    );
+  }
+}

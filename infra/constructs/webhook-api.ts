@@ -1,0 +1,73 @@
+// The public entry point: an HTTP API whose routes go to the webhook function. Slack has no way to
+// send IAM or JWT credentials, so the routes are open and the function verifies Slack's request
+// signature (HMAC of the body with the signing secret) before doing anything.
+import { Duration } from 'aws-cdk-lib';
+import { HttpApi, HttpMethod, type HttpRoute, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { FUNCTION_ENTRIES } from '../function-entries.ts';
+import { createAgentFunction } from './agent-function.ts';
+
+export const SLACK_EVENTS_PATH = '/slack/events';
+export const HEALTH_PATH = '/health';
+
+export interface WebhookApiProps {
+  readonly table: ITable;
+  readonly inbox: IQueue;
+  readonly slackSecret: ISecret;
+  readonly logRetention: RetentionDays;
+}
+
+export class WebhookApi extends Construct {
+  readonly api: HttpApi;
+  readonly stage: HttpStage;
+  readonly routes: HttpRoute[];
+  readonly handler: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: WebhookApiProps) {
+    super(scope, id);
+
+    this.handler = createAgentFunction(this, 'Handler', {
+      entry: FUNCTION_ENTRIES.webhook,
+      description: 'Verifies chat webhooks, acks fast, enqueues prompts and sets stop/steer flags',
+      // Slack retries a delivery that is not acked within 3 s; the handler only enqueues.
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+      logRetention: props.logRetention,
+      environment: {
+        TABLE_NAME: props.table.tableName,
+        INBOX_QUEUE_URL: props.inbox.queueUrl,
+        SLACK_SECRET_ARN: props.slackSecret.secretArn,
+      },
+    });
+    props.table.grantReadWriteData(this.handler);
+    props.inbox.grantSendMessages(this.handler);
+    props.slackSecret.grantRead(this.handler);
+
+    // The default stage is declared explicitly: the one HttpApi creates cannot take access logs
+    // or throttling.
+    this.api = new HttpApi(this, 'Api', {
+      description: 'Chat webhooks for the agent runtime',
+      createDefaultStage: false,
+    });
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention });
+    this.stage = this.api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      // A ceiling against floods; far above what a team's chat produces.
+      throttle: { rateLimit: 50, burstLimit: 100 },
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs) },
+    });
+
+    const integration = new HttpLambdaIntegration('Webhook', this.handler);
+    this.routes = [
+      ...this.api.addRoutes({ path: SLACK_EVENTS_PATH, methods: [HttpMethod.POST], integration }),
+      ...this.api.addRoutes({ path: HEALTH_PATH, methods: [HttpMethod.GET], integration }),
+    ];
+  }
+}

@@ -1,0 +1,102 @@
+// The whole runtime in one stack, composed in the order a message travels:
+//
+//   Slack --> WebhookApi (HTTP API + webhook fn) --> Inbox (SQS FIFO) --> Dispatch (lease, start)
+//         --> AgentRun (Step Functions + agent-step fn, Bedrock) --> RunEnded (cleanup rule)
+//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret.
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { Rule } from 'aws-cdk-lib/aws-events';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import type { Construct } from 'constructs';
+import { AgentRun } from './constructs/agent-run.ts';
+import { DataBucket } from './constructs/data-bucket.ts';
+import { DISPATCH_TIMEOUT, Dispatch } from './constructs/dispatch.ts';
+import { Inbox } from './constructs/inbox.ts';
+import { RunEnded } from './constructs/run-ended.ts';
+import { SlackSecret } from './constructs/slack-secret.ts';
+import { StateTable } from './constructs/state-table.ts';
+import { SLACK_EVENTS_PATH, WebhookApi } from './constructs/webhook-api.ts';
+import type { FunctionRole } from './function-entries.ts';
+import { acknowledgeNagFindings } from './nag.ts';
+import type { DeploymentSettings } from './settings.ts';
+
+export interface AgentRuntimeStackProps extends StackProps {
+  readonly settings: DeploymentSettings;
+}
+
+/** The functions by role; FUNCTION_ENTRIES (same keys) names each one's handler module. */
+export type AgentRuntimeFunctions = { readonly [role in FunctionRole]: NodejsFunction };
+
+export class AgentRuntimeStack extends Stack {
+  readonly functions: AgentRuntimeFunctions;
+  readonly stateMachine: StateMachine;
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly inbox: Queue;
+  readonly slackSecret: Secret;
+  readonly api: HttpApi;
+  readonly runEndedRule: Rule;
+
+  constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
+    super(scope, id, props);
+    const { modelId, logRetentionDays: logRetention, runTimeoutMinutes } = props.settings;
+
+    // Shared state.
+    const state = new StateTable(this, 'State');
+    const data = new DataBucket(this, 'Data');
+    const slack = new SlackSecret(this, 'Slack');
+    const shared = { table: state.table, slackSecret: slack.secret, logRetention };
+
+    // The path of one message.
+    const inbox = new Inbox(this, 'Inbox', { consumerTimeout: DISPATCH_TIMEOUT });
+    const webhook = new WebhookApi(this, 'Webhook', { ...shared, inbox: inbox.queue });
+    const agentRun = new AgentRun(this, 'AgentRun', {
+      ...shared,
+      bucket: data.bucket,
+      modelId,
+      runTimeout: Duration.minutes(runTimeoutMinutes),
+    });
+    const dispatch = new Dispatch(this, 'Dispatch', {
+      ...shared,
+      inbox: inbox.queue,
+      stateMachine: agentRun.stateMachine,
+    });
+    const runEnded = new RunEnded(this, 'RunEnded', {
+      ...shared,
+      bucket: data.bucket,
+      stateMachine: agentRun.stateMachine,
+    });
+
+    this.functions = {
+      webhook: webhook.handler,
+      dispatch: dispatch.handler,
+      runEnded: runEnded.handler,
+      agentStep: agentRun.agentStep,
+    };
+    this.stateMachine = agentRun.stateMachine;
+    this.table = state.table;
+    this.bucket = data.bucket;
+    this.inbox = inbox.queue;
+    this.slackSecret = slack.secret;
+    this.api = webhook.api;
+    this.runEndedRule = runEnded.rule;
+
+    new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
+    new CfnOutput(this, 'SlackEventsUrl', {
+      value: `${webhook.api.apiEndpoint}${SLACK_EVENTS_PATH}`,
+      description: 'Request URL for the Slack app (Event Subscriptions and Interactivity)',
+    });
+    new CfnOutput(this, 'SlackSecretName', {
+      value: slack.secret.secretName,
+      description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
+    });
+    new CfnOutput(this, 'DataBucketName', { value: data.bucket.bucketName, description: 'S3 bucket holding the data/ tree' });
+
+    acknowledgeNagFindings({ data, webhook, agentRun, dispatch, runEnded, slack });
+  }
+}

@@ -1,0 +1,579 @@
+// Template tests for the CDK app: what each construct creates, least privilege, the state machine's
+// shape, cdk-nag, and (once) a real esbuild bundle per function.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import aslValidator from 'asl-validator';
+import { Validations } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { CfnPolicy, CfnRole } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { CfnStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { FUNCTION_ENTRIES, type FunctionRole } from '../../infra/function-entries.ts';
+import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
+import type { AgentRuntimeStack } from '../../infra/stack.ts';
+import { TABLE_KEYS } from '../../shared/table.ts';
+import { flatten, logicalId, STACK_NAME, synth } from './synth.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
+
+const { app, stack, template } = synth();
+const resources = template.toJSON().Resources as Record<string, Resource>;
+const ROLES: FunctionRole[] = ['webhook', 'dispatch', 'runEnded', 'agentStep'];
+const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
+const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
+
+const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+const resource = (id: string): Resource => {
+  const found = resources[id];
+  assert.ok(found, `resource ${id} not in template`);
+  return found;
+};
+const idOf = (construct: IConstruct): string => logicalId(stack, construct);
+const props = (construct: IConstruct): Record<string, unknown> => resource(idOf(construct)).Properties;
+const env = (role: FunctionRole): Record<string, unknown> =>
+  (props(stack.functions[role]).Environment as { Variables: Record<string, unknown> }).Variables;
+
+/** Every IAM policy of a stack with its statements (resolved) and the construct that owns it. */
+function policies(target: AgentRuntimeStack): { policy: CfnPolicy; statements: Statement[] }[] {
+  return target.node
+    .findAll()
+    .filter((c): c is CfnPolicy => c instanceof CfnPolicy)
+    .map((policy) => ({
+      policy,
+      statements: (target.resolve(policy.policyDocument) as { Statement: Statement[] }).Statement,
+    }));
+}
+
+/** The role (construct path) a default policy belongs to. */
+const roleOf = (policy: CfnPolicy): string => policy.node.scope!.node.scope!.node.path;
+const roleOfFunction = (target: AgentRuntimeStack, role: FunctionRole): string => target.functions[role].role!.node.path;
+
+/** Acknowledgements recorded on a construct or its ancestors, by rule id (without the Annotation:: prefix). */
+function acknowledgementsFor(construct: IConstruct): Map<string, string> {
+  const found = new Map<string, string>();
+  for (let c: IConstruct | undefined = construct; c; c = c.node.scope) {
+    for (const entry of c.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        found.set(id.replace(/^annotation::/i, ''), reason);
+      }
+    }
+  }
+  return found;
+}
+
+function allAcknowledgements(root: IConstruct): { path: string; id: string; reason: string }[] {
+  return root.node.findAll().flatMap((c) =>
+    c.node.metadata
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) =>
+        Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
+          path: c.node.path,
+          id: id.replace(/^annotation::/i, ''),
+          reason,
+        })),
+      ),
+  );
+}
+
+test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the resources a local runner maps', () => {
+  assert.deepEqual(Object.keys(stack.functions).sort(), Object.keys(FUNCTION_ENTRIES).sort());
+  for (const role of ROLES) {
+    assert.ok(stack.functions[role] instanceof NodejsFunction, role);
+    assert.equal(resource(idOf(stack.functions[role])).Type, 'AWS::Lambda::Function');
+  }
+  const expected: [IConstruct, string][] = [
+    [stack.stateMachine, 'AWS::StepFunctions::StateMachine'],
+    [stack.table, 'AWS::DynamoDB::Table'],
+    [stack.bucket, 'AWS::S3::Bucket'],
+    [stack.inbox, 'AWS::SQS::Queue'],
+    [stack.slackSecret, 'AWS::SecretsManager::Secret'],
+    [stack.api, 'AWS::ApiGatewayV2::Api'],
+    [stack.runEndedRule, 'AWS::Events::Rule'],
+  ];
+  for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
+});
+
+test('outputs: API URL, Slack events URL, secret name, bucket name', () => {
+  const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
+  assert.deepEqual(Object.keys(outputs).sort(), ['ApiUrl', 'DataBucketName', 'SlackEventsUrl', 'SlackSecretName']);
+  assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
+  assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);
+  assert.deepEqual(outputs.DataBucketName!.Value, { Ref: idOf(stack.bucket) });
+});
+
+test('HTTP API: POST /slack/events and GET /health reach the webhook; auto-deployed, throttled, access-logged stage', () => {
+  template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+  template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+  const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
+  assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', 'POST /slack/events']);
+  template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+    IntegrationType: 'AWS_PROXY',
+    IntegrationUri: { 'Fn::GetAtt': [idOf(stack.functions.webhook), 'Arn'] },
+  });
+  template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+  template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+    StageName: '$default',
+    AutoDeploy: true,
+    DefaultRouteSettings: { ThrottlingBurstLimit: Match.anyValue(), ThrottlingRateLimit: Match.anyValue() },
+    AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] }, Format: Match.anyValue() },
+  });
+  const accessLogGroup = (
+    (Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[0] as Resource).Properties.AccessLogSettings as {
+      DestinationArn: { 'Fn::GetAtt': [string, string] };
+    }
+  ).DestinationArn['Fn::GetAtt'][0];
+  assert.equal(resource(accessLogGroup).Type, 'AWS::Logs::LogGroup');
+  assert.equal(resource(accessLogGroup).Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays);
+});
+
+test('inbox: SQS FIFO, producer-set dedup ids, visibility >= 6x dispatch timeout, SSE, DLQ after 5 receives kept 14 days', () => {
+  const inbox = props(stack.inbox);
+  assert.equal(inbox.FifoQueue, true);
+  assert.equal(inbox.ContentBasedDeduplication, false);
+  assert.equal(inbox.SqsManagedSseEnabled, true);
+  const dispatchTimeout = props(stack.functions.dispatch).Timeout as number;
+  assert.ok((inbox.VisibilityTimeout as number) >= 6 * dispatchTimeout, 'visibility timeout >= 6x dispatch timeout');
+  const redrive = inbox.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] }; maxReceiveCount: number };
+  assert.equal(redrive.maxReceiveCount, 5);
+  const dlq = resource(redrive.deadLetterTargetArn['Fn::GetAtt'][0]);
+  assert.equal(dlq.Type, 'AWS::SQS::Queue');
+  assert.equal(dlq.Properties.FifoQueue, true);
+  assert.equal(dlq.Properties.MessageRetentionPeriod, 14 * 24 * 3600);
+  assert.equal(dlq.Properties.SqsManagedSseEnabled, true);
+});
+
+test('every queue is encrypted and refuses requests without TLS', () => {
+  const queuePolicies = Object.values(template.findResources('AWS::SQS::QueuePolicy')) as Resource[];
+  for (const [id, queue] of Object.entries(template.findResources('AWS::SQS::Queue')) as [string, Resource][]) {
+    assert.equal(queue.Properties.SqsManagedSseEnabled, true, id);
+    const denies = queuePolicies.some(
+      (p) =>
+        (p.Properties.Queues as unknown[]).some((q) => flatten(q) === `<${id}>`) &&
+        (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.some(
+          (s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+        ),
+    );
+    assert.ok(denies, `${id} has no SSL-only policy`);
+  }
+});
+
+test('dispatch consumes the inbox in batches of 10 and reports failed items one by one', () => {
+  template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+  template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+    FunctionName: { Ref: idOf(stack.functions.dispatch) },
+    EventSourceArn: { 'Fn::GetAtt': [idOf(stack.inbox), 'Arn'] },
+    BatchSize: 10,
+    FunctionResponseTypes: ['ReportBatchItemFailures'],
+  });
+});
+
+test('table: pk/sk strings, on-demand, PITR, TTL on expiresAt, AWS-managed encryption, retained', () => {
+  template.resourceCountIs('AWS::DynamoDB::Table', 1);
+  const table = resource(idOf(stack.table));
+  assert.equal(table.DeletionPolicy, 'Retain');
+  assert.deepEqual(table.Properties.KeySchema, [
+    { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
+    { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
+  ]);
+  assert.deepEqual(table.Properties.AttributeDefinitions, [
+    { AttributeName: 'pk', AttributeType: 'S' },
+    { AttributeName: 'sk', AttributeType: 'S' },
+  ]);
+  assert.equal(table.Properties.BillingMode, 'PAY_PER_REQUEST');
+  assert.deepEqual(table.Properties.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true });
+  assert.deepEqual(table.Properties.TimeToLiveSpecification, { AttributeName: 'expiresAt', Enabled: true });
+  assert.deepEqual(table.Properties.SSESpecification, { SSEEnabled: true });
+});
+
+test('buckets: SSE-S3, all public access blocked, SSL-only; the data bucket is versioned, access-logged and retained', () => {
+  const buckets = template.findResources('AWS::S3::Bucket') as Record<string, Resource>;
+  assert.equal(Object.keys(buckets).length, 2, 'data bucket + its access log bucket');
+  const bucketPolicies = Object.values(template.findResources('AWS::S3::BucketPolicy')) as Resource[];
+  for (const [id, bucket] of Object.entries(buckets)) {
+    assert.equal(bucket.DeletionPolicy, 'Retain', id);
+    assert.deepEqual(bucket.Properties.BucketEncryption, {
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    assert.deepEqual(bucket.Properties.PublicAccessBlockConfiguration, {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    const policy = bucketPolicies.find((p) => flatten(p.Properties.Bucket) === `<${id}>`);
+    assert.ok(policy, `${id} has no bucket policy`);
+    const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+    assert.ok(
+      statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })),
+      `${id} does not deny plain HTTP`,
+    );
+  }
+  const data = props(stack.bucket);
+  assert.deepEqual(data.VersioningConfiguration, { Status: 'Enabled' });
+  const logging = data.LoggingConfiguration as { DestinationBucketName: { Ref: string } };
+  assert.ok(buckets[logging.DestinationBucketName.Ref], 'access logs go to the second bucket');
+});
+
+test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log group with the retention setting', () => {
+  template.resourceCountIs('AWS::Lambda::Function', 4);
+  for (const role of ROLES) {
+    const fn = props(stack.functions[role]);
+    assert.equal(fn.Runtime, 'nodejs22.x', role);
+    assert.deepEqual(fn.Architectures, ['arm64'], role);
+    assert.equal(fn.Handler, 'index.handler', role);
+    assert.deepEqual(fn.TracingConfig, { Mode: 'Active' }, role);
+    assert.equal(env(role).NODE_OPTIONS, '--enable-source-maps', role);
+    const logGroup = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    assert.equal(resource(logGroup).Type, 'AWS::Logs::LogGroup', role);
+    assert.equal(resource(logGroup).Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays, role);
+  }
+  for (const [id, group] of Object.entries(template.findResources('AWS::Logs::LogGroup')) as [string, Resource][]) {
+    assert.equal(group.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays, id);
+  }
+  // No deprecated logRetention custom resource, no AWSLambdaBasicExecutionRole (IAM4).
+  template.resourceCountIs('Custom::LogRetention', 0);
+  for (const [id, role] of Object.entries(template.findResources('AWS::IAM::Role')) as [string, Resource][]) {
+    assert.equal(role.Properties.ManagedPolicyArns, undefined, `${id} has managed policies`);
+  }
+});
+
+test('functions: environment, timeout and memory per role', () => {
+  const table = { Ref: idOf(stack.table) };
+  const secret = { Ref: idOf(stack.slackSecret) };
+  const bucket = { Ref: idOf(stack.bucket) };
+  const stateMachine = { Ref: idOf(stack.stateMachine) };
+  const expected: Record<FunctionRole, { env: Record<string, unknown>; timeout: number; memory?: number }> = {
+    webhook: {
+      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, SLACK_SECRET_ARN: secret },
+      timeout: 10,
+      memory: 512,
+    },
+    dispatch: { env: { TABLE_NAME: table, STATE_MACHINE_ARN: stateMachine, SLACK_SECRET_ARN: secret }, timeout: 30 },
+    runEnded: {
+      env: { TABLE_NAME: table, STATE_MACHINE_ARN: stateMachine, DATA_BUCKET: bucket, SLACK_SECRET_ARN: secret },
+      timeout: 60,
+    },
+    agentStep: {
+      env: { TABLE_NAME: table, DATA_BUCKET: bucket, SLACK_SECRET_ARN: secret, BEDROCK_MODEL_ID: DEFAULT_SETTINGS.modelId },
+      timeout: 900,
+      memory: 1024,
+    },
+  };
+  for (const role of ROLES) {
+    const { NODE_OPTIONS: _node, ...variables } = env(role);
+    const want = expected[role];
+    if (role === 'agentStep') {
+      // The state machine ARN is computed from its name (breaks the function <-> state machine cycle).
+      assert.equal(flatten(variables.STATE_MACHINE_ARN), COMPUTED_STATE_MACHINE_ARN);
+      delete variables.STATE_MACHINE_ARN;
+    }
+    assert.deepEqual(variables, want.env, role);
+    assert.equal(props(stack.functions[role]).Timeout, want.timeout, role);
+    if (want.memory) assert.equal(props(stack.functions[role]).MemorySize, want.memory, role);
+  }
+});
+
+test('state machine: Standard, named, run timeout, logging ALL without execution data, tracing', () => {
+  template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+  const sm = props(stack.stateMachine);
+  assert.equal(sm.StateMachineType, 'STANDARD');
+  assert.equal(sm.StateMachineName, STATE_MACHINE_NAME);
+  assert.deepEqual(sm.TracingConfiguration, { Enabled: true });
+  const logging = sm.LoggingConfiguration as {
+    Level: string;
+    IncludeExecutionData: boolean;
+    Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }[];
+  };
+  assert.equal(logging.Level, 'ALL');
+  assert.equal(logging.IncludeExecutionData, false);
+  const logGroup = resource(logging.Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0]);
+  assert.equal(logGroup.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays);
+});
+
+test('run-ended rule: this state machine, FAILED/TIMED_OUT/ABORTED, retried target with an encrypted DLQ', () => {
+  const rule = props(stack.runEndedRule);
+  assert.deepEqual(rule.EventPattern, {
+    source: ['aws.states'],
+    'detail-type': ['Step Functions Execution Status Change'],
+    detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [{ Ref: idOf(stack.stateMachine) }] },
+  });
+  const [target] = rule.Targets as {
+    Arn: unknown;
+    RetryPolicy: { MaximumRetryAttempts: number };
+    DeadLetterConfig: { Arn: { 'Fn::GetAtt': [string, string] } };
+  }[];
+  assert.deepEqual(target!.Arn, { 'Fn::GetAtt': [idOf(stack.functions.runEnded), 'Arn'] });
+  assert.ok(target!.RetryPolicy.MaximumRetryAttempts > 0);
+  const dlq = resource(target!.DeadLetterConfig.Arn['Fn::GetAtt'][0]);
+  assert.equal(dlq.Type, 'AWS::SQS::Queue');
+  assert.equal(dlq.Properties.SqsManagedSseEnabled, true);
+});
+
+test('secret: SlackCredentials JSON with a generated signing secret and a bot token placeholder', () => {
+  const secret = props(stack.slackSecret);
+  assert.equal(secret.Name, `${STACK_NAME}/SlackCredentials`);
+  const generate = secret.GenerateSecretString as { SecretStringTemplate: string; GenerateStringKey: string };
+  assert.equal(generate.GenerateStringKey, 'signingSecret');
+  assert.match((JSON.parse(generate.SecretStringTemplate) as { botToken: string }).botToken, /^xoxb-/);
+});
+
+test('least privilege: no action wildcards; secrets, queue and table grants name their one resource', () => {
+  for (const { policy, statements } of policies(stack)) {
+    for (const s of statements) {
+      assert.equal(s.Effect, 'Allow', roleOf(policy));
+      for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
+      const actions = list(s.Action);
+      if (actions.some((a) => a.startsWith('secretsmanager:'))) {
+        assert.deepEqual(list(s.Resource), [{ Ref: idOf(stack.slackSecret) }]);
+      }
+      if (actions.some((a) => a.startsWith('dynamodb:'))) {
+        assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.table), 'Arn'] }]);
+      }
+      if (actions.some((a) => a.startsWith('sqs:'))) {
+        assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.inbox), 'Arn'] }]);
+      }
+    }
+  }
+  for (const role of stack.node.findAll().filter((c): c is CfnRole => c instanceof CfnRole)) {
+    assert.equal(stack.resolve(role.policies), undefined, `${role.node.path} has inline policies`);
+  }
+});
+
+test('least privilege: states:StartExecution only on the agent-run state machine, only for dispatch, run-ended, agent-step', () => {
+  const holders = new Set<string>();
+  for (const { policy, statements } of policies(stack)) {
+    for (const s of statements.filter((st) => list(st.Action).some((a) => a.startsWith('states:')))) {
+      assert.deepEqual(list(s.Action), ['states:StartExecution'], roleOf(policy));
+      for (const arn of list(s.Resource)) {
+        assert.ok([`<${idOf(stack.stateMachine)}>`, COMPUTED_STATE_MACHINE_ARN].includes(flatten(arn)), flatten(arn));
+      }
+      holders.add(roleOf(policy));
+    }
+  }
+  assert.deepEqual(
+    [...holders].sort(),
+    (['dispatch', 'runEnded', 'agentStep'] as const).map((r) => roleOfFunction(stack, r)).sort(),
+  );
+});
+
+test('least privilege: Bedrock invoke only for agent-step, only on the configured profile and its foundation model', () => {
+  const profile = `arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/${DEFAULT_SETTINGS.modelId}`;
+  const model = 'anthropic.claude-sonnet-4-5-20250929-v1:0';
+  const granted: string[] = [];
+  for (const { policy, statements } of policies(stack)) {
+    for (const s of statements.filter((st) => list(st.Action).some((a) => a.startsWith('bedrock:')))) {
+      assert.equal(roleOf(policy), roleOfFunction(stack, 'agentStep'));
+      assert.deepEqual(list(s.Action), ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream']);
+      const arns = list(s.Resource).map(flatten);
+      granted.push(...arns);
+      if (arns.some((a) => a.includes(':foundation-model/'))) {
+        assert.equal(flatten((s.Condition?.StringEquals as Record<string, unknown>)['bedrock:InferenceProfileArn']), profile);
+      }
+    }
+  }
+  assert.deepEqual(granted.sort(), [
+    `arn:<AWS::Partition>:bedrock:*::foundation-model/${model}`,
+    `arn:<AWS::Partition>:bedrock:::foundation-model/${model}`,
+    profile,
+  ]);
+});
+
+test('least privilege: every wildcard resource is acknowledged for nag with a reason, and these are all of them', () => {
+  const bucketObjects = `<${idOf(stack.bucket)}.Arn>/*`;
+  const expected = [
+    ...ROLES.map((r) => `${roleOfFunction(stack, r)} *`),
+    `${stack.stateMachine.role.node.path} *`,
+    `${roleOfFunction(stack, 'agentStep')} ${bucketObjects}`,
+    `${roleOfFunction(stack, 'runEnded')} ${bucketObjects}`,
+    `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,
+  ];
+  const found: string[] = [];
+  for (const { policy, statements } of policies(stack)) {
+    const acks = acknowledgementsFor(policy);
+    for (const arn of statements.flatMap((s) => list(s.Resource)).map(flatten)) {
+      if (!arn.includes('*')) continue;
+      found.push(`${roleOf(policy)} ${arn}`);
+      const reason = acks.get(`AwsSolutions-IAM5[Resource::${arn}]`);
+      assert.ok(reason && reason.length >= 20, `${roleOf(policy)}: ${arn} is not acknowledged with a reason`);
+    }
+  }
+  assert.deepEqual([...new Set(found)].sort(), expected.sort());
+});
+
+/** The state machine's definition with intrinsics replaced by placeholder ARNs. */
+function definitionOf(target: AgentRuntimeStack): { asl: Record<string, unknown>; refs: Map<string, string> } {
+  const definition = target.resolve((target.stateMachine.node.defaultChild as CfnStateMachine).definitionString);
+  const refs = new Map<string, string>();
+  const render = (part: unknown): string => {
+    if (typeof part === 'string') return part;
+    const id = flatten(part).replace(/[<>]/g, '');
+    const placeholder = `arn:aws:lambda:us-east-1:123456789012:function:placeholder-${refs.size}`;
+    refs.set(placeholder, id);
+    return placeholder;
+  };
+  const [, parts] = (definition as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+  return { asl: JSON.parse(parts.map(render).join('')) as Record<string, unknown>, refs };
+}
+
+test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare/Model/NextStep/Finish loop', () => {
+  const { asl, refs } = definitionOf(stack);
+  assert.notEqual(asl.QueryLanguage, 'JSONata');
+  const validation = aslValidator(structuredClone(asl), { checkPaths: true, checkArn: true });
+  assert.ok(validation.isValid, validation.errorsText('\n'));
+  assert.equal(asl.TimeoutSeconds, DEFAULT_SETTINGS.runTimeoutMinutes * 60);
+
+  type State = Record<string, unknown> & { Type: string };
+  const states = asl.States as Record<string, State>;
+  for (const [name, state] of Object.entries(states)) assert.notEqual(state.QueryLanguage, 'JSONata', name);
+  assert.equal(asl.StartAt, 'Prepare');
+  assert.deepEqual(Object.keys(states).sort(), ['Finish', 'HandleFailure', 'Model', 'NextStep', 'Prepare', 'RunFailed', 'RunSucceeded']);
+
+  const actions: Record<string, string> = { Prepare: 'prepare', Model: 'model', Finish: 'finish', HandleFailure: 'fail' };
+  const tasks = Object.entries(states).filter(([, s]) => s.Type === 'Task');
+  assert.deepEqual(tasks.map(([name]) => name).sort(), Object.keys(actions).sort());
+  for (const [name, task] of tasks) {
+    assert.deepEqual(task.Parameters, { action: actions[name], 'state.$': '$' }, name);
+    assert.equal(task.ResultPath, '$.loop', name);
+    // Executions invoke the published version of agent-step, not $LATEST.
+    const target = refs.get(task.Resource as string);
+    assert.equal(resource(target!).Type, 'AWS::Lambda::Version', name);
+    assert.equal((resource(target!).Properties.FunctionName as { Ref: string }).Ref, idOf(stack.functions.agentStep));
+    const retried = (task.Retry as { ErrorEquals: string[] }[]).flatMap((r) => r.ErrorEquals);
+    assert.ok(retried.includes('Lambda.ServiceException') && retried.includes('Lambda.TooManyRequestsException'), name);
+    assert.deepEqual(
+      task.Catch,
+      [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: name === 'HandleFailure' ? 'RunFailed' : 'HandleFailure' }],
+      name,
+    );
+  }
+
+  assert.equal(states.Prepare!.Next, 'Model');
+  assert.equal(states.Model!.Next, 'NextStep');
+  const choice = states.NextStep!;
+  assert.equal(choice.Type, 'Choice');
+  const choices = choice.Choices as Record<string, unknown>[];
+  assert.equal(choices.length, 1);
+  assert.equal(choices[0]!.Next, 'Model');
+  assert.ok(JSON.stringify(choices[0]).includes('{"Variable":"$.loop.next","StringEquals":"model"}'));
+  assert.equal(choice.Default, 'Finish');
+  assert.equal(states.Finish!.Next, 'RunSucceeded');
+  assert.equal(states.RunSucceeded!.Type, 'Succeed');
+  assert.equal(states.HandleFailure!.Next, 'RunFailed');
+  assert.equal(states.RunFailed!.Type, 'Fail');
+  assert.equal(states.RunFailed!.Error, 'AgentRunFailed');
+});
+
+test('cdk-nag AwsSolutions: no unacknowledged errors or warnings', () => {
+  const report = new AwsSolutionsChecks().validateScope(app);
+  const findings = report.violations.map(
+    (v) => `${v.severity} ${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+  );
+  assert.deepEqual(findings, []);
+  // cdk-nag v3 reports through the validation report, not annotations; none may appear either way.
+  const nag = Match.stringLikeRegexp('AwsSolutions-.*');
+  assert.deepEqual(Annotations.fromStack(stack).findError('*', nag), []);
+  assert.deepEqual(Annotations.fromStack(stack).findWarning('*', nag), []);
+});
+
+test('cdk-nag: every acknowledgement is an AwsSolutions rule with a specific reason', () => {
+  const acknowledgements = allAcknowledgements(app);
+  assert.ok(acknowledgements.length > 0);
+  for (const { path, id, reason } of acknowledgements) {
+    assert.match(id, /^AwsSolutions-[A-Z]+\d+(\[.+\])?$/, path);
+    assert.ok(reason.trim().length >= 20, `${path} ${id}: reason too short`);
+  }
+});
+
+test('cdk-nag registered as in infra/app.ts: synth passes and the validation report is clean', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-nag-'));
+  try {
+    // The plugin runs inside synth (and makes it throw on errors), so it is registered before.
+    const { app: nagApp } = synth({ outdir, withNag: true });
+    const assembly = nagApp.synth();
+    // Acknowledgements are kept in the template as an audit trail.
+    const synthesized = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.template.json`), 'utf8')) as {
+      Resources: Record<string, { Metadata?: { cdk_nag?: { rules_to_suppress: { id: string; reason: string }[] } } }>;
+    };
+    const secretAudit = synthesized.Resources[idOf(stack.slackSecret)]?.Metadata?.cdk_nag?.rules_to_suppress ?? [];
+    assert.deepEqual(secretAudit.map((r) => r.id), ['AwsSolutions-SMG4']);
+    const reportFile = join(assembly.directory, 'validation-report.json');
+    if (existsSync(reportFile)) {
+      const report = JSON.parse(readFileSync(reportFile, 'utf8')) as { pluginReports: { violations?: unknown[] }[] };
+      for (const plugin of report.pluginReports) assert.deepEqual(plugin.violations ?? [], [], JSON.stringify(plugin));
+    }
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
+
+test('settings from context: another profile, retention and run timeout flow into the template; nag stays clean', () => {
+  const modelId = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
+  const custom = synth({ settings: { modelId, logRetentionDays: '90', runTimeoutMinutes: '15' } });
+  const agentStep = custom.template.toJSON().Resources[logicalId(custom.stack, custom.stack.functions.agentStep)] as Resource;
+  assert.equal((agentStep.Properties.Environment as { Variables: Record<string, unknown> }).Variables.BEDROCK_MODEL_ID, modelId);
+  for (const group of Object.values(custom.template.findResources('AWS::Logs::LogGroup')) as Resource[]) {
+    assert.equal(group.Properties.RetentionInDays, 90);
+  }
+  assert.equal(definitionOf(custom.stack).asl.TimeoutSeconds, 15 * 60);
+  const bedrock = policies(custom.stack)
+    .flatMap((p) => p.statements)
+    .filter((s) => list(s.Action).includes('bedrock:InvokeModel'))
+    .flatMap((s) => list(s.Resource).map(flatten));
+  assert.deepEqual(bedrock.sort(), [
+    'arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0',
+    `arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/${modelId}`,
+  ]);
+  assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
+});
+
+test('settings from context: a plain foundation model id is granted in this Region only', () => {
+  const custom = synth({ settings: { modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0' } });
+  const bedrock = policies(custom.stack)
+    .flatMap((p) => p.statements)
+    .filter((s) => list(s.Action).includes('bedrock:InvokeModel'));
+  assert.equal(bedrock.length, 1);
+  assert.deepEqual(list(bedrock[0]!.Resource).map(flatten), [
+    'arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0',
+  ]);
+  assert.equal(bedrock[0]!.Condition, undefined);
+  assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
+});
+
+test('bundling for real: each function is an ESM bundle with the require shim, a handler export and a source map', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-bundle-'));
+  try {
+    const bundled = synth({ bundle: true, outdir });
+    const assembly = bundled.app.synth();
+    const manifest = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.assets.json`), 'utf8')) as {
+      files: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }>;
+    };
+    for (const role of ROLES) {
+      const cfnFunction = bundled.stack.functions[role].node.defaultChild as CfnFunction;
+      const code = bundled.stack.resolve(cfnFunction.code) as { s3Key: string };
+      const asset = Object.values(manifest.files).find((f) =>
+        Object.values(f.destinations).some((d) => d.objectKey === code.s3Key),
+      );
+      assert.ok(asset, `${role}: asset ${code.s3Key} not in the manifest`);
+      const bundle = join(assembly.directory, asset.source.path, 'index.mjs');
+      assert.ok(existsSync(bundle), `${role}: no index.mjs`);
+      assert.ok(existsSync(`${bundle}.map`), `${role}: no source map`);
+      const source = readFileSync(bundle, 'utf8');
+      assert.ok(source.startsWith("import { createRequire as __threadworkCreateRequire } from 'node:module';"), role);
+      assert.match(source, /export\s*\{[^}]*\bhandler\b[^}]*\}/, `${role}: no handler export`);
+      // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
+      const check = spawnSync(process.execPath, ['--check', bundle], { encoding: 'utf8' });
+      assert.equal(check.status, 0, `${role}: ${check.stderr}`);
+    }
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
