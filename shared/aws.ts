@@ -22,7 +22,8 @@ function once<T>(make: () => T): () => T {
 export const clients = {
   db: once(() => documentClient()),
   s3: once(() => new S3Client({ forcePathStyle: process.env.AWS_S3_FORCE_PATH_STYLE === 'true' })),
-  sqs: once(() => new SQSClient({})),
+  // Send to the configured endpoint even when a queue URL names another host (local emulators do).
+  sqs: once(() => new SQSClient({ useQueueUrlAsEndpoint: false })),
   sfn: once(() => new SFNClient({})),
   // Throttles are retried by the model step itself (backoff with jitter, before any text streams).
   bedrock: once(() => new BedrockRuntimeClient({ maxAttempts: 1 })),

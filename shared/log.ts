@@ -4,7 +4,8 @@ import type { Logger } from 'chat';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
-const SECRET_KEY = /token|secret|password|authorization|signature|cookie|credential/i;
+// Ends in 'token' (botToken, token) but not token counts (inputTokens); the usual secret words anywhere.
+const SECRET_KEY = /token$|secret|password|authorization|signature|cookie|credential/i;
 
 export interface JsonLogger extends Logger {
   child(prefix: string): JsonLogger;

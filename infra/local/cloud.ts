@@ -9,6 +9,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { AgentRuntimeStack } from '../stack.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
+import { FUNCTION_ENTRIES, type FunctionRole } from '../function-entries.ts';
 import { startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
 import { createLocalTable } from './tables.ts';
 import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api-gateway.ts';
@@ -28,13 +29,6 @@ type Template = { Resources: Record<string, { Type: string; Properties?: any }> 
 
 type Handler = (event: any) => Promise<any>;
 
-/** Which module runs each of the stack's functions (the same entries NodejsFunction bundles). */
-const HANDLER_MODULES = {
-  webhook: '../../functions/ingress/webhook.ts',
-  dispatch: '../../functions/ingress/dispatch.ts',
-  runEnded: '../../functions/ingress/run-ended.ts',
-  agentStep: '../../functions/agent-step/handler.ts',
-} as const;
 
 export interface LocalCloudOptions {
   /** Port of the API Gateway stand-in (0: any free port). */
@@ -57,7 +51,7 @@ export interface LocalCloud {
   stateMachineArn: string;
   stepFunctions: LocalStepFunctions;
   /** The handlers, by role, as loaded with the local environment. */
-  handlers: Record<keyof typeof HANDLER_MODULES, Handler>;
+  handlers: Record<FunctionRole, Handler>;
   names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string };
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   env: Record<string, string>;
@@ -74,7 +68,7 @@ export function synthesizeLocalStack(modelId?: string) {
   const template = app.synth().getStackByName(stack.stackName).template as Template;
   const logicalIds = Object.fromEntries(
     Object.entries(stack.functions).map(([role, fn]) => [role, stack.getLogicalId(fn.node.defaultChild as CfnElement)]),
-  ) as Record<keyof typeof HANDLER_MODULES, string>;
+  ) as Record<FunctionRole, string>;
   return { stack, template, logicalIds };
 }
 
@@ -165,7 +159,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   delete process.env.SLACK_SECRET_ARN;
   const handlers = Object.fromEntries(
     await Promise.all(
-      Object.entries(HANDLER_MODULES).map(async ([role, path]) => [role, ((await import(path)) as { handler: Handler }).handler]),
+      Object.entries(FUNCTION_ENTRIES).map(async ([role, path]) => [role, ((await import(`../../${path}`)) as { handler: Handler }).handler]),
     ),
   ) as LocalCloud['handlers'];
   const byLogicalId = new Map(Object.entries(logicalIds).map(([role, id]) => [id, handlers[role as keyof typeof handlers]]));

@@ -1,0 +1,159 @@
+// A Slack conversation through the whole local cloud: signed webhook -> API Gateway stand-in ->
+// webhook Lambda (Chat SDK) -> SQS FIFO -> dispatch -> Step Functions (synthesized ASL) ->
+// agent-step Lambda -> Bedrock (protocol fake) -> reply streamed into the Slack stand-in.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { documentClient } from '../../shared/aws.ts';
+import { dataKeys } from '../../shared/ids.ts';
+import { gate } from '../fakes/bedrock.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { eventually } from '../support/eventually.ts';
+
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack();
+});
+after(async () => {
+  await stack?.stop();
+});
+
+const LONG_REPLY = Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of a reply long enough to stream in pieces.\n`);
+
+function botReplies(channel: string, threadTs: string) {
+  return stack.slack.messages.thread(channel, threadTs).filter((m) => m.bot_id && !m.local.deleted);
+}
+
+async function replyDone(channel: string, threadTs: string, count = 1, timeoutMs = 20_000) {
+  return stack.slack.waitFor(() => {
+    const replies = botReplies(channel, threadTs);
+    const open = replies.some((m) => m.local.stream?.state === 'streaming' || m.text === '...');
+    return replies.length >= count && !open ? replies : undefined;
+  }, timeoutMs);
+}
+
+async function actor(threadId: string) {
+  const db = documentClient(stack.cloud.clients.dynamodb);
+  const out = await db.send(new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' } }));
+  return out.Item;
+}
+
+async function settledIdle(threadId: string) {
+  return eventually(async () => (await actor(threadId))?.status === 'idle', 10_000, `${threadId} idle`);
+}
+
+test('a mention is answered in its thread, streamed while the model streams', async () => {
+  stack.bedrock.script({ text: LONG_REPLY, delayMs: 5 });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> tell me a long story' });
+  assert.equal(posted.status, 200);
+  const [reply] = await replyDone(posted.channel, posted.threadTs);
+  assert.ok(reply);
+  assert.equal(reply.text.trim(), LONG_REPLY.join('').trim());
+  // Native Slack streaming: the text arrived in several appends while the model was streaming.
+  assert.ok((reply.local.stream?.appends.length ?? 0) >= 2, `streamed in ${reply.local.stream?.appends.length} appends`);
+  // The model saw the user's words, attributed to the author.
+  const request = stack.bedrock.requests.at(-1)!;
+  assert.match(JSON.stringify(request.body.messages), /tell me a long story/);
+  assert.ok(request.body.system?.length, 'a system prompt was sent');
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  await settledIdle(threadId);
+  // Context and log are saved in the seed's data layout.
+  const keys = dataKeys(threadId);
+  const read = async (key: string) =>
+    (await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))).Body!.transformToString());
+  const context = (await read(keys.context)).trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(context.map((e) => e.role), ['user', 'assistant']);
+  const log = (await read(keys.log)).trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(log.map((e) => e.isBot), [false, true]);
+  assert.equal(log[1].messageId, reply.ts);
+});
+
+test('the bot keeps answering in a thread it joined, with the earlier exchange in context', async () => {
+  stack.bedrock.script({ text: 'First answer.' }, { text: 'Second answer.' });
+  const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> remember the word kumquat' });
+  await replyDone(first.channel, first.threadTs);
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  await settledIdle(threadId);
+  await stack.slack.postUserMessage({ text: 'what was the word?', threadTs: first.threadTs });
+  const replies = await replyDone(first.channel, first.threadTs, 2);
+  assert.deepEqual(replies.map((r) => r.text), ['First answer.', 'Second answer.']);
+  const messages = stack.bedrock.requests.at(-1)!.body.messages!;
+  assert.equal(messages.length, 3);
+  assert.match(JSON.stringify(messages[0]), /kumquat/);
+  assert.match(JSON.stringify(messages[1]), /First answer/);
+});
+
+test('two prompts in one thread are answered in order and never overlap', async () => {
+  const hold = gate();
+  stack.bedrock.script({ text: 'Answer one.', hold: hold.promise }, { text: 'Answer two.' });
+  const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> alpha-one' });
+  await stack.slack.waitFor(() => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes('alpha-one')), 10_000);
+  await stack.slack.postUserMessage({ text: 'beta-two', threadTs: first.threadTs });
+  // While the first run holds the model, the second prompt waits in the actor's queue.
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  await eventually(async () => ((await actor(threadId))?.queue?.length ?? 0) === 1, 10_000, 'second prompt queued');
+  const callsWhileHeld = stack.bedrock.requests.length;
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(stack.bedrock.requests.length, callsWhileHeld, 'no model call for the queued prompt while the first runs');
+  hold.release();
+  const replies = await replyDone(first.channel, first.threadTs, 2);
+  assert.deepEqual(replies.map((r) => r.text), ['Answer one.', 'Answer two.']);
+  const runs = [...stack.cloud.stepFunctions.executions.values()].filter((e) => (e.input as { threadId: string }).threadId === threadId);
+  assert.equal(runs.length, 2);
+  const [a, b] = runs.sort((x, y) => x.startDate.getTime() - y.startDate.getTime());
+  await stack.cloud.stepFunctions.waitForExecution(b!.executionArn);
+  // The lease passes on in the first run's Finish step, after its reply and context are saved.
+  const finishEntered = a!.history.find((h) => h.name === 'Finish')?.enteredAt;
+  assert.ok(finishEntered && finishEntered <= b!.startDate.getTime(), 'the second run started after the first one finished its work');
+  const firstModelDone = stack.bedrock.requests.findIndex((r) => JSON.stringify(r.body.messages).includes('beta-two'));
+  assert.ok(firstModelDone > 0, 'the second prompt reached the model after the first');
+});
+
+test('prompts in two threads run in parallel', async () => {
+  const hold = gate();
+  stack.bedrock.script({ text: 'Slow thread answer.', hold: hold.promise });
+  const slow = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> slow-thread' });
+  await stack.slack.waitFor(() => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes('slow-thread')), 10_000);
+  stack.bedrock.script({ text: 'Fast thread answer.' });
+  const fast = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> fast' });
+  const [fastReply] = await replyDone(fast.channel, fast.threadTs);
+  assert.equal(fastReply!.text, 'Fast thread answer.');
+  assert.equal(botReplies(slow.channel, slow.threadTs).filter((m) => m.local.stream?.state === 'stopped').length, 0, 'the slow thread is still running');
+  hold.release();
+  const [slowReply] = await replyDone(slow.channel, slow.threadTs);
+  assert.equal(slowReply!.text, 'Slow thread answer.');
+});
+
+test('a Bedrock throttle is retried and the answer still arrives', async () => {
+  const before = stack.bedrock.requests.length;
+  stack.bedrock.script({ error: { type: 'ThrottlingException' } }, { error: { type: 'ThrottlingException' } }, { text: 'Made it.' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> are you busy?' });
+  const [reply] = await replyDone(posted.channel, posted.threadTs);
+  assert.equal(reply!.text, 'Made it.');
+  assert.equal(stack.bedrock.requests.length - before, 3);
+});
+
+test('a Bedrock failure leaves a readable error in the thread and a free lease', async () => {
+  stack.bedrock.script({ error: { type: 'AccessDeniedException', message: 'You do not have access to the model' } });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hello?' });
+  const [reply] = await replyDone(posted.channel, posted.threadTs);
+  assert.match(reply!.text, /can't reach the model/);
+  assert.doesNotMatch(reply!.text, /xoxb|secret/i);
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  await settledIdle(threadId);
+  // The thread stays usable.
+  stack.bedrock.script({ text: 'Back again.' });
+  await stack.slack.postUserMessage({ text: 'try again', threadTs: posted.threadTs });
+  const replies = await replyDone(posted.channel, posted.threadTs, 2);
+  assert.equal(replies[1]!.text, 'Back again.');
+});
+
+test('a stream that breaks mid-answer keeps the partial text and explains the failure', async () => {
+  stack.bedrock.script({ text: 'Partial answer', streamError: { type: 'modelStreamErrorException', message: 'boom' } });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> break please' });
+  const replies = await replyDone(posted.channel, posted.threadTs, 2);
+  assert.equal(replies[0]!.text, 'Partial answer');
+  assert.match(replies[1]!.text, /something went wrong/i);
+  await settledIdle(`slack:${posted.channel}:${posted.threadTs}`);
+});
