@@ -1,0 +1,129 @@
+// The webhook's contract with Slack, driven with real recorded payloads through the local API
+// Gateway stand-in: verification, redelivery, and bad input that must enqueue nothing.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { signSlackRequest } from '../../infra/local/slack.ts';
+import { startTestStack, SIGNING_SECRET, type TestStack } from '../support/local-stack.ts';
+import { eventually } from '../support/eventually.ts';
+
+const fixtures = JSON.parse(readFileSync(new URL('../../../shared/fixtures/chat-sdk-replay/slack.json', import.meta.url), 'utf8'));
+const BOT = fixtures.botUserId as string;
+
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack({ botUserId: BOT });
+});
+after(async () => {
+  await stack?.stop();
+});
+
+let sequence = 0;
+/** The recorded mention, as a new message in a new thread (fresh ts and event id). */
+function freshMention(text = 'Hey') {
+  sequence++;
+  const ts = `${1767224888 + sequence}.${String(280449 + sequence).padStart(6, '0')}`;
+  const payload = structuredClone(fixtures.mention);
+  payload.event.ts = payload.event.event_ts = ts;
+  payload.event.text = `<@${BOT}> ${text}`;
+  payload.event_id = `Ev0FIXTURE${sequence}`;
+  payload.event_time = Math.floor(Date.now() / 1000);
+  return payload;
+}
+
+async function post(body: string, headers: Record<string, string> = {}) {
+  return fetch(stack.cloud.slackEventsUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+}
+
+async function postSigned(payload: unknown, extra: Record<string, string> = {}, timestamp?: number) {
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  return post(body, { ...signSlackRequest(body, SIGNING_SECRET, timestamp), ...extra });
+}
+
+async function inboxDepth(): Promise<number> {
+  const out = await stack.cloud.clients.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: stack.cloud.names.inboxUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
+  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+}
+
+const runsFor = (ts: string) =>
+  [...stack.cloud.stepFunctions.executions.values()].filter((e) => (e.input as { threadId: string }).threadId.endsWith(`:${ts}`));
+
+async function assertNothingHappened(ts: string) {
+  await new Promise((r) => setTimeout(r, 1500)); // longer than the poller's wait: anything enqueued would have run
+  assert.equal(await inboxDepth(), 0);
+  assert.equal(runsFor(ts).length, 0);
+}
+
+test('GET /health answers', async () => {
+  const response = await fetch(`${stack.cloud.apiUrl}/health`);
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { ok: true });
+});
+
+test('url_verification returns the challenge', async () => {
+  const response = await postSigned({ type: 'url_verification', token: 'x', challenge: 'challenge-123' });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { challenge: 'challenge-123' });
+});
+
+test('a recorded mention is answered once, even when Slack redelivers it', async () => {
+  stack.bedrock.script({ text: 'Hello from the agent.' });
+  const payload = freshMention();
+  const first = await postSigned(payload);
+  assert.equal(first.status, 200);
+  // Slack retries with the same event id and X-Slack-Retry-Num when it thinks the ack was lost.
+  const retry = await postSigned(payload, { 'X-Slack-Retry-Num': '1', 'X-Slack-Retry-Reason': 'http_timeout' });
+  assert.equal(retry.status, 200);
+  // The same message as a second event type (Slack sends message and app_mention for a mention).
+  const asAppMention = structuredClone(payload);
+  asAppMention.event.type = 'app_mention';
+  asAppMention.event_id = `${payload.event_id}b`;
+  assert.equal((await postSigned(asAppMention)).status, 200);
+
+  const ts = payload.event.ts as string;
+  const replies = await stack.slack.waitFor(() => {
+    const found = stack.slack.messages.thread(payload.event.channel, ts).filter((m) => m.bot_id && m.text !== '...');
+    return found.length ? found : undefined;
+  }, 15_000);
+  await eventually(() => runsFor(ts).every((e) => e.status !== 'RUNNING') && runsFor(ts).length > 0, 10_000, 'run finished');
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal(runsFor(ts).length, 1, 'one run');
+  assert.equal(stack.slack.messages.thread(payload.event.channel, ts).filter((m) => m.bot_id).length, 1, 'one reply');
+  assert.equal(replies[0]!.text, 'Hello from the agent.');
+});
+
+test('a bad signature gets 401 and enqueues nothing', async () => {
+  const payload = freshMention();
+  const body = JSON.stringify(payload);
+  const headers = signSlackRequest(body, 'not-the-signing-secret');
+  const response = await post(body, headers);
+  assert.equal(response.status, 401);
+  const unsigned = await post(body);
+  assert.equal(unsigned.status, 401);
+  await assertNothingHappened(payload.event.ts);
+});
+
+test('a correctly signed request older than five minutes is rejected', async () => {
+  const payload = freshMention();
+  const sixMinutesAgo = Math.floor(Date.now() / 1000) - 6 * 60;
+  const response = await postSigned(payload, {}, sixMinutesAgo);
+  assert.equal(response.status, 401);
+  await assertNothingHappened(payload.event.ts);
+});
+
+test('malformed JSON gets 400', async () => {
+  const response = await postSigned('{"type": "event_callback", "event": {');
+  assert.equal(response.status, 400);
+  assert.equal(await inboxDepth(), 0);
+});
+
+test('an oversized body is rejected with the limit named', async () => {
+  const payload = freshMention('x'.repeat(1024 * 1024 + 10));
+  const response = await postSigned(payload);
+  assert.equal(response.status, 413);
+  assert.match(await response.text(), /1048576-byte limit/);
+  await assertNothingHappened(payload.event.ts);
+});
