@@ -39,6 +39,11 @@ export interface LocalCloudOptions {
   retryIntervalMs?: number;
   /** Overrides the inbox's visibility timeout (a failed batch item reappears after it). */
   visibilityTimeoutSeconds?: number;
+  /**
+   * Keep the caller's AWS credentials for the handlers (so Bedrock can be real); the emulators accept
+   * any. When false (the default), handlers get dummy credentials.
+   */
+  useAmbientCredentials?: boolean;
   /** Extra environment for the handlers (LOG_LEVEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...). */
   env?: Record<string, string>;
   onError?: (where: string, error: unknown) => void;
@@ -129,7 +134,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   // what only exists in AWS (the secret becomes plain variables; endpoints point at the emulators).
   const stepFunctionsPort = await (await import('./emulators.ts')).freePort();
   const env: Record<string, string> = {
-    ...LOCAL_CREDENTIALS,
+    ...(options.useAmbientCredentials ? {} : LOCAL_CREDENTIALS),
     AWS_REGION: region,
     AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
     AWS_ENDPOINT_URL_SQS: sqsS3.endpoint,

@@ -7,7 +7,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { documentClient } from '../../shared/aws.ts';
 import { dataKeys } from '../../shared/ids.ts';
-import { gate } from '../fakes/bedrock.ts';
+import { gate } from '../../infra/local/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 

@@ -8,7 +8,7 @@ import {
   type ConverseStreamOutput,
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { gate, startBedrockFake, type BedrockFake } from '../fakes/bedrock.ts';
+import { gate, startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
 
 const MODEL = 'global.anthropic.claude-sonnet-4-5-20250929-v1:0';
 const messages = [{ role: 'user' as const, content: [{ text: 'hello fake' }] }];

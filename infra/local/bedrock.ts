@@ -1,3 +1,6 @@
+// A protocol-level stand-in for the Bedrock Runtime API (ConverseStream over HTTP/2 eventstream and
+// Converse), scriptable turn by turn: the model in tests and benchmarks, and the `LOCAL_MODEL=echo`
+// model of the local stack.
 /**
  * A protocol-level fake of the Amazon Bedrock Runtime Converse API.
  *

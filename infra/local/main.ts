@@ -1,0 +1,120 @@
+// `npm start`: the local stack. The stack's handlers on local emulators, reachable at PORT, talking
+// to a local Slack stand-in (default) or to real Slack when SLACK_BOT_TOKEN is set.
+import { randomBytes } from 'node:crypto';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { startLocalCloud } from './cloud.ts';
+import { startSlackStandIn } from './slack.ts';
+import { startBedrockFake } from './bedrock.ts';
+import { DEFAULT_SETTINGS } from '../settings.ts';
+
+const env = process.env;
+
+function port(name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    console.error(`${name} must be a port number (0-65535), got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+/** Whether the default AWS credential chain yields credentials (then Bedrock can be real). */
+async function haveModelCredentials(): Promise<boolean> {
+  const client = new BedrockRuntimeClient({ region: env.AWS_REGION ?? 'us-east-1' });
+  try {
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref());
+    const credentials = await Promise.race([client.config.credentials(), timeout]);
+    return Boolean(credentials.accessKeyId);
+  } catch {
+    return false;
+  } finally {
+    client.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const realSlack = Boolean(env.SLACK_BOT_TOKEN);
+  if (realSlack && !env.SLACK_SIGNING_SECRET) {
+    console.error('SLACK_BOT_TOKEN is set but SLACK_SIGNING_SECRET is not: set both to talk to a real Slack app.');
+    process.exit(2);
+  }
+  const signingSecret = env.SLACK_SIGNING_SECRET ?? randomBytes(16).toString('hex');
+  const botToken = env.SLACK_BOT_TOKEN ?? `xoxb-local-${randomBytes(8).toString('hex')}`;
+  // LOCAL_MODEL=echo: a local stand-in model that streams back what it was told, for trying the
+  // whole path without Bedrock access.
+  const echoModel = env.LOCAL_MODEL === 'echo' ? await startBedrockFake() : undefined;
+  echoModel?.setDefault((request) => {
+    const last = JSON.stringify(request.body.messages?.at(-1)?.content ?? '');
+    const said = /"text":"((?:[^"\\]|\\.)*)"/.exec(last)?.[1] ?? '';
+    return { text: `(local echo model) You said: ${JSON.parse(`"${said}"`)}`.split(/(?<= )/), delayMs: 40 };
+  });
+  if (env.LOCAL_MODEL && !echoModel) {
+    console.error(`LOCAL_MODEL must be "echo" (or unset for Amazon Bedrock), got ${JSON.stringify(env.LOCAL_MODEL)}`);
+    process.exit(2);
+  }
+  const modelEndpoint = echoModel?.endpoint ?? env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME;
+  const credentials = await haveModelCredentials();
+
+  const slack = realSlack
+    ? undefined
+    : await startSlackStandIn({ signingSecret, botToken, port: port('LOCAL_SLACK_PORT', 3001) });
+  const cloud = await startLocalCloud({
+    port: port('PORT', 3000),
+    slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
+    modelId: env.BEDROCK_MODEL_ID,
+    useAmbientCredentials: credentials,
+    env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...(modelEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: modelEndpoint } : {}) },
+  });
+  slack?.setEventsUrl(cloud.slackEventsUrl);
+
+  const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
+  const lines = [
+    `Threadwork local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s).`,
+    `  Webhook API    ${cloud.apiUrl}  (POST /slack/events, GET /health)`,
+  ];
+  if (slack) {
+    lines.push(
+      `  Slack          local stand-in at ${slack.url}  (open it in a browser to watch the threads)`,
+      `  Talk to it     npm run chat -- "hello"      (or: LOCAL_SLACK_URL=${slack.url} npm run chat)`,
+    );
+  } else {
+    lines.push(
+      `  Slack          ${env.SLACK_API_URL ?? 'https://slack.com/api/'}`,
+      `  Slack app      set Event Subscriptions and Interactivity Request URL to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/slack/events`,
+    );
+  }
+  const via = echoModel ? 'the local echo model (LOCAL_MODEL=echo)' : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
+  lines.push(`  Model          ${echoModel ? 'echo' : modelId} via ${via}`);
+  if (!credentials && !modelEndpoint) {
+    lines.push(
+      '',
+      '  No AWS credentials found, so the agent cannot reach Bedrock. The stack still runs, and the agent',
+      '  will say so in the thread. To configure model access: export AWS credentials (AWS_PROFILE, or',
+      '  AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) with Bedrock access to the model, or set',
+      '  AWS_ENDPOINT_URL_BEDROCK_RUNTIME to a Bedrock-compatible endpoint; then restart.',
+      '  To try the whole path without Bedrock: LOCAL_MODEL=echo npm start',
+    );
+  }
+  console.log(lines.join('\n'));
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nStopping the local stack...');
+    await cloud.stop();
+    await slack?.close();
+    await echoModel?.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(`The local stack could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
