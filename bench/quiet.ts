@@ -1,11 +1,34 @@
 // "The system is quiet": every prompt sent so far has become a run, every run has ended, and the
 // inbox holds nothing (visible or in flight). Sections wait for this so that the runs one section
 // triggered do not slow the measurements of the next.
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { TestStack } from '../test/support/local-stack.ts';
 
+// The bench's own SQS client: these checks must not show up among the calls section 3 counts.
+const watchers = new Map<TestStack, SQSClient>();
+
+function watcher(stack: TestStack): SQSClient {
+  let sqs = watchers.get(stack);
+  if (!sqs) {
+    const { env } = stack.cloud;
+    sqs = new SQSClient({
+      endpoint: env.AWS_ENDPOINT_URL_SQS,
+      region: env.AWS_REGION,
+      credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' },
+      useQueueUrlAsEndpoint: false,
+    });
+    watchers.set(stack, sqs);
+  }
+  return sqs;
+}
+
+export function stopWatching(stack: TestStack): void {
+  watchers.get(stack)?.destroy();
+  watchers.delete(stack);
+}
+
 async function inboxDepth(stack: TestStack): Promise<number> {
-  const out = await stack.cloud.clients.sqs.send(
+  const out = await watcher(stack).send(
     new GetQueueAttributesCommand({
       QueueUrl: stack.cloud.names.inboxUrl,
       AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],

@@ -1,0 +1,80 @@
+// Section 3: the API calls behind one run (prepare + one model step + finish), by service and
+// operation and by the function that made them. Measured on a warm system (after section 2), so
+// cold-start-only calls (auth.test, a Secrets Manager read in AWS) are not in the counts.
+import type { TestStack } from '../test/support/local-stack.ts';
+import type { AwsCall, AwsCallCounter, Phase } from './aws-calls.ts';
+import { converse, type Timeline } from './conversation.ts';
+import { waitForQuiet, runsSummary } from './quiet.ts';
+
+export interface CallsResult {
+  /** `${service} ${operation}` → calls per phase. */
+  aws: Map<string, Record<Phase, number>>;
+  /** The event source mapping's own SQS calls during the run. */
+  platform: Map<string, number>;
+  slack: Map<string, Record<Phase, number>>;
+  /** Calls whose stack trace named no function, placed by time instead. */
+  placedByTime: number;
+  bedrockRequestsSeen: number;
+  lambdaInvocations: Record<string, number>;
+  stateTransitions: number;
+}
+
+/** Where a moment of the run falls: before the acks → webhook, then the run's states. */
+function phaseAt(at: number, t: Timeline): Phase {
+  const e = t.entered;
+  if (at <= t.ackedAt) return 'webhook';
+  if (at < (e.Prepare ?? Infinity)) return 'dispatch';
+  if (at < (e.Model ?? Infinity)) return 'prepare';
+  if (at < (e.Finish ?? Infinity)) return 'model';
+  return 'finish';
+}
+
+const zero = (): Record<Phase, number> => ({ webhook: 0, dispatch: 0, prepare: 0, model: 0, finish: 0 });
+
+function tally<T>(items: T[], key: (item: T) => string, phase: (item: T) => Phase): Map<string, Record<Phase, number>> {
+  const counts = new Map<string, Record<Phase, number>>();
+  for (const item of items) {
+    const row = counts.get(key(item)) ?? zero();
+    row[phase(item)]++;
+    counts.set(key(item), row);
+  }
+  return new Map([...counts].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+export async function countOneRun(stack: TestStack, counter: AwsCallCounter): Promise<CallsResult> {
+  const slackBefore = stack.slack.calls.length;
+  const deliveriesBefore = stack.slack.deliveries.length;
+  const bedrockBefore = stack.bedrock.requests.length;
+  const batchesBefore = stack.cloud.poller.batches;
+  const runsBefore = runsSummary(stack).total;
+  counter.start({ traces: true });
+  let timeline: Timeline;
+  let calls: AwsCall[];
+  try {
+    timeline = await converse(stack, 'count the calls of this run');
+    // The event source mapping deletes the message after dispatch returns: wait for that too.
+    await waitForQuiet(stack, runsBefore + 1);
+  } finally {
+    calls = counter.stop();
+  }
+  const handlerCalls = calls.filter((c) => c.source === 'handlers' && c.at <= timeline.endedAt);
+  const platform = new Map<string, number>();
+  for (const c of calls.filter((c) => c.source === 'platform')) {
+    platform.set(c.operation, (platform.get(c.operation) ?? 0) + 1);
+  }
+  const slackCalls = stack.slack.calls.slice(slackBefore).filter((c) => c.at <= timeline.endedAt);
+  const tasks = timeline.execution.history.filter((h) => h.type === 'Task').length;
+  return {
+    aws: tally(handlerCalls, (c) => `${c.service}\t${c.operation}`, (c) => c.phase ?? phaseAt(c.at, timeline)),
+    platform,
+    slack: tally(slackCalls, (c) => c.method, (c) => phaseAt(c.at, timeline)),
+    placedByTime: handlerCalls.filter((c) => !c.phase).length,
+    bedrockRequestsSeen: stack.bedrock.requests.length - bedrockBefore,
+    lambdaInvocations: {
+      webhook: stack.slack.deliveries.length - deliveriesBefore,
+      dispatch: stack.cloud.poller.batches - batchesBefore,
+      'agent-step': tasks,
+    },
+    stateTransitions: timeline.execution.history.length,
+  };
+}

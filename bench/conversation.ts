@@ -1,0 +1,60 @@
+// One conversation through the whole local cloud, as the e2e tests drive it (a user mentions the
+// bot in a new thread; Slack delivers `message` and `app_mention`), with its timeline read from the
+// records the stand-ins keep: Step Functions state entries and the Slack message's last update.
+// Timestamps are Date.now() on both sides, so they line up with the execution history.
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../shared/aws.ts';
+import { runIdFor } from '../shared/ids.ts';
+import type { LocalExecution } from '../infra/local/step-functions.ts';
+import type { TestStack } from '../test/support/local-stack.ts';
+
+export interface Timeline {
+  threadId: string;
+  /** Before the user's message is delivered. */
+  postedAt: number;
+  /** Both deliveries acknowledged. */
+  ackedAt: number;
+  execution: LocalExecution;
+  /** The run's states, by name, with when each was entered. */
+  entered: Record<string, number>;
+  /** The execution ended (the lease was released in Finish just before). */
+  endedAt: number;
+  /** The bot's reply was complete in Slack (its last stream call). */
+  replyAt: number;
+}
+
+function botReplyDone(stack: TestStack, channel: string, threadTs: string) {
+  const replies = stack.slack.messages.thread(channel, threadTs).filter((m) => m.bot_id && !m.local.deleted);
+  const open = replies.some((m) => m.local.stream?.state === 'streaming');
+  return replies.length > 0 && !open ? replies.at(-1) : undefined;
+}
+
+async function actorStatus(stack: TestStack, threadId: string): Promise<unknown> {
+  // The local cloud's own DynamoDB client: this check is not one of the handlers' calls.
+  const db = documentClient(stack.cloud.clients.dynamodb);
+  const out = await db.send(new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' } }));
+  return out.Item?.status;
+}
+
+export async function converse(stack: TestStack, text: string): Promise<Timeline> {
+  const postedAt = Date.now();
+  const posted = await stack.slack.postUserMessage({ text: `<@${stack.slack.botUserId}> ${text}` });
+  const ackedAt = Date.now();
+  if (posted.status !== 200) throw new Error(`Slack delivery failed with HTTP ${posted.status}`);
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const execution = await stack.cloud.stepFunctions.waitForExecution(runIdFor(threadId, posted.ts), 30_000);
+  if (execution.status !== 'SUCCEEDED') throw new Error(`Run ${execution.name} ended ${execution.status}: ${execution.error ?? ''}`);
+  const reply = await stack.slack.waitFor(() => botReplyDone(stack, posted.channel, posted.threadTs), 10_000);
+  // Correctness, not timing: a run that ends must leave its thread idle.
+  const status = await actorStatus(stack, threadId);
+  if (status !== 'idle') throw new Error(`Thread ${threadId} is ${String(status)} after its run ended`);
+  return {
+    threadId,
+    postedAt,
+    ackedAt,
+    execution,
+    entered: Object.fromEntries(execution.history.map((h) => [h.name, h.enteredAt])),
+    endedAt: execution.stopDate?.getTime() ?? Date.now(),
+    replyAt: reply.local.versions.at(-1)?.at ?? reply.local.createdAt,
+  };
+}

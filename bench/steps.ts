@@ -1,0 +1,83 @@
+// Section 2: what the runtime adds around one model call. Conversations run one after another with
+// the Bedrock fake answering at once, so the whole path is almost all orchestration: webhook, SQS,
+// dispatch, Step Functions, the agent-step Lambda's S3/DynamoDB work and Slack streaming. Each
+// conversation is followed by the very same model request sent straight to the fake with the
+// Bedrock Runtime client, so both samples see the same machine state.
+import { BedrockRuntimeClient, ConverseStreamCommand, type ConverseStreamCommandInput } from '@aws-sdk/client-bedrock-runtime';
+import type { TestStack } from '../test/support/local-stack.ts';
+import { converse, type Timeline } from './conversation.ts';
+import { summarize, type Summary } from './stats.ts';
+
+const WARM_UP = 2;
+
+export interface StepResult {
+  n: number;
+  /** User message posted → run ended (reply complete, thread idle). */
+  wholePath: Summary;
+  /** User message posted → reply complete in Slack. */
+  replyVisible: Summary;
+  /** Where the time goes, per phase of the path. */
+  phases: { name: string; stats: Summary }[];
+  /** The same ConverseStream request, sent directly (send → stream fully read). */
+  direct: Summary;
+  /** The Model state minus the direct call made right after it: the step's S3, DynamoDB, Slack work. */
+  modelStepExtra: Summary;
+}
+
+/** The request the agent step just sent, as the fake recorded it, replayable with the SDK. */
+function lastModelRequest(stack: TestStack): ConverseStreamCommandInput {
+  const request = stack.bedrock.requests.at(-1);
+  if (!request) throw new Error('The Bedrock fake has not been called');
+  const { messages, system, inferenceConfig } = request.body;
+  return { modelId: request.modelId, messages, system, inferenceConfig };
+}
+
+async function directModelCall(bedrock: BedrockRuntimeClient, input: ConverseStreamCommandInput): Promise<number> {
+  const started = performance.now();
+  const response = await bedrock.send(new ConverseStreamCommand(input));
+  for await (const _event of response.stream ?? []) {
+    // Read to the end, as the model step does.
+  }
+  return performance.now() - started;
+}
+
+function phasesOf(t: Timeline): Record<string, number> {
+  const e = t.entered;
+  return {
+    'post → both deliveries acked': t.ackedAt - t.postedAt,
+    'post → execution started (webhook, SQS, dispatch)': t.execution.startDate.getTime() - t.postedAt,
+    'Prepare state (agent-step: prepare)': (e.Model ?? Number.NaN) - (e.Prepare ?? Number.NaN),
+    'Model state (agent-step: model, incl. Bedrock)': (e.NextStep ?? Number.NaN) - (e.Model ?? Number.NaN),
+    'NextStep + Finish → execution ended': t.endedAt - (e.NextStep ?? Number.NaN),
+  };
+}
+
+export async function measureSteps(stack: TestStack, count: number): Promise<StepResult> {
+  // Same client settings as the handlers' (shared/aws.ts: one attempt, default HTTP/2 handler).
+  const bedrock = new BedrockRuntimeClient({ maxAttempts: 1, endpoint: stack.bedrock.endpoint });
+  const timelines: Timeline[] = [];
+  const direct: number[] = [];
+  try {
+    for (let i = 0; i < WARM_UP + count; i++) {
+      const timeline = await converse(stack, `step bench ${i}`);
+      const ms = await directModelCall(bedrock, lastModelRequest(stack));
+      if (i < WARM_UP) continue;
+      timelines.push(timeline);
+      direct.push(ms);
+    }
+  } finally {
+    bedrock.destroy();
+  }
+  const phaseSamples = timelines.map(phasesOf);
+  const names = Object.keys(phaseSamples[0] ?? {});
+  const modelState = timelines.map((t) => (t.entered.NextStep ?? Number.NaN) - (t.entered.Model ?? Number.NaN));
+  return {
+    n: timelines.length,
+    wholePath: summarize(timelines.map((t) => t.endedAt - t.postedAt)),
+    replyVisible: summarize(timelines.map((t) => t.replyAt - t.postedAt)),
+    phases: names.map((name) => ({ name, stats: summarize(phaseSamples.map((p) => p[name]!)) })),
+    direct: summarize(direct),
+    // Paired: each model step against the direct call made right after it.
+    modelStepExtra: summarize(modelState.map((x, i) => x - direct[i]!)),
+  };
+}
