@@ -1,0 +1,106 @@
+// Section 4: each Lambda bundled the way infra/constructs/agent-function.ts has CDK's
+// NodejsFunction do it with the local esbuild (aws-lambda-nodejs turns those props into these
+// esbuild options: --bundle --platform=node --target=node22 --format=esm --outfile=index.mjs
+// --minify --sourcemap --sources-content=false --banner:js=... --main-fields=module,main, and no
+// externals because bundleAwsSDK is on). The asset CDK zips is the output directory: index.mjs
+// and index.mjs.map. Bundles go to a temporary directory, removed afterwards.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build, type Metafile } from 'esbuild';
+import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
+import { PROJECT_ROOT } from '../infra/constructs/agent-function.ts';
+
+// The construct's banner (not exported there; kept identical): ESM bundles of CommonJS
+// dependencies call `require` for Node built-ins.
+const REQUIRE_SHIM =
+  "import { createRequire as __threadworkCreateRequire } from 'node:module';" +
+  'const require = __threadworkCreateRequire(import.meta.url);';
+
+/** Lambda's deployment package limits (zip uploaded directly / all files unzipped). */
+export const LAMBDA_ZIPPED_LIMIT = 50 * 1024 * 1024;
+export const LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024;
+
+export interface BundleResult {
+  role: FunctionRole;
+  entry: string;
+  buildMs: number;
+  codeBytes: number;
+  codeGzip: number;
+  mapBytes: number;
+  mapGzip: number;
+  /** Everything in the asset, unzipped (what counts against 250 MB). */
+  unzipped: number;
+  /** gzip of each file, summed: close to the zip CDK uploads (what counts against 50 MB). */
+  zipped: number;
+  warnings: number;
+  /** Biggest contributors to index.mjs, by package. */
+  topPackages: { name: string; bytes: number }[];
+}
+
+function packageOf(inputPath: string): string {
+  const match = /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(inputPath);
+  return match ? match[1]!.replace('\\', '/') : '(project code)';
+}
+
+function topPackages(metafile: Metafile, outfile: string, count = 3): BundleResult['topPackages'] {
+  const output = Object.entries(metafile.outputs).find(([path]) => path.endsWith(outfile.split(/[\\/]/).slice(-2).join('/')))?.[1];
+  const byPackage = new Map<string, number>();
+  for (const [path, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    byPackage.set(packageOf(path), (byPackage.get(packageOf(path)) ?? 0) + bytesInOutput);
+  }
+  return [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, bytes]) => ({ name, bytes }));
+}
+
+async function bundleOne(role: FunctionRole, entry: string, outDir: string): Promise<BundleResult> {
+  const outfile = join(outDir, role, 'index.mjs');
+  const started = performance.now();
+  const result = await build({
+    entryPoints: [join(PROJECT_ROOT, entry)],
+    absWorkingDir: PROJECT_ROOT,
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    outfile,
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    banner: { js: REQUIRE_SHIM },
+    mainFields: ['module', 'main'],
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const buildMs = performance.now() - started;
+  const [code, map] = await Promise.all([readFile(outfile), readFile(`${outfile}.map`)]);
+  const codeGzip = gzipSync(code).length;
+  const mapGzip = gzipSync(map).length;
+  return {
+    role,
+    entry,
+    buildMs,
+    codeBytes: code.length,
+    codeGzip,
+    mapBytes: map.length,
+    mapGzip,
+    unzipped: code.length + map.length,
+    zipped: codeGzip + mapGzip,
+    warnings: result.warnings.length,
+    topPackages: topPackages(result.metafile, outfile),
+  };
+}
+
+export async function measureBundles(): Promise<BundleResult[]> {
+  const outDir = await mkdtemp(join(tmpdir(), 'threadwork-bench-bundles-'));
+  try {
+    const results: BundleResult[] = [];
+    // One at a time, so each build time is its own.
+    for (const [role, entry] of Object.entries(FUNCTION_ENTRIES) as [FunctionRole, string][]) {
+      results.push(await bundleOne(role, entry, outDir));
+    }
+    return results;
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
+  }
+}
