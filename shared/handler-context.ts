@@ -19,7 +19,14 @@ export function chatFromEnv(logger: JsonLogger, env = process.env): () => Promis
   let chat: Promise<AgentChat> | undefined;
   return () =>
     (chat ??= loadSlackCredentials(env, clients.secrets).then((credentials) =>
-      createAgentChat({ credentials, db: clients.db(), tableName: requireEnv('TABLE_NAME'), logger, userName: env.BOT_USER_NAME }),
+      createAgentChat({
+        credentials,
+        db: clients.db(),
+        tableName: requireEnv('TABLE_NAME'),
+        logger,
+        userName: env.BOT_USER_NAME,
+        streamUpdateIntervalMs: streamIntervalFromEnv(env),
+      }),
     )).catch((error: unknown) => {
       chat = undefined; // let the next invocation try again (a secret being set up, say)
       throw error;
@@ -62,4 +69,10 @@ function modelRetryFromEnv(env: Record<string, string | undefined>) {
     attempts: Number.isInteger(attempts) && attempts > 0 ? attempts : undefined,
     baseDelayMs: Number.isFinite(baseDelayMs) && baseDelayMs >= 0 ? baseDelayMs : undefined,
   };
+}
+
+/** STREAM_UPDATE_INTERVAL_MS: how often a post-and-edit streamed reply is edited (Slack rate-limits chat.update). */
+function streamIntervalFromEnv(env: Record<string, string | undefined>): number {
+  const value = Number(env.STREAM_UPDATE_INTERVAL_MS);
+  return Number.isInteger(value) && value >= 250 ? value : 1000;
 }

@@ -59,8 +59,6 @@ export const settingsSchema = z.object({
   model: modelSettingsSchema.default({}),
   /** Upper bound on model calls in one run, far below Step Functions' 25,000-event history limit. */
   maxModelSteps: z.number().int().positive().max(200).default(40),
-  /** How often a streaming reply is flushed to the platform (Slack rate-limits edits). */
-  streamUpdateIntervalMs: z.number().int().min(250).max(10_000).default(1000),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
   channels: z.record(z.string(), z.object({ model: modelSettingsSchema.optional() })).default({}),
 });
