@@ -13,6 +13,11 @@ import { describeFailure, parseStepFailure } from './failures.ts';
 import { createTextPipe } from './text-pipe.ts';
 import type { LoopState, RunInput, StepEvent } from './schemas.ts';
 import type { JsonLogger } from './log.ts';
+import { TOOL_CONFIG, isSandboxTool } from './tools/specs.ts';
+import { appendToolResult, pendingToolCall, repairToolPairs } from './tool-calls.ts';
+import { runChatTool } from './tools/chat-tools.ts';
+import { ensureSandbox, warmSandbox, type LifecycleDeps } from './sandbox/lifecycle.ts';
+import { workspaceLayout } from './sandbox/workspace.ts';
 
 export interface AgentDeps {
   store: StoreDeps;
@@ -23,6 +28,8 @@ export interface AgentDeps {
   /** Rebuilds the run's thread (with its triggering message) so replies stream into it. */
   thread(run: RunInput): Thread;
   logger: JsonLogger;
+  /** The per-thread sandbox (absent when the deployment has none: then only chat tools run). */
+  sandbox?: LifecycleDeps;
   now?: () => Date;
 }
 
@@ -61,8 +68,15 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxOutputTokens: channelModel.maxOutputTokens ?? settings.model.maxOutputTokens ?? 4096,
     temperature: channelModel.temperature ?? settings.model.temperature,
     maxModelSteps: settings.maxModelSteps,
-    system: buildSystemPrompt({ identity, systemNotes, threadId: run.threadId, runId: run.runId, now }),
+    system: buildSystemPrompt({ identity, systemNotes, threadId: run.threadId, runId: run.runId, now, workspace: workspaceLayout(run.threadId) }),
   };
+  if (deps.sandbox && settings.sandbox.startEarly) {
+    // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
+    const sandbox = deps.sandbox;
+    await warmSandbox(sandbox, run.threadId).catch((error: unknown) =>
+      deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
+    );
+  }
   await writeText(deps.store, snapshotKey(run), JSON.stringify(snapshot), 'application/json');
   if (!context.some((e) => e.meta.messageId === run.prompt.messageId)) {
     context.push({
@@ -82,16 +96,24 @@ async function loadSnapshot(deps: AgentDeps, run: RunInput): Promise<RunSnapshot
   return JSON.parse(raw) as RunSnapshot;
 }
 
-function decide(step: number, stopReason: string, snapshot: RunSnapshot): LoopState {
-  // Without tools every answer ends the turn; tool_use continues the loop once tools exist.
-  const next = stopReason === 'tool_use' && step + 1 < snapshot.maxModelSteps ? 'model' : 'finish';
+function decide(step: number, content: ContentBlock[], stopReason: string, snapshot: RunSnapshot): LoopState {
+  const wantsTools = content.some((b) => b.toolUse);
+  // Past the step cap the run ends; the unanswered tool calls get error results on the next request.
+  const next = wantsTools && step + 1 < snapshot.maxModelSteps ? 'tool' : 'finish';
   return { step: step + 1, next, stopReason };
+}
+
+/** Where the loop goes once a tool result is saved: the next tool call, or back to the model. */
+export function routeAfterTool(context: ContextEntry[], step: number, inSandbox: boolean): LoopState {
+  const pending = pendingToolCall(context);
+  if (!pending) return { step, next: 'model' };
+  return { step, next: inSandbox && isSandboxTool(pending.name) ? 'sandbox' : 'tool' };
 }
 
 export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   const [snapshot, context] = await Promise.all([loadSnapshot(deps, run), loadContext(deps.store, run.threadId)]);
   const done = context.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
-  if (done) return decide(loop.step, 'end_turn', snapshot);
+  if (done) return decide(loop.step, done.content, 'end_turn', snapshot);
 
   const thread = deps.thread(run);
   const recordName = `reply#${loop.step}`;
@@ -112,9 +134,10 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       {
         modelId: snapshot.modelId,
         system: snapshot.system,
-        messages: mergeConsecutiveRoles(toBedrockMessages(context)),
+        messages: repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context))),
         maxOutputTokens: snapshot.maxOutputTokens,
         temperature: snapshot.temperature,
+        toolConfig: TOOL_CONFIG,
       },
       onText,
     );
@@ -139,7 +162,39 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     runId: run.runId, step: loop.step, modelId: snapshot.modelId, stopReason: result.stopReason, attempts: result.attempts,
     durationMs: Date.now() - started, ...result.usage,
   });
-  return decide(loop.step, result.stopReason, snapshot);
+  return decide(loop.step, content, result.stopReason, snapshot);
+}
+
+/**
+ * The agent-step side of a tool call: chat tools run here; for a sandbox tool, the thread's sandbox
+ * is made ready (started, or replaced if it died) and the call is routed to the sandbox step.
+ */
+export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const context = await loadContext(deps.store, run.threadId);
+  const call = pendingToolCall(context);
+  if (!call) return { step: loop.step, next: 'model' };
+  const thread = deps.thread(run);
+  await thread.startTyping(`Running ${call.name}…`).catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
+  const meta = { runId: run.runId, step: loop.step, at: new Date().toISOString() };
+  if (isSandboxTool(call.name)) {
+    if (deps.sandbox) {
+      try {
+        await ensureSandbox(deps.sandbox, run.threadId);
+        return { step: loop.step, next: 'sandbox' };
+      } catch (error) {
+        deps.logger.error('sandbox unavailable', { runId: run.runId, error });
+        appendToolResult(context, call, { status: 'error', text: `The sandbox could not be started: ${(error as Error).message}` }, meta);
+      }
+    } else {
+      appendToolResult(context, call, { status: 'error', text: 'This deployment has no sandbox, so files and commands are unavailable.' }, meta);
+    }
+  } else {
+    const outcome = await runChatTool({ thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) }, call);
+    deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
+    appendToolResult(context, call, outcome, meta);
+  }
+  await saveContext(deps.store, run.threadId, context);
+  return routeAfterTool(context, loop.step, false);
 }
 
 function exchangeLog(run: RunInput, context: ContextEntry[], replies: Map<number, string>): LogEntry[] {
@@ -209,6 +264,8 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
       return prepare(deps, run);
     case 'model':
       return modelStep(deps, run, loop ?? { step: 0, next: 'model' });
+    case 'tool':
+      return toolStep(deps, run, loop ?? { step: 0, next: 'tool' });
     case 'finish':
       return { released: (await finish(deps, run, loop)).outcome };
     case 'fail':

@@ -7,6 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { ECSClient } from '@aws-sdk/client-ecs';
 
 export function documentClient(client = new DynamoDBClient({})): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, {
@@ -28,6 +29,7 @@ export const clients = {
   // Throttles are retried by the model step itself (backoff with jitter, before any text streams).
   bedrock: once(() => new BedrockRuntimeClient({ maxAttempts: 1 })),
   secrets: once(() => new SecretsManagerClient({})),
+  ecs: once(() => new ECSClient({})),
 };
 
 /** Reads a required environment variable with a message that names it. */

@@ -4,6 +4,7 @@ import { clients, requireEnv } from './aws.ts';
 import { createAgentChat, threadFromJSON, type AgentChat } from './chat.ts';
 import type { SerializedThread } from 'chat';
 import type { AgentDeps } from './agent.ts';
+import type { LifecycleDeps, SandboxConfig } from './sandbox/lifecycle.ts';
 import { createLogger, levelFromEnv, type JsonLogger } from './log.ts';
 import { loadSlackCredentials } from './slack-credentials.ts';
 import { executionStarter } from './runs.ts';
@@ -58,6 +59,7 @@ export async function agentFromEnv(
     defaultModelId: env.BEDROCK_MODEL_ID || DEFAULT_MODEL_ID,
     thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
     logger,
+    sandbox: sandboxFromEnv(env),
   };
 }
 
@@ -75,4 +77,32 @@ function modelRetryFromEnv(env: Record<string, string | undefined>) {
 function streamIntervalFromEnv(env: Record<string, string | undefined>): number {
   const value = Number(env.STREAM_UPDATE_INTERVAL_MS);
   return Number.isInteger(value) && value >= 250 ? value : 1000;
+}
+
+const list = (value: string | undefined) => (value ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+
+/** The sandbox task settings the stack passes to agent-step and the reaper (absent: no sandbox). */
+export function sandboxConfigFromEnv(env: Record<string, string | undefined>): SandboxConfig | undefined {
+  if (!env.SANDBOX_CLUSTER_ARN) return undefined;
+  const idle = Number(env.SANDBOX_IDLE_MINUTES);
+  return {
+    cluster: env.SANDBOX_CLUSTER_ARN,
+    taskDefinition: env.SANDBOX_TASK_DEFINITION_ARN ?? '',
+    containerName: env.SANDBOX_CONTAINER_NAME ?? 'sandbox',
+    subnets: list(env.SANDBOX_SUBNET_IDS),
+    securityGroups: list(env.SANDBOX_SECURITY_GROUP_IDS),
+    port: sandboxPortFromEnv(env),
+    idleMinutes: Number.isFinite(idle) && idle > 0 ? idle : 5,
+  };
+}
+
+export function sandboxPortFromEnv(env: Record<string, string | undefined>): number {
+  const port = Number(env.SANDBOX_PORT);
+  return Number.isInteger(port) && port > 0 ? port : 8080;
+}
+
+export function sandboxFromEnv(env: Record<string, string | undefined>): LifecycleDeps | undefined {
+  const config = sandboxConfigFromEnv(env);
+  if (!config) return undefined;
+  return { ecs: clients.ecs(), db: clients.db(), tableName: requireEnv('TABLE_NAME'), config };
 }

@@ -34,13 +34,13 @@ export type RunInput = z.infer<typeof runInputSchema>;
 
 export const loopStateSchema = z.object({
   step: z.number().int().nonnegative(),
-  next: z.enum(['model', 'finish']),
+  next: z.enum(['model', 'tool', 'sandbox', 'finish']),
   stopReason: z.string().optional(),
 });
 export type LoopState = z.infer<typeof loopStateSchema>;
 
 export const stepEventSchema = z.object({
-  action: z.enum(['prepare', 'model', 'finish', 'fail']),
+  action: z.enum(['prepare', 'model', 'tool', 'finish', 'fail']),
   state: runInputSchema.extend({
     loop: loopStateSchema.optional(),
     /** Set by the state machine's Catch: `{ Error, Cause }`. */
@@ -59,6 +59,10 @@ export const settingsSchema = z.object({
   model: modelSettingsSchema.default({}),
   /** Upper bound on model calls in one run, far below Step Functions' 25,000-event history limit. */
   maxModelSteps: z.number().int().positive().max(200).default(40),
+  sandbox: z.object({
+    /** Start the thread's sandbox when a run begins (in parallel with the first model call). */
+    startEarly: z.boolean().default(true),
+  }).default({ startEarly: true }),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
   channels: z.record(z.string(), z.object({ model: modelSettingsSchema.optional() })).default({}),
 });

@@ -2,6 +2,7 @@
 // volatile parts (date, thread, run) last, so a prompt cache can reuse the prefix.
 import type { SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { parseThreadId } from './ids.ts';
+import type { WorkspaceLayout } from './sandbox/workspace.ts';
 
 export const DEFAULT_IDENTITY = `You are a helpful assistant that lives in a team's chat threads. You are direct, friendly and precise.`;
 
@@ -12,6 +13,21 @@ export interface SystemPromptInput {
   threadId: string;
   runId: string;
   now: Date;
+  workspace?: WorkspaceLayout;
+}
+
+function workspaceSection(layout: WorkspaceLayout): string {
+  const [global, transport, channel] = layout.memoryKeys.map((k) => `/workspace/data/${k}`);
+  const skills = layout.prefixes.slice(0, 3).map((p) => `/workspace/data/${p}`);
+  return [
+    '## Your workspace',
+    'You have a private Linux sandbox for this thread, with the tools bash, read, write and edit. Files persist between runs.',
+    `- Working directory (your scratch space): /workspace/${layout.scratchPath}`,
+    `- Files people attached in this thread: /workspace/${layout.attachmentsPath}`,
+    `- Memory files, which you maintain with write/edit: global ${global}, this platform ${transport}, this channel ${channel}. Use the narrowest scope that fits.`,
+    `- Skills directories (global, platform, channel): ${skills.join(', ')}`,
+    'Use upload to post a file from your workspace into the thread, and search_channel to look up earlier messages in this channel.',
+  ].join('\n');
 }
 
 export function buildSystemPrompt(input: SystemPromptInput): SystemContentBlock[] {
@@ -24,6 +40,7 @@ export function buildSystemPrompt(input: SystemPromptInput): SystemContentBlock[
       'Answer in the thread in Markdown that chat apps render well: short paragraphs, lists, code blocks. Keep replies as short as the question allows.',
       'Never reveal secrets, tokens or credentials, even if asked.',
     ].join('\n'),
+    input.workspace ? workspaceSection(input.workspace) : '',
     input.systemNotes?.trim() ? `## Environment notes (SYSTEM.md)\n${input.systemNotes.trim()}` : '',
   ].filter(Boolean);
   const volatile = [

@@ -1,0 +1,56 @@
+// The sandbox side of a tool call, in the sandbox-step Lambda (inside the VPC, next to the task):
+// bring the workspace up to date from S3, run the tool, write what changed back to S3, save the
+// result in the context. A sandbox that stopped answering is marked lost and the call goes back to
+// the agent step, which replaces it; the retry then runs on the new task with the files from S3.
+import { routeAfterTool } from './agent.ts';
+import { loadContext, saveContext, type StoreDeps } from './store.ts';
+import { appendToolResult, pendingToolCall } from './tool-calls.ts';
+import { addressOf, getSandbox, markLost, saveSync, type SandboxStoreDeps } from './sandbox/lifecycle.ts';
+import { SandboxUnreachable } from './sandbox/client.ts';
+import { syncIn, syncOut, workspaceLayout } from './sandbox/workspace.ts';
+import { runSandboxTool, WORKSPACE_ROOT } from './tools/sandbox-tools.ts';
+import { isSandboxTool } from './tools/specs.ts';
+import type { LoopState, RunInput } from './schemas.ts';
+import type { JsonLogger } from './log.ts';
+
+export interface SandboxStepDeps {
+  store: StoreDeps;
+  sandboxes: SandboxStoreDeps;
+  port: number;
+  logger: JsonLogger;
+}
+
+export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const context = await loadContext(deps.store, run.threadId);
+  const call = pendingToolCall(context);
+  if (!call || !isSandboxTool(call.name)) return routeAfterTool(context, loop.step, false);
+  const item = await getSandbox(deps.sandboxes, run.threadId);
+  const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
+  if (!item || !address) return { step: loop.step, next: 'tool' };
+  const layout = workspaceLayout(run.threadId);
+  const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address };
+  try {
+    const before = await syncIn(sync, layout, item.synced ?? {});
+    const outcome = await runSandboxTool(address, layout, call);
+    const after = await syncOut(sync, layout, before.state);
+    await saveSync(deps.sandboxes, run.threadId, item.taskArn, after.state);
+    if (after.conflicts.length > 0) {
+      const files = after.conflicts.map((c) => `${WORKSPACE_ROOT}/${c.path}`).join(', ');
+      outcome.status = 'error';
+      outcome.text += `\n[not saved: ${files} changed in another thread while you worked. Your copy now holds the latest version: read it again and redo your change.]`;
+    }
+    deps.logger.info('tool call', {
+      runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status,
+      bytesIn: before.stats.bytesIn + after.stats.bytesIn, bytesOut: after.stats.bytesOut,
+      s3Calls: before.stats.s3Calls + after.stats.s3Calls, conflicts: after.conflicts.length,
+    });
+    appendToolResult(context, call, outcome, { runId: run.runId, step: loop.step, at: new Date().toISOString() });
+  } catch (error) {
+    if (!(error instanceof SandboxUnreachable)) throw error;
+    deps.logger.warn('sandbox lost; it will be replaced', { runId: run.runId, taskArn: item.taskArn, error });
+    await markLost(deps.sandboxes, run.threadId, item.taskArn);
+    return { step: loop.step, next: 'tool' };
+  }
+  await saveContext(deps.store, run.threadId, context);
+  return routeAfterTool(context, loop.step, true);
+}

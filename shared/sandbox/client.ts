@@ -1,0 +1,132 @@
+// The trusted side of the sandbox command server's API (containers/sandbox/README.md): run a
+// command, cancel it, move files, list what changed. Every call carries the task's bearer token.
+export interface SandboxAddress {
+  /** http://<task private ip>:<port> */
+  baseUrl: string;
+  token: string;
+}
+
+export interface ExecRequest {
+  id: string;
+  command: string;
+  cwd?: string;
+  timeoutMs?: number;
+  maxOutputBytes?: number;
+}
+
+export interface ExecResult {
+  id: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  stdoutBytes: number;
+  stderrBytes: number;
+  durationMs: number;
+}
+
+export interface ManifestEntry {
+  size: number;
+  mtimeMs: number;
+  sha256: string;
+}
+
+/** The task could not be reached at all (gone, replaced, not yet listening): the caller may replace it. */
+export class SandboxUnreachable extends Error {
+  override name = 'SandboxUnreachable';
+}
+
+/** The server answered with an error status. */
+export class SandboxRequestError extends Error {
+  override name = 'SandboxRequestError';
+  constructor(message: string, readonly status: number, readonly body: Record<string, unknown>) {
+    super(message);
+  }
+}
+
+async function call(address: SandboxAddress, path: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(`${address.baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${address.token}`, ...(init.headers as Record<string, string> | undefined) },
+      signal: AbortSignal.timeout(init.timeoutMs ?? 30_000),
+    });
+  } catch (error) {
+    throw new SandboxUnreachable(`sandbox at ${address.baseUrl} unreachable: ${(error as Error).cause ?? (error as Error).message}`);
+  }
+  return response;
+}
+
+async function json<T>(response: Response, what: string): Promise<T> {
+  const text = await response.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = text ? JSON.parse(text) : {};
+  } catch {
+    body = { error: text.slice(0, 500) };
+  }
+  if (!response.ok) throw new SandboxRequestError(`${what}: ${String(body.error ?? response.statusText)}`, response.status, body);
+  return body as T;
+}
+
+export async function health(address: SandboxAddress, timeoutMs = 2000): Promise<boolean> {
+  try {
+    const response = await call(address, '/health', { timeoutMs });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function exec(address: SandboxAddress, request: ExecRequest): Promise<ExecResult> {
+  const response = await call(address, '/exec', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+    // The server enforces the command's own timeout; allow for it plus the kill grace period.
+    timeoutMs: (request.timeoutMs ?? 120_000) + 15_000,
+  });
+  return json<ExecResult>(response, 'exec');
+}
+
+export async function cancel(address: SandboxAddress, id: string): Promise<boolean> {
+  const response = await call(address, `/exec/${encodeURIComponent(id)}/cancel`, { method: 'POST' });
+  return (await json<{ cancelled: boolean }>(response, 'cancel')).cancelled;
+}
+
+export async function readFile(address: SandboxAddress, path: string): Promise<Buffer | undefined> {
+  const response = await call(address, `/files?path=${encodeURIComponent(path)}`);
+  if (response.status === 404) return undefined;
+  if (!response.ok) await json(response, `read ${path}`);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+export async function writeFile(
+  address: SandboxAddress,
+  path: string,
+  body: Buffer | string,
+  options: { ifSha256?: string | 'absent' } = {},
+): Promise<{ path: string; size: number; sha256: string }> {
+  const response = await call(address, `/files?path=${encodeURIComponent(path)}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream', ...(options.ifSha256 ? { 'x-if-sha256': options.ifSha256 } : {}) },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
+  return json(response, `write ${path}`);
+}
+
+export async function deleteFile(address: SandboxAddress, path: string): Promise<boolean> {
+  const response = await call(address, `/files?path=${encodeURIComponent(path)}`, { method: 'DELETE' });
+  return (await json<{ deleted: boolean }>(response, `delete ${path}`)).deleted;
+}
+
+export async function manifest(address: SandboxAddress, prefix?: string): Promise<Record<string, ManifestEntry>> {
+  const query = prefix ? `?prefix=${encodeURIComponent(prefix)}` : '';
+  const response = await call(address, `/manifest${query}`);
+  return (await json<{ files: Record<string, ManifestEntry> }>(response, 'manifest')).files;
+}

@@ -1,0 +1,238 @@
+// One sandbox task per thread: started on demand (as early as a run begins), reused while alive,
+// replaced when it died, stopped when idle. The sandbox item in DynamoDB records the task, its
+// address, its per-task token and what of S3 its workspace holds.
+import { DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type ECSClient, type Task } from '@aws-sdk/client-ecs';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { health, type SandboxAddress } from './client.ts';
+import type { SyncState } from './workspace.ts';
+
+export interface SandboxConfig {
+  cluster: string;
+  taskDefinition: string;
+  containerName: string;
+  subnets: string[];
+  securityGroups: string[];
+  port: number;
+  idleMinutes: number;
+}
+
+export interface SandboxItem {
+  threadId: string;
+  taskArn: string;
+  token: string;
+  status: 'starting' | 'running' | 'lost' | 'stopping';
+  ip?: string;
+  startedAt: number;
+  lastUsedAt: number;
+  synced: SyncState;
+}
+
+export interface SandboxStoreDeps {
+  db: DynamoDBDocumentClient;
+  tableName: string;
+  now?: () => number;
+}
+
+export interface LifecycleDeps extends SandboxStoreDeps {
+  ecs: ECSClient;
+  config: SandboxConfig;
+  sleep?: (ms: number) => Promise<void>;
+  /** How long to wait for a task to be RUNNING and answering. */
+  startTimeoutMs?: number;
+}
+
+// All sandboxes share one partition so the reaper can find them with one Query.
+const SANDBOXES = 'sandboxes';
+const key = (threadId: string) => ({ pk: SANDBOXES, sk: threadId });
+
+export async function getSandbox(deps: SandboxStoreDeps, threadId: string): Promise<SandboxItem | undefined> {
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: key(threadId), ConsistentRead: true }));
+  return out.Item as SandboxItem | undefined;
+}
+
+export function addressOf(item: SandboxItem, port: number): SandboxAddress | undefined {
+  return item.ip ? { baseUrl: `http://${item.ip}:${port}`, token: item.token } : undefined;
+}
+
+export async function saveSync(deps: SandboxStoreDeps, threadId: string, taskArn: string, synced: SyncState): Promise<void> {
+  await deps.db.send(
+    new UpdateCommand({
+      TableName: deps.tableName,
+      Key: key(threadId),
+      UpdateExpression: 'SET synced = :synced, lastUsedAt = :now',
+      ConditionExpression: 'taskArn = :task',
+      ExpressionAttributeValues: { ':synced': synced, ':now': (deps.now ?? Date.now)(), ':task': taskArn },
+    }),
+  );
+}
+
+export async function markLost(deps: SandboxStoreDeps, threadId: string, taskArn: string): Promise<void> {
+  await deps.db
+    .send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: key(threadId),
+        UpdateExpression: 'SET #status = :lost',
+        ConditionExpression: 'taskArn = :task',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':lost': 'lost', ':task': taskArn },
+      }),
+    )
+    .catch((error: unknown) => {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
+}
+
+function privateIp(task: Task | undefined): string | undefined {
+  for (const attachment of task?.attachments ?? []) {
+    const ip = attachment.details?.find((d) => d.name === 'privateIPv4Address')?.value;
+    if (ip) return ip;
+  }
+  return undefined;
+}
+
+async function describe(deps: LifecycleDeps, taskArn: string): Promise<Task | undefined> {
+  const out = await deps.ecs.send(new DescribeTasksCommand({ cluster: deps.config.cluster, tasks: [taskArn] }));
+  return out.tasks?.[0];
+}
+
+/** Starts a task for the thread and records it; does not wait for it. */
+export async function startSandbox(deps: LifecycleDeps, threadId: string): Promise<SandboxItem> {
+  const token = randomBytes(32).toString('hex');
+  const out = await deps.ecs.send(
+    new RunTaskCommand({
+      cluster: deps.config.cluster,
+      taskDefinition: deps.config.taskDefinition,
+      launchType: 'FARGATE',
+      count: 1,
+      startedBy: 'threadwork-sandbox',
+      networkConfiguration: {
+        awsvpcConfiguration: { subnets: deps.config.subnets, securityGroups: deps.config.securityGroups, assignPublicIp: 'DISABLED' },
+      },
+      // The token reaches only the command server, which removes it from its environment.
+      overrides: { containerOverrides: [{ name: deps.config.containerName, environment: [{ name: 'SANDBOX_TOKEN', value: token }] }] },
+      tags: [{ key: 'threadwork:thread', value: threadId.slice(0, 256) }],
+    }),
+  );
+  const task = out.tasks?.[0];
+  if (!task?.taskArn) {
+    const reason = out.failures?.map((f) => `${f.reason ?? 'unknown'}${f.detail ? ` (${f.detail})` : ''}`).join('; ');
+    throw Object.assign(new Error(`Could not start a sandbox: ${reason || 'no task returned'}`), { name: 'SandboxStartFailed' });
+  }
+  const now = (deps.now ?? Date.now)();
+  const item: SandboxItem = { threadId, taskArn: task.taskArn, token, status: 'starting', startedAt: now, lastUsedAt: now, synced: {} };
+  await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...key(threadId), ...item } }));
+  return item;
+}
+
+/** Starts the thread's sandbox unless one is already starting or running. Never waits. */
+export async function warmSandbox(deps: LifecycleDeps, threadId: string): Promise<void> {
+  const item = await getSandbox(deps, threadId);
+  if (item && (item.status === 'starting' || item.status === 'running')) return;
+  await startSandbox(deps, threadId);
+}
+
+/**
+ * The thread's sandbox, ready to take requests: the recorded task if it is alive and answering,
+ * otherwise a new one (a dead task is replaced transparently; its files come back from S3).
+ */
+export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Promise<SandboxItem> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const deadline = (deps.now ?? Date.now)() + (deps.startTimeoutMs ?? 180_000);
+  let item = await getSandbox(deps, threadId);
+  if (!item || item.status === 'lost' || item.status === 'stopping') {
+    if (item) await stopTask(deps, item.taskArn, 'replaced');
+    item = await startSandbox(deps, threadId);
+  }
+  for (let replaced = 0; ; ) {
+    const task = await describe(deps, item.taskArn);
+    const ip = privateIp(task);
+    if (task?.lastStatus === 'RUNNING' && ip) {
+      const address = { baseUrl: `http://${ip}:${deps.config.port}`, token: item.token };
+      if (await health(address)) {
+        if (item.status !== 'running' || item.ip !== ip) {
+          item = { ...item, status: 'running', ip };
+          await deps.db.send(
+            new UpdateCommand({
+              TableName: deps.tableName,
+              Key: key(threadId),
+              UpdateExpression: 'SET #status = :running, ip = :ip, lastUsedAt = :now',
+              ConditionExpression: 'taskArn = :task',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':running': 'running', ':ip': ip, ':now': (deps.now ?? Date.now)(), ':task': item.taskArn },
+            }),
+          );
+        }
+        return item;
+      }
+    }
+    if (!task || task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED') {
+      if (++replaced > 2) throw Object.assign(new Error(`The sandbox keeps stopping: ${task?.stoppedReason ?? 'task missing'}`), { name: 'SandboxStartFailed' });
+      item = await startSandbox(deps, threadId);
+      continue;
+    }
+    if ((deps.now ?? Date.now)() > deadline) {
+      throw Object.assign(new Error('The sandbox did not start in time'), { name: 'SandboxStartFailed' });
+    }
+    await sleep(task.lastStatus === 'RUNNING' ? 200 : 1000);
+  }
+}
+
+async function stopTask(deps: { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster'> }, taskArn: string, reason: string): Promise<void> {
+  await deps.ecs.send(new StopTaskCommand({ cluster: deps.config.cluster, task: taskArn, reason: `threadwork: ${reason}` })).catch(() => undefined);
+}
+
+/** Stops sandboxes idle for longer than the idle timeout. Returns the threads whose sandbox stopped. */
+export async function reapIdleSandboxes(
+  deps: SandboxStoreDeps & { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster' | 'idleMinutes'> },
+): Promise<string[]> {
+  const now = (deps.now ?? Date.now)();
+  const cutoff = now - deps.config.idleMinutes * 60_000;
+  const stopped: string[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await deps.db.send(
+      new QueryCommand({ TableName: deps.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': SANDBOXES }, ExclusiveStartKey: startKey }),
+    );
+    for (const raw of out.Items ?? []) {
+      const item = raw as SandboxItem;
+      if (item.lastUsedAt > cutoff) continue;
+      try {
+        // Only if nobody used it since we looked: a tool call in between keeps it.
+        await deps.db.send(
+          new DeleteCommand({
+            TableName: deps.tableName,
+            Key: key(item.threadId),
+            ConditionExpression: 'lastUsedAt = :seen AND taskArn = :task',
+            ExpressionAttributeValues: { ':seen': item.lastUsedAt, ':task': item.taskArn },
+          }),
+        );
+      } catch (error) {
+        if ((error as Error).name === 'ConditionalCheckFailedException') continue;
+        throw error;
+      }
+      await stopTask(deps, item.taskArn, 'idle');
+      stopped.push(item.threadId);
+    }
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return stopped;
+}
+
+/** Marks the sandbox as used (the idle clock restarts). */
+export async function touchSandbox(deps: SandboxStoreDeps, threadId: string): Promise<void> {
+  await deps.db
+    .send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: key(threadId),
+        UpdateExpression: 'SET lastUsedAt = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': (deps.now ?? Date.now)() },
+      }),
+    )
+    .catch((error: unknown) => {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
+}

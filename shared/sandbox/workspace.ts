@@ -1,0 +1,171 @@
+// What a thread's sandbox sees, and keeping it in step with S3 (the source of truth).
+//
+// Under the sandbox's workspace, `data/` mirrors the subset of the S3 data tree the thread may use:
+// the three MEMORY.md levels, the three skills directories, and the thread's own scratch/ and
+// attachments/. Path = `data/` + S3 key, so the system prompt can name files the same way.
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { dataKeys, ROOT_KEYS } from '../ids.ts';
+import * as sandbox from './client.ts';
+import type { SandboxAddress } from './client.ts';
+
+export const DATA_DIR = 'data';
+
+export interface WorkspaceLayout {
+  /** S3 keys of the three memory files, broadest first. */
+  memoryKeys: string[];
+  /** S3 prefixes (ending in '/') synced both ways. */
+  prefixes: string[];
+  /** The agent's working directory inside the sandbox. */
+  scratchPath: string;
+  attachmentsPath: string;
+}
+
+export function workspaceLayout(threadId: string): WorkspaceLayout {
+  const keys = dataKeys(threadId);
+  return {
+    memoryKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, `${keys.channelDir}/MEMORY.md`],
+    prefixes: ['skills/', `${keys.transportDir}/skills/`, `${keys.channelDir}/skills/`, `${keys.threadDir}/scratch/`, `${keys.threadDir}/attachments/`],
+    scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
+    attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
+  };
+}
+
+export const toSandboxPath = (key: string) => `${DATA_DIR}/${key}`;
+
+/** The S3 key for a sandbox path, or undefined when the path is outside what syncs to S3. */
+export function toS3Key(layout: WorkspaceLayout, path: string): string | undefined {
+  const normalized = path.replace(/^\/workspace\//, '').replace(/^\.\//, '');
+  if (!normalized.startsWith(`${DATA_DIR}/`)) return undefined;
+  const key = normalized.slice(DATA_DIR.length + 1);
+  if (layout.memoryKeys.includes(key)) return key;
+  return layout.prefixes.some((p) => key.startsWith(p)) ? key : undefined;
+}
+
+/** What the sandbox holds of each synced file: the S3 ETag it came from and its content hash. */
+export type SyncState = Record<string, { etag: string; sha256: string }>;
+
+export interface SyncDeps {
+  s3: S3Client;
+  bucket: string;
+  address: SandboxAddress;
+}
+
+export interface SyncStats {
+  bytesIn: number;
+  bytesOut: number;
+  filesIn: number;
+  filesOut: number;
+  s3Calls: number;
+}
+
+export interface Conflict {
+  key: string;
+  path: string;
+}
+
+const sha256 = (body: Buffer) => createHash('sha256').update(body).digest('hex');
+const emptyStats = (): SyncStats => ({ bytesIn: 0, bytesOut: 0, filesIn: 0, filesOut: 0, s3Calls: 0 });
+
+async function listObjects(deps: SyncDeps, layout: WorkspaceLayout, stats: SyncStats): Promise<Map<string, string>> {
+  const objects = new Map<string, string>();
+  const list = async (prefix: string) => {
+    let token: string | undefined;
+    do {
+      stats.s3Calls++;
+      const out = await deps.s3.send(new ListObjectsV2Command({ Bucket: deps.bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const object of out.Contents ?? []) if (object.Key && object.ETag) objects.set(object.Key, object.ETag);
+      token = out.IsTruncated ? out.NextContinuationToken : undefined;
+    } while (token);
+  };
+  // Memory files are listed by their exact keys: a prefix listing of the root would cover the bucket.
+  await Promise.all([...layout.prefixes.map(list), ...layout.memoryKeys.map((key) => list(key))]);
+  for (const key of objects.keys()) if (!toS3Key(layout, toSandboxPath(key))) objects.delete(key);
+  return objects;
+}
+
+/** S3 -> sandbox: bring in every object that is new or changed since the sandbox last saw it. */
+export async function syncIn(deps: SyncDeps, layout: WorkspaceLayout, state: SyncState): Promise<{ state: SyncState; stats: SyncStats }> {
+  const stats = emptyStats();
+  const objects = await listObjects(deps, layout, stats);
+  const next: SyncState = { ...state };
+  for (const [key, etag] of objects) {
+    if (state[key]?.etag === etag) continue;
+    stats.s3Calls++;
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    const body = Buffer.from(await out.Body!.transformToByteArray());
+    await sandbox.writeFile(deps.address, toSandboxPath(key), body);
+    next[key] = { etag: out.ETag ?? etag, sha256: sha256(body) };
+    stats.bytesIn += body.length;
+    stats.filesIn++;
+  }
+  for (const key of Object.keys(state)) {
+    if (objects.has(key)) continue;
+    // Deleted in S3 (by another thread, for shared files): delete here too.
+    await sandbox.deleteFile(deps.address, toSandboxPath(key));
+    delete next[key];
+  }
+  return { state: next, stats };
+}
+
+function isPreconditionFailure(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412 || e?.name === 'ConditionalRequestConflict' || e?.$metadata?.httpStatusCode === 409;
+}
+
+/**
+ * Sandbox -> S3: write back what the last tool changed. Writes are conditional on the ETag the
+ * sandbox started from (If-Match) or on absence (If-None-Match), so a file another thread changed
+ * meanwhile (a channel's MEMORY.md) is never overwritten: it is a conflict, the sandbox gets the
+ * latest version, and the caller tells the model to redo its edit.
+ */
+export async function syncOut(
+  deps: SyncDeps,
+  layout: WorkspaceLayout,
+  state: SyncState,
+): Promise<{ state: SyncState; stats: SyncStats; conflicts: Conflict[] }> {
+  const stats = emptyStats();
+  const files = await sandbox.manifest(deps.address, `${DATA_DIR}/`);
+  const next: SyncState = { ...state };
+  const conflicts: Conflict[] = [];
+  for (const [path, entry] of Object.entries(files)) {
+    const key = toS3Key(layout, path);
+    if (!key || state[key]?.sha256 === entry.sha256) continue;
+    const body = await sandbox.readFile(deps.address, path);
+    if (!body) continue; // deleted between the manifest and the read
+    const condition = state[key] ? { IfMatch: state[key].etag } : { IfNoneMatch: '*' };
+    try {
+      stats.s3Calls++;
+      const out = await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: body, ...condition }));
+      next[key] = { etag: out.ETag ?? '', sha256: sha256(body) };
+      stats.bytesOut += body.length;
+      stats.filesOut++;
+    } catch (error) {
+      if (!isPreconditionFailure(error)) throw error;
+      conflicts.push({ key, path });
+      // Replace the sandbox's copy with the latest, so the model's retry starts from it.
+      stats.s3Calls++;
+      const latest = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+      const latestBody = Buffer.from(await latest.Body!.transformToByteArray());
+      await sandbox.writeFile(deps.address, path, latestBody);
+      next[key] = { etag: latest.ETag ?? '', sha256: sha256(latestBody) };
+      stats.bytesIn += latestBody.length;
+    }
+  }
+  for (const key of Object.keys(state)) {
+    if (files[toSandboxPath(key)] || layout.memoryKeys.includes(key)) continue;
+    // Removed in the sandbox: remove from S3 (memory files are never deleted, only emptied).
+    stats.s3Calls++;
+    await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key, IfMatch: state[key]!.etag })).catch((error: unknown) => {
+      if (!isPreconditionFailure(error)) throw error;
+    });
+    delete next[key];
+  }
+  return { state: next, stats, conflicts };
+}
