@@ -25,12 +25,13 @@ export interface AwsCall {
 
 const SERVICE_NAMES: Record<string, string> = {
   DynamoDBClient: 'DynamoDB',
-  S3Client: 'S3',
-  SQSClient: 'SQS',
   SFNClient: 'Step Functions',
   BedrockRuntimeClient: 'Bedrock Runtime',
   SecretsManagerClient: 'Secrets Manager',
 };
+
+/** 'S3Client' → 'S3', with readable names where the client's differs from the service's. */
+const serviceName = (clientName: string) => SERVICE_NAMES[clientName] ?? clientName.replace(/Client$/, '');
 
 // Most specific first: an agent step's trace also passes through shared code used by others.
 const PHASE_FRAMES: [Phase, RegExp][] = [
@@ -45,7 +46,7 @@ function phaseFromStack(stack: string): Phase | undefined {
   return PHASE_FRAMES.find(([, pattern]) => pattern.test(stack))?.[0];
 }
 
-/** The part of an SDK client this needs; every v3 client has it. */
+/** The part of an SDK client this needs; every v3 client has it (typed per client and operation). */
 interface MiddlewareHost {
   middlewareStack: {
     add(
@@ -64,13 +65,13 @@ export interface AwsCallCounter {
 export function installAwsCallCounter(stack: TestStack): AwsCallCounter {
   let recording: AwsCall[] | undefined;
   let traces = false;
-  const instrument = (client: MiddlewareHost, source: AwsCall['source']) =>
-    client.middlewareStack.add(
+  // Each client's stack is typed with its own inputs and outputs; this middleware is the same for all.
+  const instrument = (client: { middlewareStack: unknown }, source: AwsCall['source']) =>
+    (client as MiddlewareHost).middlewareStack.add(
       (next, context) => async (args) => {
         if (recording) {
-          const clientName = context.clientName ?? 'unknown';
           recording.push({
-            service: SERVICE_NAMES[clientName] ?? clientName,
+            service: serviceName(context.clientName ?? 'unknown'),
             operation: (context.commandName ?? 'unknown').replace(/Command$/, ''),
             source,
             at: Date.now(),
@@ -82,9 +83,9 @@ export function installAwsCallCounter(stack: TestStack): AwsCallCounter {
       { step: 'deserialize', name: 'benchCallCounter', override: true },
     );
   // Called after the local cloud has loaded the handlers and set the endpoints, so these are the
-  // very clients the handlers use (the Secrets Manager one stays unused locally: no secret ARN).
-  const handlerClients: MiddlewareHost[] = [clients.db(), clients.s3(), clients.sqs(), clients.sfn(), clients.bedrock(), clients.secrets()];
-  for (const client of handlerClients) instrument(client, 'handlers');
+  // very clients the handlers use; any the handlers never ask for (Secrets Manager locally: no
+  // secret ARN) is created here but stays unused.
+  for (const client of Object.values(clients)) instrument(client(), 'handlers');
   instrument(stack.cloud.clients.sqs, 'platform');
 
   let savedLimit = Error.stackTraceLimit;

@@ -35,22 +35,44 @@ export interface BundleResult {
   /** gzip of each file, summed: close to the zip CDK uploads (what counts against 50 MB). */
   zipped: number;
   warnings: number;
-  /** Biggest contributors to index.mjs, by package. */
-  topPackages: { name: string; bytes: number }[];
+  composition: Composition;
 }
 
-function packageOf(inputPath: string): string {
-  const match = /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(inputPath);
-  return match ? match[1]!.replace('\\', '/') : '(project code)';
+/** What index.mjs is made of (bytes of minified output per source). */
+export interface Composition {
+  /** @aws-sdk/*, @smithy/*, @aws-crypto/*. */
+  awsSdk: number;
+  /** The AWS SDK service clients bundled, e.g. client-dynamodb. */
+  sdkClients: string[];
+  project: number;
+  /** The largest other packages. */
+  largest: { name: string; bytes: number }[];
 }
 
-function topPackages(metafile: Metafile, outfile: string, count = 3): BundleResult['topPackages'] {
-  const output = Object.entries(metafile.outputs).find(([path]) => path.endsWith(outfile.split(/[\\/]/).slice(-2).join('/')))?.[1];
+function packageOf(inputPath: string): string | undefined {
+  return /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(inputPath)?.[1]?.replace('\\', '/');
+}
+
+const isAwsSdk = (name: string) => /^@(aws-sdk|smithy|aws-crypto)\//.test(name);
+
+function compositionOf(metafile: Metafile, outfile: string): Composition {
+  // Output paths in the metafile are relative to the working directory: match on the tail.
+  const tail = outfile.split(/[\\/]/).slice(-2).join('/');
+  const output = Object.entries(metafile.outputs).find(([path]) => path.endsWith(tail))?.[1];
   const byPackage = new Map<string, number>();
+  let project = 0;
   for (const [path, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
-    byPackage.set(packageOf(path), (byPackage.get(packageOf(path)) ?? 0) + bytesInOutput);
+    const name = packageOf(path);
+    if (name) byPackage.set(name, (byPackage.get(name) ?? 0) + bytesInOutput);
+    else project += bytesInOutput;
   }
-  return [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, bytes]) => ({ name, bytes }));
+  const packages = [...byPackage].sort((a, b) => b[1] - a[1]);
+  return {
+    awsSdk: packages.filter(([name]) => isAwsSdk(name)).reduce((sum, [, n]) => sum + n, 0),
+    sdkClients: packages.map(([name]) => name).filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length)).sort(),
+    project,
+    largest: packages.filter(([name]) => !isAwsSdk(name)).slice(0, 5).map(([name, bytes]) => ({ name, bytes })),
+  };
 }
 
 async function bundleOne(role: FunctionRole, entry: string, outDir: string): Promise<BundleResult> {
@@ -87,7 +109,7 @@ async function bundleOne(role: FunctionRole, entry: string, outDir: string): Pro
     unzipped: code.length + map.length,
     zipped: codeGzip + mapGzip,
     warnings: result.warnings.length,
-    topPackages: topPackages(result.metafile, outfile),
+    composition: compositionOf(result.metafile, outfile),
   };
 }
 

@@ -7,7 +7,7 @@ import { converse, type Timeline } from './conversation.ts';
 import { waitForQuiet, runsSummary } from './quiet.ts';
 
 export interface CallsResult {
-  /** `${service} ${operation}` → calls per phase. */
+  /** `${service}\t${operation}` → calls per phase. */
   aws: Map<string, Record<Phase, number>>;
   /** The event source mapping's own SQS calls during the run. */
   platform: Map<string, number>;

@@ -40,6 +40,9 @@ function nextTs(): string {
 export interface SignedEvent {
   body: string;
   headers: Record<string, string>;
+  /** The Chat SDK thread and message this mention becomes (its run id derives from them). */
+  threadId: string;
+  messageId: string;
 }
 
 /** A fresh copy of the recorded mention: new message ts (a new thread) and a new event id. */
@@ -54,6 +57,8 @@ export function signedMention(fixture: MentionFixture, signingSecret: string): S
   const body = JSON.stringify(payload);
   return {
     body,
+    threadId: `slack:${String(fixture.mention.event.channel)}:${ts}`,
+    messageId: ts,
     headers: {
       'content-type': 'application/json',
       'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
