@@ -14,6 +14,11 @@ import { startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
 import { createLocalTable } from './tables.ts';
 import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api-gateway.ts';
 import { startSqsPoller, type SqsPoller } from './sqs-poller.ts';
+import { startLocalEcs, type LocalEcs } from './ecs.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   definitionFromTemplate,
   functionLogicalIdFromArn,
@@ -44,6 +49,8 @@ export interface LocalCloudOptions {
    * any. When false (the default), handlers get dummy credentials.
    */
   useAmbientCredentials?: boolean;
+  /** Sandbox processes' port (each task has its own loopback address); default: a free port. */
+  sandboxPort?: number;
   /** Extra environment for the handlers (LOG_LEVEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...). */
   env?: Record<string, string>;
   onError?: (where: string, error: unknown) => void;
@@ -55,6 +62,8 @@ export interface LocalCloud {
   template: Template;
   stateMachineArn: string;
   stepFunctions: LocalStepFunctions;
+  /** The local ECS: each sandbox task is a command server process. */
+  ecs: LocalEcs;
   /** The handlers, by role, as loaded with the local environment. */
   handlers: Record<FunctionRole, Handler>;
   names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string };
@@ -130,9 +139,23 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const [stateMachineId] = onlyResource(template, 'AWS::StepFunctions::StateMachine');
   const stateMachineArn = String(resolve({ Ref: stateMachineId }));
 
+  // Sandbox tasks: the same command server, as a plain process per task on its own loopback address.
+  const { freePort } = await import('./emulators.ts');
+  const sandboxPort = options.sandboxPort ?? (await freePort());
+  const sandboxRoot = mkdtempSync(join(tmpdir(), 'threadwork-sandboxes-'));
+  const ecs = await startLocalEcs({
+    serverCommand: [process.execPath, '--import', 'tsx', fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))],
+    workspaceRoot: sandboxRoot,
+    sandboxPort,
+    containerName: 'sandbox',
+    onLog: (taskArn, line, stream) => {
+      if (stream === 'stderr') report(`sandbox ${taskArn.split('/').pop()}`, line);
+    },
+  });
+
   // The handlers' environment: each function's variables from the template, with local values for
   // what only exists in AWS (the secret becomes plain variables; endpoints point at the emulators).
-  const stepFunctionsPort = await (await import('./emulators.ts')).freePort();
+  const stepFunctionsPort = await freePort();
   const env: Record<string, string> = {
     ...(options.useAmbientCredentials ? {} : LOCAL_CREDENTIALS),
     AWS_REGION: region,
@@ -140,6 +163,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     AWS_ENDPOINT_URL_SQS: sqsS3.endpoint,
     AWS_ENDPOINT_URL_S3: sqsS3.endpoint,
     AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${stepFunctionsPort}`,
+    AWS_ENDPOINT_URL_ECS: ecs.endpoint,
     AWS_S3_FORCE_PATH_STYLE: 'true',
     SLACK_SIGNING_SECRET: options.slack.signingSecret,
     SLACK_BOT_TOKEN: options.slack.botToken,
@@ -151,6 +175,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     DATA_BUCKET: bucket,
     INBOX_QUEUE_URL: inboxUrl,
     STATE_MACHINE_ARN: stateMachineArn,
+    SANDBOX_CLUSTER_ARN: ecs.clusterArn,
+    SANDBOX_TASK_DEFINITION_ARN: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
+    SANDBOX_PORT: String(sandboxPort),
   };
   for (const logicalId of Object.values(logicalIds)) {
     const variables = (resolve(template.Resources[logicalId]!.Properties.Environment?.Variables ?? {}) ?? {}) as Record<string, string>;
@@ -175,7 +202,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   };
 
   // EventBridge: the rule's pattern, from the template, decides which execution endings reach its target.
-  const rules = resourcesOfType(template, 'AWS::Events::Rule').map(([, rule]) => ({
+  const rules = resourcesOfType(template, 'AWS::Events::Rule').filter(([, rule]) => rule.Properties.EventPattern).map(([, rule]) => ({
     pattern: resolve(rule.Properties.EventPattern) as object,
     targets: (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn)))),
   }));
@@ -187,6 +214,18 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       }
     }
   };
+  // Scheduled rules (the sandbox reaper): fired by timers at their rate.
+  const timers = resourcesOfType(template, 'AWS::Events::Rule')
+    .filter(([, rule]) => rule.Properties.ScheduleExpression)
+    .map(([id, rule]) => {
+      const everyMs = rateMs(String(rule.Properties.ScheduleExpression));
+      const targets = (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn))));
+      return setInterval(() => {
+        for (const target of targets) {
+          if (target) void Promise.resolve(invoke(target, { source: 'aws.events', 'detail-type': 'Scheduled Event', resources: [id], detail: {} })).catch((error: unknown) => report('schedule', error));
+        }
+      }, everyMs).unref();
+    });
   const { definition } = definitionFromTemplate(template, stateMachineId);
   const stepFunctions = await startLocalStepFunctions({
     definition,
@@ -240,16 +279,27 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     template,
     stateMachineArn,
     stepFunctions,
+    ecs,
     handlers,
     names: { table, bucket, inboxUrl, dlqUrl: dlq.QueueUrl! },
     clients,
     env,
     poller,
     async stop() {
+      for (const timer of timers) clearInterval(timer);
       await poller.stop();
-      await Promise.allSettled([api.close(), stepFunctions.close()]);
+      await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close()]);
+      rmSync(sandboxRoot, { recursive: true, force: true });
       for (const client of Object.values(clients)) client.destroy();
       await Promise.allSettled([dynamo.stop(), sqsS3.stop()]);
     },
   };
+}
+
+/** EventBridge `rate(N unit)` in milliseconds (the only schedule form the stack uses). */
+export function rateMs(expression: string): number {
+  const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
+  if (!match) throw new Error(`Unsupported schedule expression for the local cloud: ${expression}`);
+  const unit = match[2]!.startsWith('minute') ? 60_000 : match[2]!.startsWith('hour') ? 3_600_000 : 86_400_000;
+  return Number(match[1]) * unit;
 }

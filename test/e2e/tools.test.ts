@@ -1,0 +1,182 @@
+// Tools through the whole local cloud: the scripted model asks for tools; agent-step and
+// sandbox-step run them against a real command server process (the local ECS stand-in's task),
+// with files synced through S3, and the results come back to the model paired with their ids.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { dataKeys } from '../../shared/ids.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { eventually } from '../support/eventually.ts';
+import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
+
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack();
+});
+after(async () => {
+  await stack?.stop();
+});
+
+let n = 0;
+const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({ toolUses: [{ toolUseId: `tu-${name}-${++n}`, name, input }] });
+
+/** Posts a mention and waits for the run to end; returns the thread and the tool results the model saw. */
+async function converse(text: string, turns: ScriptedTurn[], timeoutMs = 60_000) {
+  stack.bedrock.script(...turns);
+  const firstRequest = stack.bedrock.requests.length;
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${text}` });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const execution = await eventually(() => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId), 10_000, 'run started');
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, timeoutMs);
+  const requests = stack.bedrock.requests.slice(firstRequest);
+  const results = requests.flatMap((r) => (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))));
+  const byId = new Map(results.map((r) => [r.toolUseId!, { status: r.status, text: (r.content ?? []).map((c) => c.text ?? '').join('') }]));
+  return { posted, threadId, ended, requests, results: byId };
+}
+
+async function s3Text(key: string): Promise<string | undefined> {
+  try {
+    const out = await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
+    return await out.Body!.transformToString();
+  } catch {
+    return undefined;
+  }
+}
+
+test('write, bash, read, edit, upload and search_channel each run and answer the model', async () => {
+  const turns = [
+    use('write', { path: 'hello.sh', content: 'echo "hello from $(basename $PWD)"\n' }),
+    use('bash', { command: 'sh hello.sh > out.txt && cat out.txt' }),
+    use('read', { path: 'out.txt' }),
+    use('edit', { path: 'hello.sh', old_string: 'hello from', new_string: 'greetings from' }),
+    use('upload', { path: 'out.txt', comment: 'Here is the output.' }),
+    use('search_channel', { query: 'write a script' }),
+    { text: 'All done.' },
+  ];
+  const ids = turns.slice(0, 6).map((t) => t.toolUses![0]!.toolUseId!);
+  const { ended, results, posted, threadId } = await converse('write a script, run it and upload the result', turns);
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.deepEqual([...results.keys()], ids, 'every tool use got its result, in order');
+  assert.match(results.get(ids[0]!)!.text, /wrote \d+ bytes to \/workspace\/data\/slack\/C0LOCAL\/.+\/scratch\/hello\.sh/);
+  assert.match(results.get(ids[1]!)!.text, /hello from scratch/);
+  assert.match(results.get(ids[1]!)!.text, /exit code 0/);
+  assert.match(results.get(ids[2]!)!.text, /^1\thello from scratch$/m);
+  assert.match(results.get(ids[3]!)!.text, /replaced 1 occurrence/);
+  assert.match(results.get(ids[4]!)!.text, /uploaded out\.txt/);
+  assert.match(results.get(ids[5]!)!.text, /write a script, run it/);
+  for (const id of ids) assert.equal(results.get(id)!.status, 'success', `${id} succeeded`);
+  // The file reached the thread, and the workspace is in S3.
+  const uploaded = stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.files?.length);
+  assert.equal(uploaded?.text, 'Here is the output.');
+  assert.equal((uploaded?.files?.[0] as { name?: string })?.name, 'out.txt');
+  const scratch = `${dataKeys(threadId).threadDir}/scratch`;
+  assert.equal(await s3Text(`${scratch}/hello.sh`), 'echo "greetings from $(basename $PWD)"\n');
+  assert.equal(await s3Text(`${scratch}/out.txt`), 'hello from scratch\n');
+  // While tools ran, the thread showed what was running.
+  const statuses = stack.slack.calls.filter((c) => c.method === 'assistant.threads.setStatus').map((c) => String(c.args.status));
+  assert.ok(statuses.includes('Running bash…'), `statuses: ${statuses.join(', ')}`);
+  const replies = stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.bot_id && !m.files?.length);
+  assert.equal(replies.at(-1)?.text, 'All done.');
+});
+
+test('edit explains not-found and not-unique; errors go back to the model, the run goes on', async () => {
+  const turns = [
+    use('write', { path: 'notes.txt', content: 'todo\ntodo\n' }),
+    use('edit', { path: 'notes.txt', old_string: 'missing', new_string: 'x' }),
+    use('edit', { path: 'notes.txt', old_string: 'todo', new_string: 'done' }),
+    use('read', { path: 'nope.txt' }),
+    { text: 'Understood.' },
+  ];
+  const ids = turns.slice(0, 4).map((t) => t.toolUses![0]!.toolUseId!);
+  const { ended, results } = await converse('edit things', turns);
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.equal(results.get(ids[1]!)!.status, 'error');
+  assert.match(results.get(ids[1]!)!.text, /old_string not found/);
+  assert.match(results.get(ids[2]!)!.text, /occurs 2 times/);
+  assert.match(results.get(ids[3]!)!.text, /no such file/);
+});
+
+test('a command past its timeout is killed with its children', async () => {
+  const turns = [
+    use('bash', { command: 'sleep 300 & echo $! > child.pid; sh -c "sleep 300" & echo $! >> child.pid; sleep 300', timeout_seconds: 1 }),
+    { text: 'It timed out.' },
+  ];
+  const { results, threadId } = await converse('run something slow', turns);
+  const result = [...results.values()][0]!;
+  assert.equal(result.status, 'error');
+  assert.match(result.text, /killed after 1 s timeout/);
+  const pids = (await s3Text(`${dataKeys(threadId).threadDir}/scratch/child.pid`))!.trim().split('\n').map(Number);
+  assert.equal(pids.length, 2);
+  for (const pid of pids) {
+    await eventually(() => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 5000, `process ${pid} gone`);
+  }
+});
+
+test('output over the display limit is truncated, with the full output in a file', async () => {
+  const turns = [use('bash', { command: 'seq 1 200000' }), { text: 'Counted.' }];
+  const { results, threadId } = await converse('count a lot', turns);
+  const result = [...results.values()][0]!;
+  assert.match(result.text, /output truncated/);
+  assert.ok(result.text.length < 40_000, `the model saw ${result.text.length} chars`);
+  assert.match(result.text, /200000/);
+  const file = /in \/workspace\/(\S+\.log)/.exec(result.text)![1]!;
+  const full = await s3Text(file.replace(/^data\//, ''));
+  assert.equal(full?.trim().split('\n').length, 200000);
+  assert.ok(file.startsWith(`data/${dataKeys(threadId).threadDir}/scratch/`));
+});
+
+test("two threads' sandboxes do not see each other's files", async () => {
+  const a = await converse('thread A', [use('write', { path: 'secret.txt', content: 'only for A' }), { text: 'ok' }]);
+  const b = await converse('thread B', [use('bash', { command: 'ls -A; cat secret.txt' }), use('read', { path: 'secret.txt' }), { text: 'ok' }]);
+  assert.notEqual(a.threadId, b.threadId);
+  const [ls, read] = [...b.results.values()];
+  assert.doesNotMatch(ls!.text, /only for A/);
+  assert.match(ls!.text, /No such file/);
+  assert.match(read!.text, /no such file/);
+  const tasks = [...stack.cloud.ecs.tasks.values()].filter((t) => t.status === 'RUNNING');
+  assert.ok(tasks.length >= 2, 'one task per thread');
+  assert.equal(new Set(tasks.map((t) => t.ip)).size, tasks.length);
+});
+
+test('the command server refuses requests without the task token', async () => {
+  const task = [...stack.cloud.ecs.tasks.values()].find((t) => t.status === 'RUNNING')!;
+  const base = `http://${task.ip}:${task.port}`;
+  assert.equal((await fetch(`${base}/health`)).status, 401);
+  assert.equal((await fetch(`${base}/exec`, { method: 'POST', headers: { authorization: 'Bearer guess' }, body: '{}' })).status, 401);
+});
+
+test('a sandbox killed mid-run is replaced and the run continues with its files', async () => {
+  const first = use('write', { path: 'kept.txt', content: 'survives the task' });
+  // After the first tool result, the task dies; the next tool call must land on a new task.
+  let killed = '';
+  const turns: ScriptedTurn[] = [first, use('bash', { command: 'cat kept.txt' }), { text: 'Still here.' }];
+  const watcher = (async () => {
+    await eventually(() => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes(first.toolUses![0]!.toolUseId!) && JSON.stringify(r.body.messages).includes('toolResult')), 30_000, 'first tool done');
+    const running = [...stack.cloud.ecs.tasks.values()].filter((t) => t.status === 'RUNNING');
+    const newest = running.sort((x, y) => Number(y.ip.split('.').pop()) - Number(x.ip.split('.').pop()))[0]!;
+    killed = newest.arn;
+    await stack.cloud.ecs.kill(newest.arn);
+  })();
+  const { results, ended, threadId } = await converse('survive a crash', turns);
+  await watcher;
+  assert.equal(ended.status, 'SUCCEEDED');
+  const cat = [...results.values()][1]!;
+  assert.match(cat.text, /survives the task/);
+  assert.ok(killed);
+  const replacement = [...stack.cloud.ecs.tasks.values()].filter((t) => t.status === 'RUNNING' && t.tags.some((tag) => tag.value === threadId));
+  assert.equal(replacement.length, 1);
+  assert.notEqual(replacement[0]!.arn, killed);
+});
+
+test('the scratch files of a thread are in S3 under its data directory', async () => {
+  const { threadId } = await converse('make files', [use('bash', { command: 'mkdir -p a/b && echo x > a/b/c.txt' }), { text: 'ok' }]);
+  const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/scratch/` }));
+  assert.deepEqual(out.Contents?.map((c) => c.Key!.split('/scratch/')[1]), ['a/b/c.txt']);
+});
