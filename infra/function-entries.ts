@@ -6,6 +6,8 @@ export const FUNCTION_ENTRIES = {
   dispatch: 'functions/ingress/dispatch.ts',
   runEnded: 'functions/ingress/run-ended.ts',
   agentStep: 'functions/agent-step/handler.ts',
+  sandboxStep: 'functions/agent-step/sandbox-step.ts',
+  sandboxReaper: 'functions/agent-step/sandbox-reaper.ts',
 } as const;
 
 export type FunctionRole = keyof typeof FUNCTION_ENTRIES;

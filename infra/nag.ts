@@ -12,6 +12,10 @@ import type { Dispatch } from './constructs/dispatch.ts';
 import type { RunEnded } from './constructs/run-ended.ts';
 import type { SlackSecret } from './constructs/slack-secret.ts';
 import type { WebhookApi } from './constructs/webhook-api.ts';
+import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
+import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
+import type { SandboxStep } from './constructs/sandbox-step.ts';
+import type { SandboxTask } from './constructs/sandbox-task.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
 
 /**
@@ -30,18 +34,37 @@ export interface NagScope {
   readonly dispatch: Dispatch;
   readonly agentRun: AgentRun;
   readonly runEnded: RunEnded;
+  readonly sandbox: {
+    readonly prefixLists: AwsPrefixLists;
+    readonly task: SandboxTask;
+    readonly step: SandboxStep;
+    readonly reaper: SandboxReaper;
+  };
 }
 
+const XRAY_REASON =
+  'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
+
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, webhook, dispatch, agentRun, runEnded } = parts;
+  const { data, slack, webhook, dispatch, agentRun, runEnded, sandbox } = parts;
 
   // Every Lambda function (built by createAgentFunction).
-  for (const fn of [webhook.handler, dispatch.handler, agentRun.agentStep, runEnded.handler]) {
+  const functions = [
+    webhook.handler,
+    dispatch.handler,
+    agentRun.agentStep,
+    runEnded.handler,
+    sandbox.step.handler,
+    sandbox.reaper.handler,
+  ];
+  for (const fn of functions) {
     acknowledge(resourceOf(fn), 'AwsSolutions-L1', 'nodejs22.x is the runtime this project targets and tests on; move to nodejs24.x deliberately, after testing on it.');
     acknowledge(
       roleOf(fn),
       'AwsSolutions-IAM5[Resource::*]',
-      'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.',
+      fn === sandbox.step.handler
+        ? `${XRAY_REASON} In the VPC, Lambda also needs ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets, which work only on "*" (creating and deleting interfaces is scoped separately).`
+        : XRAY_REASON,
     );
   }
 
@@ -91,6 +114,56 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     resourceOf(runEnded.deadLetterQueue),
     'AwsSolutions-SQS3',
     'This queue is itself the dead-letter queue of the run-ended EventBridge target; it needs no DLQ of its own.',
+  );
+
+  acknowledgeSandbox(sandbox, data, agentRun);
+}
+
+function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agentRun: AgentRun): void {
+  const { prefixLists, task, step, reaper } = sandbox;
+  const taskArns = iam5Resource(task, task.taskArns);
+
+  // The sandbox task: environment variables are its two fixed, non-secret settings.
+  acknowledge(
+    resourceOf(task.taskDefinition),
+    'AwsSolutions-ECS2',
+    'The container environment holds only SANDBOX_WORKSPACE (/workspace) and SANDBOX_PORT (8080), both public and fixed; the only secret, the per-task token, is passed as a RunTask container override and never stored in the task definition.',
+  );
+  acknowledge(
+    task.executionRole,
+    'AwsSolutions-IAM5[Resource::*]',
+    'Pulling the sandbox image needs ecr:GetAuthorizationToken, which does not support resource-level permissions; the layer and image actions name the one asset repository.',
+  );
+
+  // Starting and stopping sandbox tasks: task ids are random, so the ARN names the cluster and a wildcard id.
+  acknowledge(
+    roleOf(reaper.handler),
+    taskArns,
+    'The reaper describes and stops idle sandbox tasks, whose ids are assigned by ECS at RunTask; the ARN is limited to tasks of the sandbox cluster, and the statement also requires ecs:cluster to be that cluster.',
+  );
+  acknowledge(
+    roleOf(agentRun.agentStep),
+    taskArns,
+    'Agent-step describes and stops its thread\'s sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.',
+  );
+
+  // The sandbox-step function, inside the VPC.
+  acknowledge(
+    roleOf(step.handler),
+    iam5Resource(step, data.bucket.arnForObjects('*')),
+    'Sandbox-step copies a thread\'s workspace files between the data bucket and its sandbox task; access is limited to object actions on that one bucket.',
+  );
+  acknowledge(
+    roleOf(step.handler),
+    iam5Resource(step, Stack.of(step).formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' })),
+    'Lambda creates, re-addresses and deletes the function\'s VPC network interfaces with its execution role; their ids are unknown before Lambda creates them (creation is further limited to the sandbox subnets and security group).',
+  );
+
+  // The deploy-time prefix list lookup (AwsCustomResource).
+  acknowledge(
+    prefixLists.role,
+    'AwsSolutions-IAM5[Resource::*]',
+    'ec2:DescribePrefixLists (read-only) does not support resource-level permissions; it is the only action of this role, used once per deploy to find the S3 and DynamoDB prefix list ids.',
   );
 }
 

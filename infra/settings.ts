@@ -10,12 +10,33 @@ export interface DeploymentSettings {
   readonly logRetentionDays: RetentionDays;
   /** Upper bound of one agent run (one Step Functions execution). */
   readonly runTimeoutMinutes: number;
+  /**
+   * The sandbox's network: `isolated` (no route out of the VPC; VPC interface endpoints let Fargate
+   * pull the image and write logs) or `egress` (one NAT gateway; sandbox commands reach the internet).
+   */
+  readonly sandboxNetwork: SandboxNetworkMode;
+  /** How many Availability Zones the sandbox VPC spans (each AZ adds interface endpoints to pay for). */
+  readonly sandboxAzs: number;
+  /** Fargate CPU units of one sandbox task (1024 = 1 vCPU). */
+  readonly sandboxCpu: number;
+  /** Memory of one sandbox task in MiB; must be a combination Fargate allows with sandboxCpu. */
+  readonly sandboxMemoryMiB: number;
+  /** A thread's sandbox task is stopped after this many minutes without a tool call. */
+  readonly sandboxIdleMinutes: number;
 }
+
+export const SANDBOX_NETWORK_MODES = ['isolated', 'egress'] as const;
+export type SandboxNetworkMode = (typeof SANDBOX_NETWORK_MODES)[number];
 
 export const DEFAULT_SETTINGS: DeploymentSettings = {
   modelId: 'global.anthropic.claude-sonnet-4-5-20250929-v1:0',
   logRetentionDays: RetentionDays.ONE_MONTH,
   runTimeoutMinutes: 60,
+  sandboxNetwork: 'isolated',
+  sandboxAzs: 1,
+  sandboxCpu: 1024,
+  sandboxMemoryMiB: 2048,
+  sandboxIdleMinutes: 5,
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
@@ -26,11 +47,27 @@ const ALLOWED_RETENTION_DAYS = new Set(
 // A Standard workflow can run for at most one year.
 const MAX_RUN_TIMEOUT_MINUTES = 365 * 24 * 60;
 
+// Fargate's task sizes (Linux, x86 and ARM): the memory values in MiB each CPU value allows.
+// https://docs.aws.amazon.com/AmazonECS/latest/developerguide/fargate-tasks-services.html#fargate-tasks-size
+const steps = (min: number, max: number, step: number): number[] =>
+  Array.from({ length: (max - min) / step + 1 }, (_, i) => min + i * step);
+const FARGATE_MEMORY_BY_CPU: ReadonlyMap<number, readonly number[]> = new Map([
+  [256, [512, 1024, 2048]],
+  [512, steps(1024, 4096, 1024)],
+  [1024, steps(2048, 8192, 1024)],
+  [2048, steps(4096, 16384, 1024)],
+  [4096, steps(8192, 30720, 1024)],
+  [8192, steps(16384, 61440, 4096)],
+  [16384, steps(32768, 122880, 8192)],
+]);
+const FARGATE_CPUS = [...FARGATE_MEMORY_BY_CPU.keys()];
+
 export function readSettings(node: Node): DeploymentSettings {
   return {
     modelId: readModelId(node.tryGetContext('modelId')),
     logRetentionDays: readRetention(node.tryGetContext('logRetentionDays')),
     runTimeoutMinutes: readRunTimeout(node.tryGetContext('runTimeoutMinutes')),
+    ...readSandboxSettings(node),
   };
 }
 
@@ -61,4 +98,56 @@ function readRunTimeout(raw: unknown): number {
     );
   }
   return minutes;
+}
+
+type SandboxSettings = Pick<
+  DeploymentSettings,
+  'sandboxNetwork' | 'sandboxAzs' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes'
+>;
+
+function readSandboxSettings(node: Node): SandboxSettings {
+  const sandboxCpu = readWholeNumber(node, 'sandboxCpu', FARGATE_CPUS[0]!, FARGATE_CPUS.at(-1)!);
+  const sandboxMemoryMiB = readWholeNumber(node, 'sandboxMemoryMiB', 512, 122880);
+  checkFargateSize(sandboxCpu, sandboxMemoryMiB);
+  return {
+    sandboxNetwork: readSandboxNetwork(node.tryGetContext('sandboxNetwork')),
+    sandboxAzs: readWholeNumber(node, 'sandboxAzs', 1, 3),
+    sandboxCpu,
+    sandboxMemoryMiB,
+    sandboxIdleMinutes: readWholeNumber(node, 'sandboxIdleMinutes', 1, 120),
+  };
+}
+
+function readSandboxNetwork(raw: unknown): SandboxNetworkMode {
+  if (raw === undefined) return DEFAULT_SETTINGS.sandboxNetwork;
+  const mode = SANDBOX_NETWORK_MODES.find((m) => m === raw);
+  if (!mode) {
+    throw new Error(`context sandboxNetwork must be one of ${SANDBOX_NETWORK_MODES.join(', ')}; got ${JSON.stringify(raw)}`);
+  }
+  return mode;
+}
+
+type WholeNumberSetting = 'sandboxAzs' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes';
+
+function readWholeNumber(node: Node, key: WholeNumberSetting, min: number, max: number): number {
+  const raw: unknown = node.tryGetContext(key);
+  if (raw === undefined) return DEFAULT_SETTINGS[key];
+  const value = typeof raw === 'number' || (typeof raw === 'string' && raw.trim() !== '') ? Number(raw) : NaN;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`context ${key} must be a whole number from ${min} to ${max}; got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function checkFargateSize(cpu: number, memoryMiB: number): void {
+  const allowed = FARGATE_MEMORY_BY_CPU.get(cpu);
+  if (!allowed) {
+    throw new Error(`context sandboxCpu must be one of Fargate's CPU values ${FARGATE_CPUS.join(', ')}; got ${cpu}`);
+  }
+  if (!allowed.includes(memoryMiB)) {
+    const [first, second] = allowed;
+    const choices =
+      allowed.length <= 3 ? allowed.join(', ') : `${first} to ${allowed.at(-1)} in steps of ${second! - first!}`;
+    throw new Error(`context sandboxMemoryMiB ${memoryMiB} is not offered by Fargate with sandboxCpu ${cpu}; use ${choices}`);
+  }
 }

@@ -2,7 +2,9 @@
 //
 //   Slack --> WebhookApi (HTTP API + webhook fn) --> Inbox (SQS FIFO) --> Dispatch (lease, start)
 //         --> AgentRun (Step Functions + agent-step fn, Bedrock) --> RunEnded (cleanup rule)
-//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret.
+//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret;
+//   and the sandbox the agent's tools run in: SandboxNetwork (VPC) + SandboxSecurityGroups,
+//   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop).
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -20,6 +22,12 @@ import { Inbox } from './constructs/inbox.ts';
 import { RunEnded } from './constructs/run-ended.ts';
 import { SlackSecret } from './constructs/slack-secret.ts';
 import { StateTable } from './constructs/state-table.ts';
+import { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
+import { SandboxNetwork } from './constructs/sandbox-network.ts';
+import { SandboxReaper } from './constructs/sandbox-reaper.ts';
+import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
+import { SandboxStep } from './constructs/sandbox-step.ts';
+import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
 import { SLACK_EVENTS_PATH, WebhookApi } from './constructs/webhook-api.ts';
 import type { FunctionRole } from './function-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
@@ -32,6 +40,15 @@ export interface AgentRuntimeStackProps extends StackProps {
 /** The functions by role; FUNCTION_ENTRIES (same keys) names each one's handler module. */
 export type AgentRuntimeFunctions = { readonly [role in FunctionRole]: NodejsFunction };
 
+/** The sandbox's parts, for tests and tools that need them. */
+export interface AgentRuntimeSandbox {
+  readonly network: SandboxNetwork;
+  readonly securityGroups: SandboxSecurityGroups;
+  readonly prefixLists: AwsPrefixLists;
+  readonly task: SandboxTask;
+  readonly reaperRule: Rule;
+}
+
 export class AgentRuntimeStack extends Stack {
   readonly functions: AgentRuntimeFunctions;
   readonly stateMachine: StateMachine;
@@ -41,16 +58,45 @@ export class AgentRuntimeStack extends Stack {
   readonly slackSecret: Secret;
   readonly api: HttpApi;
   readonly runEndedRule: Rule;
+  readonly sandbox: AgentRuntimeSandbox;
 
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
     const { modelId, logRetentionDays: logRetention, runTimeoutMinutes } = props.settings;
+    const { sandboxNetwork, sandboxAzs, sandboxCpu, sandboxMemoryMiB, sandboxIdleMinutes } = props.settings;
 
     // Shared state.
     const state = new StateTable(this, 'State');
     const data = new DataBucket(this, 'Data');
     const slack = new SlackSecret(this, 'Slack');
     const shared = { table: state.table, slackSecret: slack.secret, logRetention };
+
+    // The sandbox: where the agent's tools run, one Fargate task per thread.
+    const network = new SandboxNetwork(this, 'SandboxNetwork', { mode: sandboxNetwork, azs: sandboxAzs, logRetention });
+    const prefixLists = new AwsPrefixLists(this, 'PrefixLists', { logRetention });
+    const securityGroups = new SandboxSecurityGroups(this, 'SandboxSecurityGroups', { network, prefixLists, port: SANDBOX_PORT });
+    const sandboxTask = new SandboxTask(this, 'SandboxTask', {
+      network,
+      securityGroups,
+      cpu: sandboxCpu,
+      memoryMiB: sandboxMemoryMiB,
+      idleMinutes: sandboxIdleMinutes,
+      logRetention,
+    });
+    // Neither sandbox function gets the Slack secret: they never talk to Slack.
+    const sandboxStep = new SandboxStep(this, 'SandboxStep', {
+      table: state.table,
+      bucket: data.bucket,
+      network,
+      securityGroups,
+      logRetention,
+    });
+    const sandboxReaper = new SandboxReaper(this, 'SandboxReaper', {
+      table: state.table,
+      task: sandboxTask,
+      idleMinutes: sandboxIdleMinutes,
+      logRetention,
+    });
 
     // The path of one message.
     const inbox = new Inbox(this, 'Inbox', { consumerTimeout: DISPATCH_TIMEOUT });
@@ -60,6 +106,8 @@ export class AgentRuntimeStack extends Stack {
       bucket: data.bucket,
       modelId,
       runTimeout: Duration.minutes(runTimeoutMinutes),
+      sandboxStep: sandboxStep.handler,
+      sandbox: sandboxTask,
     });
     const dispatch = new Dispatch(this, 'Dispatch', {
       ...shared,
@@ -77,6 +125,8 @@ export class AgentRuntimeStack extends Stack {
       dispatch: dispatch.handler,
       runEnded: runEnded.handler,
       agentStep: agentRun.agentStep,
+      sandboxStep: sandboxStep.handler,
+      sandboxReaper: sandboxReaper.handler,
     };
     this.stateMachine = agentRun.stateMachine;
     this.table = state.table;
@@ -85,6 +135,7 @@ export class AgentRuntimeStack extends Stack {
     this.slackSecret = slack.secret;
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
+    this.sandbox = { network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule };
 
     new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
     new CfnOutput(this, 'SlackEventsUrl', {
@@ -96,7 +147,19 @@ export class AgentRuntimeStack extends Stack {
       description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
     });
     new CfnOutput(this, 'DataBucketName', { value: data.bucket.bucketName, description: 'S3 bucket holding the data/ tree' });
+    new CfnOutput(this, 'SandboxClusterName', {
+      value: sandboxTask.cluster.clusterName,
+      description: `ECS cluster of the sandbox tasks (network mode: ${sandboxNetwork}); aws ecs list-tasks --cluster <name> shows running sandboxes`,
+    });
 
-    acknowledgeNagFindings({ data, webhook, agentRun, dispatch, runEnded, slack });
+    acknowledgeNagFindings({
+      data,
+      webhook,
+      agentRun,
+      dispatch,
+      runEnded,
+      slack,
+      sandbox: { prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper },
+    });
   }
 }

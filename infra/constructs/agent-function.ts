@@ -1,10 +1,12 @@
 // The one way this project builds a Lambda function: Node 22 on Graviton, an ESM bundle made by the
 // local esbuild, its own log group with retention, X-Ray tracing, and a role that can write to that
 // log group only (instead of the AWSLambdaBasicExecutionRole managed policy, which covers every
-// log group in the account).
+// log group in the account). A function placed in a VPC gets the network-interface permissions Lambda
+// needs, scoped to its subnets and security groups (instead of AWSLambdaVPCAccessExecutionRole).
 import { fileURLToPath } from 'node:url';
-import type { Duration } from 'aws-cdk-lib';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type Duration, Stack } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -28,6 +30,14 @@ export interface AgentFunctionProps {
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
   readonly logRetention: RetentionDays;
+  /** Run the function inside a VPC (it then reaches only what the subnets' routes and its security groups allow). */
+  readonly vpc?: AgentFunctionVpc;
+}
+
+export interface AgentFunctionVpc {
+  readonly vpc: IVpc;
+  readonly subnets: SubnetSelection;
+  readonly securityGroups: ISecurityGroup[];
 }
 
 export function createAgentFunction(scope: Construct, id: string, props: AgentFunctionProps): NodejsFunction {
@@ -37,6 +47,7 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
     description: `Execution role of the ${id} function`,
   });
   logGroup.grantWrite(role);
+  if (props.vpc) grantNetworkInterfaces(role, props.vpc);
 
   return new NodejsFunction(scope, id, {
     entry: `${PROJECT_ROOT}${props.entry}`,
@@ -52,6 +63,11 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
     logGroup,
     tracing: Tracing.ACTIVE,
     environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+    ...(props.vpc && {
+      vpc: props.vpc.vpc,
+      vpcSubnets: props.vpc.subnets,
+      securityGroups: props.vpc.securityGroups,
+    }),
     bundling: {
       format: OutputFormat.ESM,
       target: 'node22',
@@ -68,3 +84,38 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
   });
 }
 
+/**
+ * What Lambda does with the execution role to attach a function to a VPC: create its network
+ * interfaces in the function's subnets with the function's security groups, and describe, (un)assign
+ * addresses to and delete network interfaces. The Describe actions have no resource-level permissions.
+ */
+function grantNetworkInterfaces(role: Role, placement: AgentFunctionVpc): void {
+  const stack = Stack.of(role);
+  const ec2Arn = (resource: string, name: string) => stack.formatArn({ service: 'ec2', resource, resourceName: name });
+  const networkInterfaces = ec2Arn('network-interface', '*');
+  role.addToPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ['ec2:CreateNetworkInterface'],
+      resources: [
+        networkInterfaces,
+        ...placement.vpc.selectSubnets(placement.subnets).subnetIds.map((subnet) => ec2Arn('subnet', subnet)),
+        ...placement.securityGroups.map((group) => ec2Arn('security-group', group.securityGroupId)),
+      ],
+    }),
+  );
+  role.addToPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ['ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+      resources: [networkInterfaces],
+    }),
+  );
+  role.addToPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets'],
+      resources: ['*'],
+    }),
+  );
+}

@@ -1,12 +1,15 @@
 // The agent run's state machine definition. The agent-step handler relies on this exact shape:
 //
-//   Prepare -> Model -> NextStep --($.loop.next == "model")--> Model
-//                               \--(otherwise)--------------> Finish -> RunSucceeded
+//   Prepare -> Model -> NextStep --($.loop.next == "model")----> Model
+//                               |--($.loop.next == "tool")-----> Tool        -> NextStep
+//                               |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
+//                               \--(otherwise)----------------> Finish -> RunSucceeded
 //   any task --Catch States.ALL ($.error)--> HandleFailure -> RunFailed
 //   HandleFailure --Catch States.ALL--> RunFailed
 //
-// Every task invokes the agent-step function with {"action": <step>, "state": <whole state>} and
-// stores the result under $.loop, so the run object given as execution input stays intact.
+// Every task invokes a function with {"action": <step>, "state": <whole state>} and stores the result
+// under $.loop, so the run object given as execution input stays intact. SandboxTool invokes the
+// sandbox-step function (in the sandbox VPC); every other task invokes agent-step.
 // JSONPath, not JSONata: the local Step Functions runner ignores JSONata.
 import { Duration } from 'aws-cdk-lib';
 import { Choice, Condition, Fail, type IChainable, JitterType, Succeed, TaskInput } from 'aws-cdk-lib/aws-stepfunctions';
@@ -14,14 +17,24 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 
-export type AgentStepAction = 'prepare' | 'model' | 'finish' | 'fail';
+export type AgentStepAction = 'prepare' | 'model' | 'tool' | 'finish' | 'fail';
+
+/** Values of $.loop.next that lead to another step; anything else (or nothing) finishes the run. */
+export const NEXT_STEPS = { model: 'Model', tool: 'Tool', sandbox: 'SandboxTool' } as const;
 
 export const RUN_FAILED_ERROR = 'AgentRunFailed';
 
-export function agentRunDefinition(scope: Construct, agentStep: IFunction): IChainable {
-  const step = (id: string, action: AgentStepAction) =>
+export interface AgentRunFunctions {
+  /** Published version of the agent-step function. */
+  readonly agentStep: IFunction;
+  /** Published version of the sandbox-step function. */
+  readonly sandboxStep: IFunction;
+}
+
+export function agentRunDefinition(scope: Construct, functions: AgentRunFunctions): IChainable {
+  const step = (id: string, action: AgentStepAction, lambdaFunction: IFunction = functions.agentStep) =>
     LambdaInvoke.jsonPath(scope, id, {
-      lambdaFunction: agentStep,
+      lambdaFunction,
       payload: TaskInput.fromObject({ action, 'state.$': '$' }),
       payloadResponseOnly: true,
       resultPath: '$.loop',
@@ -46,16 +59,25 @@ export function agentRunDefinition(scope: Construct, agentStep: IFunction): ICha
   handleFailure.addCatch(runFailed, { errors: ['States.ALL'], resultPath: '$.error' });
 
   const prepare = step('Prepare', 'prepare');
-  const model = step('Model', 'model');
+  const model = step(NEXT_STEPS.model, 'model');
+  const tool = step(NEXT_STEPS.tool, 'tool');
+  const sandboxTool = step(NEXT_STEPS.sandbox, 'tool', functions.sandboxStep);
   const finish = step('Finish', 'finish');
-  for (const task of [prepare, model, finish]) {
+  for (const task of [prepare, model, tool, sandboxTool, finish]) {
     task.addCatch(handleFailure, { errors: ['States.ALL'], resultPath: '$.error' });
   }
 
+  // isPresent first: a Choice on a missing path is a runtime error, not "otherwise".
+  const nextIs = (value: keyof typeof NEXT_STEPS) =>
+    Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', value));
   const nextStep = Choice.jsonPath(scope, 'NextStep')
-    // isPresent first: a Choice on a missing path is a runtime error, not "otherwise".
-    .when(Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', 'model')), model)
+    .when(nextIs('model'), model)
+    .when(nextIs('tool'), tool)
+    .when(nextIs('sandbox'), sandboxTool)
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
+  // Both tool steps return to the choice: the handler decides what follows (more tools, the model, finish).
+  tool.next(nextStep);
+  sandboxTool.next(nextStep);
 
   return prepare.next(model).next(nextStep);
 }

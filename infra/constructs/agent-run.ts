@@ -1,4 +1,6 @@
-// One agent run = one Standard Step Functions execution whose steps invoke the agent-step function.
+// One agent run = one Standard Step Functions execution whose steps invoke the agent-step function,
+// and the sandbox-step function for sandbox tool calls. Agent-step starts the thread's sandbox task
+// (RunTask) but stays outside the VPC: it needs Slack and Bedrock on the internet.
 //
 // The agent-step function needs the state machine's ARN (to start the next queued prompt when a run
 // finishes) while the state machine references the function: a CloudFormation cycle. The state
@@ -23,6 +25,7 @@ import { createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
 import { agentRunDefinition } from './agent-run-definition.ts';
 import { bedrockInvokeStatements } from './bedrock-access.ts';
+import type { SandboxLauncher } from './sandbox-task.ts';
 
 export interface AgentRunProps {
   readonly table: ITable;
@@ -31,6 +34,10 @@ export interface AgentRunProps {
   readonly modelId: string;
   readonly runTimeout: Duration;
   readonly logRetention: RetentionDays;
+  /** The function the SandboxTool state invokes (its published version). */
+  readonly sandboxStep: NodejsFunction;
+  /** How agent-step starts, finds and stops sandbox tasks. */
+  readonly sandbox: SandboxLauncher;
 }
 
 export class AgentRun extends Construct {
@@ -65,6 +72,7 @@ export class AgentRun extends Construct {
         STATE_MACHINE_ARN: this.stateMachineArn,
         SLACK_SECRET_ARN: props.slackSecret.secretArn,
         BEDROCK_MODEL_ID: props.modelId,
+        ...props.sandbox.launchEnvironment,
       },
     });
     props.table.grantReadWriteData(this.agentStep);
@@ -76,6 +84,7 @@ export class AgentRun extends Construct {
     for (const statement of bedrockInvokeStatements(this, props.modelId)) {
       this.agentStep.addToRolePolicy(statement);
     }
+    props.sandbox.grantLaunch(this.agentStep);
 
     const logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
@@ -83,12 +92,17 @@ export class AgentRun extends Construct {
       stateMachineType: StateMachineType.STANDARD,
       queryLanguage: QueryLanguage.JSON_PATH,
       // Executions invoke the published version, so a deploy never swaps code under a running run.
-      definitionBody: DefinitionBody.fromChainable(agentRunDefinition(this, this.agentStep.currentVersion)),
+      definitionBody: DefinitionBody.fromChainable(
+        agentRunDefinition(this, {
+          agentStep: this.agentStep.currentVersion,
+          sandboxStep: props.sandboxStep.currentVersion,
+        }),
+      ),
       timeout: props.runTimeout,
       // Execution data stays out of the logs: it holds user messages.
       logs: { destination: logGroup, level: LogLevel.ALL, includeExecutionData: false },
       tracingEnabled: true,
-      comment: 'One agent run per prompt: prepare, model steps until done, finish',
+      comment: 'One agent run per prompt: prepare, model and tool steps until done, finish',
     });
   }
 }

@@ -1,7 +1,9 @@
 // Deployment settings read from CDK context, and how a model id maps to Bedrock resources.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
+import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
 import { parseModelId } from '../../infra/constructs/bedrock-access.ts';
 import { DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
 
@@ -12,8 +14,55 @@ test('defaults when the context says nothing', () => {
     modelId: 'global.anthropic.claude-sonnet-4-5-20250929-v1:0',
     logRetentionDays: 30,
     runTimeoutMinutes: 60,
+    sandboxNetwork: 'isolated',
+    sandboxAzs: 1,
+    sandboxCpu: 1024,
+    sandboxMemoryMiB: 2048,
+    sandboxIdleMinutes: 5,
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);
+});
+
+test('cdk.json states every deployment setting, with the defaults', () => {
+  const { context } = JSON.parse(readFileSync(`${PROJECT_ROOT}cdk.json`, 'utf8')) as { context: Record<string, unknown> };
+  for (const [key, value] of Object.entries(DEFAULT_SETTINGS)) assert.equal(context[key], value, key);
+  assert.deepEqual(settingsFrom(context), DEFAULT_SETTINGS);
+});
+
+test('sandbox settings: network mode, AZs, Fargate size and idle timeout, also as -c strings', () => {
+  const settings = settingsFrom({
+    sandboxNetwork: 'egress',
+    sandboxAzs: '2',
+    sandboxCpu: '2048',
+    sandboxMemoryMiB: '8192',
+    sandboxIdleMinutes: '30',
+  });
+  assert.equal(settings.sandboxNetwork, 'egress');
+  assert.equal(settings.sandboxAzs, 2);
+  assert.equal(settings.sandboxCpu, 2048);
+  assert.equal(settings.sandboxMemoryMiB, 8192);
+  assert.equal(settings.sandboxIdleMinutes, 30);
+  // Every Fargate size at the edges of its range.
+  for (const [cpu, memory] of [[256, 512], [256, 2048], [512, 4096], [4096, 30720], [8192, 61440], [16384, 122880]]) {
+    assert.equal(settingsFrom({ sandboxCpu: cpu, sandboxMemoryMiB: memory }).sandboxMemoryMiB, memory, `${cpu}/${memory}`);
+  }
+});
+
+test('invalid sandbox settings fail the synth with a message naming the setting', () => {
+  assert.throws(() => settingsFrom({ sandboxNetwork: 'public' }), /sandboxNetwork must be one of isolated, egress/);
+  assert.throws(() => settingsFrom({ sandboxAzs: 0 }), /sandboxAzs must be a whole number from 1 to 3/);
+  assert.throws(() => settingsFrom({ sandboxAzs: '4' }), /sandboxAzs/);
+  assert.throws(() => settingsFrom({ sandboxAzs: '' }), /sandboxAzs/);
+  assert.throws(() => settingsFrom({ sandboxIdleMinutes: 0 }), /sandboxIdleMinutes must be a whole number from 1 to 120/);
+  assert.throws(() => settingsFrom({ sandboxIdleMinutes: '121' }), /sandboxIdleMinutes/);
+  assert.throws(() => settingsFrom({ sandboxIdleMinutes: 2.5 }), /sandboxIdleMinutes/);
+  // Not a Fargate CPU value, and memory Fargate does not offer with the CPU (default or given).
+  assert.throws(() => settingsFrom({ sandboxCpu: 1000 }), /sandboxCpu must be one of Fargate's CPU values 256, 512, 1024/);
+  assert.throws(() => settingsFrom({ sandboxMemoryMiB: 1024 }), /sandboxMemoryMiB 1024 is not offered by Fargate with sandboxCpu 1024; use 2048 to 8192 in steps of 1024/);
+  assert.throws(() => settingsFrom({ sandboxMemoryMiB: 2500 }), /sandboxMemoryMiB 2500/);
+  assert.throws(() => settingsFrom({ sandboxCpu: 256, sandboxMemoryMiB: 1536 }), /use 512, 1024, 2048/);
+  assert.throws(() => settingsFrom({ sandboxCpu: 8192, sandboxMemoryMiB: 18432 }), /steps of 4096/);
+  assert.throws(() => settingsFrom({ sandboxCpu: 'lots' }), /sandboxCpu/);
 });
 
 test('numbers given as strings (cdk deploy -c key=value) are parsed', () => {

@@ -6,7 +6,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
 import { checkWithCdkNag } from '../../infra/nag.ts';
-import { readSettings } from '../../infra/settings.ts';
+import { DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
 import { AgentRuntimeStack } from '../../infra/stack.ts';
 
 export const STACK_NAME = 'TestRuntime';
@@ -18,8 +18,8 @@ interface CdkJson {
 /** cdk.json's context minus the deployment settings, so each test states the settings it uses. */
 function featureFlags(): Record<string, unknown> {
   const { context } = JSON.parse(readFileSync(`${PROJECT_ROOT}cdk.json`, 'utf8')) as CdkJson;
-  const { modelId: _m, logRetentionDays: _l, runTimeoutMinutes: _r, stackName: _s, ...flags } = context;
-  return flags;
+  const settings = new Set<string>(['stackName', ...Object.keys(DEFAULT_SETTINGS)]);
+  return Object.fromEntries(Object.entries(context).filter(([key]) => !settings.has(key)));
 }
 
 export interface SynthOptions {
@@ -73,6 +73,8 @@ export function flatten(value: unknown): string {
     }
     if (Array.isArray(fn['Fn::GetAtt'])) return `<${(fn['Fn::GetAtt'] as string[]).join('.')}>`;
     if (typeof fn.Ref === 'string') return `<${fn.Ref}>`;
+    // Fn::Sub without variables (CDK's asset repository and bucket names): its ${...} placeholders stay as they are.
+    if (typeof fn['Fn::Sub'] === 'string') return fn['Fn::Sub'];
   }
   throw new Error(`cannot flatten ${JSON.stringify(value)}`);
 }

@@ -1,0 +1,114 @@
+// The sandbox's VPC, in one of two modes (deployment setting sandboxNetwork):
+//
+//   isolated (default)  PRIVATE_ISOLATED subnets only: no internet gateway, no NAT, no route out.
+//                       Gateway endpoints (free) reach S3 and DynamoDB; interface endpoints for ECR
+//                       (api, dkr) and CloudWatch Logs let Fargate pull the image and ship logs.
+//   egress              PRIVATE_WITH_EGRESS subnets behind one NAT gateway (and the public subnet it
+//                       lives in): sandbox commands reach the internet. Same gateway endpoints; no
+//                       interface endpoints (the NAT reaches ECR and Logs).
+//
+// Fewer AZs mean fewer interface endpoints to pay for (sandboxAzs, default 1). Every flow is logged.
+import { Fn } from 'aws-cdk-lib';
+import {
+  FlowLogDestination,
+  FlowLogTrafficType,
+  GatewayVpcEndpointAwsService,
+  type GatewayVpcEndpoint,
+  InterfaceVpcEndpointAwsService,
+  type InterfaceVpcEndpoint,
+  IpAddresses,
+  SecurityGroup,
+  type SubnetSelection,
+  SubnetType,
+  Vpc,
+} from 'aws-cdk-lib/aws-ec2';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { SandboxNetworkMode } from '../settings.ts';
+
+export interface SandboxNetworkProps {
+  readonly mode: SandboxNetworkMode;
+  /** Availability Zones to span, 1..3. */
+  readonly azs: number;
+  readonly logRetention: RetentionDays;
+}
+
+export class SandboxNetwork extends Construct {
+  readonly mode: SandboxNetworkMode;
+  readonly vpc: Vpc;
+  /** Where sandbox tasks and the sandbox-step function run. */
+  readonly subnets: SubnetSelection;
+  readonly s3Endpoint: GatewayVpcEndpoint;
+  readonly dynamoDbEndpoint: GatewayVpcEndpoint;
+  /** ECR api, ECR dkr and CloudWatch Logs, in isolated mode only. */
+  readonly interfaceEndpoints: InterfaceVpcEndpoint[];
+  /** Guards the interface endpoints (isolated mode only); SandboxSecurityGroups opens it to tasks. */
+  readonly endpointSecurityGroup?: SecurityGroup;
+  readonly flowLogGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: SandboxNetworkProps) {
+    super(scope, id);
+    this.mode = props.mode;
+    const isolated = props.mode === 'isolated';
+    const subnetType = isolated ? SubnetType.PRIVATE_ISOLATED : SubnetType.PRIVATE_WITH_EGRESS;
+
+    this.vpc = new Vpc(this, 'Vpc', {
+      ipAddresses: IpAddresses.cidr('10.20.0.0/16'),
+      // The stack is environment-agnostic, where maxAzs stops at 2; naming the AZs by index works in
+      // any Region and lets a deployment span up to 3.
+      availabilityZones: Array.from({ length: props.azs }, (_, i) => Fn.select(i, Fn.getAzs())),
+      // The sandbox subnets come first, so they keep their CIDRs (and are updated, not replaced) when
+      // a deployment switches between the modes; only routes and the public subnet come and go.
+      subnetConfiguration: [
+        { name: 'Sandbox', subnetType, cidrMask: 20 },
+        // Egress mode: only the NAT gateway lives here; it has its own Elastic IP, nothing else gets a public one.
+        ...(isolated ? [] : [{ name: 'Public', subnetType: SubnetType.PUBLIC, cidrMask: 24, mapPublicIpOnLaunch: false }]),
+      ],
+      natGateways: isolated ? 0 : 1,
+      createInternetGateway: !isolated,
+      // The default security group (which nothing here uses) is stripped of its rules.
+      restrictDefaultSecurityGroup: true,
+    });
+    this.subnets = { subnetType };
+
+    this.flowLogGroup = new LogGroup(this, 'FlowLogs', { retention: props.logRetention });
+    this.vpc.addFlowLog('FlowLog', {
+      destination: FlowLogDestination.toCloudWatchLogs(this.flowLogGroup),
+      trafficType: FlowLogTrafficType.ALL,
+    });
+
+    // Gateway endpoints cost nothing: the sandbox-step function reaches S3 and DynamoDB through them,
+    // and Fargate pulls image layers (stored in S3) through the S3 one.
+    this.s3Endpoint = this.vpc.addGatewayEndpoint('S3', { service: GatewayVpcEndpointAwsService.S3, subnets: [this.subnets] });
+    this.dynamoDbEndpoint = this.vpc.addGatewayEndpoint('DynamoDb', {
+      service: GatewayVpcEndpointAwsService.DYNAMODB,
+      subnets: [this.subnets],
+    });
+
+    this.interfaceEndpoints = [];
+    if (isolated) {
+      this.endpointSecurityGroup = new SecurityGroup(this, 'EndpointSg', {
+        vpc: this.vpc,
+        description: 'Interface endpoints (ECR, Logs) of the sandbox VPC: HTTPS from sandbox tasks only',
+        allowAllOutbound: false,
+      });
+      const services = {
+        EcrApi: InterfaceVpcEndpointAwsService.ECR,
+        EcrDocker: InterfaceVpcEndpointAwsService.ECR_DOCKER,
+        Logs: InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
+      };
+      for (const [name, service] of Object.entries(services)) {
+        this.interfaceEndpoints.push(
+          this.vpc.addInterfaceEndpoint(name, {
+            service,
+            subnets: this.subnets,
+            privateDnsEnabled: true,
+            securityGroups: [this.endpointSecurityGroup],
+            // Ingress is granted to the sandbox task security group only, not to the whole VPC.
+            open: false,
+          }),
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,468 @@
+// Template tests for the sandbox: the Fargate task definition, the VPC in both network modes, the
+// security groups between the sandbox-step function and the task, who may start and stop tasks, the
+// idle reaper's schedule, cdk-nag in both modes, and the container image asset.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { SANDBOX_IMAGE_DIR } from '../../infra/constructs/sandbox-image.ts';
+import type { FunctionRole } from '../../infra/function-entries.ts';
+import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
+import { flatten, logicalId, STACK_NAME, synth, type Synthesized } from './synth.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+
+const list = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** A synthesized stack with lookups by construct, type and role. */
+function inspect(synthesized: Synthesized) {
+  const { stack, template } = synthesized;
+  const resources = template.toJSON().Resources as Record<string, Resource>;
+  const idOf = (construct: IConstruct) => logicalId(stack, construct);
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+  const props = (construct: IConstruct) => {
+    const found = resources[idOf(construct)];
+    assert.ok(found, `${construct.node.path} not in the template`);
+    return found.Properties;
+  };
+  /** The statements of every IAM::Policy attached to a role (by the role's logical id). */
+  const statementsOf = (roleId: string): Statement[] =>
+    ofType('AWS::IAM::Policy')
+      .filter(([, p]) => list(p.Properties.Roles).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  const functionStatements = (role: FunctionRole) => statementsOf(idOf(stack.functions[role].role!));
+  const groupId = (construct: IConstruct) => ({ 'Fn::GetAtt': [idOf(construct), 'GroupId'] });
+  /** Standalone ingress/egress rules of a security group (CDK writes cross-group and prefix-list rules this way). */
+  const rulesOf = (type: 'AWS::EC2::SecurityGroupIngress' | 'AWS::EC2::SecurityGroupEgress', group: IConstruct) =>
+    ofType(type)
+      .map(([, r]) => r.Properties)
+      .filter((r) => JSON.stringify(r.GroupId) === JSON.stringify(groupId(group)));
+  return { stack, template, resources, idOf, ofType, props, statementsOf, functionStatements, groupId, rulesOf };
+}
+
+const isolated = inspect(synth());
+const egress = inspect(synth({ settings: { sandboxNetwork: 'egress' } }));
+
+test('task definition: Fargate, ARM64 Linux, cpu/memory from the settings, one container "sandbox"', () => {
+  const { props, stack } = isolated;
+  const definition = props(stack.sandbox.task.taskDefinition);
+  assert.deepEqual(definition.RequiresCompatibilities, ['FARGATE']);
+  assert.equal(definition.NetworkMode, 'awsvpc');
+  assert.deepEqual(definition.RuntimePlatform, { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' });
+  assert.equal(definition.Cpu, String(DEFAULT_SETTINGS.sandboxCpu));
+  assert.equal(definition.Memory, String(DEFAULT_SETTINGS.sandboxMemoryMiB));
+  const containers = definition.ContainerDefinitions as Record<string, unknown>[];
+  assert.equal(containers.length, 1);
+  assert.equal(containers[0]!.Name, 'sandbox');
+  assert.equal(containers[0]!.Essential, true);
+});
+
+test('container: non-root uid 1000, read-only root filesystem, ALL capabilities dropped, init process, not privileged', () => {
+  const { props, stack } = isolated;
+  const [container] = props(stack.sandbox.task.taskDefinition).ContainerDefinitions as Record<string, unknown>[];
+  assert.equal(container!.User, '1000');
+  assert.equal(container!.ReadonlyRootFilesystem, true);
+  assert.equal(container!.Privileged, false);
+  assert.deepEqual(container!.LinuxParameters, { Capabilities: { Drop: ['ALL'] }, InitProcessEnabled: true });
+});
+
+test('container: writable task storage only at /workspace and /tmp, server on 8080/tcp, its two settings, awslogs', () => {
+  const { props, stack, resources } = isolated;
+  const definition = props(stack.sandbox.task.taskDefinition);
+  const [container] = definition.ContainerDefinitions as Record<string, unknown>[];
+  // Bind mounts without a host path: the task's ephemeral storage.
+  assert.deepEqual(definition.Volumes, [{ Name: 'workspace' }, { Name: 'tmp' }]);
+  assert.deepEqual(container!.MountPoints, [
+    { ContainerPath: '/workspace', ReadOnly: false, SourceVolume: 'workspace' },
+    { ContainerPath: '/tmp', ReadOnly: false, SourceVolume: 'tmp' },
+  ]);
+  assert.deepEqual(container!.PortMappings, [{ ContainerPort: 8080, Protocol: 'tcp' }]);
+  assert.deepEqual(container!.Environment, [
+    { Name: 'SANDBOX_WORKSPACE', Value: '/workspace' },
+    { Name: 'SANDBOX_PORT', Value: '8080' },
+  ]);
+  assert.equal(container!.Secrets, undefined, 'no secrets in the task definition');
+  const logging = container!.LogConfiguration as { LogDriver: string; Options: Record<string, { Ref: string }> };
+  assert.equal(logging.LogDriver, 'awslogs');
+  const logGroup = resources[logging.Options['awslogs-group']!.Ref]!;
+  assert.equal(logGroup.Type, 'AWS::Logs::LogGroup');
+  assert.equal(logGroup.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays);
+});
+
+test('task role: no policy at all (no attached IAM::Policy, no managed or inline policies); execution role: image pull and logs only', () => {
+  for (const { props, stack, idOf, ofType, statementsOf } of [isolated, egress]) {
+    const definition = props(stack.sandbox.task.taskDefinition);
+    const taskRoleId = idOf(stack.sandbox.task.taskRole);
+    assert.deepEqual(definition.TaskRoleArn, { 'Fn::GetAtt': [taskRoleId, 'Arn'] });
+    const taskRole = props(stack.sandbox.task.taskRole);
+    assert.equal(taskRole.ManagedPolicyArns, undefined);
+    assert.equal(taskRole.Policies, undefined);
+    assert.deepEqual(statementsOf(taskRoleId), []);
+    // No policy names the task role anywhere (ManagedPolicy resources included).
+    for (const [id, policy] of [...ofType('AWS::IAM::Policy'), ...ofType('AWS::IAM::ManagedPolicy')]) {
+      assert.ok(!JSON.stringify(policy.Properties.Roles ?? []).includes(`"${taskRoleId}"`), `${id} is attached to the task role`);
+    }
+
+    const executionRoleId = idOf(stack.sandbox.task.executionRole);
+    assert.deepEqual(definition.ExecutionRoleArn, { 'Fn::GetAtt': [executionRoleId, 'Arn'] });
+    assert.equal(props(stack.sandbox.task.executionRole).ManagedPolicyArns, undefined);
+    const actions = statementsOf(executionRoleId).flatMap((s) => list(s.Action)).sort();
+    assert.deepEqual(actions, [
+      'ecr:BatchCheckLayerAvailability',
+      'ecr:BatchGetImage',
+      'ecr:GetAuthorizationToken',
+      'ecr:GetDownloadUrlForLayer',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
+    for (const s of statementsOf(executionRoleId).filter((st) => list(st.Action).some((a) => a.startsWith('logs:')))) {
+      assert.deepEqual(s.Resource, { 'Fn::GetAtt': [idOf(stack.sandbox.task.logGroup), 'Arn'] });
+    }
+  }
+});
+
+test('cluster: container insights on', () => {
+  assert.deepEqual(isolated.props(isolated.stack.sandbox.task.cluster).ClusterSettings, [{ Name: 'containerInsights', Value: 'enabled' }]);
+});
+
+test('isolated network: isolated subnets only; no internet gateway, NAT, Elastic IP or default route; nothing maps public IPs', () => {
+  const { ofType } = isolated;
+  assert.equal(ofType('AWS::EC2::VPC').length, 1);
+  for (const type of ['AWS::EC2::InternetGateway', 'AWS::EC2::VPCGatewayAttachment', 'AWS::EC2::NatGateway', 'AWS::EC2::EIP', 'AWS::EC2::EgressOnlyInternetGateway']) {
+    assert.equal(ofType(type).length, 0, type);
+  }
+  assert.equal(ofType('AWS::EC2::Route').length, 0, 'no routes besides the local one and the gateway endpoints');
+  const subnets = ofType('AWS::EC2::Subnet');
+  assert.equal(subnets.length, DEFAULT_SETTINGS.sandboxAzs);
+  for (const [id, subnet] of subnets) {
+    assert.notEqual(subnet.Properties.MapPublicIpOnLaunch, true, id);
+    assert.ok(JSON.stringify(subnet.Properties.Tags).includes('"Value":"Isolated"'), id);
+  }
+});
+
+test('isolated network: free gateway endpoints for S3 and DynamoDB; interface endpoints for ECR api, ECR dkr and Logs with private DNS', () => {
+  const { ofType, groupId, stack } = isolated;
+  const endpoints = ofType('AWS::EC2::VPCEndpoint').map(([, e]) => e.Properties);
+  const service = (e: Record<string, unknown>) => flatten(e.ServiceName).replace('com.amazonaws.<AWS::Region>.', '');
+  const gateways = endpoints.filter((e) => e.VpcEndpointType === 'Gateway');
+  assert.deepEqual(gateways.map(service).sort(), ['dynamodb', 's3']);
+  const interfaces = endpoints.filter((e) => e.VpcEndpointType === 'Interface');
+  assert.deepEqual(interfaces.map(service).sort(), ['ecr.api', 'ecr.dkr', 'logs']);
+  for (const e of interfaces) {
+    assert.equal(e.PrivateDnsEnabled, true, service(e));
+    assert.deepEqual(e.SecurityGroupIds, [groupId(stack.sandbox.network.endpointSecurityGroup!)], service(e));
+    assert.equal(list(e.SubnetIds).length, DEFAULT_SETTINGS.sandboxAzs, service(e));
+  }
+});
+
+test('egress network: one NAT gateway in a public subnet, private subnets with egress, gateway endpoints, no interface endpoints', () => {
+  const { ofType } = egress;
+  assert.equal(ofType('AWS::EC2::NatGateway').length, 1);
+  assert.equal(ofType('AWS::EC2::InternetGateway').length, 1);
+  const subnets = ofType('AWS::EC2::Subnet');
+  assert.equal(subnets.length, 2, 'one public subnet for the NAT gateway and one private subnet');
+  for (const [id, subnet] of subnets) assert.equal(subnet.Properties.MapPublicIpOnLaunch, false, id);
+  const endpoints = ofType('AWS::EC2::VPCEndpoint').map(([, e]) => e.Properties);
+  assert.deepEqual(endpoints.map((e) => e.VpcEndpointType), ['Gateway', 'Gateway']);
+  assert.equal(egress.stack.sandbox.network.endpointSecurityGroup, undefined);
+});
+
+test('switching modes keeps the sandbox subnets and security groups (same logical ids, CIDRs, descriptions): updated, not replaced', () => {
+  const sandboxSubnets = ({ stack, idOf, props }: ReturnType<typeof inspect>) =>
+    stack.sandbox.network.vpc
+      .selectSubnets(stack.sandbox.network.subnets)
+      .subnets.map((subnet) => {
+        const cfn = subnet.node.findChild('Subnet') as IConstruct;
+        return [idOf(cfn), props(cfn).CidrBlock];
+      });
+  assert.deepEqual(sandboxSubnets(egress), sandboxSubnets(isolated));
+  // The security groups are updated in place too (a new description would replace them under running tasks).
+  for (const group of ['task', 'step'] as const) {
+    const [a, b] = [isolated, egress].map((t) => {
+      const securityGroup = t.stack.sandbox.securityGroups[group];
+      return [t.idOf(securityGroup), t.props(securityGroup).GroupDescription];
+    });
+    assert.deepEqual(a, b, group);
+  }
+});
+
+test('both modes: VPC flow logs (all traffic) to a log group with retention', () => {
+  for (const { ofType, stack, idOf, resources } of [isolated, egress]) {
+    const [flowLog] = ofType('AWS::EC2::FlowLog').map(([, f]) => f.Properties);
+    assert.ok(flowLog);
+    assert.deepEqual(flowLog.ResourceId, { Ref: idOf(stack.sandbox.network.vpc) });
+    assert.equal(flowLog.ResourceType, 'VPC');
+    assert.equal(flowLog.TrafficType, 'ALL');
+    const group = resources[(flowLog.LogGroupName as { Ref: string }).Ref]!;
+    assert.equal(group.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays);
+  }
+});
+
+test('sandboxAzs spans the VPC (and its interface endpoints) over 2 or 3 AZs by index', () => {
+  for (const azs of [2, 3]) {
+    const { ofType } = inspect(synth({ settings: { sandboxAzs: String(azs) } }));
+    const subnets = ofType('AWS::EC2::Subnet').map(([, s]) => s.Properties.AvailabilityZone);
+    assert.deepEqual(subnets, Array.from({ length: azs }, (_, i) => ({ 'Fn::Select': [i, { 'Fn::GetAZs': '' }] })));
+    for (const [, e] of ofType('AWS::EC2::VPCEndpoint').filter(([, e]) => e.Properties.VpcEndpointType === 'Interface')) {
+      assert.equal(list(e.Properties.SubnetIds).length, azs);
+    }
+  }
+});
+
+test('task security group: ingress only from the sandbox-step security group on 8080/tcp', () => {
+  for (const { stack, props, rulesOf, groupId } of [isolated, egress]) {
+    const { task, step } = stack.sandbox.securityGroups;
+    assert.equal(props(task).SecurityGroupIngress, undefined, 'no inline ingress');
+    assert.deepEqual(rulesOf('AWS::EC2::SecurityGroupIngress', task), [
+      {
+        Description: 'Sandbox-step function to the command server',
+        GroupId: groupId(task),
+        SourceSecurityGroupId: groupId(step),
+        IpProtocol: 'tcp',
+        FromPort: 8080,
+        ToPort: 8080,
+      },
+    ]);
+  }
+});
+
+test('task security group egress: isolated, HTTPS to the endpoint SG and the S3 prefix list only; egress mode, all outbound', () => {
+  const s3PrefixList = (target: ReturnType<typeof inspect>) => target.stack.resolve(target.stack.sandbox.prefixLists.s3);
+  {
+    const { stack, props, rulesOf, groupId } = isolated;
+    const { task } = stack.sandbox.securityGroups;
+    assert.equal(props(task).SecurityGroupEgress, undefined, 'no inline egress: no allow-all rule');
+    const egressRules = rulesOf('AWS::EC2::SecurityGroupEgress', task).map(({ Description: _d, GroupId: _g, ...rule }) => rule);
+    assert.deepEqual(egressRules, [
+      { DestinationSecurityGroupId: groupId(stack.sandbox.network.endpointSecurityGroup!), IpProtocol: 'tcp', FromPort: 443, ToPort: 443 },
+      { DestinationPrefixListId: s3PrefixList(isolated), IpProtocol: 'tcp', FromPort: 443, ToPort: 443 },
+    ]);
+    // The endpoints accept HTTPS from sandbox tasks only.
+    const endpointSg = stack.sandbox.network.endpointSecurityGroup!;
+    assert.deepEqual(
+      rulesOf('AWS::EC2::SecurityGroupIngress', endpointSg).map((r) => [r.SourceSecurityGroupId, r.FromPort, r.ToPort]),
+      [[groupId(task), 443, 443]],
+    );
+    assert.equal(props(endpointSg).SecurityGroupIngress, undefined);
+  }
+  {
+    const { stack, props, rulesOf } = egress;
+    const { task } = stack.sandbox.securityGroups;
+    assert.deepEqual(props(task).SecurityGroupEgress, [
+      { CidrIp: '0.0.0.0/0', Description: 'Allow all outbound traffic by default', IpProtocol: '-1' },
+    ]);
+    assert.deepEqual(rulesOf('AWS::EC2::SecurityGroupEgress', task), []);
+  }
+});
+
+test('sandbox-step security group: no ingress; egress to the task on 8080 and HTTPS to the S3 and DynamoDB prefix lists, nothing else', () => {
+  for (const target of [isolated, egress]) {
+    const { stack, props, rulesOf, groupId } = target;
+    const { task, step } = stack.sandbox.securityGroups;
+    assert.equal(props(step).SecurityGroupIngress, undefined);
+    assert.deepEqual(rulesOf('AWS::EC2::SecurityGroupIngress', step), []);
+    assert.equal(props(step).SecurityGroupEgress, undefined, 'no inline egress: no allow-all rule');
+    const rules = rulesOf('AWS::EC2::SecurityGroupEgress', step).map(({ Description: _d, GroupId: _g, ...rule }) => rule);
+    const prefixLists = stack.sandbox.prefixLists;
+    assert.deepEqual(rules, [
+      { DestinationSecurityGroupId: groupId(task), IpProtocol: 'tcp', FromPort: 8080, ToPort: 8080 },
+      { DestinationPrefixListId: stack.resolve(prefixLists.s3), IpProtocol: 'tcp', FromPort: 443, ToPort: 443 },
+      { DestinationPrefixListId: stack.resolve(prefixLists.dynamoDb), IpProtocol: 'tcp', FromPort: 443, ToPort: 443 },
+    ]);
+  }
+});
+
+test('prefix lists: looked up at deploy time by name in this Region, with a role that may only describe prefix lists', () => {
+  const { ofType, idOf, stack, statementsOf } = isolated;
+  const lookups = ofType('Custom::AWS').map(([, r]) => flatten(r.Properties.Create));
+  assert.equal(lookups.length, 2);
+  for (const service of ['s3', 'dynamodb']) {
+    assert.ok(
+      lookups.some((l) => l.includes('"action":"DescribePrefixLists"') && l.includes(`"Values":["com.amazonaws.<AWS::Region>.${service}"]`)),
+      service,
+    );
+  }
+  const statements = statementsOf(idOf(stack.sandbox.prefixLists.role));
+  assert.deepEqual(statements.flatMap((s) => list(s.Action)).sort(), [
+    'ec2:DescribePrefixLists',
+    'logs:CreateLogStream',
+    'logs:PutLogEvents',
+  ]);
+});
+
+test('sandbox-step runs in the sandbox subnets with its security group; agent-step and every other function stay out of the VPC', () => {
+  for (const { stack, props, groupId } of [isolated, egress]) {
+    const subnets = stack.sandbox.network.vpc.selectSubnets(stack.sandbox.network.subnets).subnetIds.map((s) => stack.resolve(s));
+    assert.equal(subnets.length, 1);
+    assert.deepEqual(props(stack.functions.sandboxStep).VpcConfig, {
+      SecurityGroupIds: [groupId(stack.sandbox.securityGroups.step)],
+      SubnetIds: subnets,
+    });
+    for (const role of Object.keys(stack.functions) as FunctionRole[]) {
+      if (role !== 'sandboxStep') assert.equal(props(stack.functions[role]).VpcConfig, undefined, role);
+    }
+  }
+  // In egress mode the sandbox subnets are the private ones behind the NAT, not the public one.
+  const privateSubnets = egress.stack.sandbox.network.vpc.privateSubnets.map((s) => egress.stack.resolve(s.subnetId));
+  assert.deepEqual((egress.props(egress.stack.functions.sandboxStep).VpcConfig as { SubnetIds: unknown[] }).SubnetIds, privateSubnets);
+});
+
+test('sandbox-step IAM: table, bucket objects, its own logs and network interfaces; no ECS, IAM, Bedrock, Secrets or Step Functions', () => {
+  const { stack, functionStatements, idOf } = isolated;
+  const actions = new Set(functionStatements('sandboxStep').flatMap((s) => list(s.Action)));
+  for (const action of actions) {
+    assert.match(action, /^(dynamodb|s3|logs|xray|ec2):/, action);
+  }
+  const ec2 = functionStatements('sandboxStep').filter((s) => list(s.Action).some((a) => a.startsWith('ec2:')));
+  const create = ec2.find((s) => list(s.Action).includes('ec2:CreateNetworkInterface'))!;
+  const resources = list(create.Resource).map(flatten);
+  const subnet = flatten(stack.resolve(stack.sandbox.network.vpc.isolatedSubnets[0]!.subnetId));
+  assert.deepEqual(resources.sort(), [
+    'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*',
+    `arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:security-group/<${idOf(stack.sandbox.securityGroups.step)}.GroupId>`,
+    `arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:subnet/${subnet}`,
+  ]);
+  const describe = ec2.find((s) => list(s.Action).includes('ec2:DescribeNetworkInterfaces'))!;
+  assert.deepEqual(list(describe.Action).filter((a) => a.startsWith('ec2:')).sort(), ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets']);
+  assert.equal(isolated.props(stack.functions.sandboxStep.role!).ManagedPolicyArns, undefined, 'no AWSLambdaVPCAccessExecutionRole');
+});
+
+test('agent-step IAM: RunTask of the task definition in this cluster, PassRole of the two sandbox roles to ECS tasks only, tag at RunTask only', () => {
+  const { stack, functionStatements, idOf } = isolated;
+  const { task } = stack.sandbox;
+  const clusterArn = { 'Fn::GetAtt': [idOf(task.cluster), 'Arn'] };
+  const inCluster = { ArnEquals: { 'ecs:cluster': clusterArn } };
+  const statements = functionStatements('agentStep');
+  const byAction = (action: string) => statements.filter((s) => list(s.Action).includes(action));
+
+  const [runTask, ...moreRunTask] = byAction('ecs:RunTask');
+  assert.equal(moreRunTask.length, 0);
+  assert.deepEqual(list(runTask!.Action), ['ecs:RunTask']);
+  // The task definition's Ref: its ARN with the revision (the family ARN alone is not a RunTask resource).
+  assert.deepEqual(runTask!.Resource, { Ref: idOf(task.taskDefinition) });
+  assert.deepEqual(runTask!.Condition, inCluster);
+
+  const [passRole, ...morePassRole] = byAction('iam:PassRole');
+  assert.equal(morePassRole.length, 0);
+  assert.deepEqual(list(passRole!.Action), ['iam:PassRole']);
+  assert.deepEqual(
+    list(passRole!.Resource).map(flatten).sort(),
+    [`<${idOf(task.executionRole)}.Arn>`, `<${idOf(task.taskRole)}.Arn>`].sort(),
+  );
+  assert.deepEqual(passRole!.Condition, { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } });
+
+  const taskArns = `arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/<${idOf(task.cluster)}>/*`;
+  const [tag] = byAction('ecs:TagResource');
+  assert.deepEqual(list(tag!.Resource).map(flatten), [taskArns]);
+  assert.deepEqual(tag!.Condition, { StringEquals: { 'ecs:CreateAction': 'RunTask' } });
+
+  const [stop] = byAction('ecs:StopTask');
+  assert.deepEqual(list(stop!.Action).sort(), ['ecs:DescribeTasks', 'ecs:StopTask']);
+  assert.deepEqual(list(stop!.Resource).map(flatten), [taskArns]);
+  assert.deepEqual(stop!.Condition, inCluster);
+
+  const ecsActions = statements.flatMap((s) => list(s.Action)).filter((a) => a.startsWith('ecs:')).sort();
+  assert.deepEqual(ecsActions, ['ecs:DescribeTasks', 'ecs:RunTask', 'ecs:StopTask', 'ecs:TagResource']);
+});
+
+test('only agent-step may start sandboxes or pass roles; the reaper only describes and stops this cluster\'s tasks', () => {
+  const { stack, statementsOf, ofType, functionStatements, idOf } = isolated;
+  for (const [roleId] of ofType('AWS::IAM::Role')) {
+    if (roleId === idOf(stack.functions.agentStep.role!)) continue;
+    const actions = statementsOf(roleId).flatMap((s) => list(s.Action));
+    assert.ok(!actions.includes('ecs:RunTask') && !actions.includes('iam:PassRole'), roleId);
+  }
+  const reaper = functionStatements('sandboxReaper');
+  const ecs = reaper.filter((s) => list(s.Action).some((a) => a.startsWith('ecs:')));
+  assert.equal(ecs.length, 1);
+  assert.deepEqual(list(ecs[0]!.Action).sort(), ['ecs:DescribeTasks', 'ecs:StopTask']);
+  assert.deepEqual(ecs[0]!.Condition, { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] } } });
+  for (const action of reaper.flatMap((s) => list(s.Action))) assert.match(action, /^(dynamodb|ecs|logs|xray):/, action);
+});
+
+test('reaper: an EventBridge schedule every minute invokes the reaper function', () => {
+  const { stack, props, idOf } = isolated;
+  const rule = props(stack.sandbox.reaperRule);
+  assert.equal(rule.ScheduleExpression, 'rate(1 minute)');
+  assert.equal(rule.State, 'ENABLED');
+  const targets = rule.Targets as { Arn: unknown; RetryPolicy: { MaximumRetryAttempts: number } }[];
+  assert.equal(targets.length, 1);
+  assert.deepEqual(targets[0]!.Arn, { 'Fn::GetAtt': [idOf(stack.functions.sandboxReaper), 'Arn'] });
+  assert.equal(targets[0]!.RetryPolicy.MaximumRetryAttempts, 0, 'the next tick retries');
+});
+
+test('settings flow into the task: cpu, memory, idle minutes', () => {
+  const custom = inspect(synth({ settings: { sandboxCpu: '2048', sandboxMemoryMiB: '4096', sandboxIdleMinutes: '15' } }));
+  const definition = custom.props(custom.stack.sandbox.task.taskDefinition);
+  assert.equal(definition.Cpu, '2048');
+  assert.equal(definition.Memory, '4096');
+  for (const role of ['agentStep', 'sandboxReaper'] as const) {
+    const env = (custom.props(custom.stack.functions[role]).Environment as { Variables: Record<string, unknown> }).Variables;
+    assert.equal(env.SANDBOX_IDLE_MINUTES, '15', role);
+  }
+});
+
+function acknowledgements(root: IConstruct): { path: string; id: string; reason: string }[] {
+  return root.node.findAll().flatMap((c) =>
+    c.node.metadata
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) =>
+        Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
+          path: c.node.path,
+          id: id.replace(/^annotation::/i, ''),
+          reason,
+        })),
+      ),
+  );
+}
+
+test('cdk-nag AwsSolutions: clean in both network modes, every acknowledgement reasoned', () => {
+  for (const [mode, synthesized] of [
+    ['isolated', synth()],
+    ['egress', synth({ settings: { sandboxNetwork: 'egress' } })],
+  ] as const) {
+    const report = new AwsSolutionsChecks().validateScope(synthesized.app);
+    assert.deepEqual(
+      report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
+      [],
+      mode,
+    );
+    // CDK's own cfn-lint acknowledgements (CloudFormation-Validate::…) are not nag findings.
+    const sandboxAcks = acknowledgements(synthesized.app).filter(
+      (a) => /\/(Sandbox|PrefixLists)/.test(a.path) && !a.id.startsWith('CloudFormation-Validate::'),
+    );
+    assert.ok(sandboxAcks.length >= 8, mode);
+    for (const { path, id, reason } of sandboxAcks) {
+      assert.match(id, /^AwsSolutions-[A-Z]+\d+(\[.+\])?$/, `${mode} ${path}`);
+      assert.ok(reason.trim().length >= 40, `${mode} ${path} ${id}: reason too short`);
+    }
+  }
+});
+
+test('image: containers/sandbox as an ARM64 Docker asset; a real synth builds the server bundle and stages it with the Dockerfile', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-sandbox-'));
+  try {
+    const bundled = synth({ bundle: true, outdir, settings: { sandboxNetwork: 'egress' } });
+    const assembly = bundled.app.synth();
+    const manifest = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.assets.json`), 'utf8')) as {
+      dockerImages: Record<string, { source: { directory: string; platform?: string } }>;
+    };
+    const images = Object.values(manifest.dockerImages);
+    assert.equal(images.length, 1);
+    assert.equal(images[0]!.source.platform, 'linux/arm64');
+    const staged = join(assembly.directory, images[0]!.source.directory);
+    assert.ok(existsSync(join(staged, 'Dockerfile')));
+    assert.ok(existsSync(join(staged, 'dist', 'server.mjs')), `${SANDBOX_IMAGE_DIR}/dist/server.mjs was built and staged`);
+    // The task definition points at that image.
+    const [container] = (bundled.template.toJSON().Resources[logicalId(bundled.stack, bundled.stack.sandbox.task.taskDefinition)] as Resource)
+      .Properties.ContainerDefinitions as { Image: { 'Fn::Sub': string } }[];
+    assert.match(container!.Image['Fn::Sub'], /container-assets/);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
