@@ -85,10 +85,10 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       volumes: Object.keys(SANDBOX_WRITABLE_PATHS).map((name) => ({ name })),
     });
 
-    // initProcessEnabled: ECS's init (docker-init) is PID 1 and reaps orphaned processes whatever the
-    // image's entry point does. Note that PID 1 then starts with the task's whole environment, the
-    // per-task token included, before the image's entry point can unset it.
-    const linuxParameters = new LinuxParameters(this, 'LinuxParameters', { initProcessEnabled: true });
+    // No ECS init process: it would be PID 1 with the task's whole environment, the per-task token
+    // included, readable by commands in /proc/1/environ. The image's entry point unsets the token
+    // and then runs its own init (tini), which reaps orphans just the same.
+    const linuxParameters = new LinuxParameters(this, 'LinuxParameters', { initProcessEnabled: false });
     linuxParameters.dropCapabilities(Capability.ALL);
 
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });

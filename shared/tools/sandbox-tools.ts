@@ -44,7 +44,9 @@ async function bash(address: SandboxAddress, layout: WorkspaceLayout, call: Tool
   if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_BASH_TIMEOUT_SECONDS) {
     throw new ToolError(`timeout_seconds must be between 1 and ${MAX_BASH_TIMEOUT_SECONDS}`);
   }
-  const result = await sandbox.exec(address, { id: call.toolUseId, command, cwd: layout.scratchPath, timeoutMs: seconds * 1000 });
+  // The scratch directory exists once something is in it; a fresh sandbox may not have it yet.
+  const inScratch = `mkdir -p '${layout.scratchPath}' && cd '${layout.scratchPath}' && {\n${command}\n}`;
+  const result = await sandbox.exec(address, { id: call.toolUseId, command: inScratch, timeoutMs: seconds * 1000 });
   const parts = [result.stdout, result.stderr ? `[stderr]\n${result.stderr}` : ''].filter(Boolean);
   const combined = parts.join(parts[0] && !parts[0].endsWith('\n') ? '\n' : '');
   const view = truncateForModel(combined);

@@ -66,17 +66,18 @@ test('write, bash, read, edit, upload and search_channel each run and answer the
   assert.match(results.get(ids[5]!)!.text, /write a script, run it/);
   for (const id of ids) assert.equal(results.get(id)!.status, 'success', `${id} succeeded`);
   // The file reached the thread, and the workspace is in S3.
-  const uploaded = stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.files?.length);
-  assert.equal(uploaded?.text, 'Here is the output.');
+  const inThread = stack.slack.messages.thread(posted.channel, posted.threadTs);
+  const uploaded = inThread.find((m) => m.files?.length);
   assert.equal((uploaded?.files?.[0] as { name?: string })?.name, 'out.txt');
+  // The Slack adapter uploads the file, then posts the comment beside it.
+  assert.ok(inThread.some((m) => m.bot_id && m.text === 'Here is the output.'));
   const scratch = `${dataKeys(threadId).threadDir}/scratch`;
   assert.equal(await s3Text(`${scratch}/hello.sh`), 'echo "greetings from $(basename $PWD)"\n');
   assert.equal(await s3Text(`${scratch}/out.txt`), 'hello from scratch\n');
   // While tools ran, the thread showed what was running.
   const statuses = stack.slack.calls.filter((c) => c.method === 'assistant.threads.setStatus').map((c) => String(c.args.status));
   assert.ok(statuses.includes('Running bash…'), `statuses: ${statuses.join(', ')}`);
-  const replies = stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.bot_id && !m.files?.length);
-  assert.equal(replies.at(-1)?.text, 'All done.');
+  assert.equal(inThread.filter((m) => m.bot_id && !m.files?.length).at(-1)?.text, 'All done.');
 });
 
 test('edit explains not-found and not-unique; errors go back to the model, the run goes on', async () => {

@@ -68,7 +68,7 @@ test('container: non-root uid 1000, read-only root filesystem, ALL capabilities 
   assert.equal(container!.User, '1000');
   assert.equal(container!.ReadonlyRootFilesystem, true);
   assert.equal(container!.Privileged, false);
-  assert.deepEqual(container!.LinuxParameters, { Capabilities: { Drop: ['ALL'] }, InitProcessEnabled: true });
+  assert.deepEqual(container!.LinuxParameters, { Capabilities: { Drop: ['ALL'] }, InitProcessEnabled: false });
 });
 
 test('container: writable task storage only at /workspace and /tmp, server on 8080/tcp, its two settings, awslogs', () => {
