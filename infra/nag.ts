@@ -77,6 +77,15 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     );
   }
 
+  // Stop and the lease check act on the one running execution, named by its run id.
+  for (const fn of [webhook.handler, dispatch.handler]) {
+    acknowledge(
+      roleOf(fn),
+      iam5Resource(agentRun, agentRun.executionArns),
+      'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (webhook) or StopExecution/DescribeExecution (dispatch).',
+    );
+  }
+
   // SlackSecret
   acknowledge(
     resourceOf(slack.secret),

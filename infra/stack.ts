@@ -100,7 +100,6 @@ export class AgentRuntimeStack extends Stack {
 
     // The path of one message.
     const inbox = new Inbox(this, 'Inbox', { consumerTimeout: DISPATCH_TIMEOUT });
-    const webhook = new WebhookApi(this, 'Webhook', { ...shared, inbox: inbox.queue });
     const agentRun = new AgentRun(this, 'AgentRun', {
       ...shared,
       bucket: data.bucket,
@@ -109,10 +108,18 @@ export class AgentRuntimeStack extends Stack {
       sandboxStep: sandboxStep.handler,
       sandbox: sandboxTask,
     });
+    const webhook = new WebhookApi(this, 'Webhook', {
+      ...shared,
+      inbox: inbox.queue,
+      stateMachineArn: agentRun.stateMachineArn,
+      executionArns: agentRun.executionArns,
+    });
     const dispatch = new Dispatch(this, 'Dispatch', {
       ...shared,
       inbox: inbox.queue,
+      bucket: data.bucket,
       stateMachine: agentRun.stateMachine,
+      executionArns: agentRun.executionArns,
     });
     const runEnded = new RunEnded(this, 'RunEnded', {
       ...shared,

@@ -3,6 +3,7 @@
 // SQS FIFO keeps arrival order and dedupes; this item is what keeps one run per thread.
 import {
   GetCommand,
+  PutCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
@@ -30,9 +31,20 @@ export interface ActorItem {
   queue?: RunInput[];
   version: number;
   leaseTakenAt?: number;
+  /** Set by stop: the run that must end now. */
+  abortRunId?: string;
+  /** Steering texts waiting for the running run's next tool boundary. */
+  steer?: { runId: string; text: string; at: number }[];
 }
 
-export type Admission = 'started' | 'queued' | 'duplicate';
+export type Admission = 'started' | 'queued' | 'duplicate' | 'busy';
+
+export interface AdmitOptions {
+  /** Most prompts that may wait behind the running one; beyond it the prompt is refused as busy. */
+  maxQueueDepth?: number;
+  /** 'interrupt': a new prompt stops the running run and runs next (it goes to the queue's front). */
+  mode?: 'queue' | 'interrupt';
+}
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
 const ADMITTED_TTL_SECONDS = 7 * 24 * 3600;
@@ -63,7 +75,9 @@ function isConditionFailure(error: unknown): boolean {
  * append to the queue of the running thread. Safe to call again for the same prompt (redelivery):
  * a lease taken whose execution never started is started again, anything else is a no-op.
  */
-export async function admitPrompt(deps: ActorDeps, prompt: Prompt): Promise<Admission> {
+export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: AdmitOptions = {}): Promise<Admission> {
+  const maxQueueDepth = options.maxQueueDepth ?? 5;
+  const interrupt = options.mode === 'interrupt';
   const now = (deps.now ?? Date.now)();
   const run: RunInput = { runId: runIdFor(prompt.threadId, prompt.messageId), threadId: prompt.threadId, prompt };
   const marker = {
@@ -104,7 +118,8 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt): Promise<Admi
       if (reasons[0] === 'ConditionalCheckFailed') return resumeDuplicate(deps, run);
       if (reasons[1] !== 'ConditionalCheckFailed') throw error;
     }
-    // The thread is running: wait in its queue, unless it went idle in between (then retry the lease).
+    // The thread is running: wait in its queue (at the front, in interrupt mode, and the running run
+    // is told to stop), unless the queue is full or the thread went idle in between (retry the lease).
     try {
       await deps.db.send(
         new TransactWriteCommand({
@@ -114,10 +129,12 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt): Promise<Admi
               Update: {
                 TableName: deps.tableName,
                 Key: actorKey(prompt.threadId),
-                UpdateExpression: 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one',
-                ConditionExpression: '#status = :running',
-                ExpressionAttributeNames: { '#status': 'status', '#queue': 'queue' },
-                ExpressionAttributeValues: { ':running': 'running', ':empty': [], ':item': [run], ':one': 1 },
+                UpdateExpression: interrupt
+                  ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
+                  : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one',
+                ConditionExpression: '#status = :running AND (attribute_not_exists(#queue) OR size(#queue) < :max)',
+                ExpressionAttributeNames: { '#status': 'status', '#queue': 'queue', ...(interrupt ? { '#current': 'current' } : {}) },
+                ExpressionAttributeValues: { ':running': 'running', ':empty': [], ':item': [run], ':one': 1, ':max': maxQueueDepth },
               },
             },
           ],
@@ -129,6 +146,8 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt): Promise<Admi
       if (!reasons) throw error;
       if (reasons[0] === 'ConditionalCheckFailed') return resumeDuplicate(deps, run);
       if (reasons[1] !== 'ConditionalCheckFailed') throw error;
+      const actor = await getActor(deps, prompt.threadId);
+      if (actor?.status === 'running' && (actor.queue?.length ?? 0) >= maxQueueDepth) return 'busy';
     }
   }
   throw new Error(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}: too many concurrent changes`);
@@ -188,7 +207,7 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
             TableName: deps.tableName,
             Key: actorKey(threadId),
             UpdateExpression:
-              'SET #current = :next, #queue = :rest, started = :false, previousRunId = :runId, leaseTakenAt = :now, version = version + :one',
+              'SET #current = :next, #queue = :rest, started = :false, previousRunId = :runId, leaseTakenAt = :now, version = version + :one REMOVE abortRunId, steer',
             ConditionExpression: 'version = :version',
             ExpressionAttributeNames: { '#current': 'current', '#queue': 'queue' },
             ExpressionAttributeValues: {
@@ -203,7 +222,7 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
         new UpdateCommand({
           TableName: deps.tableName,
           Key: actorKey(threadId),
-          UpdateExpression: 'SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt',
+          UpdateExpression: 'SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer',
           ConditionExpression: 'version = :version',
           ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
           ExpressionAttributeValues: { ':idle': 'idle', ':runId': runId, ':one': 1, ':version': actor.version },
@@ -216,4 +235,88 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
     }
   }
   throw new Error(`Could not release ${runId} on ${threadId}: too many concurrent changes`);
+}
+
+/** Stop: flag the running run to end now. Returns the run that was running, if any. */
+export async function requestStop(deps: ActorDeps, threadId: string): Promise<RunInput | undefined> {
+  try {
+    const out = await deps.db.send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: actorKey(threadId),
+        UpdateExpression: 'SET abortRunId = #current.runId',
+        ConditionExpression: '#status = :running AND attribute_exists(#current)',
+        ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
+        ExpressionAttributeValues: { ':running': 'running' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return (out.Attributes as ActorItem | undefined)?.current;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Steer: queue text for the running run's next tool boundary. False when nothing runs. */
+export async function addSteer(deps: ActorDeps, threadId: string, text: string): Promise<boolean> {
+  try {
+    await deps.db.send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: actorKey(threadId),
+        UpdateExpression: 'SET steer = list_append(if_not_exists(steer, :empty), :item)',
+        ConditionExpression: '#status = :running AND attribute_exists(#current)',
+        ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
+        ExpressionAttributeValues: { ':running': 'running', ':empty': [], ':item': [{ runId: 'current', text, at: (deps.now ?? Date.now)() }] },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** The running run's control flags: whether it must stop, and steering texts waiting for it. */
+export async function runFlags(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string): Promise<{ abort: boolean; steer: string[] }> {
+  const actor = await getActor(deps as ActorDeps, threadId);
+  if (!actor || actor.current?.runId !== runId) return { abort: true, steer: [] };
+  return { abort: actor.abortRunId === runId, steer: (actor.steer ?? []).map((s) => s.text) };
+}
+
+/** Takes the steering texts (they enter the run's context once). */
+export async function takeSteer(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string): Promise<string[]> {
+  try {
+    const out = await deps.db.send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: actorKey(threadId),
+        UpdateExpression: 'REMOVE steer',
+        ConditionExpression: '#current.runId = :runId AND attribute_exists(steer)',
+        ExpressionAttributeNames: { '#current': 'current' },
+        ExpressionAttributeValues: { ':runId': runId },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return ((out.Attributes as ActorItem | undefined)?.steer ?? []).map((s) => s.text);
+  } catch (error) {
+    if (isConditionFailure(error)) return [];
+    throw error;
+  }
+}
+
+/** Who last prompted in a channel, and in which thread: for slash commands, which carry no thread. */
+const recentKey = (channelKey: string, userId: string) => ({ pk: `recent#${channelKey}`, sk: userId });
+
+export async function rememberRecentThread(deps: Pick<ActorDeps, 'db' | 'tableName' | 'now'>, channelKey: string, userId: string, threadId: string): Promise<void> {
+  const now = (deps.now ?? Date.now)();
+  await deps.db.send(
+    new PutCommand({ TableName: deps.tableName, Item: { ...recentKey(channelKey, userId), threadId, at: now, expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS } }),
+  );
+}
+
+export async function recentThread(deps: Pick<ActorDeps, 'db' | 'tableName'>, channelKey: string, userId: string): Promise<string | undefined> {
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: recentKey(channelKey, userId), ConsistentRead: true }));
+  return out.Item?.threadId as string | undefined;
 }

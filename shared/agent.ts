@@ -2,6 +2,7 @@
 // prepare -> model -> (model ...) -> finish, and fail from every Catch. Each step is idempotent:
 // Step Functions and Lambda retries re-run code, so every effect is keyed by (run, step).
 import type { Thread } from 'chat';
+import { STOP_ACTION } from './control.ts';
 import type { ContentBlock, SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys, ROOT_KEYS, parseThreadId } from './ids.ts';
 import { releaseLease, type ActorDeps, type Release } from './actor.ts';
@@ -18,6 +19,9 @@ import { appendToolResult, pendingToolCall, repairToolPairs } from './tool-calls
 import { runChatTool } from './tools/chat-tools.ts';
 import { ensureSandbox, warmSandbox, type LifecycleDeps } from './sandbox/lifecycle.ts';
 import { workspaceLayout } from './sandbox/workspace.ts';
+import { runFlags, takeSteer } from './actor.ts';
+import { applySteer } from './steer.ts';
+import { Actions, Button, Card, CardText } from 'chat';
 
 export interface AgentDeps {
   store: StoreDeps;
@@ -39,6 +43,9 @@ export interface RunSnapshot {
   maxOutputTokens: number;
   temperature?: number;
   maxModelSteps: number;
+  maxToolCallsPerTurn: number;
+  maxRunMinutes: number;
+  startedAt: number;
   system: SystemContentBlock[];
 }
 
@@ -68,6 +75,9 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxOutputTokens: channelModel.maxOutputTokens ?? settings.model.maxOutputTokens ?? 4096,
     temperature: channelModel.temperature ?? settings.model.temperature,
     maxModelSteps: settings.maxModelSteps,
+    maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
+    maxRunMinutes: settings.maxRunMinutes,
+    startedAt: now.getTime(),
     system: buildSystemPrompt({ identity, systemNotes, threadId: run.threadId, runId: run.runId, now, workspace: workspaceLayout(run.threadId) }),
   };
   if (deps.sandbox && settings.sandbox.startEarly) {
@@ -78,6 +88,8 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     );
   }
   await writeText(deps.store, snapshotKey(run), JSON.stringify(snapshot), 'application/json');
+  // Stopped before it began (a stop right after the prompt was admitted): end without working.
+  if ((await runFlags(deps.actor, run.threadId, run.runId)).abort) return { step: 0, next: 'finish', stopReason: 'aborted' };
   if (!context.some((e) => e.meta.messageId === run.prompt.messageId)) {
     context.push({
       role: 'user',
@@ -96,11 +108,50 @@ async function loadSnapshot(deps: AgentDeps, run: RunInput): Promise<RunSnapshot
   return JSON.parse(raw) as RunSnapshot;
 }
 
-function decide(step: number, content: ContentBlock[], stopReason: string, snapshot: RunSnapshot): LoopState {
-  const wantsTools = content.some((b) => b.toolUse);
-  // Past the step cap the run ends; the unanswered tool calls get error results on the next request.
-  const next = wantsTools && step + 1 < snapshot.maxModelSteps ? 'tool' : 'finish';
-  return { step: step + 1, next, stopReason };
+/** Why a run that still wants to work must end now, if it must (the message goes to the thread). */
+function limitReached(step: number, snapshot: RunSnapshot, now: number): string | undefined {
+  if (step + 1 >= snapshot.maxModelSteps) {
+    return `I stopped here: this run reached its limit of ${snapshot.maxModelSteps} model calls (maxModelSteps in settings.json). Say "continue" to go on.`;
+  }
+  if (now - snapshot.startedAt >= snapshot.maxRunMinutes * 60_000) {
+    return `I stopped here: this run reached its time limit of ${snapshot.maxRunMinutes} minutes (maxRunMinutes in settings.json). Say "continue" to go on.`;
+  }
+  return undefined;
+}
+
+function decide(step: number, content: ContentBlock[], stopReason: string): LoopState {
+  return { step: step + 1, next: content.some((b) => b.toolUse) ? 'tool' : 'finish', stopReason };
+}
+
+/** Polls the run's stop flag while work is in flight; aborts the signal when it is set. */
+type FlagDeps = { actor: Pick<ActorDeps, 'db' | 'tableName'> };
+
+export function watchForStop(deps: FlagDeps, run: RunInput, everyMs = 300): { signal: AbortSignal; stop(): void } {
+  const controller = new AbortController();
+  const timer = setInterval(() => {
+    runFlags(deps.actor, run.threadId, run.runId)
+      .then((flags) => flags.abort && controller.abort(new Error('stopped by the user')))
+      .catch(() => undefined);
+  }, everyMs);
+  return { signal: controller.signal, stop: () => clearInterval(timer) };
+}
+
+const STOP_CARD = 'stop-card';
+
+/** While a run uses tools, a small card with a Stop button sits in the thread. */
+async function showStopCard(deps: AgentDeps, run: RunInput, thread: Thread): Promise<void> {
+  if (await readRecord(deps.ledger, run.runId, STOP_CARD)) return;
+  const card = Card({ children: [CardText('Working on it…'), Actions([Button({ id: STOP_ACTION, label: 'Stop', style: 'danger', value: run.runId })])] });
+  const sent = await thread.post(card);
+  await writeRecord(deps.ledger, run.runId, STOP_CARD, { messageId: sent.id });
+}
+
+export async function removeStopCard(deps: AgentDeps, run: RunInput): Promise<void> {
+  const card = await readRecord<ReplyRecord>(deps.ledger, run.runId, STOP_CARD);
+  if (!card) return;
+  await deps.thread(run).adapter.deleteMessage(run.threadId, card.messageId).catch((error: unknown) =>
+    deps.logger.warn('could not remove the stop card', { runId: run.runId, error }),
+  );
 }
 
 /** Where the loop goes once a tool result is saved: the next tool call, or back to the model. */
@@ -113,7 +164,8 @@ export function routeAfterTool(context: ContextEntry[], step: number, inSandbox:
 export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   const [snapshot, context] = await Promise.all([loadSnapshot(deps, run), loadContext(deps.store, run.threadId)]);
   const done = context.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
-  if (done) return decide(loop.step, done.content, 'end_turn', snapshot);
+  if (done) return decide(loop.step, done.content, 'end_turn');
+  if ((await runFlags(deps.actor, run.threadId, run.runId)).abort) return { step: loop.step, next: 'finish', stopReason: 'aborted' };
 
   const thread = deps.thread(run);
   const recordName = `reply#${loop.step}`;
@@ -128,6 +180,8 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   };
   let result: ModelResult;
   const started = Date.now();
+  // A stop ends the model stream at once (the execution itself is stopped by the one who asked).
+  const stopWatch = watchForStop(deps, run);
   try {
     result = await streamModel(
       deps.model,
@@ -140,8 +194,18 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
         toolConfig: TOOL_CONFIG,
       },
       onText,
+      stopWatch.signal,
     );
+  } catch (error) {
+    if (stopWatch.signal.aborted) {
+      pipe.end();
+      await posting?.catch(() => undefined);
+      deps.logger.info('model stream stopped', { runId: run.runId, step: loop.step });
+      return { step: loop.step, next: 'finish', stopReason: 'aborted' };
+    }
+    throw error;
   } finally {
+    stopWatch.stop();
     pipe.end();
     // A partial reply stays visible; the failure handler adds the error message below it.
     const sent = await posting?.catch((error: unknown) => {
@@ -156,13 +220,55 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   if (earlier) await thread.adapter.editMessage(run.threadId, earlier.messageId, textOf(content));
   else if (result.stopReason === 'max_tokens') await thread.post('_(reply cut off at the output limit)_');
 
-  context.push({ role: 'assistant', content, meta: { runId: run.runId, step: loop.step, at: new Date().toISOString() } });
+  const meta = { runId: run.runId, step: loop.step, at: new Date().toISOString() };
+  context.push({ role: 'assistant', content, meta });
+  // Over the per-turn tool limit: the extra calls are answered with an error, not run.
+  const uses = content.filter((b) => b.toolUse);
+  for (const block of uses.slice(snapshot.maxToolCallsPerTurn)) {
+    appendToolResult(context, { toolUseId: block.toolUse!.toolUseId!, name: block.toolUse!.name ?? '', input: {} }, {
+      status: 'error',
+      text: `not run: a response may make at most ${snapshot.maxToolCallsPerTurn} tool calls (maxToolCallsPerTurn); make the rest in your next response`,
+    }, meta);
+  }
+  let decision = decide(loop.step, content, result.stopReason);
+  if (decision.next === 'finish') {
+    // Words the user steered with while the model answered: answer them in another turn.
+    const steer = await takeSteer(deps.actor, run.threadId, run.runId);
+    if (steer.length) {
+      applySteer(context, steer, meta);
+      decision = { ...decision, next: 'model' };
+    }
+  }
+  const limit = decision.next !== 'finish' ? limitReached(loop.step, snapshot, Date.now()) : undefined;
   await saveContext(deps.store, run.threadId, context);
   deps.logger.info('model step', {
     runId: run.runId, step: loop.step, modelId: snapshot.modelId, stopReason: result.stopReason, attempts: result.attempts,
     durationMs: Date.now() - started, ...result.usage,
   });
-  return decide(loop.step, content, result.stopReason, snapshot);
+  if (limit) {
+    await thread.post(limit);
+    return { ...decision, next: 'finish', stopReason: 'limit' };
+  }
+  if (decision.next === 'tool') await showStopCard(deps, run, thread).catch((error: unknown) => deps.logger.warn('could not post the stop card', { error }));
+  return decision;
+}
+
+/** Between tool calls: a stop ends the run, a steer skips the remaining calls and goes back to the model. */
+export async function checkFlagsBetweenTools(
+  deps: FlagDeps & Pick<AgentDeps, 'store' | 'logger'>,
+  run: RunInput,
+  loop: LoopState,
+  context: ContextEntry[],
+): Promise<LoopState | undefined> {
+  const flags = await runFlags(deps.actor, run.threadId, run.runId);
+  if (flags.abort) return { step: loop.step, next: 'finish', stopReason: 'aborted' };
+  if (flags.steer.length === 0) return undefined;
+  const steer = await takeSteer(deps.actor, run.threadId, run.runId);
+  if (steer.length === 0) return undefined;
+  const skipped = applySteer(context, steer, { runId: run.runId, step: loop.step, at: new Date().toISOString() });
+  await saveContext(deps.store, run.threadId, context);
+  deps.logger.info('steered', { runId: run.runId, skippedTools: skipped });
+  return { step: loop.step, next: 'model' };
 }
 
 /**
@@ -173,6 +279,8 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
   const context = await loadContext(deps.store, run.threadId);
   const call = pendingToolCall(context);
   if (!call) return { step: loop.step, next: 'model' };
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  if (flagged) return flagged;
   const thread = deps.thread(run);
   await thread.startTyping(`Running ${call.name}…`).catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   const meta = { runId: run.runId, step: loop.step, at: new Date().toISOString() };
@@ -229,7 +337,8 @@ async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extr
 }
 
 export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
-  await logExchange(deps, run, 'completed', { steps: loop?.step ?? 0 });
+  await removeStopCard(deps, run);
+  await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
   const release = await releaseLease(deps.actor, run.threadId, run.runId);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;
@@ -242,6 +351,7 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
 export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['state']['error']): Promise<Release> {
   const failure = parseStepFailure(error);
   deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
+  await removeStopCard(deps, run);
   const modelId = (await loadSnapshot(deps, run).catch(() => undefined))?.modelId ?? deps.defaultModelId;
   if (!(await readRecord(deps.ledger, run.runId, 'error-reply'))) {
     try {

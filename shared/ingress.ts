@@ -7,10 +7,29 @@ import { dedupIdFor } from './ids.ts';
 import { MAX_PROMPT_CHARS, promptSchema, type Prompt } from './schemas.ts';
 import type { AgentChat } from './chat.ts';
 import type { JsonLogger } from './log.ts';
+import { parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
+import { recentThread, rememberRecentThread } from './actor.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
+  control: ControlDeps;
   logger: JsonLogger;
+}
+
+/** `adapter:channel` of a thread id: slash commands know the channel, not the thread. */
+export const channelKeyOf = (threadId: string) => threadId.split(':').slice(0, 2).join(':');
+
+const REPLIES = {
+  stopped: 'Stopped.',
+  nothingToStop: 'Nothing is running in this thread.',
+  steered: "Got it: I'll take that into account after the current step.",
+  nothingToSteer: 'Nothing is running here, so there is nothing to steer. Send it as a normal message instead.',
+  noRecentThread: "I can't tell which thread you mean: you have no recent thread with me in this channel. Reply in the thread instead.",
+};
+
+async function applyControl(deps: IngressDeps, threadId: string, control: Control): Promise<string> {
+  if (control.kind === 'stop') return (await stopThread(deps.control, threadId)) === 'stopped' ? REPLIES.stopped : REPLIES.nothingToStop;
+  return (await steerThread(deps.control, threadId, control.text)) ? REPLIES.steered : REPLIES.nothingToSteer;
 }
 
 /** Only what a later step needs of the platform payload (the workspace, for native streaming). */
@@ -36,6 +55,14 @@ export function toPrompt(thread: Thread, message: Message): Prompt {
 
 export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
   const admit = async (thread: Thread, message: Message) => {
+    const control = parseControl(message.text);
+    if (control) {
+      const reply = await applyControl(deps, thread.id, control);
+      // "Stopped." is for everyone in the thread; the rest only concerns the sender.
+      if (reply === REPLIES.stopped) await thread.post(reply);
+      else await thread.postEphemeral(message.author, reply, { fallbackToDM: false });
+      return;
+    }
     if (message.text.length > MAX_PROMPT_CHARS) {
       deps.logger.warn('prompt rejected: too long', { threadId: thread.id, messageId: message.id, chars: message.text.length });
       await thread.post(`That message is ${message.text.length} characters long; the limit is ${MAX_PROMPT_CHARS}. Please shorten it or attach it as a file.`);
@@ -43,6 +70,7 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     }
     const prompt = toPrompt(thread, message);
     await deps.enqueue(prompt);
+    await rememberRecentThread(deps.control.actor, channelKeyOf(thread.id), message.author.userId, thread.id);
     deps.logger.info('prompt enqueued', { threadId: prompt.threadId, messageId: prompt.messageId, user: prompt.author.userId });
   };
   chat.onNewMention(async (thread, message) => {
@@ -50,6 +78,22 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     await admit(thread, message);
   });
   chat.onSubscribedMessage(admit);
+  // Slash commands carry a channel but no thread: they act on the caller's most recent thread there.
+  chat.onSlashCommand(['/stop', '/steer'], async (event) => {
+    const threadId = await recentThread(deps.control.actor, event.channel.id, event.user.userId);
+    const control: Control = event.command === '/stop' ? { kind: 'stop' } : { kind: 'steer', text: event.text.trim() };
+    let reply: string;
+    if (control.kind === 'steer' && !control.text) reply = 'Usage: /steer <what to do differently>';
+    else reply = threadId ? await applyControl(deps, threadId, control) : REPLIES.noRecentThread;
+    await event.channel.postEphemeral(event.user, reply, { fallbackToDM: false });
+  });
+  chat.onAction(STOP_ACTION, async (event) => {
+    const reply = await applyControl(deps, event.threadId, { kind: 'stop' });
+    if (event.thread) {
+      if (reply === REPLIES.stopped) await event.thread.post(`${reply} (by ${event.user.userName || event.user.userId})`);
+      else await event.thread.postEphemeral(event.user, reply, { fallbackToDM: false });
+    }
+  });
 }
 
 export function sqsEnqueue(sqs: SQSClient, queueUrl: string): IngressDeps['enqueue'] {

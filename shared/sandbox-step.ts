@@ -2,7 +2,9 @@
 // bring the workspace up to date from S3, run the tool, write what changed back to S3, save the
 // result in the context. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
-import { routeAfterTool } from './agent.ts';
+import { checkFlagsBetweenTools, routeAfterTool, watchForStop } from './agent.ts';
+import type { ActorDeps } from './actor.ts';
+import { cancel } from './sandbox/client.ts';
 import { loadContext, saveContext, type StoreDeps } from './store.ts';
 import { appendToolResult, pendingToolCall } from './tool-calls.ts';
 import { addressOf, getSandbox, markLost, saveSync, type SandboxStoreDeps } from './sandbox/lifecycle.ts';
@@ -16,6 +18,8 @@ import type { JsonLogger } from './log.ts';
 export interface SandboxStepDeps {
   store: StoreDeps;
   sandboxes: SandboxStoreDeps;
+  /** The thread's actor item: stop and steer flags. */
+  actor: Pick<ActorDeps, 'db' | 'tableName'>;
   port: number;
   logger: JsonLogger;
 }
@@ -24,6 +28,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   const context = await loadContext(deps.store, run.threadId);
   const call = pendingToolCall(context);
   if (!call || !isSandboxTool(call.name)) return routeAfterTool(context, loop.step, false);
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  if (flagged) return flagged;
   const item = await getSandbox(deps.sandboxes, run.threadId);
   const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
   if (!item || !address) return { step: loop.step, next: 'tool' };
@@ -31,7 +37,14 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address };
   try {
     const before = await syncIn(sync, layout, item.synced ?? {});
-    const outcome = await runSandboxTool(address, layout, call);
+    // A stop kills the running command's whole process tree at once.
+    const stopWatch = watchForStop(deps, run);
+    stopWatch.signal.addEventListener('abort', () => void cancel(address, call.toolUseId).catch(() => undefined));
+    const outcome = await runSandboxTool(address, layout, call).finally(() => stopWatch.stop());
+    if (stopWatch.signal.aborted) {
+      deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
+      return { step: loop.step, next: 'finish', stopReason: 'aborted' };
+    }
     const after = await syncOut(sync, layout, before.state);
     await saveSync(deps.sandboxes, run.threadId, item.taskArn, after.state);
     if (after.conflicts.length > 0) {

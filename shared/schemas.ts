@@ -59,11 +59,19 @@ export const settingsSchema = z.object({
   model: modelSettingsSchema.default({}),
   /** Upper bound on model calls in one run, far below Step Functions' 25,000-event history limit. */
   maxModelSteps: z.number().int().positive().max(200).default(40),
+  /** Tool calls one model response may make; the rest get an error result. */
+  maxToolCallsPerTurn: z.number().int().positive().max(100).default(20),
+  /** Longest one run may work before it stops with a message. */
+  maxRunMinutes: z.number().positive().max(24 * 60).default(30),
+  /** Prompts that may wait behind a running one; more get a "busy" reply. */
+  maxQueueDepth: z.number().int().min(0).max(100).default(5),
+  /** queue: prompts wait their turn; interrupt: a new prompt stops the running one and runs next. */
+  queueMode: z.enum(['queue', 'interrupt']).default('queue'),
   sandbox: z.object({
     /** Start the thread's sandbox when a run begins (in parallel with the first model call). */
     startEarly: z.boolean().default(true),
   }).default({ startEarly: true }),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
-  channels: z.record(z.string(), z.object({ model: modelSettingsSchema.optional() })).default({}),
+  channels: z.record(z.string(), z.object({ model: modelSettingsSchema.optional(), queueMode: z.enum(['queue', 'interrupt']).optional() })).default({}),
 });
 export type Settings = z.infer<typeof settingsSchema>;

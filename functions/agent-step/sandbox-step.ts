@@ -17,6 +17,7 @@ export async function handler(event: unknown) {
   deps ??= {
     store: { s3: clients.s3(), bucket: requireEnv('DATA_BUCKET') },
     sandboxes: { db: clients.db(), tableName: requireEnv('TABLE_NAME') },
+    actor: { db: clients.db(), tableName: requireEnv('TABLE_NAME') },
     port: sandboxPortFromEnv(process.env),
     logger,
   };

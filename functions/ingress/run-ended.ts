@@ -2,7 +2,7 @@
 // failure handler itself failed) still releases its thread and starts the next queued prompt.
 // Everything it calls is idempotent, so a run the failure handler already closed is a no-op.
 import type { EventBridgeEvent } from 'aws-lambda';
-import { fail, type AgentDeps } from '../../shared/agent.ts';
+import { fail, removeStopCard, type AgentDeps } from '../../shared/agent.ts';
 import { releaseLease } from '../../shared/actor.ts';
 import { agentFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
 import { runInputSchema } from '../../shared/schemas.ts';
@@ -35,6 +35,8 @@ export async function handler(event: EventBridgeEvent<'Step Functions Execution 
   const agent = await deps;
   logger.warn('run ended abnormally', { runId: run.runId, threadId: run.threadId, status: detail.status, error: detail.error });
   if (detail.status === 'ABORTED') {
+    // Stopped on purpose: the one who stopped it has answered; free the thread for what waits.
+    await removeStopCard(agent, run);
     return { released: (await releaseLease(agent.actor, run.threadId, run.runId)).outcome };
   }
   const error = { Error: detail.status === 'TIMED_OUT' ? 'States.Timeout' : (detail.error ?? 'States.Runtime'), Cause: detail.cause ?? '' };

@@ -2,7 +2,7 @@
 // parsing are the Chat SDK Slack adapter's; our handlers only enqueue (shared/ingress.ts).
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { clients, requireEnv } from '../../shared/aws.ts';
-import { chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { actorFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
 import { bodyBytes, jsonResult, MAX_BODY_BYTES, toRequest, toResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
 import type { AgentChat } from '../../shared/chat.ts';
@@ -13,7 +13,8 @@ let wired: Promise<AgentChat> | undefined;
 
 function chat(): Promise<AgentChat> {
   return (wired ??= loadChat().then((c) => {
-    wireIngress(c, { enqueue: sqsEnqueue(clients.sqs(), requireEnv('INBOX_QUEUE_URL')), logger });
+    const control = { actor: actorFromEnv(logger), sfn: clients.sfn(), stateMachineArn: requireEnv('STATE_MACHINE_ARN'), logger };
+    wireIngress(c, { enqueue: sqsEnqueue(clients.sqs(), requireEnv('INBOX_QUEUE_URL')), control, logger });
     return c;
   })).catch((error: unknown) => {
     wired = undefined;

@@ -47,6 +47,8 @@ export class AgentRun extends Construct {
   readonly stateMachine: StateMachine;
   /** Equal to stateMachine.stateMachineArn, but computed from the name, so it creates no dependency. */
   readonly stateMachineArn: string;
+  /** Every execution of the state machine (executions are named by run id, unknown in advance). */
+  readonly executionArns: string;
 
   constructor(scope: Construct, id: string, props: AgentRunProps) {
     super(scope, id);
@@ -57,6 +59,12 @@ export class AgentRun extends Construct {
       service: 'states',
       resource: 'stateMachine',
       resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.executionArns = stack.formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachineName}:*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
 

@@ -9,6 +9,8 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
@@ -20,6 +22,9 @@ export interface DispatchProps {
   readonly inbox: IQueue;
   readonly table: ITable;
   readonly stateMachine: IStateMachine;
+  readonly executionArns: string;
+  /** settings.json holds the queue depth and per-channel queue mode. */
+  readonly bucket: IBucket;
   readonly slackSecret: ISecret;
   readonly logRetention: RetentionDays;
 }
@@ -39,10 +44,14 @@ export class Dispatch extends Construct {
         TABLE_NAME: props.table.tableName,
         STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
         SLACK_SECRET_ARN: props.slackSecret.secretArn,
+        DATA_BUCKET: props.bucket.bucketName,
       },
     });
     props.table.grantReadWriteData(this.handler);
     props.stateMachine.grantStartExecution(this.handler);
+    // Interrupt mode stops the running execution; a lease held too long is checked against its execution.
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution', 'states:DescribeExecution'], resources: [props.executionArns] }));
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.bucket.arnForObjects('settings.json')] }));
     props.slackSecret.grantRead(this.handler);
 
     this.handler.addEventSource(

@@ -9,6 +9,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
@@ -21,6 +22,9 @@ export interface WebhookApiProps {
   readonly inbox: IQueue;
   readonly slackSecret: ISecret;
   readonly logRetention: RetentionDays;
+  /** stop (a message, /stop, the Stop button) ends the running execution at once. */
+  readonly stateMachineArn: string;
+  readonly executionArns: string;
 }
 
 export class WebhookApi extends Construct {
@@ -43,11 +47,13 @@ export class WebhookApi extends Construct {
         TABLE_NAME: props.table.tableName,
         INBOX_QUEUE_URL: props.inbox.queueUrl,
         SLACK_SECRET_ARN: props.slackSecret.secretArn,
+        STATE_MACHINE_ARN: props.stateMachineArn,
       },
     });
     props.table.grantReadWriteData(this.handler);
     props.inbox.grantSendMessages(this.handler);
     props.slackSecret.grantRead(this.handler);
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
 
     // The default stage is declared explicitly: the one HttpApi creates cannot take access logs
     // or throttling.

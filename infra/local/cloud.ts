@@ -16,6 +16,7 @@ import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api
 import { startSqsPoller, type SqsPoller } from './sqs-poller.ts';
 import { startLocalEcs, type LocalEcs } from './ecs.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { build as esbuild } from 'esbuild';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -143,9 +144,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const { freePort } = await import('./emulators.ts');
   const sandboxPort = options.sandboxPort ?? (await freePort());
   const sandboxRoot = mkdtempSync(join(tmpdir(), 'threadwork-sandboxes-'));
+  const workspaces = join(sandboxRoot, 'tasks');
+  // A bundle of the server, as the image runs it (plain node: half the memory of the source through
+  // tsx), written to this cloud's own directory so parallel clouds never share a half-written file.
+  const serverBundle = join(sandboxRoot, 'server.mjs');
+  await esbuild({ entryPoints: [fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))], outfile: serverBundle, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' });
   const ecs = await startLocalEcs({
-    serverCommand: [process.execPath, '--import', 'tsx', fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))],
-    workspaceRoot: sandboxRoot,
+    serverCommand: [process.execPath, serverBundle],
+    workspaceRoot: workspaces,
     sandboxPort,
     containerName: 'sandbox',
     onLog: (taskArn, line, stream) => {

@@ -29,6 +29,7 @@ const resources = template.toJSON().Resources as Record<string, Resource>;
 const ROLES: FunctionRole[] = ['webhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'sandboxReaper'];
 const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
 const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
+const EXECUTIONS_ARN = 'arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:TestRuntime-AgentRun:*';
 
 const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 const resource = (id: string): Resource => {
@@ -303,7 +304,7 @@ test('functions: environment, timeout and memory per role', () => {
       timeout: 10,
       memory: 512,
     },
-    dispatch: { env: { TABLE_NAME: table, STATE_MACHINE_ARN: stateMachine, SLACK_SECRET_ARN: secret }, timeout: 30 },
+    dispatch: { env: { TABLE_NAME: table, STATE_MACHINE_ARN: stateMachine, SLACK_SECRET_ARN: secret, DATA_BUCKET: bucket }, timeout: 30 },
     runEnded: {
       env: { TABLE_NAME: table, STATE_MACHINE_ARN: stateMachine, DATA_BUCKET: bucket, SLACK_SECRET_ARN: secret },
       timeout: 60,
@@ -328,7 +329,7 @@ test('functions: environment, timeout and memory per role', () => {
   for (const role of ROLES) {
     const { NODE_OPTIONS: _node, ...variables } = env(role);
     const want = expected[role];
-    if (role === 'agentStep') {
+    if (role === 'agentStep' || role === 'webhook') {
       // The state machine ARN is computed from its name (breaks the function <-> state machine cycle).
       assert.equal(flatten(variables.STATE_MACHINE_ARN), COMPUTED_STATE_MACHINE_ARN);
       delete variables.STATE_MACHINE_ARN;
@@ -405,21 +406,31 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
   }
 });
 
-test('least privilege: states:StartExecution only on the agent-run state machine, only for dispatch, run-ended, agent-step', () => {
+test('least privilege: states:StartExecution only on the agent-run state machine, only for dispatch, run-ended, agent-step; stop/describe only on its executions', () => {
   const holders = new Set<string>();
+  const stoppers = new Map<string, string[]>();
   for (const { policy, statements } of policies(stack)) {
     for (const s of statements.filter((st) => list(st.Action).some((a) => a.startsWith('states:')))) {
-      assert.deepEqual(list(s.Action), ['states:StartExecution'], roleOf(policy));
-      for (const arn of list(s.Resource)) {
-        assert.ok([`<${idOf(stack.stateMachine)}>`, COMPUTED_STATE_MACHINE_ARN].includes(flatten(arn)), flatten(arn));
+      if (list(s.Action).includes('states:StartExecution')) {
+        assert.deepEqual(list(s.Action), ['states:StartExecution'], roleOf(policy));
+        for (const arn of list(s.Resource)) {
+          assert.ok([`<${idOf(stack.stateMachine)}>`, COMPUTED_STATE_MACHINE_ARN].includes(flatten(arn)), flatten(arn));
+        }
+        holders.add(roleOf(policy));
+        continue;
       }
-      holders.add(roleOf(policy));
+      assert.deepEqual(list(s.Resource).map(flatten), [EXECUTIONS_ARN], roleOf(policy));
+      stoppers.set(roleOf(policy), list(s.Action));
     }
   }
   assert.deepEqual(
     [...holders].sort(),
     (['dispatch', 'runEnded', 'agentStep'] as const).map((r) => roleOfFunction(stack, r)).sort(),
   );
+  assert.deepEqual(Object.fromEntries(stoppers), {
+    [roleOfFunction(stack, 'webhook')]: ['states:StopExecution'],
+    [roleOfFunction(stack, 'dispatch')]: ['states:DescribeExecution', 'states:StopExecution'],
+  });
 });
 
 test('least privilege: Bedrock invoke only for agent-step, only on the configured profile and its foundation model', () => {
@@ -460,6 +471,8 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,
+    `${roleOfFunction(stack, 'webhook')} ${EXECUTIONS_ARN}`,
+    `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
   ];
   const found: string[] = [];
   for (const { policy, statements } of policies(stack)) {

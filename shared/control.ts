@@ -1,0 +1,77 @@
+// stop and steer: they bypass the queue and act on the thread's running run at once.
+import { DescribeExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { addSteer, getActor, releaseLease, requestStop, type ActorDeps } from './actor.ts';
+import type { JsonLogger } from './log.ts';
+
+/** The Stop button's action id, on the card a run posts while it works. */
+export const STOP_ACTION = 'stop-run';
+
+export type Control = { kind: 'stop' } | { kind: 'steer'; text: string };
+
+/** `stop`, `/stop`, `steer <text>`, `/steer <text>`, after any leading mention of the bot. */
+export function parseControl(text: string): Control | undefined {
+  const body = text.trim().replace(/^(<@[A-Z0-9]+>|@\S+)\s*/, '').trim();
+  if (/^\/?stop[.!]?$/i.test(body)) return { kind: 'stop' };
+  const steer = /^\/?steer\s+([\s\S]+)$/i.exec(body);
+  if (steer?.[1]?.trim()) return { kind: 'steer', text: steer[1].trim() };
+  return undefined;
+}
+
+export interface ControlDeps {
+  actor: ActorDeps;
+  sfn: SFNClient;
+  stateMachineArn: string;
+  logger: JsonLogger;
+}
+
+/** Executions are named by run id, so the ARN follows from the state machine's. */
+export function executionArnFor(stateMachineArn: string, runId: string): string {
+  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;
+}
+
+/**
+ * Stop: flag the run (its in-flight model stream and sandbox command watch the flag and end) and
+ * stop its execution; the run-ended rule then releases the thread and the next queued prompt runs.
+ */
+export async function stopThread(deps: ControlDeps, threadId: string, reason = 'Stopped from the thread'): Promise<'stopped' | 'idle'> {
+  const run = await requestStop(deps.actor, threadId);
+  if (!run) return 'idle';
+  try {
+    await deps.sfn.send(new StopExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.runId), error: 'Stopped', cause: reason }));
+  } catch (error) {
+    // Not started yet: it sees the flag when it does. Already ended: nothing to stop.
+    if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
+  }
+  deps.logger.info('run stopped', { threadId, runId: run.runId, reason });
+  return 'stopped';
+}
+
+export async function steerThread(deps: ControlDeps, threadId: string, text: string): Promise<boolean> {
+  const accepted = await addSteer(deps.actor, threadId, text);
+  deps.logger.info(accepted ? 'steer queued' : 'steer dropped: nothing running', { threadId });
+  return accepted;
+}
+
+/** A lease held longer than this is checked against its execution when a prompt arrives. */
+export const LEASE_CHECK_AFTER_MS = 2 * 60_000;
+
+/**
+ * A lease whose execution has ended (every end path releases, so this means a release was lost:
+ * a dropped event, a handler that failed all its retries) is released now, so no thread can stick.
+ */
+export async function reclaimStaleLease(deps: ControlDeps, threadId: string, now = Date.now()): Promise<boolean> {
+  const actor = await getActor(deps.actor, threadId);
+  const run = actor?.current;
+  if (actor?.status !== 'running' || !run || now - (actor.leaseTakenAt ?? now) < LEASE_CHECK_AFTER_MS) return false;
+  let status: string | undefined;
+  try {
+    status = (await deps.sfn.send(new DescribeExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.runId) }))).status;
+  } catch (error) {
+    if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
+    if (!actor.started) return false; // never started: the prompt's redelivery starts it
+  }
+  if (status === 'RUNNING' || status === 'PENDING_REDRIVE') return false;
+  const release = await releaseLease(deps.actor, threadId, run.runId);
+  deps.logger.warn('reclaimed a lease whose run had ended', { threadId, runId: run.runId, status, release: release.outcome });
+  return true;
+}
