@@ -57,6 +57,21 @@ export interface LocalCloudOptions {
   onError?: (where: string, error: unknown) => void;
 }
 
+/**
+ * A crash injected into a function, for failure tests: `before` it runs (nothing happened), or
+ * `after` it ran (its effects happened, then the invocation failed, as when a Lambda dies before
+ * returning). The error name decides who retries: Lambda.ServiceException is retried by the state
+ * machine's task retry; any other name goes to its Catch.
+ */
+export interface Fault {
+  role: FunctionRole;
+  /** For agent-step and sandbox-step: only this action. */
+  action?: string;
+  when: 'before' | 'after';
+  errorName?: string;
+  times?: number;
+}
+
 export interface LocalCloud {
   apiUrl: string;
   slackEventsUrl: string;
@@ -71,6 +86,7 @@ export interface LocalCloud {
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   env: Record<string, string>;
   poller: SqsPoller;
+  injectFault(fault: Fault): void;
   stop(): Promise<void>;
 }
 
@@ -200,11 +216,22 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       Object.entries(FUNCTION_ENTRIES).map(async ([role, path]) => [role, ((await import(`../../${path}`)) as { handler: Handler }).handler]),
     ),
   ) as LocalCloud['handlers'];
-  const byLogicalId = new Map(Object.entries(logicalIds).map(([role, id]) => [id, handlers[role as keyof typeof handlers]]));
-  const invoke = (logicalId: string, payload: unknown) => {
-    const handler = byLogicalId.get(logicalId);
-    if (!handler) throw new Error(`No local handler for function ${logicalId}`);
-    return handler(payload);
+  const byLogicalId = new Map(Object.entries(logicalIds).map(([id, logicalId]) => [logicalId, { role: id as FunctionRole, handler: handlers[id as FunctionRole] }]));
+  const faults: Required<Fault>[] = [];
+  const takeFault = (role: FunctionRole, payload: unknown, when: Fault['when']) => {
+    const action = (payload as { action?: string } | undefined)?.action;
+    const fault = faults.find((f) => f.times > 0 && f.role === role && f.when === when && (!f.action || f.action === action));
+    if (!fault) return;
+    fault.times--;
+    throw Object.assign(new Error(`injected crash ${when} ${role}${action ? ` ${action}` : ''}`), { name: fault.errorName });
+  };
+  const invoke = async (logicalId: string, payload: unknown) => {
+    const target = byLogicalId.get(logicalId);
+    if (!target) throw new Error(`No local handler for function ${logicalId}`);
+    takeFault(target.role, payload, 'before');
+    const result = await target.handler(payload);
+    takeFault(target.role, payload, 'after');
+    return result;
   };
 
   // EventBridge: the rule's pattern, from the template, decides which execution endings reach its target.
@@ -291,6 +318,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     clients,
     env,
     poller,
+    injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await poller.stop();

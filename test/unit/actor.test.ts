@@ -99,7 +99,7 @@ test('concurrent prompts on one thread: exactly one runs, the rest queue, every 
   const thread = 'slack:C1:1.0005';
   const d = deps();
   const ids = Array.from({ length: 20 }, (_, i) => `m${i}`);
-  const admissions = await Promise.all(ids.map((id) => admitPrompt(d, prompt(thread, id))));
+  const admissions = await Promise.all(ids.map((id) => admitPrompt(d, prompt(thread, id), { maxQueueDepth: 100 })));
   assert.equal(admissions.filter((a) => a === 'started').length, 1);
   assert.equal(admissions.filter((a) => a === 'queued').length, 19);
   for (let i = 0; i < 20; i++) {
@@ -119,7 +119,7 @@ test('prompts racing with the release are never lost', async () => {
   const late = Array.from({ length: 10 }, (_, i) => `late${i}`);
   await Promise.all([
     releaseLease(d, thread, d.started[0]!.runId),
-    ...late.map((id) => admitPrompt(d, prompt(thread, id))),
+    ...late.map((id) => admitPrompt(d, prompt(thread, id), { maxQueueDepth: 100 })),
   ]);
   for (;;) {
     const actor = await getActor(d, thread);
@@ -128,4 +128,30 @@ test('prompts racing with the release are never lost', async () => {
   }
   assert.deepEqual(new Set(d.started.map((r) => r.prompt.messageId)), new Set(['first', ...late]));
   assert.equal(d.started.length, 11);
+});
+
+test('past the queue depth a prompt is refused as busy, and nothing else changes', async () => {
+  const thread = 'slack:C1:1.0007';
+  const d = deps();
+  assert.equal(await admitPrompt(d, prompt(thread, 'm0'), { maxQueueDepth: 2 }), 'started');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm1'), { maxQueueDepth: 2 }), 'queued');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm2'), { maxQueueDepth: 2 }), 'queued');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm3'), { maxQueueDepth: 2 }), 'busy');
+  assert.deepEqual((await getActor(d, thread))?.queue?.map((r) => r.prompt.messageId), ['m1', 'm2']);
+});
+
+test('interrupt mode puts the new prompt first and flags the running run to stop', async () => {
+  const thread = 'slack:C1:1.0008';
+  const d = deps();
+  await admitPrompt(d, prompt(thread, 'm0'));
+  await admitPrompt(d, prompt(thread, 'm1'));
+  assert.equal(await admitPrompt(d, prompt(thread, 'm2'), { mode: 'interrupt' }), 'queued');
+  const actor = await getActor(d, thread);
+  assert.deepEqual(actor?.queue?.map((r) => r.prompt.messageId), ['m2', 'm1']);
+  assert.equal(actor?.abortRunId, d.started[0]!.runId);
+  // The release clears the flag for the next run.
+  await releaseLease(d, thread, d.started[0]!.runId);
+  const next = await getActor(d, thread);
+  assert.equal(next?.current?.prompt.messageId, 'm2');
+  assert.equal(next?.abortRunId, undefined);
 });

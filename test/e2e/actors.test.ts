@@ -1,0 +1,213 @@
+// Thread actors under pressure, through the whole local cloud: queue depth and busy replies, steer
+// between tools, stop that kills the running command, crashes in every step, duplicate deliveries.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../shared/aws.ts';
+import { gate, type ScriptedTurn } from '../../infra/local/bedrock.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { eventually } from '../support/eventually.ts';
+import { STEER_SKIPPED } from '../../shared/steer.ts';
+
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack();
+});
+after(async () => {
+  await stack?.stop();
+});
+
+let n = 0;
+const use = (name: string, input: Record<string, unknown>) => ({ toolUseId: `tu-${name}-${++n}`, name, input });
+
+const runsOf = (threadId: string) =>
+  [...stack.cloud.stepFunctions.executions.values()]
+    .filter((e) => (e.input as { threadId: string }).threadId === threadId)
+    .sort((a, b) => a.startDate.getTime() - b.startDate.getTime());
+
+async function actor(threadId: string) {
+  const out = await documentClient(stack.cloud.clients.dynamodb).send(
+    new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' } }),
+  );
+  return out.Item;
+}
+
+const idle = (threadId: string) => eventually(async () => (await actor(threadId))?.status === 'idle', 30_000, `${threadId} idle`);
+const bot = (channel: string, ts: string) => stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...' && !m.blocks?.length);
+const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
+const requestsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text));
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('six prompts into a busy thread: one busy reply, five runs in arrival order', async () => {
+  const hold = gate();
+  stack.bedrock.script({ text: 'first answer', hold: hold.promise });
+  const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> queue-start' });
+  await eventually(() => requestsMentioning('queue-start').length > 0, 10_000, 'first run at the model');
+  for (let i = 1; i <= 6; i++) await stack.slack.postUserMessage({ text: `queued-${i}`, threadTs: first.threadTs });
+  const threadId = threadOf(first);
+  await eventually(() => stack.slack.ephemeral.some((m) => /busy/.test(m.text) && m.thread_ts === first.threadTs), 15_000, 'busy reply');
+  assert.equal((await actor(threadId))?.queue?.length, 5);
+  hold.release();
+  await eventually(() => runsOf(threadId).length === 6 && runsOf(threadId).every((e) => e.status !== 'RUNNING'), 60_000, 'six runs done');
+  await idle(threadId);
+  // The fake echoes the last user text: each run answered its own prompt, in order.
+  const order = runsOf(threadId).map((e) => (e.input as { prompt: { text: string } }).prompt.text);
+  assert.deepEqual(order, ['@bot queue-start', 'queued-1', 'queued-2', 'queued-3', 'queued-4', 'queued-5']);
+  assert.equal(stack.slack.ephemeral.filter((m) => m.thread_ts === first.threadTs).length, 1);
+  const replies = bot(first.channel, first.threadTs).map((m) => m.text);
+  assert.equal(replies.length, 6);
+  assert.match(replies[5]!, /queued-5/);
+});
+
+test('a steer during a three-tool response skips the rest, with matching results, and the model sees it', async () => {
+  const [slow, second, third] = [use('bash', { command: 'sleep 2; echo slow done' }), use('bash', { command: 'echo two' }), use('bash', { command: 'echo three' })];
+  stack.bedrock.script({ toolUses: [slow, second, third] }, { text: 'Steered answer.' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> run three tools' });
+  const threadId = threadOf(posted);
+  await eventually(() => stack.cloud.ecs.tasks.size > 0 && [...stack.cloud.ecs.tasks.values()].some((t) => t.tags.some((x) => x.value === threadId) && t.status === 'RUNNING'), 20_000, 'sandbox running');
+  await eventually(() => runsOf(threadId)[0]?.history.some((h) => h.name === 'SandboxTool'), 20_000, 'first tool running');
+  await stack.slack.postUserMessage({ text: 'steer use python instead', threadTs: posted.threadTs });
+  await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run done');
+  const last = stack.bedrock.requests.at(-1)!;
+  const content = (last.body.messages ?? []).flatMap((m) => m.content ?? []);
+  const results = content.filter((b) => b.toolResult).map((b) => b.toolResult!);
+  assert.deepEqual(results.map((r) => r.toolUseId), [slow.toolUseId, second.toolUseId, third.toolUseId]);
+  assert.match(JSON.stringify(results[0]!.content), /slow done/);
+  for (const skipped of results.slice(1)) assert.equal(skipped.content?.[0]?.text, STEER_SKIPPED);
+  assert.ok(content.some((b) => b.text?.includes('use python instead')), 'the steer text reached the model');
+  assert.doesNotMatch(JSON.stringify(last.body.system), /python/, 'steering never rewrites the system prompt');
+  assert.equal(bot(posted.channel, posted.threadTs).at(-1)?.text, 'Steered answer.');
+});
+
+test('a steer with nothing running is dropped with a notice', async () => {
+  stack.bedrock.script({ text: 'done' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hi' });
+  await idle(threadOf(posted));
+  const before = stack.bedrock.requests.length;
+  await stack.slack.postUserMessage({ text: 'steer something else', threadTs: posted.threadTs });
+  await eventually(() => stack.slack.ephemeral.some((m) => m.thread_ts === posted.threadTs && /nothing to steer/.test(m.text)), 10_000, 'notice');
+  assert.equal(stack.bedrock.requests.length, before);
+});
+
+test('stop during a long command kills it, says so, and the queued prompt runs next', async () => {
+  const sleeper = use('bash', { command: 'sleep 300 & echo $! > sleeper.pid; sleep 300' });
+  stack.bedrock.script({ toolUses: [sleeper] });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> sleep a while' });
+  const threadId = threadOf(posted);
+  await eventually(() => runsOf(threadId)[0]?.history.some((h) => h.name === 'SandboxTool'), 30_000, 'command running');
+  await new Promise((r) => setTimeout(r, 500));
+  stack.bedrock.script({ text: 'Next prompt answered.' });
+  await stack.slack.postUserMessage({ text: 'after the stop', threadTs: posted.threadTs });
+  await eventually(async () => ((await actor(threadId))?.queue?.length ?? 0) === 1, 10_000, 'queued');
+  const task = [...stack.cloud.ecs.tasks.values()].find((t) => t.tags.some((x) => x.value === threadId) && t.status === 'RUNNING')!;
+  const stopAt = Date.now();
+  await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
+  await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 10_000, 'execution aborted');
+  // The sleeping processes are gone (the sandbox process stays, ready for the next run).
+  const { readFileSync } = await import('node:fs');
+  const pidFile = `${task.workspace}/data/slack/${posted.channel}/${encodeURIComponent(posted.threadTs)}/scratch/sleeper.pid`;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  await eventually(() => !pidAlive(pid), 5000, 'sleeper killed');
+  const killedAfterMs = Date.now() - stopAt;
+  assert.ok(bot(posted.channel, posted.threadTs).some((m) => m.text === 'Stopped.'));
+  await eventually(() => bot(posted.channel, posted.threadTs).some((m) => m.text === 'Next prompt answered.'), 30_000, 'queued prompt answered');
+  await idle(threadId);
+  assert.equal(runsOf(threadId).length, 2);
+  console.log(`# stop -> sleeper killed in ${killedAfterMs} ms`);
+});
+
+test('stop with nothing running says so and changes nothing', async () => {
+  stack.bedrock.script({ text: 'hello' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hello' });
+  await idle(threadOf(posted));
+  await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
+  await eventually(() => stack.slack.ephemeral.some((m) => m.thread_ts === posted.threadTs && /Nothing is running/.test(m.text)), 10_000, 'notice');
+  assert.equal(runsOf(threadOf(posted)).length, 1);
+});
+
+for (const action of ['prepare', 'model', 'finish']) {
+  test(`a crash after the ${action} step did its work is retried without repeating it`, async () => {
+    stack.cloud.injectFault({ role: 'agentStep', action, when: 'after', errorName: 'Lambda.ServiceException' });
+    stack.bedrock.script({ text: `answer despite a ${action} crash` });
+    const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> crash ${action}` });
+    const threadId = threadOf(posted);
+    await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
+    await idle(threadId);
+    assert.deepEqual(bot(posted.channel, posted.threadTs).map((m) => m.text), [`answer despite a ${action} crash`]);
+    assert.equal(requestsMentioning(`crash ${action}`).length, 1, 'the model was called once');
+  });
+}
+
+for (const action of ['prepare', 'model', 'finish']) {
+  test(`a crash in ${action} that is not retried ends the run with a message and frees the thread`, async () => {
+    stack.cloud.injectFault({ role: 'agentStep', action, when: 'before', errorName: 'Runtime.ExitError' });
+    const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> hard crash ${action}` });
+    const threadId = threadOf(posted);
+    await idle(threadId);
+    assert.match(bot(posted.channel, posted.threadTs).at(-1)!.text, /something went wrong/i);
+    stack.bedrock.script({ text: 'fine again' });
+    await stack.slack.postUserMessage({ text: 'again', threadTs: posted.threadTs });
+    await eventually(() => bot(posted.channel, posted.threadTs).some((m) => m.text === 'fine again'), 30_000, 'thread usable');
+    await idle(threadId);
+    assert.equal(runsOf(threadId).length, 2, 'each prompt ran once');
+  });
+}
+
+test('a dispatch crash after admitting is redelivered and starts exactly one run', async () => {
+  stack.cloud.injectFault({ role: 'dispatch', when: 'after', errorName: 'Error' });
+  stack.bedrock.script({ text: 'dispatched once' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> dispatch crash' });
+  const threadId = threadOf(posted);
+  await eventually(() => bot(posted.channel, posted.threadTs).some((m) => m.text === 'dispatched once'), 30_000, 'answered');
+  await new Promise((r) => setTimeout(r, 3000)); // past the visibility timeout: the redelivery has happened
+  await idle(threadId);
+  assert.equal(runsOf(threadId).length, 1);
+  assert.equal(bot(posted.channel, posted.threadTs).length, 1);
+});
+
+test('a duplicate SQS delivery of one prompt starts one run', async () => {
+  stack.bedrock.script({ text: 'only once' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> duplicate me' });
+  const threadId = threadOf(posted);
+  await idle(threadId);
+  const [run] = runsOf(threadId);
+  // The same prompt again, past the FIFO's dedup (another dedup id), as a redrive or a replay would.
+  await stack.cloud.clients.sqs.send(
+    new SendMessageCommand({ QueueUrl: stack.cloud.names.inboxUrl, MessageBody: JSON.stringify((run!.input as { prompt: unknown }).prompt), MessageGroupId: threadId, MessageDeduplicationId: 'replayed' }),
+  );
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.equal(runsOf(threadId).length, 1);
+});
+
+test('200 threads with 3 prompts each keep every thread in order and never overlap its runs', async () => {
+  // Plain conversations: no sandbox for each of 200 threads.
+  await stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify({ sandbox: { startEarly: false } }) }));
+  stack.bedrock.setDefault((req) => {
+    const last = JSON.stringify(req.body.messages?.at(-1) ?? '');
+    return { text: `re: ${/load-\d+-\d+/.exec(last)?.[0] ?? '?'}`, delayMs: 1 };
+  });
+  const threads = await Promise.all(Array.from({ length: 200 }, (_, t) => stack.slack.postUserMessage({ text: `<@U0LOCALBOT> load-${t}-0` })));
+  await Promise.all(threads.map(async (posted, t) => {
+    for (let i = 1; i < 3; i++) await stack.slack.postUserMessage({ text: `load-${t}-${i}`, threadTs: posted.threadTs });
+  }));
+  await eventually(() => threads.every((p) => runsOf(threadOf(p)).length === 3 && runsOf(threadOf(p)).every((e) => e.status === 'SUCCEEDED')), 240_000, 'all 600 runs');
+  for (const [t, posted] of threads.entries()) {
+    const runs = runsOf(threadOf(posted));
+    assert.deepEqual(runs.map((e) => (e.input as { prompt: { text: string } }).prompt.text.replace('@bot ', '')), [0, 1, 2].map((i) => `load-${t}-${i}`));
+    for (let i = 1; i < runs.length; i++) {
+      const finishEntered = runs[i - 1]!.history.find((h) => h.name === 'Finish')!.enteredAt;
+      assert.ok(finishEntered <= runs[i]!.startDate.getTime(), `thread ${t}: run ${i} started before run ${i - 1} finished its work`);
+    }
+    assert.deepEqual(bot(posted.channel, posted.threadTs).map((m) => m.text), [0, 1, 2].map((i) => `re: load-${t}-${i}`));
+  }
+});
