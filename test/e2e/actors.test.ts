@@ -211,3 +211,58 @@ test('200 threads with 3 prompts each keep every thread in order and never overl
     assert.deepEqual(bot(posted.channel, posted.threadTs).map((m) => m.text), [0, 1, 2].map((i) => `re: load-${t}-${i}`));
   }
 });
+
+// Slash commands and button clicks arrive form-encoded; shapes from the recorded Slack payloads.
+const fixtureDir = new URL('../../../shared/fixtures/chat-sdk-replay/', import.meta.url);
+async function postForm(fields: Record<string, string>) {
+  const { signSlackRequest } = await import('../../infra/local/slack.ts');
+  const { SIGNING_SECRET } = await import('../support/local-stack.ts');
+  const body = new URLSearchParams(fields).toString();
+  return fetch(stack.cloud.slackEventsUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(body, SIGNING_SECRET) }, body });
+}
+
+async function heldRun(label: string) {
+  const hold = gate();
+  stack.bedrock.script({ text: `${label} held`, hold: hold.promise });
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${label}`, user: 'U0SLASHUSER' });
+  await eventually(() => requestsMentioning(label).length > 0, 10_000, `${label} at the model`);
+  return { posted, threadId: threadOf(posted), hold };
+}
+
+test('the /stop slash command stops the caller\'s most recent thread in the channel', async () => {
+  const { readFileSync } = await import('node:fs');
+  const recorded = JSON.parse(readFileSync(new URL('slash-commands/slack.json', fixtureDir), 'utf8')).slashCommand;
+  const { posted, threadId, hold } = await heldRun('slash-stop-target');
+  const response = await postForm({ ...recorded, team_id: 'T0LOCAL', channel_id: posted.channel, user_id: 'U0SLASHUSER', command: '/stop', text: '' });
+  assert.equal(response.status, 200);
+  await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 10_000, 'aborted by /stop');
+  hold.release();
+  await idle(threadId);
+  assert.ok(stack.slack.ephemeral.some((m) => m.text === 'Stopped.' && m.visibleTo === 'U0SLASHUSER'));
+});
+
+test('the Stop button on the running reply stops the run', async () => {
+  const { readFileSync } = await import('node:fs');
+  const recorded = JSON.parse(readFileSync(new URL('actions-reactions/slack.json', fixtureDir), 'utf8')).action;
+  const sleeper = use('bash', { command: 'sleep 300' });
+  stack.bedrock.script({ toolUses: [sleeper] });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> press the button' });
+  const threadId = threadOf(posted);
+  const card = await eventually(() => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => JSON.stringify(m.blocks ?? []).includes('stop-run')), 30_000, 'stop card');
+  await eventually(() => runsOf(threadId)[0]?.history.some((h) => h.name === 'SandboxTool'), 30_000, 'command running');
+  const payload = {
+    ...recorded,
+    team: { id: 'T0LOCAL', domain: 'local' },
+    user: { ...recorded.user, id: 'U0LOCALUSER', team_id: 'T0LOCAL' },
+    container: { ...recorded.container, message_ts: card.ts, channel_id: posted.channel, thread_ts: posted.threadTs },
+    channel: { id: posted.channel, name: 'local' },
+    message: { ...recorded.message, user: 'U0LOCALBOT', ts: card.ts, thread_ts: posted.threadTs },
+    actions: [{ ...recorded.actions[0], action_id: 'stop-run', value: runsOf(threadId)[0]!.name }],
+  };
+  const response = await postForm({ payload: JSON.stringify(payload) });
+  assert.equal(response.status, 200);
+  await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 10_000, 'aborted by the button');
+  await idle(threadId);
+  assert.ok(bot(posted.channel, posted.threadTs).some((m) => m.text.startsWith('Stopped.')));
+  await eventually(() => !stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.ts === card.ts), 10_000, 'stop card removed');
+});
