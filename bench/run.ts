@@ -4,6 +4,7 @@
 //
 //   BENCH_ACKS   signed Slack requests per ack series (default 300)
 //   BENCH_STEPS  conversations measured end to end (default 30)
+//   BENCH_TOOLS  sequential bash `true` tool calls measured through the sandbox (default 20)
 //   BENCH_LOG_LEVEL  the handlers' log level (default silent)
 import { clients } from '../shared/aws.ts';
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
@@ -15,6 +16,7 @@ import { stopWatching } from './quiet.ts';
 import { loadMention } from './slack-events.ts';
 import { measureSteps, type StepResult } from './steps.ts';
 import { bytes, elapsed, ms, note, percent, ratio, section, table } from './stats.ts';
+import { measureTools, setEarlySandboxStart, SMALL_FILES, type Traffic, type ToolsResult } from './tools.ts';
 
 const SLACK_ACK_BUDGET_MS = 3000;
 
@@ -26,6 +28,7 @@ function positiveInt(name: string, fallback: number): number {
 const config = {
   acks: positiveInt('BENCH_ACKS', 300),
   steps: positiveInt('BENCH_STEPS', 30),
+  tools: positiveInt('BENCH_TOOLS', 20),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent',
 };
 
@@ -78,6 +81,7 @@ function printSteps(result: StepResult): void {
   console.log(`  orchestration overhead (p50 whole path − p50 direct): ${ms(overhead)}; whole path / direct call = ${ratio(result.wholePath.p50 / result.direct.p50)}`);
   note('phases overlap slightly: the run can start before the second delivery (app_mention) is acked.');
   note('a real model takes seconds per step, so the overhead is what matters here, not the ratio.');
+  note('sections 1 and 2 run with settings.json sandbox.startEarly off: no sandbox task per new thread (each is a process on this machine).');
 }
 
 function printCalls(result: CallsResult): void {
@@ -113,6 +117,7 @@ function printCalls(result: CallsResult): void {
   note(`counted at the SDK (deserialize step: every HTTP attempt); ${result.placedByTime} call(s) whose stack named no function were placed by time.`);
   note('webhook = both deliveries (message + app_mention) of one mention. Secrets Manager is 0 locally (credentials come from the environment);');
   note('in AWS each cold container of webhook and agent-step reads the Slack secret once. ReceiveMessage counts depend on long-poll timing.');
+  note('prepare starts the thread\'s sandbox (sandbox.startEarly, the default): the sandbox item in DynamoDB and ECS RunTask, not waited for.');
 }
 
 function printBundles(results: BundleResult[]): void {
@@ -141,7 +146,78 @@ function printBundles(results: BundleResult[]): void {
   note('"asset gz" = gzip of index.mjs + gzip of index.mjs.map, close to the zip CDK uploads; the unzipped ratio counts both files.');
 }
 
-function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[]): void {
+/** A traffic figure over the calls of a scenario: one value when they agree, else min–max. */
+function spread(traffic: Traffic[], pick: (t: Traffic) => number, format: (x: number) => string = String): string {
+  const values = traffic.map(pick);
+  const [min, max] = [Math.min(...values), Math.max(...values)];
+  return min === max ? format(min) : `${format(min)}–${format(max)}`;
+}
+
+function printTools(result: ToolsResult): void {
+  section(`5. Tool calls through the sandbox (${result.n} sequential bash \`true\` calls, one per model turn, after the thread's first; Bedrock fake answering at once)`);
+  const rows = [
+    ['whole path per tool call: Tool entered → result saved (NextStep)', result.wholePath],
+    ['  Tool state (agent-step: context, Slack status, sandbox up?)', result.toolState],
+    ['  NextStep → SandboxTool', result.choice],
+    ['  SandboxTool state (sandbox-step: context, sync in, exec, sync out)', result.sandboxState],
+    ["direct POST /exec, the bash tool's command (mkdir -p; cd; true)", result.execTool],
+    ["  the command server's own spawn → exit (durationMs, whole ms)", result.execServer],
+    ['direct POST /exec, `true`', result.execTrue],
+    ["direct spawnSync('sh', ['-c', 'true']) in the bench process", result.spawn],
+    ['  the same from a fresh, small node process', result.spawnSmall],
+  ] as const;
+  console.log(table(['measure', 'p50', 'p90', 'max'], rows.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)])));
+  const { wholePath: whole, execTool: exec, spawn } = result;
+  console.log();
+  console.log(`  whole path / direct spawn: p50 ${ratio(whole.p50 / spawn.p50)}, p90 ${ratio(whole.p90 / spawn.p90)}; ` +
+    `whole path / direct exec: p50 ${ratio(whole.p50 / exec.p50)}, p90 ${ratio(whole.p90 / exec.p90)}`);
+  console.log(`  whole path / spawn from a small process: p50 ${ratio(whole.p50 / result.spawnSmall.p50)}; ` +
+    `direct exec / spawn from a small process: p50 ${ratio(exec.p50 / result.spawnSmall.p50)}`);
+  console.log(`  runtime overhead per tool call (p50 whole path − p50 direct exec): ${ms(whole.p50 - exec.p50)}`);
+  const firsts = result.firstCalls.map((f, i) =>
+    `thread ${i + 1}: ${ms(f.whole)} (Tool state waiting for the task: ${ms(f.toolState)}; ${ms(f.sincePrepare)} after Prepare sent RunTask)`);
+  console.log(`  first tool call (sandbox start), not in the figures above: ${firsts.join('; ')}`);
+  const aws = result.awsPerCall.map(([op, n]) => `${op} ${n}`).join(', ');
+  const slack = result.slackPerCall.map(([method, n]) => `${method} ${n}`).join(', ') || 'none';
+  console.log(`  calls per tool call (median): ${aws}; Slack ${slack}`);
+
+  console.log();
+  console.log(`  S3 ↔ sandbox per tool call (the sandbox step's sync), in a thread with nothing, then ${SMALL_FILES} small files, in scratch/:`);
+  const trafficRows = result.scenarios.map((s) => [
+    s.files,
+    s.label,
+    s.traffic.length,
+    spread(s.traffic, (t) => t.s3Calls),
+    `${spread(s.traffic, (t) => t.lists)}/${spread(s.traffic, (t) => t.gets)}/${spread(s.traffic, (t) => t.puts)}/${spread(s.traffic, (t) => t.deletes)}`,
+    spread(s.traffic, (t) => t.bytesIn, bytes),
+    spread(s.traffic, (t) => t.bytesOut, bytes),
+    spread(s.traffic, (t) => t.listed),
+    ms(s.sandboxState.p50),
+  ]);
+  console.log(table(['files in scratch/', 'tool call', 'n', 'S3 calls', 'list/get/put/delete', 'bytes in', 'bytes out', 'keys listed', 'SandboxTool p50'], trafficRows));
+  const [none, , , , many] = result.scenarios;
+  if (none && many) {
+    console.log();
+    console.log(`  \`true\` with ${SMALL_FILES} files vs none: SandboxTool state p50 ${ms(many.sandboxState.p50)} vs ${ms(none.sandboxState.p50)} ` +
+      `(${ratio(many.sandboxState.p50 / none.sandboxState.p50)}); keys listed ${spread(many.traffic, (t) => t.listed)} vs ${spread(none.traffic, (t) => t.listed)}; ` +
+      `S3 calls ${spread(many.traffic, (t) => t.s3Calls)} vs ${spread(none.traffic, (t) => t.s3Calls)}`);
+  }
+  console.log(`  besides the sync, the step loads and saves the run's context.jsonl: ${result.contextPerCall.calls} S3 calls, ` +
+    `${bytes(result.contextPerCall.bytes)} per \`true\` call (median; it grows with the run)`);
+  if (result.logCheck) {
+    const { compared, mismatches } = result.logCheck;
+    console.log(`  cross-check with the sandbox step's own "tool call" log lines: ${compared - mismatches.length}/${compared} agree` +
+      (mismatches.length ? ` (${mismatches.slice(0, 3).join('; ')})` : ''));
+  }
+  note('one tool call = Tool entered → the NextStep after SandboxTool entered (execution history, ms resolution); the model step between calls is not in it.');
+  note('S3 calls / bytes: what the sandbox step logs as s3Calls / bytesIn / bytesOut, counted at the handlers\' S3 client (one per send); list/get/put/delete split it.');
+  note(`spawning forks the caller, and fork copies its page tables: from the bench process (${bytes(result.benchRss)} resident) a spawn costs more than from the small command server.`);
+  note('a read moves the file sandbox → function over HTTP (GET /files), not through S3; the model is shown 20 lines of the 1 MB text file.');
+  note(`the ${result.runs} runs took ${(result.elapsedMs / 1000).toFixed(1)} s with the direct calls. In AWS each state is a Lambda invocation (plus Step Functions' own transition time) and Fargate takes tens of seconds to start a task: locally the task is a process.`);
+  if (!result.logCheck) note('set BENCH_LOG_LEVEL=info to check these counts against the sandbox step\'s own "tool call" log lines.');
+}
+
+function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[], tools: ToolsResult): void {
   section('Summary');
   const awsTotal = [...calls.aws.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
   const modelStep = [...calls.aws.values()].reduce((sum, c) => sum + c.model, 0);
@@ -160,10 +236,28 @@ function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bu
         ['orchestration overhead per step p50', ms(steps.wholePath.p50 - steps.direct.p50), 'whole path − direct call'],
         ['AWS calls per run / per model step', `${awsTotal} / ${modelStep}`, 'warm; see section 3 by service'],
         ['Slack Web API calls per run', String(slackTotal), 'warm'],
+        ['bash `true` tool call p50 / p90, whole path', `${ms(tools.wholePath.p50)} / ${ms(tools.wholePath.p90)}`,
+          `${ratio(tools.wholePath.p50 / tools.execTool.p50)} direct /exec, ${ratio(tools.wholePath.p50 / tools.spawn.p50)} direct spawn (p50)`],
+        ['tool call overhead p50', ms(tools.wholePath.p50 - tools.execTool.p50), 'whole path − direct /exec'],
+        ['first tool call (sandbox start)', tools.firstCalls.map((f) => ms(f.whole)).join(', '), 'two threads; a local process, not Fargate'],
+        ...toolTraffic(tools),
         [`largest bundle (${largest.role})`, `${bytes(largest.codeBytes)} (${bytes(largest.zipped)} gz)`, `${percent(largest.zipped / LAMBDA_ZIPPED_LIMIT)} of 50 MB, ${percent(largest.unzipped / LAMBDA_UNZIPPED_LIMIT)} of 250 MB`],
       ],
     ),
   );
+}
+
+/** Summary lines for the S3 traffic of section 5. */
+function toolTraffic(tools: ToolsResult): string[][] {
+  const [none, write, read, , many] = tools.scenarios;
+  if (!none || !write || !read || !many) return [];
+  const calls = (s: typeof none) => spread(s.traffic, (t) => t.s3Calls);
+  const moved = (s: typeof none) => spread(s.traffic, (t) => t.bytesIn + t.bytesOut, bytes);
+  return [
+    [`S3 sync per \`true\` call, 0 / ${SMALL_FILES} files`, `${calls(none)} / ${calls(many)} calls, ${moved(none)} / ${moved(many)} moved`,
+      `SandboxTool state p50 ${ms(none.sandboxState.p50)} / ${ms(many.sandboxState.p50)}`],
+    ['S3 sync per 1 MB file written / read', `${calls(write)} / ${calls(read)} calls, ${moved(write)} / ${moved(read)} moved`, 'a read goes sandbox → function, not via S3'],
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,21 +276,27 @@ async function main(): Promise<void> {
   const started = performance.now();
   // `npm run bench | head` closes stdout early: keep going, so the emulators are still stopped.
   process.stdout.on('error', () => {});
-  console.log(`threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}`);
+  console.log(`threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}`);
   console.log('Figures, not assertions: the machine is shared and noisy; compare ratios rather than absolute times.');
   let stack: TestStack | undefined;
   process.once('SIGINT', () => void stopEverything(stack).finally(() => process.exit(130)));
-  let acks: AckResult, steps: StepResult, calls: CallsResult;
+  let acks: AckResult, steps: StepResult, calls: CallsResult, tools: ToolsResult;
   try {
     stack = await startStack();
     console.log(`[${elapsed(started)}] local cloud up (DynamoDB Local, fauxqs, Step Functions, Slack and Bedrock stand-ins)`);
     const counter = installAwsCallCounter(stack);
+    // Hundreds of mentions, none using tools: no sandbox process per thread (see setEarlySandboxStart).
+    await setEarlySandboxStart(stack, false);
     acks = await measureAcks(stack, config.acks);
     console.log(`[${elapsed(started)}] acks measured`);
     steps = await measureSteps(stack, config.steps);
     console.log(`[${elapsed(started)}] conversations measured`);
+    // From here on, the default: a run starts its thread's sandbox in Prepare.
+    await setEarlySandboxStart(stack, true);
     calls = await countOneRun(stack, counter);
     console.log(`[${elapsed(started)}] calls counted`);
+    tools = await measureTools(stack, counter, config.tools);
+    console.log(`[${elapsed(started)}] tool calls measured`);
     if (stack.errors.length) console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
   } finally {
     await stopEverything(stack);
@@ -207,7 +307,8 @@ async function main(): Promise<void> {
   printSteps(steps);
   printCalls(calls);
   printBundles(bundles);
-  printSummary(acks, steps, calls, bundles);
+  printTools(tools);
+  printSummary(acks, steps, calls, bundles, tools);
   console.log(`\nbench finished in ${elapsed(started)}`);
 }
 
