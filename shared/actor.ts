@@ -320,3 +320,17 @@ export async function recentThread(deps: Pick<ActorDeps, 'db' | 'tableName'>, ch
   const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: recentKey(channelKey, userId), ConsistentRead: true }));
   return out.Item?.threadId as string | undefined;
 }
+
+/** A run handed over to a fresh execution: record its name, so stop and lease checks find it. */
+export async function setExecution(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string, executionName: string): Promise<void> {
+  await deps.db.send(
+    new UpdateCommand({
+      TableName: deps.tableName,
+      Key: actorKey(threadId),
+      UpdateExpression: 'SET #current.executionName = :name',
+      ConditionExpression: '#current.runId = :runId',
+      ExpressionAttributeNames: { '#current': 'current' },
+      ExpressionAttributeValues: { ':name': executionName, ':runId': runId },
+    }),
+  );
+}

@@ -19,7 +19,7 @@ import { appendToolResult, pendingToolCall, repairToolPairs } from './tool-calls
 import { runChatTool } from './tools/chat-tools.ts';
 import { ensureSandbox, warmSandbox, type LifecycleDeps } from './sandbox/lifecycle.ts';
 import { workspaceLayout } from './sandbox/workspace.ts';
-import { runFlags, takeSteer } from './actor.ts';
+import { runFlags, setExecution, takeSteer } from './actor.ts';
 import { applySteer } from './steer.ts';
 import { Actions, Button, Card, CardText } from 'chat';
 
@@ -34,6 +34,8 @@ export interface AgentDeps {
   logger: JsonLogger;
   /** The per-thread sandbox (absent when the deployment has none: then only chat tools run). */
   sandbox?: LifecycleDeps;
+  /** Steps one execution takes before the run continues in a fresh one (default 1000). */
+  handoffAfterSteps?: number;
   now?: () => Date;
 }
 
@@ -367,15 +369,40 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
   return releaseLease(deps.actor, run.threadId, run.runId);
 }
 
+/**
+ * Each execution counts its steps; well before Step Functions' 25,000-event history limit (a step
+ * is about 7 events) the run continues in a fresh execution, which resumes where this one was.
+ */
+export function countStep(before: LoopState | undefined, after: LoopState, limit = 1000): LoopState {
+  const work = (before?.work ?? 0) + 1;
+  if (after.next !== 'finish' && after.next !== 'handoff' && work >= limit) return { ...after, work, next: 'handoff', resume: after.next };
+  return { ...after, work };
+}
+
+/** Starts the run's next execution, resuming the loop there; this one then ends (HandedOff). */
+export async function handoff(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const part = Number(/-(\d+)$/.exec(run.executionName ?? '')?.[1] ?? 1) + 1;
+  const executionName = `${run.runId}-${part}`;
+  // The actor names the execution first, so a stop from now on reaches the new one.
+  await setExecution(deps.actor, run.threadId, run.runId, executionName);
+  const resumed = { ...run, executionName, loop: { step: loop.step, next: loop.resume ?? 'model', work: 0 } };
+  await deps.actor.startRun(resumed);
+  deps.logger.info('run handed over to a fresh execution', { runId: run.runId, executionName, step: loop.step });
+  return { ...loop, next: 'finish' };
+}
+
 export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | { released: Release['outcome'] }> {
   const { loop, error, ...run } = event.state;
+  const limit = deps.handoffAfterSteps;
   switch (event.action) {
     case 'prepare':
-      return prepare(deps, run);
+      return countStep(loop, await prepare(deps, run), limit);
     case 'model':
-      return modelStep(deps, run, loop ?? { step: 0, next: 'model' });
+      return countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit);
     case 'tool':
-      return toolStep(deps, run, loop ?? { step: 0, next: 'tool' });
+      return countStep(loop, await toolStep(deps, run, loop ?? { step: 0, next: 'tool' }), limit);
+    case 'handoff':
+      return handoff(deps, run, loop ?? { step: 0, next: 'model' });
     case 'finish':
       return { released: (await finish(deps, run, loop)).outcome };
     case 'fail':

@@ -37,7 +37,7 @@ export async function stopThread(deps: ControlDeps, threadId: string, reason = '
   const run = await requestStop(deps.actor, threadId);
   if (!run) return 'idle';
   try {
-    await deps.sfn.send(new StopExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.runId), error: 'Stopped', cause: reason }));
+    await deps.sfn.send(new StopExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.executionName ?? run.runId), error: 'Stopped', cause: reason }));
   } catch (error) {
     // Not started yet: it sees the flag when it does. Already ended: nothing to stop.
     if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
@@ -65,7 +65,7 @@ export async function reclaimStaleLease(deps: ControlDeps, threadId: string, now
   if (actor?.status !== 'running' || !run || now - (actor.leaseTakenAt ?? now) < LEASE_CHECK_AFTER_MS) return false;
   let status: string | undefined;
   try {
-    status = (await deps.sfn.send(new DescribeExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.runId) }))).status;
+    status = (await deps.sfn.send(new DescribeExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.executionName ?? run.runId) }))).status;
   } catch (error) {
     if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
     if (!actor.started) return false; // never started: the prompt's redelivery starts it

@@ -60,6 +60,7 @@ export async function agentFromEnv(
     thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
     logger,
     sandbox: sandboxFromEnv(env),
+    handoffAfterSteps: handoffFromEnv(env),
   };
 }
 
@@ -105,4 +106,10 @@ export function sandboxFromEnv(env: Record<string, string | undefined>): Lifecyc
   const config = sandboxConfigFromEnv(env);
   if (!config) return undefined;
   return { ecs: clients.ecs(), db: clients.db(), tableName: requireEnv('TABLE_NAME'), config };
+}
+
+/** HANDOFF_AFTER_STEPS: steps per execution before a run continues in a fresh one (default 1000). */
+export function handoffFromEnv(env: Record<string, string | undefined>): number | undefined {
+  const value = Number(env.HANDOFF_AFTER_STEPS);
+  return Number.isInteger(value) && value > 1 ? value : undefined;
 }

@@ -7,7 +7,7 @@ import type { JsonLogger } from './log.ts';
 export function executionStarter(sfn: SFNClient, stateMachineArn: string, logger: JsonLogger) {
   return async (run: RunInput): Promise<void> => {
     try {
-      await sfn.send(new StartExecutionCommand({ stateMachineArn, name: run.runId, input: JSON.stringify(run) }));
+      await sfn.send(new StartExecutionCommand({ stateMachineArn, name: run.executionName ?? run.runId, input: JSON.stringify(run) }));
     } catch (error) {
       // Same name, different input: the run was started before with a different copy of the prompt.
       if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {

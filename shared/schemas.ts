@@ -29,18 +29,24 @@ export const runInputSchema = z.object({
   runId: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
   threadId: z.string(),
   prompt: promptSchema,
+  /** The execution running the run now, when it was handed over from the first one (named runId). */
+  executionName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/).optional(),
 });
 export type RunInput = z.infer<typeof runInputSchema>;
 
 export const loopStateSchema = z.object({
   step: z.number().int().nonnegative(),
-  next: z.enum(['model', 'tool', 'sandbox', 'finish']),
+  next: z.enum(['model', 'tool', 'sandbox', 'handoff', 'finish']),
   stopReason: z.string().optional(),
+  /** Steps taken in this execution; past a bound the run hands over to a fresh execution. */
+  work: z.number().int().nonnegative().optional(),
+  /** Where a handed-over run resumes. */
+  resume: z.enum(['model', 'tool', 'sandbox']).optional(),
 });
 export type LoopState = z.infer<typeof loopStateSchema>;
 
 export const stepEventSchema = z.object({
-  action: z.enum(['prepare', 'model', 'tool', 'finish', 'fail']),
+  action: z.enum(['prepare', 'model', 'tool', 'handoff', 'finish', 'fail']),
   state: runInputSchema.extend({
     loop: loopStateSchema.optional(),
     /** Set by the state machine's Catch: `{ Error, Cause }`. */

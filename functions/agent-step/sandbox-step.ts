@@ -1,7 +1,8 @@
 // A sandbox tool call (bash, read, write, edit), as the state machine's SandboxTool state calls it.
 // Runs inside the VPC beside the sandbox tasks; reaches only DynamoDB and S3 (gateway endpoints).
 import { clients, requireEnv } from '../../shared/aws.ts';
-import { handlerLogger, sandboxPortFromEnv } from '../../shared/handler-context.ts';
+import { handlerLogger, handoffFromEnv, sandboxPortFromEnv } from '../../shared/handler-context.ts';
+import { countStep } from '../../shared/agent.ts';
 import { sandboxToolStep, type SandboxStepDeps } from '../../shared/sandbox-step.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
 
@@ -22,5 +23,5 @@ export async function handler(event: unknown) {
     logger,
   };
   const { loop, error: _error, ...run } = parsed.data.state;
-  return sandboxToolStep(deps, run, loop ?? { step: 0, next: 'sandbox' });
+  return countStep(loop, await sandboxToolStep(deps, run, loop ?? { step: 0, next: 'sandbox' }), handoffFromEnv(process.env));
 }

@@ -1,9 +1,12 @@
 // The agent run's state machine definition. The agent-step handler relies on this exact shape:
 //
-//   Prepare -> Model -> NextStep --($.loop.next == "model")----> Model
-//                               |--($.loop.next == "tool")-----> Tool        -> NextStep
-//                               |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
-//                               \--(otherwise)----------------> Finish -> RunSucceeded
+//   Start --($.loop.next present: a run handed over from an earlier execution)--> NextStep
+//         \--(otherwise)--> Prepare -> Model -> NextStep
+//   NextStep --($.loop.next == "model")----> Model
+//            |--($.loop.next == "tool")-----> Tool        -> NextStep
+//            |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
+//            |--($.loop.next == "handoff")--> Handoff -> HandedOff (a fresh execution goes on)
+//            \--(otherwise)----------------> Finish -> RunSucceeded
 //   any task --Catch States.ALL ($.error)--> HandleFailure -> RunFailed
 //   HandleFailure --Catch States.ALL--> RunFailed
 //
@@ -17,7 +20,7 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 
-export type AgentStepAction = 'prepare' | 'model' | 'tool' | 'finish' | 'fail';
+export type AgentStepAction = 'prepare' | 'model' | 'tool' | 'handoff' | 'finish' | 'fail';
 
 /** Values of $.loop.next that lead to another step; anything else (or nothing) finishes the run. */
 export const NEXT_STEPS = { model: 'Model', tool: 'Tool', sandbox: 'SandboxTool' } as const;
@@ -63,7 +66,9 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   const tool = step(NEXT_STEPS.tool, 'tool');
   const sandboxTool = step(NEXT_STEPS.sandbox, 'tool', functions.sandboxStep);
   const finish = step('Finish', 'finish');
-  for (const task of [prepare, model, tool, sandboxTool, finish]) {
+  // Long runs continue in a fresh execution well before Step Functions' 25,000-event history limit.
+  const handoff = step('Handoff', 'handoff');
+  for (const task of [prepare, model, tool, sandboxTool, finish, handoff]) {
     task.addCatch(handleFailure, { errors: ['States.ALL'], resultPath: '$.error' });
   }
 
@@ -74,10 +79,14 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('model'), model)
     .when(nextIs('tool'), tool)
     .when(nextIs('sandbox'), sandboxTool)
+    .when(Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', 'handoff')), handoff.next(new Succeed(scope, 'HandedOff')))
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
   // Both tool steps return to the choice: the handler decides what follows (more tools, the model, finish).
   tool.next(nextStep);
   sandboxTool.next(nextStep);
 
-  return prepare.next(model).next(nextStep);
+  prepare.next(model).next(nextStep);
+  return Choice.jsonPath(scope, 'Start')
+    .when(Condition.isPresent('$.loop.next'), nextStep)
+    .otherwise(prepare);
 }

@@ -502,7 +502,7 @@ function definitionOf(target: AgentRuntimeStack): { asl: Record<string, unknown>
   return { asl: JSON.parse(parts.map(render).join('')) as Record<string, unknown>, refs };
 }
 
-test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare/Model/NextStep/Tool/SandboxTool/Finish loop', () => {
+test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare/Model/NextStep/Tool/SandboxTool/Finish loop, hand-over', () => {
   const { asl, refs } = definitionOf(stack);
   assert.notEqual(asl.QueryLanguage, 'JSONata');
   const validation = aslValidator(structuredClone(asl), { checkPaths: true, checkArn: true });
@@ -512,16 +512,21 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   type State = Record<string, unknown> & { Type: string };
   const states = asl.States as Record<string, State>;
   for (const [name, state] of Object.entries(states)) assert.notEqual(state.QueryLanguage, 'JSONata', name);
-  assert.equal(asl.StartAt, 'Prepare');
+  // A run handed over from an earlier execution resumes at the choice; a new one prepares.
+  assert.equal(asl.StartAt, 'Start');
+  assert.deepEqual(states.Start, { Type: 'Choice', Choices: [{ Variable: '$.loop.next', IsPresent: true, Next: 'NextStep' }], Default: 'Prepare' });
   assert.deepEqual(Object.keys(states).sort(), [
     'Finish',
+    'HandedOff',
     'HandleFailure',
+    'Handoff',
     'Model',
     'NextStep',
     'Prepare',
     'RunFailed',
     'RunSucceeded',
     'SandboxTool',
+    'Start',
     'Tool',
   ]);
 
@@ -532,6 +537,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     Tool: { action: 'tool', fn: 'agentStep' },
     SandboxTool: { action: 'tool', fn: 'sandboxStep' },
     Finish: { action: 'finish', fn: 'agentStep' },
+    Handoff: { action: 'handoff', fn: 'agentStep' },
     HandleFailure: { action: 'fail', fn: 'agentStep' },
   };
   const tasks = Object.entries(states).filter(([, s]) => s.Type === 'Task');
@@ -567,8 +573,11 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
       ['Model', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'model' }]],
       ['Tool', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'tool' }]],
       ['SandboxTool', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'sandbox' }]],
+      ['Handoff', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'handoff' }]],
     ],
   );
+  assert.equal(states.Handoff!.Next, 'HandedOff');
+  assert.equal(states.HandedOff!.Type, 'Succeed');
   assert.equal(choice.Default, 'Finish');
   assert.equal(states.Finish!.Next, 'RunSucceeded');
   assert.equal(states.RunSucceeded!.Type, 'Succeed');
