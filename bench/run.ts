@@ -5,17 +5,32 @@
 //   BENCH_ACKS   signed Slack requests per ack series (default 300)
 //   BENCH_STEPS  conversations measured end to end (default 30)
 //   BENCH_TOOLS  sequential bash `true` tool calls measured through the sandbox (default 20)
+//   BENCH_STOPS  `stop`s of a running `sleep` measured in one thread (default 8)
+//   BENCH_THREADS  mentions in new threads for the dispatcher throughput series (default 300)
+//   BENCH_DISPATCH  new threads' prompts given to the dispatch handler directly, back to back (default 200)
 //   BENCH_LOG_LEVEL  the handlers' log level (default silent)
 import { clients } from '../shared/aws.ts';
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
 import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
+import {
+  BATCH_SIZE,
+  DISPATCH_LANES,
+  measureStops,
+  measureThroughput,
+  OBEY_WITHIN_MS,
+  POST_CONCURRENCY,
+  STOP_POLL_MS,
+  type DispatchSeries,
+  type StopResult,
+  type ThroughputResult,
+} from './actors.ts';
 import { installAwsCallCounter, PHASES } from './aws-calls.ts';
 import { measureBundles, LAMBDA_UNZIPPED_LIMIT, LAMBDA_ZIPPED_LIMIT, type BundleResult } from './bundles.ts';
 import { countOneRun, type CallsResult } from './calls.ts';
 import { stopWatching } from './quiet.ts';
 import { loadMention } from './slack-events.ts';
 import { measureSteps, type StepResult } from './steps.ts';
-import { bytes, elapsed, ms, note, percent, ratio, section, table } from './stats.ts';
+import { bytes, elapsed, ms, note, percent, ratio, section, summarize, table, type Summary } from './stats.ts';
 import { measureTools, setEarlySandboxStart, SMALL_FILES, type Traffic, type ToolsResult } from './tools.ts';
 
 const SLACK_ACK_BUDGET_MS = 3000;
@@ -29,6 +44,9 @@ const config = {
   acks: positiveInt('BENCH_ACKS', 300),
   steps: positiveInt('BENCH_STEPS', 30),
   tools: positiveInt('BENCH_TOOLS', 20),
+  stops: positiveInt('BENCH_STOPS', 8),
+  threads: positiveInt('BENCH_THREADS', 300),
+  dispatch: positiveInt('BENCH_DISPATCH', 200),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent',
 };
 
@@ -217,7 +235,91 @@ function printTools(result: ToolsResult): void {
   if (!result.logCheck) note('set BENCH_LOG_LEVEL=info to check these counts against the sandbox step\'s own "tool call" log lines.');
 }
 
-function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[], tools: ToolsResult): void {
+/** Share of the samples at or under `limit`. */
+const within = (samples: number[], limit: number) => samples.filter((x) => x <= limit).length / Math.max(1, samples.length);
+/** Events per second over `ms`. */
+const perSecond = (n: number, ms: number) => (Number.isFinite(ms) && ms > 0 ? `${(n / (ms / 1000)).toFixed(1)}/s` : 'n/a');
+
+/** Records per second the dispatch handler admitted: its own time when isolated, the wall time back to back. */
+const dispatchRate = (s: DispatchSeries, isolated: boolean) => s.records / ((isolated ? s.handlerMs : s.wallMs) / 1000);
+
+/** Which stage held the throughput series back, from its figures. */
+function bottleneck(t: ThroughputResult): string {
+  const acked = t.threads / (t.lastAckMs / 1000);
+  const admitted = t.threads / (t.lastStartMs / 1000);
+  const direct = dispatchRate(t.direct.backToBack, false);
+  const tail = t.lastStartMs - t.lastAckMs;
+  if (tail <= 0.2 * t.lastStartMs && direct > 1.2 * admitted) {
+    return `ingress: admissions kept up with the acks (the last run started ${ms(tail)} after the last ack; ack → started p50 ${ms(t.ackToStart.p50)}), ` +
+      `and the dispatch handler alone admits ${ratio(direct / admitted)} the series' rate. The webhook side (2 signed deliveries per mention through the Chat SDK, ` +
+      `the SQS send) sharing the CPU with the runs sets the pace, not the dispatcher.`;
+  }
+  if (direct > 1.2 * admitted) {
+    return `the inbox → dispatch hand-off: runs started up to ${ms(tail)} after the last ack (ack → started p90 ${ms(t.ackToStart.p90)}) although the dispatch handler alone ` +
+      `admits ${ratio(direct / admitted)} the series' rate: prompts wait in SQS for the event source mapping (${DISPATCH_LANES} pollers, ` +
+      `${(t.threads / Math.max(1, t.pollerBatches)).toFixed(1)} records per batch on average) and for CPU shared with the runs.`;
+  }
+  return `the dispatcher: the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}, ` +
+    `no faster than the series' ${acked > admitted ? 'admissions' : 'acks'} (${perSecond(t.threads, t.lastStartMs)} admitted, ${perSecond(t.threads, t.lastAckMs)} acked).`;
+}
+
+function printActors(stops: StopResult, t: ThroughputResult): void {
+  section('6. Actors under pressure');
+  console.log(`  Stop latency: ${stops.n} \`stop\`s posted in one thread while a bash tool call runs \`sleep 300 & echo $! > pidfile; wait\` ` +
+    `(random point of the ${STOP_POLL_MS} ms flag poll)`);
+  console.log();
+  const killedShare = within(stops.samples.map((s) => s.killed), OBEY_WITHIN_MS);
+  const stopRows = [
+    ['post `stop` → its delivery acked (webhook: flag + StopExecution + "Stopped.")', stops.ack, stops.samples.map((s) => s.ack)],
+    ['(a) post `stop` → execution ABORTED (Step Functions stand-in)', stops.aborted, stops.samples.map((s) => s.aborted)],
+    ['(b) post `stop` → the sleeping process gone (kill(pid, 0) fails or zombie)', stops.killed, stops.samples.map((s) => s.killed)],
+    ['(c) post `stop` → "Stopped." in the thread', stops.visible, stops.samples.map((s) => s.visible)],
+    ['post `stop` → thread idle again (run-ended rule released the lease)', stops.idle, stops.samples.map((s) => s.idle)],
+  ] as const;
+  console.log(table(['measure', 'p50', 'p90', 'max', `≤ ${OBEY_WITHIN_MS / 1000} s`], stopRows.map(([name, s, samples]) => [name, ms(s.p50), ms(s.p90), ms(s.max), percent(within([...samples], OBEY_WITHIN_MS))])));
+  console.log();
+  const afterAbort = summarize(stops.samples.map((s) => s.killed - s.aborted));
+  console.log(`  the command obeyed within ${OBEY_WITHIN_MS / 1000} s in ${percent(killedShare)} of the stops; process gone − execution ABORTED: ` +
+    `p50 ${ms(afterAbort.p50)}, max ${ms(afterAbort.max)} (the sandbox step's ${STOP_POLL_MS} ms flag poll, then POST /cancel and the kill)`);
+  note('the webhook flags the run and stops the execution before it acks, so (a) and (c) fall within the stop\'s own delivery; the command ends only when the sandbox step next polls the flag.');
+  note(`the process is looked for every ${2} ms from the bench process; a zombie (exited, not yet reaped) counts as gone. One warm-up stop (it also started the sandbox) is left out.`);
+  note('aborting an execution does not end its running Lambda invocation, in AWS as here: only the flag poll reaches the command.');
+
+  console.log();
+  console.log(`  Dispatcher throughput: ${t.threads} mentions, each in a new thread, ≤ ${POST_CONCURRENCY} posts in flight, Bedrock fake answering at once` +
+    (t.non2xx || t.failedRuns ? ` (${t.non2xx} non-2xx deliveries, ${t.failedRuns} runs not SUCCEEDED)` : ''));
+  console.log();
+  console.log(table(['from the first post to', 'time', 'prompts/s'], [
+    ['the last post acked (both deliveries)', ms(t.lastAckMs), perSecond(t.threads, t.lastAckMs)],
+    ['the last execution started (admitted: lease taken, run started)', ms(t.lastStartMs), perSecond(t.threads, t.lastStartMs)],
+    ['the last run completed', ms(t.allDoneMs), perSecond(t.threads, t.allDoneMs)],
+  ]));
+  console.log();
+  const { isolated, backToBack } = t.direct;
+  console.log(table(['measure', 'p50', 'p90', 'max'], [
+    ['per prompt: post → execution started', t.postToStart],
+    ['per prompt: post acked → execution started (SQS, dispatch)', t.ackToStart],
+    ['per run: execution started → ended', t.runTime],
+    [`dispatch handler, one ${BATCH_SIZE}-record batch, runs drained between batches`, isolated.batchMs],
+    [`dispatch handler, one ${BATCH_SIZE}-record batch, back to back on ${backToBack.lanes} lanes`, backToBack.batchMs],
+  ].map(([name, s]) => [name as string, ms((s as Summary).p50), ms((s as Summary).p90), ms((s as Summary).max)])));
+  console.log();
+  console.log(`  dispatch handler alone (SQS events of ${BATCH_SIZE} records, new threads, the webhook's prompt bodies): ` +
+    `${dispatchRate(isolated, true).toFixed(1)} records/s isolated (${isolated.records} records, its own time), ` +
+    `${dispatchRate(backToBack, false).toFixed(1)} records/s back to back (${backToBack.records} records, ${backToBack.lanes} lanes, wall time)` +
+    (isolated.failures + backToBack.failures + isolated.notStarted + backToBack.notStarted
+      ? `; ${isolated.failures + backToBack.failures} batch item failures, ${isolated.notStarted + backToBack.notStarted} not started`
+      : ''));
+  console.log(`  the series' admission rate / dispatch alone back to back: ${ratio((t.threads / (t.lastStartMs / 1000)) / dispatchRate(backToBack, false))}; ` +
+    `the event source mapping handed dispatch ${t.pollerBatches} batches (${(t.threads / Math.max(1, t.pollerBatches)).toFixed(1)} records each on average)`);
+  console.log(`  bottleneck: ${bottleneck(t)}`);
+  note('admitted = the execution\'s startDate in the Step Functions stand-in (dispatch took the lease and called StartExecution).');
+  note('the runs an admission starts run in this process too: they compete with the acks and the dispatcher for the CPU (in AWS each is its own Lambda).');
+  note(`the direct batches start real runs; the isolated ones are timed with the runs of the previous batch ended, the back-to-back ones are not. Their runs drained in ${ms(t.direct.drainMs)}.`);
+  note('the throughput series runs with settings.json sandbox.startEarly off, like sections 1 and 2.');
+}
+
+function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[], tools: ToolsResult, stops: StopResult, throughput: ThroughputResult): void {
   section('Summary');
   const awsTotal = [...calls.aws.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
   const modelStep = [...calls.aws.values()].reduce((sum, c) => sum + c.model, 0);
@@ -241,10 +343,25 @@ function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bu
         ['tool call overhead p50', ms(tools.wholePath.p50 - tools.execTool.p50), 'whole path − direct /exec'],
         ['first tool call (sandbox start)', tools.firstCalls.map((f) => ms(f.whole)).join(', '), 'two threads; a local process, not Fargate'],
         ...toolTraffic(tools),
+        ...actorLines(stops, throughput),
         [`largest bundle (${largest.role})`, `${bytes(largest.codeBytes)} (${bytes(largest.zipped)} gz)`, `${percent(largest.zipped / LAMBDA_ZIPPED_LIMIT)} of 50 MB, ${percent(largest.unzipped / LAMBDA_UNZIPPED_LIMIT)} of 250 MB`],
       ],
     ),
   );
+}
+
+/** Summary lines for section 6. */
+function actorLines(stops: StopResult, t: ThroughputResult): string[][] {
+  const killed = stops.samples.map((s) => s.killed);
+  return [
+    ['stop → execution ABORTED p50 / max', `${ms(stops.aborted.p50)} / ${ms(stops.aborted.max)}`, `${stops.n} stops; within the stop's own ack`],
+    ['stop → sleeping command gone p50 / p90 / max', `${ms(stops.killed.p50)} / ${ms(stops.killed.p90)} / ${ms(stops.killed.max)}`,
+      `${percent(within(killed, OBEY_WITHIN_MS))} within ${OBEY_WITHIN_MS / 1000} s; flag polled every ${STOP_POLL_MS} ms`],
+    ['stop → "Stopped." in the thread p50', ms(stops.visible.p50), 'posted by the webhook'],
+    [`prompts admitted, ${t.threads} new threads`, perSecond(t.threads, t.lastStartMs),
+      `acked ${perSecond(t.threads, t.lastAckMs)}; dispatch alone ${dispatchRate(t.direct.backToBack, false).toFixed(1)}/s back to back`],
+    [`all ${t.threads} runs completed`, ms(t.allDoneMs), `${perSecond(t.threads, t.allDoneMs)} from the first post`],
+  ];
 }
 
 /** Summary lines for the S3 traffic of section 5. */
@@ -276,11 +393,12 @@ async function main(): Promise<void> {
   const started = performance.now();
   // `npm run bench | head` closes stdout early: keep going, so the emulators are still stopped.
   process.stdout.on('error', () => {});
-  console.log(`threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}`);
+  console.log(`threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}, ` +
+    `BENCH_STOPS=${config.stops}, BENCH_THREADS=${config.threads}, BENCH_DISPATCH=${config.dispatch}`);
   console.log('Figures, not assertions: the machine is shared and noisy; compare ratios rather than absolute times.');
   let stack: TestStack | undefined;
   process.once('SIGINT', () => void stopEverything(stack).finally(() => process.exit(130)));
-  let acks: AckResult, steps: StepResult, calls: CallsResult, tools: ToolsResult;
+  let acks: AckResult, steps: StepResult, calls: CallsResult, tools: ToolsResult, stops: StopResult, throughput: ThroughputResult;
   try {
     stack = await startStack();
     console.log(`[${elapsed(started)}] local cloud up (DynamoDB Local, fauxqs, Step Functions, Slack and Bedrock stand-ins)`);
@@ -297,6 +415,12 @@ async function main(): Promise<void> {
     console.log(`[${elapsed(started)}] calls counted`);
     tools = await measureTools(stack, counter, config.tools);
     console.log(`[${elapsed(started)}] tool calls measured`);
+    // One thread with a sandbox (startEarly on), then hundreds of plain conversations (off again).
+    stops = await measureStops(stack, config.stops);
+    console.log(`[${elapsed(started)}] stops measured`);
+    await setEarlySandboxStart(stack, false);
+    throughput = await measureThroughput(stack, config.threads, config.dispatch);
+    console.log(`[${elapsed(started)}] dispatcher throughput measured`);
     if (stack.errors.length) console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
   } finally {
     await stopEverything(stack);
@@ -308,7 +432,8 @@ async function main(): Promise<void> {
   printCalls(calls);
   printBundles(bundles);
   printTools(tools);
-  printSummary(acks, steps, calls, bundles, tools);
+  printActors(stops, throughput);
+  printSummary(acks, steps, calls, bundles, tools, stops, throughput);
   console.log(`\nbench finished in ${elapsed(started)}`);
 }
 

@@ -242,6 +242,9 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     }
   }
   const limit = decision.next !== 'finish' ? limitReached(loop.step, snapshot, Date.now()) : undefined;
+  // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
+  // already belong to the next run, so this run writes nothing more.
+  if ((await runFlags(deps.actor, run.threadId, run.runId)).abort) return { step: loop.step, next: 'finish', stopReason: 'aborted' };
   await saveContext(deps.store, run.threadId, context);
   deps.logger.info('model step', {
     runId: run.runId, step: loop.step, modelId: snapshot.modelId, stopReason: result.stopReason, attempts: result.attempts,

@@ -77,13 +77,49 @@ export function parseJsonl<T>(raw: string | undefined, what: string): T[] {
 
 const toJsonl = (items: unknown[]) => items.map((item) => JSON.stringify(item)).join('\n') + (items.length ? '\n' : '');
 
-export async function loadContext(deps: StoreDeps, threadId: string): Promise<ContextEntry[]> {
-  const key = dataKeys(threadId).context;
-  return parseJsonl<ContextEntry>(await readText(deps, key), key);
+/** The S3 ETag a context was loaded at (absent: the context did not exist), carried on the array. */
+const LOADED_AT = Symbol('context etag');
+type LoadedContext = ContextEntry[] & { [LOADED_AT]?: string | null };
+
+/** Another writer changed the context since it was loaded: a step of a run that no longer holds the thread. */
+export class ContextConflict extends Error {
+  override name = 'ContextConflict';
 }
 
+export async function loadContext(deps: StoreDeps, threadId: string): Promise<ContextEntry[]> {
+  const key = dataKeys(threadId).context;
+  let raw: string | undefined;
+  let etag: string | null = null;
+  try {
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    raw = await out.Body?.transformToString('utf8');
+    etag = out.ETag ?? null;
+  } catch (error) {
+    if (!(error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))) throw error;
+  }
+  const entries: LoadedContext = parseJsonl<ContextEntry>(raw, key);
+  Object.defineProperty(entries, LOADED_AT, { value: etag, enumerable: false, configurable: true });
+  return entries;
+}
+
+/**
+ * Saves the context only if nobody changed it since it was loaded (S3 conditional write). Runs of a
+ * thread are serialised by the lease, so a conflict means a stopped run's last step arrived late:
+ * its write must not clobber the run that holds the thread now.
+ */
 export async function saveContext(deps: StoreDeps, threadId: string, entries: ContextEntry[]): Promise<void> {
-  await writeText(deps, dataKeys(threadId).context, toJsonl(entries), 'application/x-ndjson');
+  const loadedAt = (entries as LoadedContext)[LOADED_AT];
+  const condition = loadedAt === undefined ? {} : loadedAt === null ? { IfNoneMatch: '*' } : { IfMatch: loadedAt };
+  try {
+    const out = await deps.s3.send(
+      new PutObjectCommand({ Bucket: deps.bucket, Key: dataKeys(threadId).context, Body: toJsonl(entries), ContentType: 'application/x-ndjson', ...condition }),
+    );
+    Object.defineProperty(entries, LOADED_AT, { value: out.ETag ?? undefined, enumerable: false, configurable: true });
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 412 || status === 409) throw new ContextConflict(`context of ${threadId} changed since it was loaded`);
+    throw error;
+  }
 }
 
 /** Runs of one thread are serialised by the actor lease, so this read-modify-write has one writer. */

@@ -18,10 +18,12 @@ const actor = actorFromEnv(logger);
 const control: ControlDeps = { actor, sfn: clients.sfn(), stateMachineArn: requireEnv('STATE_MACHINE_ARN'), logger };
 const loadChat = chatFromEnv(logger);
 
-// settings.json is read at most once a minute per container: queue limits need not be instant.
+// settings.json is read at most once a minute per container (SETTINGS_CACHE_SECONDS): queue limits
+// need not be instant.
+const cacheMs = (Number(process.env.SETTINGS_CACHE_SECONDS ?? 60) || 0) * 1000;
 let settings: { value: Settings; at: number } | undefined;
 async function currentSettings(): Promise<Settings> {
-  if (!settings || Date.now() - settings.at > 60_000) {
+  if (!settings || Date.now() - settings.at >= cacheMs) {
     const loaded = await loadSettings({ s3: clients.s3(), bucket: requireEnv('DATA_BUCKET') });
     for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
     settings = { value: loaded.settings, at: Date.now() };

@@ -266,3 +266,24 @@ test('the Stop button on the running reply stops the run', async () => {
   assert.ok(bot(posted.channel, posted.threadTs).some((m) => m.text.startsWith('Stopped.')));
   await eventually(() => !stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.ts === card.ts), 10_000, 'stop card removed');
 });
+
+test('interrupt mode (per channel): a new prompt stops the running one and runs next', async () => {
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify({ sandbox: { startEarly: false }, channels: { 'slack:C0INTERRUPT': { queueMode: 'interrupt' } } }) }),
+  );
+  const hold = gate();
+  // The stopped run left no answer, so the model sees both prompts in one turn: answer the newest.
+  stack.bedrock.setDefault((req) => ({ text: `re: ${JSON.stringify(req.body.messages?.at(-1)).match(/interrupt-\w+/g)?.at(-1)}` }));
+  stack.bedrock.script({ text: 'never finished', hold: hold.promise, holdAfterDeltas: 0 });
+  const posted = await stack.slack.postUserMessage({ channel: 'C0INTERRUPT', text: '<@U0LOCALBOT> interrupt-first' });
+  const threadId = threadOf(posted);
+  await eventually(() => requestsMentioning('interrupt-first').length > 0, 10_000, 'first run at the model');
+  await stack.slack.postUserMessage({ channel: 'C0INTERRUPT', text: 'interrupt-second', threadTs: posted.threadTs });
+  await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 15_000, 'first run stopped');
+  await new Promise((r) => setTimeout(r, 500)); // the stopped run's stream watcher notices meanwhile
+  hold.release();
+  await eventually(() => bot(posted.channel, posted.threadTs).some((m) => m.text === 're: interrupt-second'), 30_000, 'second run answered');
+  await idle(threadId);
+  assert.equal(runsOf(threadId).length, 2);
+  assert.ok(!bot(posted.channel, posted.threadTs).some((m) => m.text === 'never finished'));
+});

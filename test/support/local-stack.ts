@@ -28,6 +28,7 @@ export async function startTestStack(options: { botUserId?: string; env?: Record
     env: {
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
       BEDROCK_RETRY_BASE_MS: '10',
+      SETTINGS_CACHE_SECONDS: '0',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       ...options.env,
     },

@@ -1,71 +1,17 @@
 // Workspace sync between S3 and a real sandbox command server. No local emulator enforces S3's
-// conditional writes (If-Match / If-None-Match), so S3 here is an in-memory stand-in that does,
-// behind the real S3Client (a custom request handler): the sync code runs unchanged.
+// conditional writes (If-Match / If-None-Match), so S3 here is test/support/conditional-s3.ts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Readable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { conditionalS3 } from '../support/conditional-s3.ts';
 import { startSandboxServer, type SandboxServer } from '../../containers/sandbox/server.ts';
 import { syncIn, syncOut, workspaceLayout, type SyncState } from '../../shared/sandbox/workspace.ts';
 import * as sandbox from '../../shared/sandbox/client.ts';
 import { runSandboxTool } from '../../shared/tools/sandbox-tools.ts';
-
-/** A tiny S3 over HTTP semantics: GET/PUT/DELETE objects, ListObjectsV2, conditional PUT. */
-function conditionalS3() {
-  const objects = new Map<string, { body: Buffer; etag: string }>();
-  const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>${body}`;
-  const respond = (statusCode: number, body: string | Buffer = '', headers: Record<string, string> = {}) => ({
-    response: { statusCode, headers: { 'content-type': 'application/xml', ...headers }, body: Readable.from([typeof body === 'string' ? Buffer.from(body) : body]) },
-  });
-  const handler = {
-    async handle(request: { method: string; path: string; query?: Record<string, unknown>; headers: Record<string, string>; body?: unknown }) {
-      const key = decodeURIComponent(request.path.replace(/^\/bucket\/?/, ''));
-      const header = (name: string) => request.headers[name] ?? request.headers[name.toLowerCase()];
-      if (request.method === 'GET' && request.query?.['list-type'] === '2') {
-        const prefix = String(request.query.prefix ?? '');
-        const items = [...objects].filter(([k]) => k.startsWith(prefix));
-        return respond(200, xml(`<ListBucketResult><IsTruncated>false</IsTruncated>${items.map(([k, o]) => `<Contents><Key>${k}</Key><ETag>${o.etag}</ETag><Size>${o.body.length}</Size></Contents>`).join('')}</ListBucketResult>`));
-      }
-      const existing = objects.get(key);
-      if (request.method === 'GET') {
-        if (!existing) return respond(404, xml('<Error><Code>NoSuchKey</Code><Message>missing</Message></Error>'));
-        return respond(200, existing.body, { etag: existing.etag, 'content-type': 'application/octet-stream' });
-      }
-      if (request.method === 'PUT') {
-        const ifMatch = header('if-match');
-        const ifNoneMatch = header('if-none-match');
-        if ((ifMatch && existing?.etag !== ifMatch) || (ifNoneMatch === '*' && existing)) {
-          return respond(412, xml('<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>'));
-        }
-        const chunks: Buffer[] = [];
-        const body = request.body as Buffer | string | Uint8Array | Readable;
-        if (body instanceof Readable) for await (const c of body) chunks.push(Buffer.from(c));
-        else chunks.push(Buffer.from(body as Uint8Array));
-        const data = Buffer.concat(chunks);
-        const etag = `"${createHash('md5').update(data).digest('hex')}"`;
-        objects.set(key, { body: data, etag });
-        return respond(200, '', { etag });
-      }
-      if (request.method === 'DELETE') {
-        objects.delete(key);
-        return respond(204);
-      }
-      return respond(400, xml('<Error><Code>NotImplemented</Code></Error>'));
-    },
-  };
-  const client = new S3Client({
-    region: 'us-east-1',
-    endpoint: 'http://s3.local',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
-    requestHandler: handler as never,
-  });
-  return { client, objects };
-}
 
 let root: string;
 const servers: SandboxServer[] = [];
@@ -146,4 +92,31 @@ test('sync moves only what changed, and a new file never overwrites one created 
   const racing = await syncOut(deps, layout, removed.state);
   assert.deepEqual(racing.conflicts.map((c) => c.key), ['slack/C2/3.3/scratch/b.txt']);
   assert.equal(s3.objects.get('slack/C2/3.3/scratch/b.txt')!.body.toString(), 'theirs');
+});
+
+test('a stopped run cannot overwrite the context of the run that holds the thread now', async () => {
+  const { loadContext, saveContext, ContextConflict } = await import('../../shared/store.ts');
+  const s3 = conditionalS3();
+  const store = { s3: s3.client, bucket: 'bucket' };
+  const meta = { runId: 'r1', at: '' };
+  const first = await loadContext(store, 'slack:C9:1.1');
+  first.push({ role: 'user', content: [{ text: 'one' }], meta });
+  await saveContext(store, 'slack:C9:1.1', first);
+  const stale = await loadContext(store, 'slack:C9:1.1'); // a step of the run that gets stopped
+  const current = await loadContext(store, 'slack:C9:1.1'); // the next run
+  current.push({ role: 'user', content: [{ text: 'two' }], meta: { ...meta, runId: 'r2' } });
+  await saveContext(store, 'slack:C9:1.1', current);
+  stale.push({ role: 'assistant', content: [{ text: 'late' }], meta });
+  await assert.rejects(saveContext(store, 'slack:C9:1.1', stale), ContextConflict);
+  const saved = await loadContext(store, 'slack:C9:1.1');
+  assert.deepEqual(saved.map((e) => e.content[0]!.text), ['one', 'two']);
+  // The same array saves again (its etag moves with each save).
+  current.push({ role: 'assistant', content: [{ text: 'three' }], meta });
+  await saveContext(store, 'slack:C9:1.1', current);
+  const fresh = await loadContext(store, 'slack:C9:2.2');
+  fresh.push({ role: 'user', content: [{ text: 'x' }], meta });
+  await saveContext(store, 'slack:C9:2.2', fresh);
+  const racing = await loadContext(store, 'slack:C9:3.3');
+  await saveContext(store, 'slack:C9:3.3', [...fresh]);
+  await assert.rejects(saveContext(store, 'slack:C9:3.3', racing), ContextConflict, 'a new context never overwrites one created meanwhile');
 });
