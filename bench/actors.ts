@@ -8,7 +8,7 @@
 //   (a) the execution ABORTED in the Step Functions stand-in (its stopDate),
 //   (b) the sleeping process gone: process.kill(pid, 0) polled every few ms (a zombie counts as gone),
 //   (c) "Stopped." in the thread (the stand-in's message record),
-// and, past the brief, to the thread idle again (the run-ended rule released the lease). The same
+// and to the thread idle again (the run-ended rule released the lease). The same
 // thread is reused, so its sandbox is already up; the stop is posted at a random point of the poll
 // period, so the samples spread over it.
 //
@@ -37,13 +37,13 @@ const STOP_WARM_UP = 1;
 /** The sandbox step's flag poll (shared/agent.ts watchForStop). */
 export const STOP_POLL_MS = 300;
 /** How often the bench looks for the sleeping process. */
-const PID_POLL_MS = 2;
+export const PID_POLL_MS = 2;
 export const OBEY_WITHIN_MS = 1000;
 export const POST_CONCURRENCY = 20;
 /** FIFO event source mappings take at most 10 records per batch. */
 export const BATCH_SIZE = 10;
 /** Batches given to the dispatch handler one at a time, runs drained between them. */
-const ISOLATED_BATCHES = 5;
+const ISOLATED_BATCHES = 3;
 /** The local event source mapping's concurrent pollers (infra/local/sqs-poller.ts default). */
 export const DISPATCH_LANES = 2;
 
@@ -190,6 +190,43 @@ async function pool<T>(count: number, concurrency: number, task: (i: number) => 
   return results;
 }
 
+/** The part of an SDK client this needs (its stack is typed per command; this middleware is the same for all). */
+interface InitializeHost {
+  middlewareStack: {
+    add(
+      middleware: (next: (args: unknown) => Promise<{ output: { Messages?: { Attributes?: Record<string, string> }[] } }>, context: { commandName?: string }) =>
+        (args: unknown) => Promise<unknown>,
+      options: { step: 'initialize'; name: string; override?: boolean },
+    ): void;
+  };
+}
+
+/**
+ * Counts the messages the event source mapping receives (the local cloud's own SQS client) and how
+ * many of them were redeliveries (ApproximateReceiveCount > 1: a visibility timeout ran out first).
+ */
+function countInboxReceives(stack: TestStack): () => { messages: number; redelivered: number } {
+  const counts = { messages: 0, redelivered: 0 };
+  let recording = true;
+  (stack.cloud.clients.sqs as unknown as InitializeHost).middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (recording && context.commandName === 'ReceiveMessageCommand') {
+        for (const m of result.output.Messages ?? []) {
+          counts.messages++;
+          if (Number(m.Attributes?.ApproximateReceiveCount ?? 1) > 1) counts.redelivered++;
+        }
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'benchInboxReceives', override: true },
+  );
+  return () => {
+    recording = false;
+    return { ...counts };
+  };
+}
+
 interface Posted {
   ts: string;
   threadId: string;
@@ -210,8 +247,11 @@ export interface ThroughputResult {
   postToStart: Summary;
   runTime: Summary;
   failedRuns: number;
-  /** Batches the event source mapping handed to dispatch during the series. */
+  /** Batches the event source mapping handed to dispatch during the series, and the messages in them. */
   pollerBatches: number;
+  received: { messages: number; redelivered: number };
+  /** Prompts whose run started after the last ack, and how long after it the last one did. */
+  backlogAtLastAck: number;
   /** The dispatch handler, called directly. */
   direct: { isolated: DispatchSeries; backToBack: DispatchSeries; drainMs: number };
 }
@@ -311,12 +351,16 @@ async function dispatchSeries(stack: TestStack, prompts: { body: string; threadI
 export async function measureThroughput(stack: TestStack, threads: number, dispatchThreads: number): Promise<ThroughputResult> {
   const runsBefore = runsSummary(stack).total;
   const batchesBefore = stack.cloud.poller.batches;
+  const receives = countInboxReceives(stack);
+  // The pollers' long polls already in flight (up to 1 s) do not go through the counter: let them end.
+  await sleep(1200);
   const text = `<@${stack.slack.botUserId}> pressure`;
   const firstPost = Date.now();
   const posts = await pool(threads, POST_CONCURRENCY, () => postMention(stack, text));
   const executions: LocalExecution[] = await Promise.all(posts.map((p) => stack.cloud.stepFunctions.waitForExecution(runIdFor(p.threadId, p.ts), 120_000)));
-  const pollerBatches = stack.cloud.poller.batches - batchesBefore;
   await waitForQuiet(stack, runsBefore + threads);
+  const pollerBatches = stack.cloud.poller.batches - batchesBefore;
+  const received = receives();
   const started = executions.map((e) => e.startDate.getTime());
   const ended = executions.map((e) => e.stopDate?.getTime() ?? Number.NaN);
 
@@ -330,10 +374,11 @@ export async function measureThroughput(stack: TestStack, threads: number, dispa
   const backToBack = await dispatchSeries(stack, backToBackPrompts, DISPATCH_LANES, false);
   const drainMs = await waitForQuiet(stack, runsBeforeDirect + isolatedPrompts.length + backToBackPrompts.length);
 
+  const lastAck = Math.max(...posts.map((p) => p.ackedAt));
   return {
     threads,
     non2xx: posts.filter((p) => p.status !== 200).length,
-    lastAckMs: Math.max(...posts.map((p) => p.ackedAt)) - firstPost,
+    lastAckMs: lastAck - firstPost,
     lastStartMs: Math.max(...started) - firstPost,
     allDoneMs: Math.max(...ended) - firstPost,
     ackToStart: summarize(posts.map((p, i) => started[i]! - p.ackedAt)),
@@ -341,6 +386,8 @@ export async function measureThroughput(stack: TestStack, threads: number, dispa
     runTime: summarize(executions.map((e, i) => ended[i]! - started[i]!)),
     failedRuns: executions.filter((e) => e.status !== 'SUCCEEDED').length,
     pollerBatches,
+    received,
+    backlogAtLastAck: started.filter((at) => at > lastAck).length,
     direct: { isolated, backToBack, drainMs },
   };
 }

@@ -7,7 +7,7 @@
 //   BENCH_TOOLS  sequential bash `true` tool calls measured through the sandbox (default 20)
 //   BENCH_STOPS  `stop`s of a running `sleep` measured in one thread (default 8)
 //   BENCH_THREADS  mentions in new threads for the dispatcher throughput series (default 300)
-//   BENCH_DISPATCH  new threads' prompts given to the dispatch handler directly, back to back (default 200)
+//   BENCH_DISPATCH  new threads' prompts given to the dispatch handler directly, back to back (default 100)
 //   BENCH_LOG_LEVEL  the handlers' log level (default silent)
 import { clients } from '../shared/aws.ts';
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
@@ -15,6 +15,7 @@ import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
 import {
   BATCH_SIZE,
   DISPATCH_LANES,
+  PID_POLL_MS,
   measureStops,
   measureThroughput,
   OBEY_WITHIN_MS,
@@ -46,7 +47,7 @@ const config = {
   tools: positiveInt('BENCH_TOOLS', 20),
   stops: positiveInt('BENCH_STOPS', 8),
   threads: positiveInt('BENCH_THREADS', 300),
-  dispatch: positiveInt('BENCH_DISPATCH', 200),
+  dispatch: positiveInt('BENCH_DISPATCH', 100),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent',
 };
 
@@ -237,86 +238,114 @@ function printTools(result: ToolsResult): void {
 
 /** Share of the samples at or under `limit`. */
 const within = (samples: number[], limit: number) => samples.filter((x) => x <= limit).length / Math.max(1, samples.length);
-/** Events per second over `ms`. */
-const perSecond = (n: number, ms: number) => (Number.isFinite(ms) && ms > 0 ? `${(n / (ms / 1000)).toFixed(1)}/s` : 'n/a');
+/** Events per second over `ms`, as a number and as text. */
+const rate = (n: number, ms: number) => (ms > 0 ? n / (ms / 1000) : Number.NaN);
+const perSecond = (n: number, ms: number) => (Number.isFinite(rate(n, ms)) ? `${rate(n, ms).toFixed(1)}/s` : 'n/a');
 
 /** Records per second the dispatch handler admitted: its own time when isolated, the wall time back to back. */
-const dispatchRate = (s: DispatchSeries, isolated: boolean) => s.records / ((isolated ? s.handlerMs : s.wallMs) / 1000);
+const dispatchRate = (s: DispatchSeries, isolated: boolean) => rate(s.records, isolated ? s.handlerMs : s.wallMs);
 
-/** Which stage held the throughput series back, from its figures. */
-function bottleneck(t: ThroughputResult): string {
-  const acked = t.threads / (t.lastAckMs / 1000);
-  const admitted = t.threads / (t.lastStartMs / 1000);
-  const direct = dispatchRate(t.direct.backToBack, false);
+/** The throughput series' rates: acked, admitted, and admitted before / after the last ack. */
+function rates(t: ThroughputResult) {
   const tail = t.lastStartMs - t.lastAckMs;
-  if (tail <= 0.2 * t.lastStartMs && direct > 1.2 * admitted) {
-    return `ingress: admissions kept up with the acks (the last run started ${ms(tail)} after the last ack; ack → started p50 ${ms(t.ackToStart.p50)}), ` +
-      `and the dispatch handler alone admits ${ratio(direct / admitted)} the series' rate. The webhook side (2 signed deliveries per mention through the Chat SDK, ` +
-      `the SQS send) sharing the CPU with the runs sets the pace, not the dispatcher.`;
-  }
-  if (direct > 1.2 * admitted) {
-    return `the inbox → dispatch hand-off: runs started up to ${ms(tail)} after the last ack (ack → started p90 ${ms(t.ackToStart.p90)}) although the dispatch handler alone ` +
-      `admits ${ratio(direct / admitted)} the series' rate: prompts wait in SQS for the event source mapping (${DISPATCH_LANES} pollers, ` +
-      `${(t.threads / Math.max(1, t.pollerBatches)).toFixed(1)} records per batch on average) and for CPU shared with the runs.`;
-  }
-  return `the dispatcher: the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}, ` +
-    `no faster than the series' ${acked > admitted ? 'admissions' : 'acks'} (${perSecond(t.threads, t.lastStartMs)} admitted, ${perSecond(t.threads, t.lastAckMs)} acked).`;
+  return {
+    acked: rate(t.threads, t.lastAckMs),
+    admitted: rate(t.threads, t.lastStartMs),
+    whilePosting: rate(t.threads - t.backlogAtLastAck, t.lastAckMs),
+    afterPosting: rate(t.backlogAtLastAck, tail),
+    tail,
+    direct: dispatchRate(t.direct.backToBack, false),
+  };
 }
 
-function printActors(stops: StopResult, t: ThroughputResult): void {
+/** AWS calls the dispatch handler makes per admitted prompt (section 3's dispatch column, without its settings.json read: once a minute). */
+const dispatchCalls = (calls: CallsResult) =>
+  [...calls.aws].filter(([key]) => !key.startsWith('S3\t')).reduce((sum, [, c]) => sum + c.dispatch, 0);
+
+/** Which stage held the throughput series back, from its figures. */
+function bottleneck(t: ThroughputResult, calls: CallsResult): string {
+  const r = rates(t);
+  if (r.tail <= 0.2 * t.lastStartMs) {
+    const webhookCalls = [...calls.aws.values()].reduce((sum, c) => sum + c.webhook, 0);
+    return `ingress: admissions kept up with the acks (the last run started ${ms(r.tail)} after the last ack), so the webhook side ` +
+      `(2 signed deliveries per mention through the Chat SDK, ${webhookCalls} AWS calls with the SQS send, section 3) sets the pace; ` +
+      `the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}.`;
+  }
+  const serial = `it admits a batch's records one after another (${dispatchCalls(calls)} AWS round trips each, section 3) on ${DISPATCH_LANES} pollers locally`;
+  const lanes = r.direct / dispatchRate(t.direct.isolated, true);
+  const cpu = lanes < 1.3
+    ? ` A second lane adds nothing here (${DISPATCH_LANES} lanes / 1 lane ${ratio(lanes)}): the CPU, shared with the runs the admissions start, is the limit, not the round trips' latency.`
+    : ` A second lane helps (${DISPATCH_LANES} lanes / 1 lane ${ratio(lanes)}): the round trips' latency, not the CPU, limits a lane.`;
+  if (r.afterPosting >= 0.6 * r.direct) {
+    return `the dispatcher. ${t.backlogAtLastAck} of ${t.threads} prompts were still waiting when the last post was acked; they were admitted at ` +
+      `${r.afterPosting.toFixed(1)}/s, ${ratio(r.afterPosting / r.direct)} the dispatch handler's own rate back to back (${r.direct.toFixed(1)}/s): ${serial}. ` +
+      `While the posts went on (${r.acked.toFixed(1)}/s acked) it admitted only ${r.whilePosting.toFixed(1)}/s, the webhook requests and the runs taking the CPU.${cpu}`;
+  }
+  return `the inbox → dispatch hand-off: after the last ack, the waiting prompts were admitted at ${r.afterPosting.toFixed(1)}/s, well below ` +
+    `the dispatch handler's own ${r.direct.toFixed(1)}/s back to back, so they waited in SQS for the event source mapping ` +
+    `(${(t.received.messages / Math.max(1, t.pollerBatches)).toFixed(1)} messages per batch, ${t.received.redelivered} redelivered).`;
+}
+
+function printActors(stops: StopResult, t: ThroughputResult, calls: CallsResult): void {
   section('6. Actors under pressure');
-  console.log(`  Stop latency: ${stops.n} \`stop\`s posted in one thread while a bash tool call runs \`sleep 300 & echo $! > pidfile; wait\` ` +
+  console.log(`  6a. Stop latency: ${stops.n} \`stop\`s posted in one thread while a bash tool call runs \`sleep 300 & echo $! > pidfile; wait\` ` +
     `(random point of the ${STOP_POLL_MS} ms flag poll)`);
   console.log();
-  const killedShare = within(stops.samples.map((s) => s.killed), OBEY_WITHIN_MS);
-  const stopRows = [
-    ['post `stop` → its delivery acked (webhook: flag + StopExecution + "Stopped.")', stops.ack, stops.samples.map((s) => s.ack)],
+  const stopRows: [string, Summary, number[]][] = [
+    ['post `stop` → its delivery acked (webhook: flag, StopExecution, "Stopped.")', stops.ack, stops.samples.map((s) => s.ack)],
     ['(a) post `stop` → execution ABORTED (Step Functions stand-in)', stops.aborted, stops.samples.map((s) => s.aborted)],
-    ['(b) post `stop` → the sleeping process gone (kill(pid, 0) fails or zombie)', stops.killed, stops.samples.map((s) => s.killed)],
+    ['(b) post `stop` → the sleeping process gone', stops.killed, stops.samples.map((s) => s.killed)],
     ['(c) post `stop` → "Stopped." in the thread', stops.visible, stops.samples.map((s) => s.visible)],
     ['post `stop` → thread idle again (run-ended rule released the lease)', stops.idle, stops.samples.map((s) => s.idle)],
-  ] as const;
-  console.log(table(['measure', 'p50', 'p90', 'max', `≤ ${OBEY_WITHIN_MS / 1000} s`], stopRows.map(([name, s, samples]) => [name, ms(s.p50), ms(s.p90), ms(s.max), percent(within([...samples], OBEY_WITHIN_MS))])));
+  ];
+  console.log(table(['measure', 'p50', 'p90', 'max', `≤ ${OBEY_WITHIN_MS / 1000} s`], stopRows.map(([name, s, samples]) => [name, ms(s.p50), ms(s.p90), ms(s.max), percent(within(samples, OBEY_WITHIN_MS))])));
   console.log();
   const afterAbort = summarize(stops.samples.map((s) => s.killed - s.aborted));
-  console.log(`  the command obeyed within ${OBEY_WITHIN_MS / 1000} s in ${percent(killedShare)} of the stops; process gone − execution ABORTED: ` +
-    `p50 ${ms(afterAbort.p50)}, max ${ms(afterAbort.max)} (the sandbox step's ${STOP_POLL_MS} ms flag poll, then POST /cancel and the kill)`);
-  note('the webhook flags the run and stops the execution before it acks, so (a) and (c) fall within the stop\'s own delivery; the command ends only when the sandbox step next polls the flag.');
-  note(`the process is looked for every ${2} ms from the bench process; a zombie (exited, not yet reaped) counts as gone. One warm-up stop (it also started the sandbox) is left out.`);
-  note('aborting an execution does not end its running Lambda invocation, in AWS as here: only the flag poll reaches the command.');
+  console.log(`  the command obeyed within ${OBEY_WITHIN_MS / 1000} s in ${percent(within(stops.samples.map((s) => s.killed), OBEY_WITHIN_MS))} of the stops; ` +
+    `process gone − execution ABORTED: p50 ${ms(afterAbort.p50)}, max ${ms(afterAbort.max)} (the sandbox step's ${STOP_POLL_MS} ms flag poll, then POST /cancel and the kill)`);
+  console.log(`  process gone / execution ABORTED, p50: ${ratio(stops.killed.p50 / stops.aborted.p50)}; p50 process gone / the flag poll period: ${ratio(stops.killed.p50 / STOP_POLL_MS)}`);
+  note('the webhook flags the run and calls StopExecution before it acks, so (a) and (c) fall within the stop\'s own delivery; the command ends when the sandbox step next polls the flag.');
+  note(`the process is looked for every ${PID_POLL_MS} ms from the bench process; a zombie (exited, not yet reaped) counts as gone. One warm-up stop (it also started the sandbox) is left out.`);
+  note('aborting an execution does not end the Lambda invocation it is waiting on, in AWS as here: only the flag poll reaches the command.');
 
+  const r = rates(t);
   console.log();
-  console.log(`  Dispatcher throughput: ${t.threads} mentions, each in a new thread, ≤ ${POST_CONCURRENCY} posts in flight, Bedrock fake answering at once` +
+  console.log(`  6b. Dispatcher throughput: ${t.threads} mentions, each in a new thread, ≤ ${POST_CONCURRENCY} posts in flight, Bedrock fake answering at once` +
     (t.non2xx || t.failedRuns ? ` (${t.non2xx} non-2xx deliveries, ${t.failedRuns} runs not SUCCEEDED)` : ''));
   console.log();
   console.log(table(['from the first post to', 'time', 'prompts/s'], [
     ['the last post acked (both deliveries)', ms(t.lastAckMs), perSecond(t.threads, t.lastAckMs)],
     ['the last execution started (admitted: lease taken, run started)', ms(t.lastStartMs), perSecond(t.threads, t.lastStartMs)],
     ['the last run completed', ms(t.allDoneMs), perSecond(t.threads, t.allDoneMs)],
+    [`  admitted while posting (${t.threads - t.backlogAtLastAck} prompts)`, ms(t.lastAckMs), `${r.whilePosting.toFixed(1)}/s`],
+    [`  admitted after the last ack (${t.backlogAtLastAck} prompts)`, ms(r.tail), `${r.afterPosting.toFixed(1)}/s`],
   ]));
   console.log();
   const { isolated, backToBack } = t.direct;
-  console.log(table(['measure', 'p50', 'p90', 'max'], [
+  const perPrompt: [string, Summary][] = [
     ['per prompt: post → execution started', t.postToStart],
     ['per prompt: post acked → execution started (SQS, dispatch)', t.ackToStart],
     ['per run: execution started → ended', t.runTime],
-    [`dispatch handler, one ${BATCH_SIZE}-record batch, runs drained between batches`, isolated.batchMs],
-    [`dispatch handler, one ${BATCH_SIZE}-record batch, back to back on ${backToBack.lanes} lanes`, backToBack.batchMs],
-  ].map(([name, s]) => [name as string, ms((s as Summary).p50), ms((s as Summary).p90), ms((s as Summary).max)])));
+    [`dispatch handler alone, one ${BATCH_SIZE}-record batch, runs drained between batches`, isolated.batchMs],
+    [`dispatch handler alone, one ${BATCH_SIZE}-record batch, back to back on ${backToBack.lanes} lanes`, backToBack.batchMs],
+  ];
+  console.log(table(['measure', 'p50', 'p90', 'max'], perPrompt.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)])));
   console.log();
-  console.log(`  dispatch handler alone (SQS events of ${BATCH_SIZE} records, new threads, the webhook's prompt bodies): ` +
-    `${dispatchRate(isolated, true).toFixed(1)} records/s isolated (${isolated.records} records, its own time), ` +
-    `${dispatchRate(backToBack, false).toFixed(1)} records/s back to back (${backToBack.records} records, ${backToBack.lanes} lanes, wall time)` +
-    (isolated.failures + backToBack.failures + isolated.notStarted + backToBack.notStarted
-      ? `; ${isolated.failures + backToBack.failures} batch item failures, ${isolated.notStarted + backToBack.notStarted} not started`
-      : ''));
-  console.log(`  the series' admission rate / dispatch alone back to back: ${ratio((t.threads / (t.lastStartMs / 1000)) / dispatchRate(backToBack, false))}; ` +
-    `the event source mapping handed dispatch ${t.pollerBatches} batches (${(t.threads / Math.max(1, t.pollerBatches)).toFixed(1)} records each on average)`);
-  console.log(`  bottleneck: ${bottleneck(t)}`);
+  const directProblems = isolated.failures + backToBack.failures + isolated.notStarted + backToBack.notStarted;
+  console.log(`  dispatch handler alone (SQS events of ${BATCH_SIZE} records for new threads, the webhook's prompt bodies): ` +
+    `${dispatchRate(isolated, true).toFixed(1)} records/s on 1 lane (${isolated.records} records, its own time, runs drained between batches), ` +
+    `${r.direct.toFixed(1)} records/s back to back on ${backToBack.lanes} lanes (${backToBack.records} records, wall time)` +
+    (directProblems ? `; ${isolated.failures + backToBack.failures} batch item failures, ${isolated.notStarted + backToBack.notStarted} not started` : ''));
+  console.log(`  ${backToBack.lanes} lanes back to back / 1 lane isolated: ${ratio(r.direct / dispatchRate(isolated, true))}; ` +
+    `the series' admissions / dispatch alone back to back: ${ratio(r.admitted / r.direct)}; acks / admissions: ${ratio(r.acked / r.admitted)}`);
+  console.log(`  the event source mapping handed dispatch ${t.received.messages} messages in ${t.pollerBatches} batches ` +
+    `(${(t.received.messages / Math.max(1, t.pollerBatches)).toFixed(1)} per batch); ${t.received.redelivered} were redeliveries (a 2 s visibility timeout ran out: a duplicate, admitted once)`);
+  console.log(`  bottleneck: ${bottleneck(t, calls)}`);
   note('admitted = the execution\'s startDate in the Step Functions stand-in (dispatch took the lease and called StartExecution).');
-  note('the runs an admission starts run in this process too: they compete with the acks and the dispatcher for the CPU (in AWS each is its own Lambda).');
-  note(`the direct batches start real runs; the isolated ones are timed with the runs of the previous batch ended, the back-to-back ones are not. Their runs drained in ${ms(t.direct.drainMs)}.`);
-  note('the throughput series runs with settings.json sandbox.startEarly off, like sections 1 and 2.');
+  note('every admission starts a run in this process: runs compete with the acks and the dispatcher for the CPU (in AWS each is its own Lambda).');
+  note(`the direct batches start real runs too (they drained in ${ms(t.direct.drainMs)} after the last batch); "isolated" waits for a batch's runs before the next batch.`);
+  note('the local inbox\'s visibility timeout is 2 s (the test stack\'s); in AWS it is 6x the dispatch function\'s timeout, and a FIFO event source mapping');
+  note('scales its concurrent batches with the active message groups, where the local one polls with 2. Throughput series: settings.json sandbox.startEarly off.');
 }
 
 function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[], tools: ToolsResult, stops: StopResult, throughput: ThroughputResult): void {
@@ -432,7 +461,7 @@ async function main(): Promise<void> {
   printCalls(calls);
   printBundles(bundles);
   printTools(tools);
-  printActors(stops, throughput);
+  printActors(stops, throughput, calls);
   printSummary(acks, steps, calls, bundles, tools, stops, throughput);
   console.log(`\nbench finished in ${elapsed(started)}`);
 }
