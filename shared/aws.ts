@@ -8,6 +8,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ECSClient } from '@aws-sdk/client-ecs';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 
 export function documentClient(client = new DynamoDBClient({})): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, {
@@ -30,6 +31,7 @@ export const clients = {
   bedrock: once(() => new BedrockRuntimeClient({ maxAttempts: 1 })),
   secrets: once(() => new SecretsManagerClient({})),
   ecs: once(() => new ECSClient({})),
+  scheduler: once(() => new SchedulerClient({})),
 };
 
 /** Reads a required environment variable with a message that names it. */

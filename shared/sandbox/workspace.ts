@@ -16,6 +16,8 @@ import * as sandbox from './client.ts';
 import type { SandboxAddress } from './client.ts';
 
 export const DATA_DIR = 'data';
+/** Event files: the agent schedules work for itself by writing them (see the system prompt). */
+export const EVENTS_PREFIX = 'events/';
 
 export interface WorkspaceLayout {
   /** S3 keys of the three memory files, broadest first. */
@@ -31,7 +33,7 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
   const keys = dataKeys(threadId);
   return {
     memoryKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, `${keys.channelDir}/MEMORY.md`],
-    prefixes: ['skills/', `${keys.transportDir}/skills/`, `${keys.channelDir}/skills/`, `${keys.threadDir}/scratch/`, `${keys.threadDir}/attachments/`],
+    prefixes: ['skills/', `${keys.transportDir}/skills/`, `${keys.channelDir}/skills/`, `${keys.threadDir}/scratch/`, `${keys.threadDir}/attachments/`, EVENTS_PREFIX],
     scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
     attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
   };

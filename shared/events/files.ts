@@ -1,0 +1,134 @@
+// Event files -> EventBridge Scheduler. Called for every S3 notification on events/*.json: the
+// file's current content decides (notifications may arrive late or twice; reading the object now
+// means the newest version always wins, and one file never has two schedules: its schedule's name
+// is derived from its key).
+import {
+  ConflictException,
+  CreateScheduleCommand,
+  DeleteScheduleCommand,
+  ResourceNotFoundException,
+  UpdateScheduleCommand,
+  type CreateScheduleCommandInput,
+  type SchedulerClient,
+} from '@aws-sdk/client-scheduler';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { errorFileKey, isEventFileKey, parseEventFile, scheduleNameFor, type EventFile } from './schema.ts';
+import { isPast, toSchedulerExpression } from './schedule-expressions.ts';
+import type { Firing } from './fire.ts';
+import type { JsonLogger } from '../log.ts';
+
+export interface EventFileDeps {
+  s3: S3Client;
+  bucket: string;
+  scheduler: SchedulerClient;
+  groupName: string;
+  /** The role EventBridge Scheduler assumes to invoke the target. */
+  roleArn: string;
+  /** The function each schedule invokes with its firing. */
+  targetArn: string;
+  deadLetterArn: string;
+  fire(firing: Firing): Promise<unknown>;
+  logger: JsonLogger;
+  now?: () => Date;
+}
+
+export type FileOutcome = 'scheduled' | 'fired' | 'invalid' | 'removed' | 'ignored';
+
+async function readObject(deps: EventFileDeps, key: string): Promise<{ body: string; etag: string } | undefined> {
+  try {
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    return { body: (await out.Body?.transformToString('utf8')) ?? '', etag: (out.ETag ?? '').replaceAll('"', '') };
+  } catch (error) {
+    if ((error as Error).name === 'NoSuchKey' || (error as Error).name === 'NotFound') return undefined;
+    throw error;
+  }
+}
+
+async function deleteSchedule(deps: EventFileDeps, name: string): Promise<void> {
+  try {
+    await deps.scheduler.send(new DeleteScheduleCommand({ Name: name, GroupName: deps.groupName }));
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException) && (error as Error).name !== 'ResourceNotFoundException') throw error;
+  }
+}
+
+function targetOf(event: EventFile) {
+  return 'threadId' in event && event.threadId ? { threadId: event.threadId } : { adapterId: event.adapterId, channelId: event.channelId };
+}
+
+async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile): Promise<void> {
+  const { expression, timezone } = toSchedulerExpression(event);
+  // EventBridge Scheduler fills these in per firing: each firing of a periodic schedule is its own prompt.
+  const firing = { kind: 'scheduled', origin: key, firingId: '<aws.scheduler.execution-id>', text: event.text, ...targetOf(event) };
+  const input: CreateScheduleCommandInput = {
+    Name: scheduleNameFor(key),
+    GroupName: deps.groupName,
+    Description: `From ${key}`.slice(0, 512),
+    ScheduleExpression: expression,
+    ScheduleExpressionTimezone: timezone,
+    FlexibleTimeWindow: { Mode: 'OFF' },
+    State: 'ENABLED',
+    ActionAfterCompletion: event.type === 'one-shot' ? 'DELETE' : 'NONE',
+    Target: {
+      Arn: deps.targetArn,
+      RoleArn: deps.roleArn,
+      Input: JSON.stringify(firing),
+      RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+      DeadLetterConfig: { Arn: deps.deadLetterArn },
+    },
+  };
+  try {
+    await deps.scheduler.send(new UpdateScheduleCommand(input));
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException) && (error as Error).name !== 'ResourceNotFoundException') throw error;
+    try {
+      await deps.scheduler.send(new CreateScheduleCommand(input));
+    } catch (createError) {
+      // Another notification for the same file created it meanwhile: make it this version.
+      if (!(createError instanceof ConflictException) && (createError as Error).name !== 'ConflictException') throw createError;
+      await deps.scheduler.send(new UpdateScheduleCommand(input));
+    }
+  }
+}
+
+async function writeErrorFile(deps: EventFileDeps, key: string, error: string, now: Date): Promise<void> {
+  const body = JSON.stringify({ file: key, error, at: now.toISOString(), help: 'Fix the file and save it again; nothing was scheduled from this version.' }, null, 2);
+  await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key), Body: body, ContentType: 'application/json' }));
+}
+
+async function removeErrorFile(deps: EventFileDeps, key: string): Promise<void> {
+  await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key) }));
+}
+
+export async function onEventFile(deps: EventFileDeps, key: string): Promise<FileOutcome> {
+  if (!isEventFileKey(key)) return 'ignored';
+  const now = (deps.now ?? (() => new Date()))();
+  const name = scheduleNameFor(key);
+  const object = await readObject(deps, key);
+  if (!object) {
+    await deleteSchedule(deps, name);
+    await removeErrorFile(deps, key);
+    deps.logger.info('event file removed: schedule deleted', { key, schedule: name });
+    return 'removed';
+  }
+  const parsed = parseEventFile(key, object.body);
+  if (!parsed.ok) {
+    // The file's previous version may have had a schedule: the file now says nothing valid.
+    await deleteSchedule(deps, name);
+    await writeErrorFile(deps, key, parsed.error, now);
+    deps.logger.error('invalid event file', { key, error: parsed.error });
+    return 'invalid';
+  }
+  await removeErrorFile(deps, key);
+  const event = parsed.event;
+  if (event.type === 'immediate' || (event.type === 'one-shot' && isPast(event, now))) {
+    await deleteSchedule(deps, name);
+    const note = event.type === 'one-shot' ? `this was scheduled for ${event.schedule} ${event.timezone ?? 'UTC'}, which had already passed when the event file was saved` : undefined;
+    await deps.fire({ kind: 'immediate', origin: key, firingId: `${name}-${object.etag}`, text: event.text, note, ...targetOf(event) } as Firing);
+    deps.logger.info('event file fired now', { key, type: event.type });
+    return 'fired';
+  }
+  await upsertSchedule(deps, key, event);
+  deps.logger.info('event file scheduled', { key, schedule: name, type: event.type });
+  return 'scheduled';
+}

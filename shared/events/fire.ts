@@ -1,0 +1,79 @@
+// An event firing becomes a prompt: for a thread, in that thread's actor (same queue and busy rules
+// as a person's message); for a channel, the text is first posted to the channel, which creates a
+// new thread, and the prompt runs there (the seed's sendToChannel).
+import type { SerializedThread } from 'chat';
+import { z } from 'zod';
+import type { AgentChat } from '../chat.ts';
+import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
+import type { Prompt } from '../schemas.ts';
+import { MAX_PROMPT_CHARS } from '../schemas.ts';
+import type { JsonLogger } from '../log.ts';
+
+const target = {
+  threadId: z.string().regex(/^[a-z][a-z0-9-]*:[^:]+:.+$/, 'threadId must look like adapter:channel:thread').optional(),
+  adapterId: z.string().min(1).optional(),
+  channelId: z.string().min(1).optional(),
+};
+
+export const firingSchema = z
+  .object({
+    kind: z.enum(['scheduled', 'immediate', 'bus']),
+    /** The event file (or bus event source) this came from, for logs and the prompt's author name. */
+    origin: z.string().min(1),
+    /** Unique per firing: periodic schedules fire many times, and each firing must run. */
+    firingId: z.string().min(1),
+    text: z.string().min(1).max(MAX_PROMPT_CHARS),
+    note: z.string().optional(),
+    ...target,
+  })
+  .refine((f) => Boolean(f.threadId) !== Boolean(f.adapterId && f.channelId), 'a firing targets a threadId, or an adapterId with a channelId');
+export type Firing = z.infer<typeof firingSchema>;
+
+/** What another AWS service (or anyone with events:PutEvents) sends on the custom bus. */
+export const busDetailSchema = z
+  .object({ text: z.string().min(1).max(MAX_PROMPT_CHARS), ...target })
+  .strict()
+  .refine((d) => Boolean(d.threadId) !== Boolean(d.adapterId && d.channelId), 'detail needs threadId, or adapterId and channelId');
+
+export interface FireDeps {
+  chat: AgentChat;
+  enqueue(prompt: Prompt): Promise<void>;
+  ledger: LedgerDeps;
+  logger: JsonLogger;
+  now?: () => Date;
+}
+
+/** The firing's messages are keyed by its id, so a retried firing posts and enqueues once. */
+const safeId = (firingId: string) => firingId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
+
+async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threadId: string; messageId: string }> {
+  const record = `channel-post#${safeId(firing.firingId)}`;
+  const earlier = await readRecord<{ threadId: string; messageId: string }>(deps.ledger, 'events', record);
+  if (earlier) return earlier;
+  const channel = deps.chat.channel(`${firing.adapterId}:${firing.channelId}`);
+  const sent = await channel.post(firing.text);
+  const posted = { threadId: sent.threadId, messageId: sent.id };
+  await writeRecord(deps.ledger, 'events', record, posted);
+  // The bot keeps answering in the thread it started, as in one it was mentioned in.
+  await deps.chat.thread(sent.threadId).subscribe();
+  return posted;
+}
+
+export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt> {
+  const now = (deps.now ?? (() => new Date()))();
+  const { threadId, messageId } = firing.threadId
+    ? { threadId: firing.threadId, messageId: `event-${safeId(firing.firingId)}` }
+    : await threadForChannel(deps, firing);
+  const thread = deps.chat.thread(threadId);
+  const prompt: Prompt = {
+    threadId,
+    messageId,
+    text: firing.note ? `${firing.text}\n\n(${firing.note})` : firing.text,
+    author: { userId: 'event', userName: `event ${firing.origin}` },
+    postedAt: now.toISOString(),
+    thread: thread.toJSON() as SerializedThread as Prompt['thread'],
+  };
+  await deps.enqueue(prompt);
+  deps.logger.info('event fired', { kind: firing.kind, origin: firing.origin, firingId: firing.firingId, threadId, newThread: !firing.threadId });
+  return prompt;
+}
