@@ -1,0 +1,313 @@
+// Event files (seed "Event Bus"): JSON files under `events/` in the data bucket, dropped by users,
+// deployments and the agent itself. Pure validation: `parseEventFile` turns a file's key and body
+// into a typed event or into one human-readable error (naming the file and the field) that can be
+// written next to it as `events/x.error.json`.
+//
+//   { "type": "immediate", "threadId": "slack:C123ABC:1234567890.123456", "text": "The deploy finished" }
+//   { "type": "one-shot", "adapterId": "slack", "channelId": "C123ABC", "text": "…",
+//     "schedule": "2025-03-01T09:00:00", "timezone": "America/New_York" }
+//   { "type": "periodic", "threadId": "…", "text": "…", "schedule": "0 9 * * 1-5", "timezone": "America/New_York" }
+//
+// Decisions:
+// - The parsed event keeps the file's flat shape (what users write is what code reads);
+//   `eventTarget` gives the target as a tagged union.
+// - Target: `threadId` (an existing thread, `adapter:channel:thread`) or `adapterId` + `channelId`
+//   (a new thread in that channel), never both, never neither. `channelId` is the adapter's own
+//   channel id as in the seed (`C123ABC`), taken as written.
+// - `timezone` defaults to `UTC` on scheduled events and is stored in canonical case
+//   (`america/new_york` → `America/New_York`). Immediate events take neither `schedule` nor
+//   `timezone`: either one there means the author wanted a scheduled type, so it is an error.
+// - Unknown fields are errors (a typo such as `shedule` would otherwise silently drop the
+//   schedule), with a "did you mean" when a known field is close.
+// - A leading byte-order mark is ignored (editors on Windows add one; JSON.parse refuses it).
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { parseThreadId } from '../ids.ts';
+import { MAX_PROMPT_CHARS } from '../schemas.ts';
+import { canonicalTimeZone, parseCron, parseOneShotTime, periodicCronProblem, timeZoneProblem } from './schedule-expressions.ts';
+
+export const EVENT_TYPES = ['immediate', 'one-shot', 'periodic'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The event text becomes a chat message; Slack's message limit (shared with prompts). */
+export const MAX_EVENT_TEXT_CHARS = MAX_PROMPT_CHARS;
+
+const q = (s: string) => JSON.stringify(s);
+const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+
+/** A string field whose zod errors read as sentences about the field. */
+function stringField(field: string, missing: string) {
+  return z.string({
+    error: (iss) =>
+      iss.input === undefined
+        ? `"${field}" is missing${missing ? `: ${missing}` : ''}`
+        : `"${field}" must be a string, not ${typeName(iss.input)}`,
+  });
+}
+
+const textSchema = stringField('text', 'it is the message the agent receives')
+  .refine((s) => s.trim().length > 0, { error: '"text" is empty: it is the message the agent receives' })
+  .refine((s) => s.length <= MAX_EVENT_TEXT_CHARS, {
+    error: (iss) =>
+      `"text" is ${(iss.input as string).length.toLocaleString('en-US')} characters, over the ${MAX_EVENT_TEXT_CHARS.toLocaleString('en-US')}-character limit`,
+  });
+
+const threadIdSchema = stringField('threadId', '').refine(
+  (s) => {
+    if (/\s/.test(s)) return false;
+    try {
+      parseThreadId(s);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: (iss) => `"threadId" ${q(iss.input as string)} is not a thread id: expected adapter:channel:thread, like "slack:C123ABC:1234567890.123456"` },
+);
+
+const adapterIdSchema = stringField('adapterId', '').refine((s) => /^[a-z][a-z0-9-]*$/.test(s), {
+  error: (iss) => `"adapterId" ${q(iss.input as string)} is not an adapter id: lowercase letters, digits and "-", like "slack"`,
+});
+
+const channelIdSchema = stringField('channelId', '').refine((s) => s.length > 0 && !/\s/.test(s), {
+  error: (iss) => `"channelId" ${q(iss.input as string)} is not a channel id: a non-empty id without spaces, like "C123ABC"`,
+});
+
+const timezoneSchema = stringField('timezone', '')
+  .superRefine((s, ctx) => {
+    const problem = timeZoneProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: `"timezone" ${q(s)} ${problem}` });
+  })
+  .transform(canonicalTimeZone)
+  .default('UTC');
+
+const oneShotScheduleSchema = stringField('schedule', 'a one-shot event needs the local time to run at, like "2025-03-01T09:00:00"').superRefine(
+  (s, ctx) => {
+    const parsed = parseOneShotTime(s);
+    if (parsed.ok) return;
+    let message: string;
+    if (parsed.error !== 'format') {
+      message = `"schedule" ${q(s)} is not a real date and time: ${parsed.error}`;
+    } else if (parseCron(s).ok) {
+      message = `"schedule" ${q(s)} is a cron expression; a one-shot event needs a date and time like "2025-03-01T09:00:00" (use type "periodic" to repeat)`;
+    } else {
+      message =
+        `"schedule" ${q(s)} is not a one-shot time: write YYYY-MM-DDTHH:MM[:SS] in local time without an offset, ` +
+        `like "2025-03-01T09:00:00" (read in "timezone"), or an absolute time ending in Z or an offset like "+05:30"`;
+    }
+    ctx.addIssue({ code: 'custom', message });
+  },
+);
+
+const periodicScheduleSchema = stringField('schedule', 'a periodic event needs a 5-field cron, like "0 9 * * 1-5"').superRefine((s, ctx) => {
+  if (parseOneShotTime(s).ok) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"schedule" ${q(s)} is a date and time; a periodic event needs a 5-field cron like "0 9 * * 1-5" (use type "one-shot" to run once)`,
+    });
+    return;
+  }
+  const problem = periodicCronProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: `"schedule" ${q(s)} ${problem}` });
+});
+
+const targetShape = {
+  threadId: threadIdSchema.optional(),
+  adapterId: adapterIdSchema.optional(),
+  channelId: channelIdSchema.optional(),
+};
+
+export const immediateEventSchema = z.strictObject({
+  type: z.literal('immediate'),
+  ...targetShape,
+  text: textSchema,
+});
+
+export const oneShotEventSchema = z.strictObject({
+  type: z.literal('one-shot'),
+  ...targetShape,
+  text: textSchema,
+  /** `YYYY-MM-DDTHH:MM[:SS]` local time in `timezone`, or an absolute time with `Z`/offset. */
+  schedule: oneShotScheduleSchema,
+  timezone: timezoneSchema,
+});
+
+export const periodicEventSchema = z.strictObject({
+  type: z.literal('periodic'),
+  ...targetShape,
+  text: textSchema,
+  /** 5-field cron (minute hour day-of-month month day-of-week) in `timezone`. */
+  schedule: periodicScheduleSchema,
+  timezone: timezoneSchema,
+});
+
+/** The problems with an event's target, as sentences (empty when it is fine). Reads raw input. */
+function targetProblems(value: Record<string, unknown>): string[] {
+  const has = (k: string) => value[k] !== undefined;
+  if (has('threadId') && (has('adapterId') || has('channelId'))) {
+    const extra = ['adapterId', 'channelId'].filter(has).map((k) => `"${k}"`).join(' and ');
+    return [`set either "threadId" (an existing thread) or "adapterId" + "channelId" (a new thread), not both: remove ${extra} or "threadId"`];
+  }
+  if (has('threadId')) return [];
+  if (has('adapterId') && !has('channelId')) return ['"adapterId" needs "channelId": the channel to start the new thread in, like "C123ABC"'];
+  if (has('channelId') && !has('adapterId')) return ['"channelId" needs "adapterId": the chat adapter of that channel, like "slack"'];
+  if (!has('adapterId')) {
+    return ['no target: set "threadId" to post in an existing thread, or "adapterId" and "channelId" to start a new thread in a channel'];
+  }
+  return [];
+}
+
+/** The event file schema: a discriminated union on `type`, with the target rule on top. */
+export const eventFileSchema = z
+  .discriminatedUnion('type', [immediateEventSchema, oneShotEventSchema, periodicEventSchema])
+  .superRefine(
+    (value, ctx) => {
+      if (typeof value !== 'object' || value === null) return;
+      for (const message of targetProblems(value as Record<string, unknown>)) ctx.addIssue({ code: 'custom', message, path: [] });
+    },
+    // Run even when a field failed, so one pass reports every problem.
+    { when: () => true },
+  );
+
+export type EventFile = z.output<typeof eventFileSchema>;
+export type ImmediateEvent = Extract<EventFile, { type: 'immediate' }>;
+export type OneShotEvent = Extract<EventFile, { type: 'one-shot' }>;
+export type PeriodicEvent = Extract<EventFile, { type: 'periodic' }>;
+export type ScheduledEvent = OneShotEvent | PeriodicEvent;
+
+export type EventTarget = { kind: 'thread'; threadId: string } | { kind: 'channel'; adapterId: string; channelId: string };
+
+/** Where a parsed event goes: `orchestrator.send(threadId)` or `sendToChannel(adapterId, channelId)`. */
+export function eventTarget(event: EventFile): EventTarget {
+  if (event.threadId !== undefined) return { kind: 'thread', threadId: event.threadId };
+  if (event.adapterId !== undefined && event.channelId !== undefined) {
+    return { kind: 'channel', adapterId: event.adapterId, channelId: event.channelId };
+  }
+  throw new Error('Event has no target (not from parseEventFile?)');
+}
+
+const FIELDS_BY_TYPE: Record<EventType, string[]> = {
+  immediate: Object.keys(immediateEventSchema.shape),
+  'one-shot': Object.keys(oneShotEventSchema.shape),
+  periodic: Object.keys(periodicEventSchema.shape),
+};
+const ALL_FIELDS = [...new Set(Object.values(FIELDS_BY_TYPE).flat())];
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+function unknownFieldProblems(type: EventType, keys: string[]): string[] {
+  const allowed = FIELDS_BY_TYPE[type];
+  const problems: string[] = [];
+  const misplaced = keys.filter((k) => type === 'immediate' && (k === 'schedule' || k === 'timezone'));
+  if (misplaced.length > 0) {
+    problems.push(
+      `${misplaced.map((k) => `"${k}"`).join(' and ')} ${misplaced.length > 1 ? 'are' : 'is'} not allowed on an immediate event, ` +
+        `which runs as soon as the file appears: use type "one-shot" or "periodic" to run it later`,
+    );
+  }
+  const unknown = keys.filter((k) => !misplaced.includes(k));
+  if (unknown.length > 0) {
+    const named = unknown
+      .map((k) => {
+        const guess = closest(k, ALL_FIELDS);
+        return guess && allowed.includes(guess) ? `"${k}" (did you mean "${guess}"?)` : `"${k}"`;
+      })
+      .join(', ');
+    problems.push(`unknown field${unknown.length > 1 ? 's' : ''} ${named}; a ${type} event has ${allowed.map((k) => `"${k}"`).join(', ')}`);
+  }
+  return problems;
+}
+
+export type ParseEventFileResult = { ok: true; event: EventFile } | { ok: false; error: string };
+
+/**
+ * Validate one event file. The error is one line, `<key>: <problem>[; <problem>…]`, each problem
+ * a sentence naming the field, e.g.
+ * `events/report.json: "timezone" "America/NewYork" is not a known IANA time zone (…)`.
+ */
+export function parseEventFile(key: string, body: string): ParseEventFileResult {
+  const fail = (problems: string[]): ParseEventFileResult => ({ ok: false, error: `${key}: ${problems.join('; ')}` });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body.replace(/^\uFEFF/, ''));
+  } catch (err) {
+    return fail([`not valid JSON (${err instanceof Error ? err.message : String(err)})`]);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return fail([`must hold a JSON object like {"type": "immediate", "threadId": "…", "text": "…"}, not ${typeName(raw)}`]);
+  }
+  const record = raw as Record<string, unknown>;
+  const allowedTypes = EVENT_TYPES.map(q).join(', ');
+  const type = record.type;
+  if (type === undefined) return fail([`"type" is missing: use one of ${allowedTypes}`]);
+  if (typeof type !== 'string' || !(EVENT_TYPES as readonly string[]).includes(type)) {
+    const guess = typeof type === 'string' ? closest(type, EVENT_TYPES) : undefined;
+    const shown = typeof type === 'string' ? q(type) : `(${typeName(type)})`;
+    return fail([`"type" ${shown} is not an event type: use one of ${allowedTypes}${guess ? ` (did you mean ${q(guess)}?)` : ''}`]);
+  }
+
+  const result = eventFileSchema.safeParse(record);
+  if (result.success) return { ok: true, event: result.data };
+  const problems: string[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') problems.push(...unknownFieldProblems(type as EventType, issue.keys));
+    else problems.push(issue.message);
+  }
+  return fail([...new Set(problems)]);
+}
+
+/** `events/…/name.json`, not an error report (`*.error.json`). */
+export function isEventFileKey(key: string): boolean {
+  return /^events\/(?:[^/]+\/)*[^/]+\.json$/.test(key) && !key.endsWith('.error.json');
+}
+
+/** Where the error report for an event file goes: `events/x.json` → `events/x.error.json`. */
+export function errorFileKey(key: string): string {
+  return `${key.replace(/\.json$/, '')}.error.json`;
+}
+
+const SLUG_MAX = 40;
+
+/**
+ * A deterministic EventBridge Scheduler schedule name (1-64 of `[0-9A-Za-z._-]`) for an event file:
+ * `ev-` + a readable slug of the file name (accents dropped, lowercase, other characters → `-`,
+ * at most 40 characters) + `-` + the first 8 hex digits of sha256(full key), e.g.
+ * `events/Weekly Report.json` → `ev-weekly-report-3f9a1c2b`. The hash keeps names of different
+ * keys apart (same file name in two folders, truncated or non-Latin names); a name without any
+ * Latin letter or digit gives just `ev-<hash>`. At most 3 + 40 + 1 + 8 = 52 characters.
+ */
+export function scheduleNameFor(key: string): string {
+  const file = key.slice(key.lastIndexOf('/') + 1).replace(/\.json$/i, '');
+  const slug = file
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, SLUG_MAX)
+    .replace(/-+$/, '');
+  const hash = createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 8);
+  return slug ? `ev-${slug}-${hash}` : `ev-${hash}`;
+}
