@@ -8,6 +8,7 @@ export const FUNCTION_ENTRIES = {
   agentStep: 'functions/agent-step/handler.ts',
   sandboxStep: 'functions/agent-step/sandbox-step.ts',
   sandboxReaper: 'functions/agent-step/sandbox-reaper.ts',
+  scheduler: 'functions/scheduler/handler.ts',
 } as const;
 
 export type FunctionRole = keyof typeof FUNCTION_ENTRIES;

@@ -9,6 +9,8 @@ import type { IConstruct } from 'constructs';
 import type { AgentRun } from './constructs/agent-run.ts';
 import type { DataBucket } from './constructs/data-bucket.ts';
 import type { Dispatch } from './constructs/dispatch.ts';
+import type { AgentEventBus } from './constructs/event-bus.ts';
+import type { EventSchedules } from './constructs/event-schedules.ts';
 import type { RunEnded } from './constructs/run-ended.ts';
 import type { SlackSecret } from './constructs/slack-secret.ts';
 import type { WebhookApi } from './constructs/webhook-api.ts';
@@ -34,6 +36,8 @@ export interface NagScope {
   readonly dispatch: Dispatch;
   readonly agentRun: AgentRun;
   readonly runEnded: RunEnded;
+  readonly eventBus: AgentEventBus;
+  readonly eventSchedules: EventSchedules;
   readonly sandbox: {
     readonly prefixLists: AwsPrefixLists;
     readonly task: SandboxTask;
@@ -46,7 +50,7 @@ const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, webhook, dispatch, agentRun, runEnded, sandbox } = parts;
+  const { data, slack, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, sandbox } = parts;
 
   // Every Lambda function (built by createAgentFunction).
   const functions = [
@@ -56,6 +60,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     runEnded.handler,
     sandbox.step.handler,
     sandbox.reaper.handler,
+    eventBus.handler,
   ];
   for (const fn of functions) {
     acknowledge(resourceOf(fn), 'AwsSolutions-L1', 'nodejs22.x is the runtime this project targets and tests on; move to nodejs24.x deliberately, after testing on it.');
@@ -126,6 +131,43 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   );
 
   acknowledgeSandbox(sandbox, data, agentRun);
+  acknowledgeEventBus(eventBus, eventSchedules);
+}
+
+function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules): void {
+  const scheduler = roleOf(eventBus.handler);
+  acknowledge(
+    scheduler,
+    iam5Resource(eventBus, eventBus.eventFileArns),
+    'The scheduler function reads whichever event file changed and writes or deletes the *.error.json beside it; file names are chosen by people and the agent, so the statement covers the events/ prefix of the one data bucket (GetObject, PutObject, DeleteObject only).',
+  );
+  acknowledge(
+    scheduler,
+    iam5Resource(eventBus, schedules.scheduleArns),
+    'Schedules are created at runtime, one per event file and named after its key; the statement covers only the schedules of this stack\'s own schedule group and only Create/Update/Delete/GetSchedule.',
+  );
+
+  // The three queues exist only to hold what could not be delivered or processed.
+  const deadLetterQueues: [IConstruct, string][] = [
+    [schedules.deadLetterQueue, 'the dead-letter queue of the event schedules (EventBridge Scheduler)'],
+    [eventBus.deadLetterQueue, 'the dead-letter queue of the event bus rule\'s target'],
+    [eventBus.failedInvocations, 'the on-failure destination of the scheduler function\'s asynchronous invocations'],
+  ];
+  for (const [queue, role] of deadLetterQueues) {
+    acknowledge(
+      resourceOf(queue),
+      'AwsSolutions-SQS3',
+      `This queue is itself ${role}: nothing consumes it automatically, an alarm fires when it holds a message, so it needs no DLQ of its own.`,
+    );
+  }
+
+  // CDK's BucketNotificationsHandler: a deploy-time custom resource that CDK builds itself.
+  const handlerRole = eventBus.notificationsHandler.node.findChild('Role');
+  acknowledge(
+    handlerRole,
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    'CDK\'s BucketNotificationsHandler attaches AWSLambdaBasicExecutionRole to its own role (even to a role passed in); the function runs only during deploys, to write the data bucket\'s notification configuration (its other policy allows s3:PutBucketNotification on that one bucket only), and the managed policy only adds CloudWatch Logs writes.',
+  );
 }
 
 function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agentRun: AgentRun): void {

@@ -4,7 +4,9 @@
 //         --> AgentRun (Step Functions + agent-step fn, Bedrock) --> RunEnded (cleanup rule)
 //   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret;
 //   and the sandbox the agent's tools run in: SandboxNetwork (VPC) + SandboxSecurityGroups,
-//   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop).
+//   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop);
+//   and the event bus: event files in DataBucket, EventSchedules (EventBridge Scheduler) and a custom
+//   EventBridge bus --> AgentEventBus (scheduler fn) --> Inbox, like a person's message.
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -18,6 +20,8 @@ import type { Construct } from 'constructs';
 import { AgentRun } from './constructs/agent-run.ts';
 import { DataBucket } from './constructs/data-bucket.ts';
 import { DISPATCH_TIMEOUT, Dispatch } from './constructs/dispatch.ts';
+import { AgentEventBus } from './constructs/event-bus.ts';
+import { EventSchedules } from './constructs/event-schedules.ts';
 import { Inbox } from './constructs/inbox.ts';
 import { RunEnded } from './constructs/run-ended.ts';
 import { SlackSecret } from './constructs/slack-secret.ts';
@@ -59,6 +63,8 @@ export class AgentRuntimeStack extends Stack {
   readonly api: HttpApi;
   readonly runEndedRule: Rule;
   readonly sandbox: AgentRuntimeSandbox;
+  readonly eventBus: AgentEventBus;
+  readonly eventSchedules: EventSchedules;
 
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
@@ -127,6 +133,15 @@ export class AgentRuntimeStack extends Stack {
       stateMachine: agentRun.stateMachine,
     });
 
+    // The event bus: event files, their schedules and bus events become prompts in the inbox.
+    const eventSchedules = new EventSchedules(this, 'EventSchedules', { targetFunctionName: `${this.stackName}-Scheduler` });
+    const eventBus = new AgentEventBus(this, 'EventBus', {
+      ...shared,
+      schedules: eventSchedules,
+      bucket: data.bucket,
+      inbox: inbox.queue,
+    });
+
     this.functions = {
       webhook: webhook.handler,
       dispatch: dispatch.handler,
@@ -134,6 +149,7 @@ export class AgentRuntimeStack extends Stack {
       agentStep: agentRun.agentStep,
       sandboxStep: sandboxStep.handler,
       sandboxReaper: sandboxReaper.handler,
+      scheduler: eventBus.handler,
     };
     this.stateMachine = agentRun.stateMachine;
     this.table = state.table;
@@ -143,6 +159,8 @@ export class AgentRuntimeStack extends Stack {
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
     this.sandbox = { network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule };
+    this.eventBus = eventBus;
+    this.eventSchedules = eventSchedules;
 
     new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
     new CfnOutput(this, 'SlackEventsUrl', {
@@ -158,6 +176,15 @@ export class AgentRuntimeStack extends Stack {
       value: sandboxTask.cluster.clusterName,
       description: `ECS cluster of the sandbox tasks (network mode: ${sandboxNetwork}); aws ecs list-tasks --cluster <name> shows running sandboxes`,
     });
+    new CfnOutput(this, 'EventBusName', {
+      value: eventBus.bus.eventBusName,
+      description: 'Custom EventBridge bus: put events with detail {"text": "...", "threadId": "..."} (or adapterId + channelId)',
+    });
+    new CfnOutput(this, 'EventBusArn', { value: eventBus.bus.eventBusArn, description: 'ARN of the custom EventBridge bus' });
+    new CfnOutput(this, 'ScheduleGroupName', {
+      value: eventSchedules.groupName,
+      description: 'EventBridge Scheduler group holding the schedules of the event files under events/ in the data bucket',
+    });
 
     acknowledgeNagFindings({
       data,
@@ -166,6 +193,8 @@ export class AgentRuntimeStack extends Stack {
       dispatch,
       runEnded,
       slack,
+      eventBus,
+      eventSchedules,
       sandbox: { prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper },
     });
   }

@@ -15,6 +15,10 @@ import { createLocalTable } from './tables.ts';
 import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api-gateway.ts';
 import { startSqsPoller, type SqsPoller } from './sqs-poller.ts';
 import { startLocalEcs, type LocalEcs } from './ecs.ts';
+import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from './scheduler.ts';
+import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';
+import { startS3Notifications, type S3Notifications } from './s3-notifications.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { build as esbuild } from 'esbuild';
 import { tmpdir } from 'node:os';
@@ -23,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import {
   definitionFromTemplate,
   functionLogicalIdFromArn,
+  localFunctionArn,
   matchesEventPattern,
   resolveIntrinsics,
   startLocalStepFunctions,
@@ -50,6 +55,8 @@ export interface LocalCloudOptions {
    * any. When false (the default), handlers get dummy credentials.
    */
   useAmbientCredentials?: boolean;
+  /** The event bus's clock: schedules fire by it. Default: real time (a manual clock in tests). */
+  clock?: SchedulerClock;
   /** Sandbox processes' port (each task has its own loopback address); default: a free port. */
   sandboxPort?: number;
   /** Extra environment for the handlers (LOG_LEVEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...). */
@@ -80,6 +87,11 @@ export interface LocalCloud {
   stepFunctions: LocalStepFunctions;
   /** The local ECS: each sandbox task is a command server process. */
   ecs: LocalEcs;
+  /** EventBridge Scheduler (schedules of event files) and the custom event bus. */
+  scheduler: LocalScheduler;
+  eventBridge: LocalEventBridge;
+  /** S3 notifications for event files: poll() delivers what changed now. */
+  s3Notifications: S3Notifications;
   /** The handlers, by role, as loaded with the local environment. */
   handlers: Record<FunctionRole, Handler>;
   names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string };
@@ -177,7 +189,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
   // The handlers' environment: each function's variables from the template, with local values for
   // what only exists in AWS (the secret becomes plain variables; endpoints point at the emulators).
-  const stepFunctionsPort = await freePort();
+  const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([freePort(), freePort(), freePort()]);
   const env: Record<string, string> = {
     ...(options.useAmbientCredentials ? {} : LOCAL_CREDENTIALS),
     AWS_REGION: region,
@@ -186,6 +198,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     AWS_ENDPOINT_URL_S3: sqsS3.endpoint,
     AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${stepFunctionsPort}`,
     AWS_ENDPOINT_URL_ECS: ecs.endpoint,
+    AWS_ENDPOINT_URL_SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
     AWS_S3_FORCE_PATH_STYLE: 'true',
     SLACK_SIGNING_SECRET: options.slack.signingSecret,
     SLACK_BOT_TOKEN: options.slack.botToken,
@@ -200,6 +214,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     SANDBOX_CLUSTER_ARN: ecs.clusterArn,
     SANDBOX_TASK_DEFINITION_ARN: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
     SANDBOX_PORT: String(sandboxPort),
+    SCHEDULER_TARGET_ARN: localFunctionArn(logicalIds.scheduler),
   };
   for (const logicalId of Object.values(logicalIds)) {
     const variables = (resolve(template.Resources[logicalId]!.Properties.Environment?.Variables ?? {}) ?? {}) as Record<string, string>;
@@ -235,7 +250,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   };
 
   // EventBridge: the rule's pattern, from the template, decides which execution endings reach its target.
-  const rules = resourcesOfType(template, 'AWS::Events::Rule').filter(([, rule]) => rule.Properties.EventPattern).map(([, rule]) => ({
+  const onDefaultBus = (rule: { Properties?: any }) => rule.Properties.EventPattern && !rule.Properties.EventBusName;
+  const rules = resourcesOfType(template, 'AWS::Events::Rule').filter(([, rule]) => onDefaultBus(rule)).map(([, rule]) => ({
     pattern: resolve(rule.Properties.EventPattern) as object,
     targets: (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn)))),
   }));
@@ -259,6 +275,48 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         }
       }, everyMs).unref();
     });
+  // The event bus: EventBridge Scheduler, the custom bus's rules, and S3 notifications for event files.
+  const invokeByArn = (arn: string, payload: unknown) => {
+    const target = functionLogicalIdFromArn(arn);
+    if (!target) throw new Error(`No local function for ${arn}`);
+    return invoke(target, payload);
+  };
+  const scheduler = await startLocalScheduler({
+    port: schedulerPort,
+    clock: options.clock,
+    invokeTarget: async (arn, input) => void (await invokeByArn(arn, JSON.parse(input))),
+    onError: (error) => report('scheduler', error),
+  });
+  // The stack's schedule groups, as CloudFormation would create them.
+  const schedulerClient = new SchedulerClient({ endpoint: scheduler.endpoint, region, credentials });
+  for (const [id] of resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')) {
+    await schedulerClient.send(new CreateScheduleGroupCommand({ Name: String(resolve({ Ref: id })) }));
+  }
+  schedulerClient.destroy();
+  const eventBridge = await startLocalEventBridge({
+    port: eventBridgePort,
+    rules: resourcesOfType(template, 'AWS::Events::Rule')
+      .filter(([, rule]) => rule.Properties.EventPattern && rule.Properties.EventBusName)
+      .map(([id, rule]) => ({
+        name: id,
+        eventBusName: String(resolve(rule.Properties.EventBusName)),
+        pattern: resolve(rule.Properties.EventPattern) as object,
+        targets: (rule.Properties.Targets as { Arn: unknown; InputPath?: string }[]).map((t) => ({ arn: String(resolve(t.Arn)), inputPath: t.InputPath })),
+      })),
+    invokeTarget: async (arn, payload) => void (await invokeByArn(arn, payload)),
+    matches: matchesEventPattern,
+    onError: (error) => report('eventbridge', error),
+  });
+  type FilterRule = { Name: string; Value: string };
+  const notificationConfigs = resourcesOfType(template, 'Custom::S3BucketNotifications').flatMap(([, r]) =>
+    ((r.Properties.NotificationConfiguration?.LambdaFunctionConfigurations ?? []) as { Events: string[]; Filter?: { Key?: { FilterRules?: FilterRule[] } }; LambdaFunctionArn: unknown }[]).map((c) => {
+      const rule = (name: string) => c.Filter?.Key?.FilterRules?.find((f) => f.Name.toLowerCase() === name)?.Value;
+      const arn = String(resolve(c.LambdaFunctionArn));
+      return { prefix: rule('prefix'), suffix: rule('suffix'), events: c.Events, deliver: async (event: unknown) => void (await invokeByArn(arn, event)) };
+    }),
+  );
+  const s3Notifications = await startS3Notifications({ s3: clients.s3, bucket, configurations: notificationConfigs, onError: (error) => report('s3-notifications', error) });
+
   const { definition } = definitionFromTemplate(template, stateMachineId);
   const stepFunctions = await startLocalStepFunctions({
     definition,
@@ -313,6 +371,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     stateMachineArn,
     stepFunctions,
     ecs,
+    scheduler,
+    eventBridge,
+    s3Notifications,
     handlers,
     names: { table, bucket, inboxUrl, dlqUrl: dlq.QueueUrl! },
     clients,
@@ -321,7 +382,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
-      await poller.stop();
+      await Promise.allSettled([poller.stop(), s3Notifications.stop(), scheduler.close(), eventBridge.close()]);
       await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close()]);
       rmSync(sandboxRoot, { recursive: true, force: true });
       for (const client of Object.values(clients)) client.destroy();

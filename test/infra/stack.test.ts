@@ -26,7 +26,7 @@ type Statement = { Effect: string; Action: string | string[]; Resource: unknown;
 
 const { app, stack, template } = synth();
 const resources = template.toJSON().Resources as Record<string, Resource>;
-const ROLES: FunctionRole[] = ['webhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'sandboxReaper'];
+const ROLES: FunctionRole[] = ['webhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'sandboxReaper', 'scheduler'];
 const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
 const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
 const EXECUTIONS_ARN = 'arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:TestRuntime-AgentRun:*';
@@ -109,9 +109,18 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox cluster', () => {
+test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox cluster, event bus, schedule group', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
-  assert.deepEqual(Object.keys(outputs).sort(), ['ApiUrl', 'DataBucketName', 'SandboxClusterName', 'SlackEventsUrl', 'SlackSecretName']);
+  assert.deepEqual(Object.keys(outputs).sort(), [
+    'ApiUrl',
+    'DataBucketName',
+    'EventBusArn',
+    'EventBusName',
+    'SandboxClusterName',
+    'ScheduleGroupName',
+    'SlackEventsUrl',
+    'SlackSecretName',
+  ]);
   assert.deepEqual(outputs.SandboxClusterName!.Value, { Ref: idOf(stack.sandbox.task.cluster) });
   assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
   assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);
@@ -246,9 +255,10 @@ const cdkProviderFunctions = (): Record<string, Resource> =>
 test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log group with the retention setting', () => {
   assert.deepEqual(Object.keys(cdkProviderFunctions()).map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort(), [
     'AWS679f53fac002430cb0da5b7982bd2287',
+    'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
     'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
   ]);
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 2);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 3);
   for (const role of ROLES) {
     const fn = props(stack.functions[role]);
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -264,13 +274,17 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
     assert.equal(group.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays, id);
   }
   // No deprecated logRetention custom resource, no AWSLambdaBasicExecutionRole (IAM4) on our roles. The
-  // one exception is the role of CDK's restrict-default-security-group provider, which CDK builds itself
-  // (it runs once per deploy and only revokes the default security group's rules).
+  // exceptions are the roles of CDK's restrict-default-security-group provider and of its bucket
+  // notifications handler, which CDK builds itself (each runs only during deploys: one revokes the
+  // default security group's rules, the other writes the data bucket's notification configuration).
   template.resourceCountIs('Custom::LogRetention', 0);
-  const providerRole = (Object.entries(cdkProviderFunctions()).find(([id]) => id.startsWith('CustomVpcRestrictDefaultSG'))![1]
-    .Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  const roleOfProvider = (prefix: string): string =>
+    (Object.entries(cdkProviderFunctions()).find(([id]) => id.startsWith(prefix))![1].Properties.Role as { 'Fn::GetAtt': [string, string] })[
+      'Fn::GetAtt'
+    ][0];
+  const providerRoles = [roleOfProvider('CustomVpcRestrictDefaultSG'), roleOfProvider('BucketNotificationsHandler')];
   for (const [id, role] of Object.entries(template.findResources('AWS::IAM::Role')) as [string, Resource][]) {
-    if (id === providerRole) continue;
+    if (providerRoles.includes(id)) continue;
     assert.equal(role.Properties.ManagedPolicyArns, undefined, `${id} has managed policies`);
   }
   // The prefix-list lookup runs with our role and a log group with retention, like the functions.
@@ -325,6 +339,19 @@ test('functions: environment, timeout and memory per role', () => {
       env: { TABLE_NAME: table, SANDBOX_CLUSTER_ARN: clusterArn, SANDBOX_IDLE_MINUTES: '5' },
       timeout: 60,
     },
+    scheduler: {
+      env: {
+        TABLE_NAME: table,
+        DATA_BUCKET: bucket,
+        INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) },
+        SLACK_SECRET_ARN: secret,
+        SCHEDULE_GROUP_NAME: { Ref: idOf(stack.eventSchedules.group) },
+        SCHEDULER_ROLE_ARN: { 'Fn::GetAtt': [idOf(stack.eventSchedules.role), 'Arn'] },
+        SCHEDULE_DLQ_ARN: { 'Fn::GetAtt': [idOf(stack.eventSchedules.deadLetterQueue), 'Arn'] },
+      },
+      timeout: 60,
+      memory: 512,
+    },
   };
   for (const role of ROLES) {
     const { NODE_OPTIONS: _node, ...variables } = env(role);
@@ -333,6 +360,11 @@ test('functions: environment, timeout and memory per role', () => {
       // The state machine ARN is computed from its name (breaks the function <-> state machine cycle).
       assert.equal(flatten(variables.STATE_MACHINE_ARN), COMPUTED_STATE_MACHINE_ARN);
       delete variables.STATE_MACHINE_ARN;
+    }
+    if (role === 'scheduler') {
+      // Its own ARN, computed from its name: schedules created at runtime name it as their target.
+      assert.equal(flatten(variables.SCHEDULER_TARGET_ARN), `arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:${STACK_NAME}-Scheduler`);
+      delete variables.SCHEDULER_TARGET_ARN;
     }
     assert.deepEqual(variables, want.env, role);
     assert.equal(props(stack.functions[role]).Timeout, want.timeout, role);
@@ -385,6 +417,12 @@ test('secret: SlackCredentials JSON with a generated signing secret and a bot to
 });
 
 test('least privilege: no action wildcards; secrets, queue and table grants name their one resource', () => {
+  const queueArn = (queue: IConstruct) => ({ 'Fn::GetAtt': [idOf(queue), 'Arn'] });
+  // Besides the inbox: the scheduler function's failed-invocations destination, the schedule role's DLQ.
+  const otherQueues = new Map<string, unknown[]>([
+    [roleOfFunction(stack, 'scheduler'), [queueArn(stack.eventBus.failedInvocations), queueArn(stack.inbox)]],
+    [stack.eventSchedules.role.node.path, [queueArn(stack.eventSchedules.deadLetterQueue)]],
+  ]);
   for (const { policy, statements } of policies(stack)) {
     for (const s of statements) {
       assert.equal(s.Effect, 'Allow', roleOf(policy));
@@ -397,7 +435,7 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
         assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.table), 'Arn'] }]);
       }
       if (actions.some((a) => a.startsWith('sqs:'))) {
-        assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.inbox), 'Arn'] }]);
+        assert.deepEqual(list(s.Resource), otherQueues.get(roleOf(policy)) ?? [queueArn(stack.inbox)], roleOf(policy));
       }
     }
   }
@@ -473,6 +511,8 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,
     `${roleOfFunction(stack, 'webhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
+    `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
+    `${roleOfFunction(stack, 'scheduler')} arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${STACK_NAME}-events/*`,
   ];
   const found: string[] = [];
   for (const { policy, statements } of policies(stack)) {

@@ -1,0 +1,387 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Cron } from 'croner';
+import {
+  errorFileKey,
+  eventTarget,
+  isEventFileKey,
+  parseEventFile,
+  scheduleNameFor,
+  type EventFile,
+  type OneShotEvent,
+} from '../../shared/events/schema.ts';
+import {
+  cronToEventBridge,
+  fromSchedulerExpression,
+  isPast,
+  nextFireTime,
+  oneShotInstant,
+  toSchedulerExpression,
+  zonedLocalToInstant,
+} from '../../shared/events/schedule-expressions.ts';
+
+const KEY = 'events/weekly-report.json';
+const THREAD = 'slack:C123ABC:1234567890.123456';
+
+function parseOk(body: unknown): EventFile {
+  const result = parseEventFile(KEY, JSON.stringify(body));
+  if (!result.ok) assert.fail(`expected a valid event, got: ${result.error}`);
+  return result.event;
+}
+
+function parseError(body: unknown): string {
+  const result = parseEventFile(KEY, typeof body === 'string' ? body : JSON.stringify(body));
+  assert.equal(result.ok, false, `expected an error for ${JSON.stringify(body)}`);
+  return result.ok ? '' : result.error;
+}
+
+const iso = (d: Date | null) => d?.toISOString();
+
+test("the seed's example event files parse", () => {
+  const periodic = parseOk({ type: 'periodic', threadId: THREAD, text: 'Check for new GitHub notifications', schedule: '0 9 * * 1-5', timezone: 'America/New_York' });
+  assert.deepEqual(periodic, { type: 'periodic', threadId: THREAD, text: 'Check for new GitHub notifications', schedule: '0 9 * * 1-5', timezone: 'America/New_York' });
+  assert.deepEqual(eventTarget(periodic), { kind: 'thread', threadId: THREAD });
+
+  const oneShot = parseOk({ type: 'one-shot', channelId: 'C123ABC', adapterId: 'slack', text: 'Time for the weekly report', schedule: '2025-03-01T09:00:00', timezone: 'America/New_York' });
+  assert.equal(oneShot.type, 'one-shot');
+  assert.deepEqual(eventTarget(oneShot), { kind: 'channel', adapterId: 'slack', channelId: 'C123ABC' });
+
+  const immediate = parseOk({ type: 'immediate', threadId: THREAD, text: 'The deploy finished' });
+  assert.deepEqual(immediate, { type: 'immediate', threadId: THREAD, text: 'The deploy finished' });
+});
+
+test('timezone defaults to UTC and is stored in canonical case; a BOM is ignored', () => {
+  const event = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2026-01-01T09:00' });
+  assert.equal(event.type === 'one-shot' && event.timezone, 'UTC');
+  const lower = parseOk({ type: 'periodic', threadId: THREAD, text: 'x', schedule: '0 9 * * *', timezone: 'america/new_york' });
+  assert.equal(lower.type === 'periodic' && lower.timezone, 'America/New_York');
+  const bom = parseEventFile(KEY, `\uFEFF${JSON.stringify({ type: 'immediate', threadId: THREAD, text: 'x' })}`);
+  assert.equal(bom.ok, true);
+});
+
+test('each invalid file gives one line naming the file and the field', () => {
+  const base = { type: 'periodic', threadId: THREAD, text: 'hello', schedule: '0 9 * * 1-5', timezone: 'America/New_York' };
+  const cases: Array<[string, unknown, RegExp[]]> = [
+    ['not JSON', '{"type": "immediate",', [/not valid JSON \(.+\)/]],
+    ['not an object', '[1, 2]', [/must hold a JSON object/, /an array/]],
+    ['null', 'null', [/must hold a JSON object/]],
+    ['missing type', { threadId: THREAD, text: 'x' }, [/"type" is missing/, /"immediate", "one-shot", "periodic"/]],
+    ['unknown type', { ...base, type: 'oneshot' }, [/"type" "oneshot" is not an event type/, /did you mean "one-shot"/]],
+    ['type not a string', { ...base, type: 3 }, [/"type"/, /"immediate", "one-shot", "periodic"/]],
+    ['missing text', { type: 'immediate', threadId: THREAD }, [/"text" is missing/]],
+    ['empty text', { type: 'immediate', threadId: THREAD, text: '   ' }, [/"text" is empty/]],
+    ['text not a string', { type: 'immediate', threadId: THREAD, text: 42 }, [/"text" must be a string, not a number/]],
+    ['text too long', { type: 'immediate', threadId: THREAD, text: 'a'.repeat(40_001) }, [/"text" is 40,001 characters, over the 40,000-character limit/]],
+    ['no target', { type: 'immediate', text: 'x' }, [/no target/, /"threadId"/, /"adapterId" and "channelId"/]],
+    ['both targets', { type: 'immediate', text: 'x', threadId: THREAD, adapterId: 'slack', channelId: 'C1' }, [/either "threadId".*not both/]],
+    ['adapterId alone', { type: 'immediate', text: 'x', adapterId: 'slack' }, [/"adapterId" needs "channelId"/]],
+    ['channelId alone', { type: 'immediate', text: 'x', channelId: 'C1' }, [/"channelId" needs "adapterId"/]],
+    ['bad threadId', { type: 'immediate', text: 'x', threadId: 'C123ABC' }, [/"threadId" "C123ABC" is not a thread id: expected adapter:channel:thread/]],
+    ['bad adapterId', { type: 'immediate', text: 'x', adapterId: 'Slack!', channelId: 'C1' }, [/"adapterId" "Slack!" is not an adapter id/]],
+    ['cron: too few fields', { ...base, schedule: '0 9 * *' }, [/"schedule"/, /4 fields; expected 5/]],
+    ['cron: seconds field', { ...base, schedule: '0 0 9 * * 1' }, [/"schedule"/, /6 fields/, /seconds and years are not supported/]],
+    ['cron: minute range', { ...base, schedule: '60 9 * * *' }, [/"schedule"/, /the minute field "60": 60 is out of range \(0-59\)/]],
+    ['cron: hour range', { ...base, schedule: '0 24 * * *' }, [/the hour field "24": 24 is out of range \(0-23\)/]],
+    ['cron: day-of-month range', { ...base, schedule: '0 9 0 * *' }, [/the day-of-month field "0": 0 is out of range \(1-31\)/]],
+    ['cron: month range', { ...base, schedule: '0 9 * 13 *' }, [/the month field "13": 13 is out of range \(1-12 or JAN-DEC\)/]],
+    ['cron: month name', { ...base, schedule: '0 9 * JANUARY *' }, [/the month field "JANUARY"/, /JAN-DEC/]],
+    ['cron: day-of-week range', { ...base, schedule: '0 9 * * 8' }, [/the day-of-week field "8": 8 is out of range \(0-7 or SUN-SAT/]],
+    ['cron: backwards range', { ...base, schedule: '0 17-9 * * *' }, [/the hour field "17-9": range 17-9 runs backwards/]],
+    ['cron: zero step', { ...base, schedule: '*/0 * * * *' }, [/the minute field "\*\/0": step 0 must be between 1 and 59/]],
+    ['cron: numeric-prefix step', { ...base, schedule: '5/15 * * * *' }, [/the minute field "5\/15"/, /write "5-59\/15"/]],
+    ['cron: question mark', { ...base, schedule: '0 9 ? * MON' }, [/the day-of-month field "\?"/, /use "\*"/]],
+    ['cron: L', { ...base, schedule: '0 9 L * *' }, [/the day-of-month field "L": L and W .* not supported/]],
+    ['cron: #', { ...base, schedule: '0 9 * * 1#2' }, [/the day-of-week field "1#2"/, /not supported/]],
+    ['cron: nickname', { ...base, schedule: '@daily' }, [/"schedule"/, /nicknames/]],
+    ['cron: EventBridge form', { ...base, schedule: 'cron(0 9 * * ? *)' }, [/"schedule"/, /plain 5-field cron/]],
+    ['cron: never fires', { ...base, schedule: '0 9 30 2 *' }, [/"schedule" "0 9 30 2 \*" never fires/]],
+    [
+      'cron: both day-of-month and day-of-week',
+      { ...base, schedule: '0 9 1 * MON' },
+      [/"schedule" "0 9 1 \* MON" sets both day-of-month \("1"\) and day-of-week \("MON"\)/, /EventBridge Scheduler cannot express/, /two event files/, /"0 9 1 \* \*"/, /"0 9 \* \* MON"/],
+    ],
+    ['periodic with a date', { ...base, schedule: '2026-03-01T09:00:00' }, [/"schedule" .* is a date and time; a periodic event needs a 5-field cron/, /one-shot/]],
+    ['periodic without schedule', { type: 'periodic', threadId: THREAD, text: 'x' }, [/"schedule" is missing: a periodic event needs a 5-field cron/]],
+    ['one-shot: no T', { ...base, type: 'one-shot', schedule: '2026-03-01 09:00' }, [/"schedule" "2026-03-01 09:00" is not a one-shot time: write YYYY-MM-DDTHH:MM\[:SS\]/]],
+    ['one-shot: date only', { ...base, type: 'one-shot', schedule: '2026-03-01' }, [/"schedule" "2026-03-01" is not a one-shot time/]],
+    ['one-shot: impossible date', { ...base, type: 'one-shot', schedule: '2026-02-29T09:00:00' }, [/"schedule" "2026-02-29T09:00:00" is not a real date and time: February 2026 has 28 days/]],
+    ['one-shot: impossible hour', { ...base, type: 'one-shot', schedule: '2026-03-01T24:00' }, [/"schedule" .* hour 24 is out of range/]],
+    ['one-shot: cron', { ...base, type: 'one-shot', schedule: '0 9 * * *' }, [/"schedule" "0 9 \* \* \*" is a cron expression/, /periodic/]],
+    ['one-shot without schedule', { type: 'one-shot', threadId: THREAD, text: 'x' }, [/"schedule" is missing: a one-shot event needs/]],
+    ['unknown time zone', { ...base, timezone: 'America/NewYork' }, [/"timezone" "America\/NewYork" is not a known IANA time zone/]],
+    ['offset as time zone', { ...base, timezone: '+05:30' }, [/"timezone" "\+05:30" is a UTC offset, not a time zone/]],
+    ['timezone not a string', { ...base, timezone: 5 }, [/"timezone" must be a string/]],
+    ['schedule on immediate', { type: 'immediate', threadId: THREAD, text: 'x', schedule: '0 9 * * *' }, [/"schedule" is not allowed on an immediate event/, /"one-shot" or "periodic"/]],
+    ['timezone on immediate', { type: 'immediate', threadId: THREAD, text: 'x', timezone: 'UTC' }, [/"timezone" is not allowed on an immediate event/]],
+    ['typo field', { type: 'periodic', threadId: THREAD, text: 'x', shedule: '0 9 * * *' }, [/"schedule" is missing/, /unknown field "shedule" \(did you mean "schedule"\?\)/]],
+    ['unknown fields', { ...base, priority: 1, tags: [] }, [/unknown fields "priority", "tags"/, /a periodic event has "type", .*"timezone"/]],
+  ];
+  for (const [name, body, patterns] of cases) {
+    const error = parseError(body);
+    assert.ok(error.startsWith(`${KEY}: `), `${name}: the error names the file: ${error}`);
+    assert.ok(!error.includes('\n'), `${name}: one line: ${error}`);
+    for (const pattern of patterns) assert.match(error, pattern, `${name}`);
+  }
+});
+
+test('several problems in one file are reported together, joined with "; "', () => {
+  const error = parseError({ type: 'one-shot', text: '', schedule: 'tomorrow', timezone: 'Mars/Olympus' });
+  assert.match(error, /"text" is empty/);
+  assert.match(error, /"schedule" "tomorrow" is not a one-shot time/);
+  assert.match(error, /"timezone" "Mars\/Olympus" is not a known IANA time zone/);
+  assert.match(error, /no target/);
+  assert.equal(error.split('; ').length, 4);
+});
+
+test('event file keys, error file keys', () => {
+  assert.equal(isEventFileKey('events/report.json'), true);
+  assert.equal(isEventFileKey('events/team/daily.json'), true);
+  assert.equal(isEventFileKey('events/report.error.json'), false);
+  assert.equal(isEventFileKey('events/report.txt'), false);
+  assert.equal(isEventFileKey('events/'), false);
+  assert.equal(isEventFileKey('events/.json'), false);
+  assert.equal(isEventFileKey('other/report.json'), false);
+  assert.equal(isEventFileKey('slack/C1/events/report.json'), false);
+  assert.equal(errorFileKey('events/x.json'), 'events/x.error.json');
+  assert.equal(errorFileKey('events/team/daily.json'), 'events/team/daily.error.json');
+  assert.equal(isEventFileKey(errorFileKey('events/x.json')), false);
+});
+
+test('scheduleNameFor is deterministic, readable, and valid for long and unicode names', () => {
+  const valid = /^[0-9A-Za-z._-]{1,64}$/;
+  const name = scheduleNameFor('events/weekly-report.json');
+  assert.equal(name, scheduleNameFor('events/weekly-report.json'));
+  assert.match(name, /^ev-weekly-report-[0-9a-f]{8}$/);
+  assert.match(scheduleNameFor('events/Weekly Report (v2).json'), /^ev-weekly-report-v2-[0-9a-f]{8}$/);
+  assert.match(scheduleNameFor('events/Café déjà vu.json'), /^ev-cafe-deja-vu-[0-9a-f]{8}$/);
+  assert.match(scheduleNameFor('events/週報.json'), /^ev-[0-9a-f]{8}$/);
+  assert.match(scheduleNameFor('events/🎉.json'), /^ev-[0-9a-f]{8}$/);
+  const long = scheduleNameFor(`events/${'very-long-name-'.repeat(20)}.json`);
+  assert.match(long, valid);
+  assert.ok(long.length <= 64);
+  assert.ok(!long.includes('--'), long);
+  for (const key of ['events/a.json', `events/${'x'.repeat(1000)}.json`, 'events/ünïcödé 名前 ✓.json', 'events/-.json', 'events/a/b/c.json']) {
+    assert.match(scheduleNameFor(key), valid, key);
+  }
+  // Same file name in two folders, and names equal after truncation, stay apart.
+  assert.notEqual(scheduleNameFor('events/a/report.json'), scheduleNameFor('events/b/report.json'));
+  assert.notEqual(scheduleNameFor(`events/${'x'.repeat(50)}1.json`), scheduleNameFor(`events/${'x'.repeat(50)}2.json`));
+});
+
+test('5-field cron converts to EventBridge cron', () => {
+  const table: Array<[string, string]> = [
+    ['0 9 * * 1-5', 'cron(0 9 ? * 2-6 *)'],
+    ['30 8 1 * *', 'cron(30 8 1 * ? *)'],
+    // EventBridge documents "0/15" (every 15 minutes from minute 0) for what cron writes "*/15".
+    ['*/15 * * * *', 'cron(0/15 * * * ? *)'],
+    ['* * * * *', 'cron(* * * * ? *)'],
+    ['0 */2 * * *', 'cron(0 0/2 * * ? *)'],
+    ['0 0 */5 * *', 'cron(0 0 1/5 * ? *)'],
+    ['0 9 * * 0', 'cron(0 9 ? * 1 *)'],
+    ['0 9 * * 7', 'cron(0 9 ? * 1 *)'],
+    ['0 9 * * 0,7', 'cron(0 9 ? * 1 *)'],
+    ['0 9 * * 6', 'cron(0 9 ? * 7 *)'],
+    ['0 9 * * 5-7', 'cron(0 9 ? * 1,6,7 *)'],
+    ['0 9 * * 1,3,5', 'cron(0 9 ? * 2,4,6 *)'],
+    ['0 9 * * */2', 'cron(0 9 ? * 1,3,5,7 *)'],
+    ['0 9 * * 1-5/2', 'cron(0 9 ? * 2,4,6 *)'],
+    ['0 9 * * 0-6', 'cron(0 9 ? * 1-7 *)'],
+    ['0 9 * * MON-FRI', 'cron(0 9 ? * MON-FRI *)'],
+    ['0 9 * * mon,wed-fri', 'cron(0 9 ? * MON,WED-FRI *)'],
+    ['0 9 * * FRI-SUN', 'cron(0 9 ? * 1,6,7 *)'],
+    ['0 9 * * SUN', 'cron(0 9 ? * SUN *)'],
+    ['0 0 1 jan,jul *', 'cron(0 0 1 JAN,JUL ? *)'],
+    ['0 0 1 JAN-MAR *', 'cron(0 0 1 JAN-MAR ? *)'],
+    ['15,45 8-17 * * *', 'cron(15,45 8-17 * * ? *)'],
+    ['5-59/15 * * * *', 'cron(5/15 * * * ? *)'],
+    ['10-40/10 * * * *', 'cron(10,20,30,40 * * * ? *)'],
+    ['0 9 1,15 */3 *', 'cron(0 9 1,15 1/3 ? *)'],
+  ];
+  for (const [five, expected] of table) {
+    const result = cronToEventBridge(five);
+    assert.ok(result.ok, `${five}: ${result.ok ? '' : result.error}`);
+    assert.equal(result.expression, expected, five);
+  }
+  const both = cronToEventBridge('0 9 1 * 1');
+  assert.equal(both.ok, false);
+});
+
+test('toSchedulerExpression: one-shot → at() in the zone, periodic → cron()', () => {
+  const periodic = parseOk({ type: 'periodic', threadId: THREAD, text: 'x', schedule: '0 9 * * 1-5', timezone: 'America/New_York' });
+  assert.deepEqual(toSchedulerExpression(periodic), { expression: 'cron(0 9 ? * 2-6 *)', timezone: 'America/New_York' });
+
+  const local = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2025-03-01T09:00', timezone: 'America/New_York' });
+  assert.deepEqual(toSchedulerExpression(local), { expression: 'at(2025-03-01T09:00:00)', timezone: 'America/New_York' });
+
+  // An absolute instant becomes the zone's wall time at that instant.
+  const utc = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2025-03-01T14:00:00Z', timezone: 'America/New_York' });
+  assert.deepEqual(toSchedulerExpression(utc), { expression: 'at(2025-03-01T09:00:00)', timezone: 'America/New_York' });
+  const offset = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2025-03-01T09:00:00+05:30' });
+  assert.deepEqual(toSchedulerExpression(offset), { expression: 'at(2025-03-01T03:30:00)', timezone: 'UTC' });
+  const millis = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2025-03-01T03:30:00.789Z', timezone: 'Asia/Kolkata' });
+  assert.deepEqual(toSchedulerExpression(millis), { expression: 'at(2025-03-01T09:00:00)', timezone: 'Asia/Kolkata' });
+
+  // 06:30Z on 2026-11-01 is the second 01:30 in New York (EST); "at(01:30)" would mean the first
+  // (EDT, 05:30Z), so the exact UTC form is used instead.
+  const second = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2026-11-01T06:30:00Z', timezone: 'America/New_York' });
+  assert.deepEqual(toSchedulerExpression(second), { expression: 'at(2026-11-01T06:30:00)', timezone: 'UTC' });
+  const first = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2026-11-01T05:30:00Z', timezone: 'America/New_York' });
+  assert.deepEqual(toSchedulerExpression(first), { expression: 'at(2026-11-01T01:30:00)', timezone: 'America/New_York' });
+
+  const immediate = parseOk({ type: 'immediate', threadId: THREAD, text: 'x' });
+  assert.throws(() => toSchedulerExpression(immediate), /immediate/);
+});
+
+test('fromSchedulerExpression reads at(), cron() and rate() back', () => {
+  assert.deepEqual(fromSchedulerExpression('at(2026-03-08T02:30:00)'), { kind: 'at', local: '2026-03-08T02:30:00' });
+  assert.deepEqual(fromSchedulerExpression('cron(0 9 ? * 2-6 *)'), { kind: 'cron', fiveField: '0 9 * * 1-5' });
+  assert.deepEqual(fromSchedulerExpression('cron(30 8 1 * ? *)'), { kind: 'cron', fiveField: '30 8 1 * *' });
+  assert.deepEqual(fromSchedulerExpression('cron(0/15 * * * ? *)'), { kind: 'cron', fiveField: '*/15 * * * *' });
+  assert.deepEqual(fromSchedulerExpression('cron(5/15 * * * ? *)'), { kind: 'cron', fiveField: '5-59/15 * * * *' });
+  assert.deepEqual(fromSchedulerExpression('cron(0 10 * * ? *)'), { kind: 'cron', fiveField: '0 10 * * *' });
+  assert.deepEqual(fromSchedulerExpression('cron(0 18 ? * MON-FRI *)'), { kind: 'cron', fiveField: '0 18 * * MON-FRI' });
+  assert.deepEqual(fromSchedulerExpression('cron(0 9 ? * 1,7 *)'), { kind: 'cron', fiveField: '0 9 * * 0,6' });
+  assert.deepEqual(fromSchedulerExpression('cron(0 9 ? * * *)'), { kind: 'cron', fiveField: '0 9 * * *' });
+  assert.deepEqual(fromSchedulerExpression('rate(1 minute)'), { kind: 'rate', ms: 60_000 });
+  assert.deepEqual(fromSchedulerExpression('rate(5 minutes)'), { kind: 'rate', ms: 300_000 });
+  assert.deepEqual(fromSchedulerExpression('rate(2 hours)'), { kind: 'rate', ms: 7_200_000 });
+  assert.deepEqual(fromSchedulerExpression('rate(1 day)'), { kind: 'rate', ms: 86_400_000 });
+
+  const invalid: Array<[string, RegExp]> = [
+    ['cron(0 9 L * ? *)', /L, W and #/],
+    ['cron(0 9 15W * ? *)', /L, W and #/],
+    ['cron(0 9 ? * 3#2 *)', /L, W and #/],
+    ['cron(0 9 ? * 6L *)', /L, W and #/],
+    ['cron(0 9 * * * *)', /exactly one of day-of-month and day-of-week must be "\?"/],
+    ['cron(0 9 ? * ? *)', /exactly one/],
+    ['cron(0 9 * * ? 2027)', /year/],
+    ['cron(0 9 * * ?)', /6 fields/],
+    ['cron(0 9 ? * 0 *)', /out of range \(1-7\)/],
+    ['cron(0 9 ? * */2 *)', /"\/" is not allowed in the day-of-week field/],
+    ['rate(1 minutes)', /use "minute"/],
+    ['rate(5 minute)', /use "minutes"/],
+    ['rate(0 minutes)', /positive/],
+    ['rate(5 weeks)', /unit/],
+    ['at(2026-02-30T09:00:00)', /real date/],
+    ['at(2026-03-01T09:00)', /yyyy-mm-ddThh:mm:ss/],
+    ['0 9 * * *', /not an at\(\), cron\(\) or rate\(\)/],
+  ];
+  for (const [expression, pattern] of invalid) {
+    const parsed = fromSchedulerExpression(expression);
+    assert.equal(parsed.kind, 'invalid', expression);
+    assert.match(parsed.kind === 'invalid' ? parsed.error : '', pattern, expression);
+  }
+});
+
+test('cron round-trips through EventBridge form with the same fire times', () => {
+  const crons = ['0 9 * * 1-5', '30 8 1 * *', '*/15 * * * *', '0 9 * * */2', '0 9 * * 5-7', '0 9 * * FRI-SUN', '10-40/10 8-17 * * *', '0 0 1 jan,jul *', '0 0 */5 * *', '0 9 * * 0,7', '0 12 * * sat,sun', '45 23 28-31 2 *'];
+  const from = new Date('2026-01-01T00:00:00Z');
+  for (const five of crons) {
+    const eb = cronToEventBridge(five);
+    assert.ok(eb.ok, five);
+    const back = fromSchedulerExpression(eb.expression);
+    assert.equal(back.kind, 'cron', `${five} → ${eb.expression}`);
+    if (back.kind !== 'cron') continue;
+    const runs = (pattern: string) => new Cron(pattern, { timezone: 'Europe/Berlin', paused: true, mode: '5-part' }).nextRuns(40, from).map((d) => d.toISOString());
+    assert.deepEqual(runs(back.fiveField), runs(five), `${five} → ${eb.expression} → ${back.fiveField}`);
+  }
+  // Exact text where the forms allow it.
+  for (const five of ['0 9 * * 1-5', '30 8 1 * *', '*/15 * * * *', '0 9 * * MON-FRI', '0 0 1 JAN,JUL *']) {
+    const eb = cronToEventBridge(five);
+    assert.deepEqual(fromSchedulerExpression(eb.ok ? eb.expression : ''), { kind: 'cron', fiveField: five });
+  }
+});
+
+test('DST: 09:00 daily in New York is 14:00Z in winter (EST) and 13:00Z in summer (EDT)', () => {
+  const daily = 'cron(0 9 * * ? *)';
+  const tz = 'America/New_York';
+  // Spring forward on Sunday 2026-03-08.
+  assert.equal(iso(nextFireTime(daily, tz, new Date('2026-03-07T00:00:00Z'))), '2026-03-07T14:00:00.000Z');
+  assert.equal(iso(nextFireTime(daily, tz, new Date('2026-03-07T14:00:00Z'))), '2026-03-08T13:00:00.000Z'); // strictly after
+  assert.equal(iso(nextFireTime(daily, tz, new Date('2026-03-09T00:00:00Z'))), '2026-03-09T13:00:00.000Z');
+  // Fall back on Sunday 2026-11-01.
+  assert.equal(iso(nextFireTime(daily, tz, new Date('2026-10-31T00:00:00Z'))), '2026-10-31T13:00:00.000Z');
+  assert.equal(iso(nextFireTime(daily, tz, new Date('2026-10-31T13:00:00Z'))), '2026-11-01T14:00:00.000Z');
+  assert.equal(iso(nextFireTime(daily, tz, new Date('2026-11-02T00:00:00Z'))), '2026-11-02T14:00:00.000Z');
+  // Weekdays only: Friday 2026-03-06 → Monday 2026-03-09 (EDT by then).
+  assert.equal(iso(nextFireTime('cron(0 9 ? * 2-6 *)', tz, new Date('2026-03-06T14:00:00Z'))), '2026-03-09T13:00:00.000Z');
+});
+
+test('DST gap: 30 2 * * * on 2026-03-08 in New York (02:30 does not exist)', () => {
+  const tz = 'America/New_York';
+  const after = new Date('2026-03-08T00:00:00Z');
+  // croner treats a single minute and hour as a "fixed-time" job and runs it at the first valid
+  // time after the gap: 03:00 EDT = 07:00Z.
+  assert.equal(iso(new Cron('30 2 * * *', { timezone: tz, paused: true }).nextRun(after)), '2026-03-08T07:00:00.000Z');
+  assert.equal(iso(nextFireTime('cron(30 2 * * ? *)', tz, after, { dst: 'croner' })), '2026-03-08T07:00:00.000Z');
+  // EventBridge Scheduler documents that such an invocation is skipped; the stand-in does the
+  // same by default: the next run is 02:30 EDT on 2026-03-09 = 06:30Z.
+  assert.equal(iso(nextFireTime('cron(30 2 * * ? *)', tz, after)), '2026-03-09T06:30:00.000Z');
+  // An interval job simply has no runs inside the gap (both modes).
+  for (const dst of ['eventbridge', 'croner'] as const) {
+    const runs: string[] = [];
+    let t = new Date('2026-03-08T06:15:00Z');
+    for (let i = 0; i < 3; i++) runs.push(iso((t = nextFireTime('cron(0/30 * * * ? *)', tz, t, { dst })!))!);
+    assert.deepEqual(runs, ['2026-03-08T06:30:00.000Z', '2026-03-08T07:00:00.000Z', '2026-03-08T07:30:00.000Z'], dst);
+  }
+});
+
+test('DST overlap: a repeated wall time fires once (EventBridge) while croner runs interval jobs twice', () => {
+  const tz = 'America/New_York';
+  // 01:30 happens twice on 2026-11-01: 05:30Z (EDT) and 06:30Z (EST). Fixed-time: once, first.
+  assert.equal(iso(nextFireTime('cron(30 1 * * ? *)', tz, new Date('2026-11-01T04:00:00Z'))), '2026-11-01T05:30:00.000Z');
+  assert.equal(iso(nextFireTime('cron(30 1 * * ? *)', tz, new Date('2026-11-01T05:30:00Z'))), '2026-11-02T06:30:00.000Z');
+  const series = (dst: 'eventbridge' | 'croner') => {
+    const runs: string[] = [];
+    let t = new Date('2026-11-01T04:45:00Z');
+    for (let i = 0; i < 4; i++) runs.push(iso((t = nextFireTime('cron(0/30 * * * ? *)', tz, t, { dst })!))!);
+    return runs;
+  };
+  assert.deepEqual(series('croner'), ['2026-11-01T05:00:00.000Z', '2026-11-01T05:30:00.000Z', '2026-11-01T06:00:00.000Z', '2026-11-01T06:30:00.000Z']);
+  assert.deepEqual(series('eventbridge'), ['2026-11-01T05:00:00.000Z', '2026-11-01T05:30:00.000Z', '2026-11-01T07:00:00.000Z', '2026-11-01T07:30:00.000Z']);
+});
+
+test('one-shot local times become instants in their zone, DST included', () => {
+  // In the spring-forward gap: the first valid instant after it, 03:00 EDT = 07:00Z.
+  assert.equal(zonedLocalToInstant('2026-03-08T02:30:00', 'America/New_York').toISOString(), '2026-03-08T07:00:00.000Z');
+  assert.equal(iso(nextFireTime('at(2026-03-08T02:30:00)', 'America/New_York', new Date('2026-01-01T00:00:00Z'))), '2026-03-08T07:00:00.000Z');
+  // Just before and after the gap.
+  assert.equal(zonedLocalToInstant('2026-03-08T01:59:59', 'America/New_York').toISOString(), '2026-03-08T06:59:59.000Z');
+  assert.equal(zonedLocalToInstant('2026-03-08T03:00:00', 'America/New_York').toISOString(), '2026-03-08T07:00:00.000Z');
+  // Ambiguous (fall back): the first occurrence, 01:30 EDT = 05:30Z.
+  assert.equal(zonedLocalToInstant('2026-11-01T01:30:00', 'America/New_York').toISOString(), '2026-11-01T05:30:00.000Z');
+  // Europe/London: GMT in winter, BST (+01:00) in summer; its gap is 01:00-02:00 on 2026-03-29.
+  assert.equal(zonedLocalToInstant('2026-01-15T09:00:00', 'Europe/London').toISOString(), '2026-01-15T09:00:00.000Z');
+  assert.equal(zonedLocalToInstant('2026-07-01T09:00:00', 'Europe/London').toISOString(), '2026-07-01T08:00:00.000Z');
+  assert.equal(zonedLocalToInstant('2026-03-29T01:30:00', 'Europe/London').toISOString(), '2026-03-29T01:00:00.000Z');
+  // Asia/Kolkata: +05:30 all year.
+  assert.equal(zonedLocalToInstant('2026-03-01T09:00:00', 'Asia/Kolkata').toISOString(), '2026-03-01T03:30:00.000Z');
+  assert.equal(zonedLocalToInstant('2026-03-01T00:15', 'Asia/Kolkata').toISOString(), '2026-02-28T18:45:00.000Z');
+  // A half-hour DST shift (Lord Howe Island, 02:00 → 02:30 on 2026-10-04).
+  assert.equal(zonedLocalToInstant('2026-10-04T02:10:00', 'Australia/Lord_Howe').toISOString(), '2026-10-03T15:30:00.000Z');
+  assert.equal(zonedLocalToInstant('2026-03-01T09:00:00', 'UTC').toISOString(), '2026-03-01T09:00:00.000Z');
+  assert.throws(() => zonedLocalToInstant('2026-02-30T09:00:00', 'UTC'), /February/);
+  assert.throws(() => zonedLocalToInstant('2026-03-01T09:00:00', 'Nowhere/Special'));
+});
+
+test('one-shot events: fire instant and isPast', () => {
+  const event = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2026-03-01T09:00:00', timezone: 'Asia/Kolkata' }) as OneShotEvent;
+  assert.equal(oneShotInstant(event).toISOString(), '2026-03-01T03:30:00.000Z');
+  assert.equal(isPast(event, new Date('2026-03-01T03:29:59Z')), false);
+  assert.equal(isPast(event, new Date('2026-03-01T03:30:00Z')), false); // due, not past
+  assert.equal(isPast(event, new Date('2026-03-01T03:30:01Z')), true);
+  const absolute = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2026-03-01T09:00:00-05:00', timezone: 'Europe/London' }) as OneShotEvent;
+  assert.equal(oneShotInstant(absolute).toISOString(), '2026-03-01T14:00:00.000Z');
+  // at() is answered even when it is before `after`: the caller decides what a past one-shot means.
+  assert.equal(iso(nextFireTime('at(2020-01-01T00:00:00)', 'UTC', new Date('2026-01-01T00:00:00Z'))), '2020-01-01T00:00:00.000Z');
+  const periodic = parseOk({ type: 'periodic', threadId: THREAD, text: 'x', schedule: '0 9 * * *' });
+  const immediate = parseOk({ type: 'immediate', threadId: THREAD, text: 'x' });
+  assert.equal(isPast(periodic, new Date('2100-01-01T00:00:00Z')), false);
+  assert.equal(isPast(immediate, new Date('2100-01-01T00:00:00Z')), false);
+});
+
+test('nextFireTime: rate adds to `after`; an invalid expression throws', () => {
+  assert.equal(iso(nextFireTime('rate(5 minutes)', 'UTC', new Date('2026-01-01T00:00:00Z'))), '2026-01-01T00:05:00.000Z');
+  assert.throws(() => nextFireTime('cron(0 9 L * ? *)', 'UTC', new Date()), /Invalid schedule expression/);
+  assert.throws(() => nextFireTime('every day', 'UTC', new Date()), /Invalid schedule expression/);
+});
