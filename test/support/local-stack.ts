@@ -1,6 +1,7 @@
 // The whole local cloud for end-to-end tests: the stack's handlers on the emulators, with the
 // protocol-level Bedrock fake as the model and the Slack stand-in as the workspace.
 import { startLocalCloud, type LocalCloud } from '../../infra/local/cloud.ts';
+import type { SchedulerClock } from '../../infra/local/scheduler.ts';
 import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack.ts';
 import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
 
@@ -15,7 +16,7 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-export async function startTestStack(options: { botUserId?: string; env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function startTestStack(options: { botUserId?: string; env?: Record<string, string>; clock?: SchedulerClock } = {}): Promise<TestStack> {
   const [slack, bedrock] = await Promise.all([
     startSlackStandIn({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, botUserId: options.botUserId }),
     startBedrockFake(),
@@ -24,6 +25,7 @@ export async function startTestStack(options: { botUserId?: string; env?: Record
   const cloud = await startLocalCloud({
     slack: { signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiUrl: slack.apiUrl },
     retryIntervalMs: 20,
+    clock: options.clock,
     visibilityTimeoutSeconds: 2,
     env: {
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
