@@ -55,6 +55,9 @@ interface ReplyRecord {
   messageId: string;
 }
 
+/** A heartbeat's answer when nothing needs doing: not posted. */
+export const HEARTBEAT_OK = 'HEARTBEAT_OK';
+
 const snapshotKey = (run: RunInput) => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`;
 
 function userText(run: RunInput): string {
@@ -174,9 +177,11 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   const earlier = await readRecord<ReplyRecord>(deps.ledger, run.runId, recordName);
   const pipe = createTextPipe();
   let posting: Promise<{ id: string }> | undefined;
+  // A heartbeat's answer is held back: posted whole, and only if it is not "nothing to do".
+  const quiet = run.prompt.heartbeat === true;
   const onText = (delta: string) => {
     // A reply already posted for this step (a retry after a crash) is edited, never posted twice.
-    if (earlier) return;
+    if (earlier || quiet) return;
     posting ??= thread.post(pipe.iterable);
     pipe.push(delta);
   };
@@ -220,7 +225,13 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   if (result.stopReason === 'max_tokens') content = [...content, { text: '\n\n_(reply cut off at the output limit)_' }];
   if (content.length === 0 || textOf(content) === '' && !content.some((b) => 'toolUse' in b)) content = [{ text: '(no reply)' }];
   if (earlier) await thread.adapter.editMessage(run.threadId, earlier.messageId, textOf(content));
-  else if (result.stopReason === 'max_tokens') await thread.post('_(reply cut off at the output limit)_');
+  else if (quiet) {
+    const said = textOf(content).trim();
+    if (said && said !== HEARTBEAT_OK) {
+      const sent = await thread.post(said);
+      await writeRecord(deps.ledger, run.runId, recordName, { messageId: sent.id } satisfies ReplyRecord);
+    } else if (said === HEARTBEAT_OK) deps.logger.info('heartbeat: nothing to do', { runId: run.runId });
+  } else if (result.stopReason === 'max_tokens') await thread.post('_(reply cut off at the output limit)_');
 
   const meta = { runId: run.runId, step: loop.step, at: new Date().toISOString() };
   context.push({ role: 'assistant', content, meta });

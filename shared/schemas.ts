@@ -22,6 +22,8 @@ export const promptSchema = z.object({
   postedAt: z.string(),
   /** `thread.toJSON()` with the triggering message, so a step can rebuild the thread and stream natively. */
   thread: serializedThreadSchema,
+  /** A heartbeat's prompt: its answer is posted only if there is something to say (not HEARTBEAT_OK). */
+  heartbeat: z.boolean().optional(),
 });
 export type Prompt = z.infer<typeof promptSchema>;
 

@@ -52,6 +52,16 @@ async function deleteSchedule(deps: EventFileDeps, name: string): Promise<void> 
   }
 }
 
+/** What a heartbeat firing tells the agent: read its standing notes, act if needed, else stay quiet. */
+export function heartbeatText(text: string): string {
+  return [
+    'Heartbeat: read HEARTBEAT.md (/workspace/data/HEARTBEAT.md and this channel\'s HEARTBEAT.md beside its MEMORY.md, whichever exist):',
+    'your goals, active projects and recurring tasks. Decide whether anything needs doing now and do it.',
+    'If nothing does, answer exactly HEARTBEAT_OK and nothing else (that answer is not posted).',
+    text ? `Note from the heartbeat's event file: ${text}` : '',
+  ].filter(Boolean).join(' ');
+}
+
 function targetOf(event: EventFile) {
   return 'threadId' in event && event.threadId ? { threadId: event.threadId } : { adapterId: event.adapterId, channelId: event.channelId };
 }
@@ -59,7 +69,15 @@ function targetOf(event: EventFile) {
 async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile): Promise<void> {
   const { expression, timezone } = toSchedulerExpression(event);
   // EventBridge Scheduler fills these in per firing: each firing of a periodic schedule is its own prompt.
-  const firing = { kind: 'scheduled', origin: key, firingId: '<aws.scheduler.execution-id>', text: event.text, ...targetOf(event) };
+  const heartbeat = event.type === 'periodic' && event.heartbeat === true;
+  const firing = {
+    kind: 'scheduled',
+    origin: key,
+    firingId: '<aws.scheduler.execution-id>',
+    text: heartbeat ? heartbeatText(event.text) : event.text,
+    ...(heartbeat ? { heartbeat } : {}),
+    ...targetOf(event),
+  };
   const input: CreateScheduleCommandInput = {
     Name: scheduleNameFor(key),
     GroupName: deps.groupName,

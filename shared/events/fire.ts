@@ -24,6 +24,7 @@ export const firingSchema = z
     firingId: z.string().min(1),
     text: z.string().min(1).max(MAX_PROMPT_CHARS),
     note: z.string().optional(),
+    heartbeat: z.boolean().optional(),
     ...target,
   })
   .refine((f) => Boolean(f.threadId) !== Boolean(f.adapterId && f.channelId), 'a firing targets a threadId, or an adapterId with a channelId');
@@ -72,6 +73,7 @@ export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt>
     author: { userId: 'event', userName: `event ${firing.origin}` },
     postedAt: now.toISOString(),
     thread: thread.toJSON() as SerializedThread as Prompt['thread'],
+    ...(firing.heartbeat ? { heartbeat: true } : {}),
   };
   await deps.enqueue(prompt);
   deps.logger.info('event fired', { kind: firing.kind, origin: firing.origin, firingId: firing.firingId, threadId, newThread: !firing.threadId });

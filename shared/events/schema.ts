@@ -139,6 +139,11 @@ export const periodicEventSchema = z.strictObject({
   /** 5-field cron (minute hour day-of-month month day-of-week) in `timezone`. */
   schedule: periodicScheduleSchema,
   timezone: timezoneSchema,
+  /**
+   * A heartbeat (seed 004): each firing the agent reads HEARTBEAT.md (its goals and recurring tasks)
+   * and decides what, if anything, to do; when nothing, it stays silent. Off unless set.
+   */
+  heartbeat: z.boolean({ error: '"heartbeat" must be true or false' }).optional(),
 });
 
 /** The problems with an event's target, as sentences (empty when it is fine). Reads raw input. */

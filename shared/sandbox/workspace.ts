@@ -22,6 +22,8 @@ export const EVENTS_PREFIX = 'events/';
 export interface WorkspaceLayout {
   /** S3 keys of the three memory files, broadest first. */
   memoryKeys: string[];
+  /** The heartbeat's standing notes, global and channel (see shared/events/files.ts). */
+  heartbeatKeys: string[];
   /** S3 prefixes (ending in '/') synced both ways. */
   prefixes: string[];
   /** The agent's working directory inside the sandbox. */
@@ -33,6 +35,7 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
   const keys = dataKeys(threadId);
   return {
     memoryKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, `${keys.channelDir}/MEMORY.md`],
+    heartbeatKeys: ['HEARTBEAT.md', `${keys.channelDir}/HEARTBEAT.md`],
     prefixes: ['skills/', `${keys.transportDir}/skills/`, `${keys.channelDir}/skills/`, `${keys.threadDir}/scratch/`, `${keys.threadDir}/attachments/`, EVENTS_PREFIX],
     scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
     attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
@@ -46,7 +49,7 @@ export function toS3Key(layout: WorkspaceLayout, path: string): string | undefin
   const normalized = path.replace(/^\/workspace\//, '').replace(/^\.\//, '');
   if (!normalized.startsWith(`${DATA_DIR}/`)) return undefined;
   const key = normalized.slice(DATA_DIR.length + 1);
-  if (layout.memoryKeys.includes(key)) return key;
+  if (layout.memoryKeys.includes(key) || layout.heartbeatKeys.includes(key)) return key;
   return layout.prefixes.some((p) => key.startsWith(p)) ? key : undefined;
 }
 
@@ -87,7 +90,7 @@ async function listObjects(deps: SyncDeps, layout: WorkspaceLayout, stats: SyncS
     } while (token);
   };
   // Memory files are listed by their exact keys: a prefix listing of the root would cover the bucket.
-  await Promise.all([...layout.prefixes.map(list), ...layout.memoryKeys.map((key) => list(key))]);
+  await Promise.all([...layout.prefixes.map(list), ...[...layout.memoryKeys, ...layout.heartbeatKeys].map((key) => list(key))]);
   for (const key of objects.keys()) if (!toS3Key(layout, toSandboxPath(key))) objects.delete(key);
   return objects;
 }
@@ -161,7 +164,7 @@ export async function syncOut(
     }
   }
   for (const key of Object.keys(state)) {
-    if (files[toSandboxPath(key)] || layout.memoryKeys.includes(key)) continue;
+    if (files[toSandboxPath(key)] || layout.memoryKeys.includes(key) || layout.heartbeatKeys.includes(key)) continue;
     // Removed in the sandbox: remove from S3 (memory files are never deleted, only emptied).
     stats.s3Calls++;
     await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key, IfMatch: state[key]!.etag })).catch((error: unknown) => {

@@ -171,3 +171,24 @@ test('the agent schedules a reminder for itself by writing an event file with it
   assert.equal(schedule('oven.json')?.expression, 'at(2027-12-24T18:00:00)');
   assert.equal(schedule('oven.json')?.timezone, 'Europe/London');
 });
+
+test('a heartbeat reads HEARTBEAT.md and posts only when there is something to do', async () => {
+  const t = await thread();
+  await put('HEARTBEAT.md', '# Goals\n- keep the changelog current\n');
+  await drop('heartbeat.json', { type: 'periodic', heartbeat: true, threadId: t.threadId, text: 'every 30 minutes', schedule: '*/30 * * * *', timezone: 'UTC' });
+  assert.equal(schedule('heartbeat.json')?.expression, 'cron(0/30 * * * ? *)');
+  const repliesBefore = bot(t.channel, t.threadTs).length;
+  stack.bedrock.script(
+    { toolUses: [{ toolUseId: 'tu-hb', name: 'read', input: { path: '/workspace/data/HEARTBEAT.md' } }] },
+    { text: 'HEARTBEAT_OK' },
+    { text: 'The changelog is behind: I updated it.' },
+  );
+  await stack.cloud.scheduler.advance(30 * 60_000);
+  await eventually(() => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes('keep the changelog current')), 30_000, 'the agent read HEARTBEAT.md');
+  await eventually(async () => stack.cloud.stepFunctions.executions.size > 0 && [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'), 30_000, 'first heartbeat done');
+  assert.equal(bot(t.channel, t.threadTs).filter((m) => !m.blocks?.length).length, repliesBefore, 'nothing to do: nothing posted');
+  await stack.cloud.scheduler.advance(30 * 60_000);
+  await eventually(() => bot(t.channel, t.threadTs).some((m) => m.text === 'The changelog is behind: I updated it.'), 30_000, 'second heartbeat spoke');
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/heartbeat.json' }));
+  await stack.cloud.s3Notifications.poll();
+});
