@@ -86,6 +86,10 @@ async function main(): Promise<void> {
       `  Slack app      set Event Subscriptions and Interactivity Request URL to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/slack/events`,
     );
   }
+  lines.push(
+    `  Data bucket    s3://${cloud.names.bucket} at ${cloud.env.AWS_ENDPOINT_URL_S3}  (drop event files under events/, e.g.`,
+    `                 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --endpoint-url ${cloud.env.AWS_ENDPOINT_URL_S3} s3 cp reminder.json s3://${cloud.names.bucket}/events/)`,
+  );
   const via = echoModel ? 'the local echo model (LOCAL_MODEL=echo)' : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
   lines.push(`  Model          ${echoModel ? 'echo' : modelId} via ${via}`);
   if (!credentials && !modelEndpoint) {
