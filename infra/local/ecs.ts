@@ -17,6 +17,9 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { ApiError, isPlainObject, readBody, parseRequestBody, sendJson as sendAwsJson } from './aws-protocol.ts';
+
+const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
 
 export type LocalTaskStatus = 'PROVISIONING' | 'PENDING' | 'RUNNING' | 'STOPPING' | 'DEPROVISIONING' | 'STOPPED';
 
@@ -333,15 +336,6 @@ type TimeField =
   | 'executionStoppedAt'
   | 'stoppedAt';
 
-class ApiError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly statusCode = 400,
-  ) {
-    super(message);
-  }
-}
 
 type Operation = (input: Record<string, unknown>) => unknown;
 
@@ -910,43 +904,19 @@ async function serveRequest(
     if (request.method !== 'POST' || !operation) {
       throw new ApiError('UnknownOperationException', `Unknown operation: '${target}'`);
     }
-    sendJson(response, 200, await operation(parseRequestBody(body)));
+    sendAwsJson(response, 200, await operation(parseRequestBody(body)), JSON_CONTENT_TYPE);
   } catch (error) {
     if (error instanceof ApiError) {
-      sendJson(response, error.statusCode, { __type: error.type, message: error.message });
+      sendAwsJson(response, error.statusCode, { __type: error.type, message: error.message }, JSON_CONTENT_TYPE);
       return;
     }
     console.error('[ecs] request failed:', error);
-    sendJson(response, 500, { __type: 'ServerException', message: String(error) });
+    sendAwsJson(response, 500, { __type: 'ServerException', message: String(error) }, JSON_CONTENT_TYPE);
   }
 }
 
-function parseRequestBody(body: string): Record<string, unknown> {
-  if (body.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(body);
-    if (isPlainObject(parsed)) return parsed;
-  } catch {
-    // fall through
-  }
-  throw new ApiError('SerializationException', 'The request body is not a JSON object');
-}
 
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
-function sendJson(response: ServerResponse, statusCode: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  response.writeHead(statusCode, {
-    'Content-Type': 'application/x-amz-json-1.1',
-    'Content-Length': Buffer.byteLength(text),
-    'x-amzn-RequestId': randomUUID(),
-  });
-  response.end(text);
-}
 
 function answersHealth(ip: string, port: number, token: string | undefined): Promise<boolean> {
   return new Promise((resolve) => {
@@ -1036,9 +1006,6 @@ function dropUndefined(source: Record<string, unknown>): Record<string, unknown>
   return Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined));
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -16,6 +16,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './step-functions.ts';
+import { ApiError, isPlainObject, readBody, parseRequestBody, sendJson as sendAwsJson } from './aws-protocol.ts';
+
+const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
 
 export interface LocalEventBridgeTarget {
   arn: string;
@@ -89,15 +92,6 @@ const MAX_ENTRIES = 10;
 // PutEvents: the total entry size must be under 256 KB.
 const MAX_REQUEST_ENTRY_BYTES = 256 * 1024;
 
-class ApiError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly statusCode = 400,
-  ) {
-    super(message);
-  }
-}
 
 type EntryResult = { EventId: string } | { ErrorCode: string; ErrorMessage: string };
 
@@ -175,14 +169,14 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
       if (request.method !== 'POST' || target !== TARGET) {
         throw new ApiError('UnknownOperationException', `Unknown operation: '${target}' (the local EventBridge serves PutEvents only)`);
       }
-      sendJson(response, 200, putEvents(parseRequestBody(body)));
+      sendAwsJson(response, 200, putEvents(parseRequestBody(body)), JSON_CONTENT_TYPE);
     } catch (error) {
       if (error instanceof ApiError) {
-        sendJson(response, error.statusCode, { __type: error.type, message: error.message });
+        sendAwsJson(response, error.statusCode, { __type: error.type, message: error.message }, JSON_CONTENT_TYPE);
         return;
       }
       console.error('[eventbridge] request failed:', error);
-      sendJson(response, 500, { __type: 'InternalException', message: String(error) });
+      sendAwsJson(response, 500, { __type: 'InternalException', message: String(error) }, JSON_CONTENT_TYPE);
     }
   }
 
@@ -308,33 +302,6 @@ function selectPath(root: unknown, path: string): unknown {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-function parseRequestBody(body: string): Record<string, unknown> {
-  if (body.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(body);
-    if (isPlainObject(parsed)) return parsed;
-  } catch {
-    // fall through
-  }
-  throw new ApiError('SerializationException', 'The request body is not a JSON object');
-}
 
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
-function sendJson(response: ServerResponse, statusCode: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  response.writeHead(statusCode, {
-    'Content-Type': 'application/x-amz-json-1.1',
-    'Content-Length': Buffer.byteLength(text),
-    'x-amzn-RequestId': randomUUID(),
-  });
-  response.end(text);
-}
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

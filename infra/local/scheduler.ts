@@ -26,7 +26,7 @@
 // time window is accepted but not used); at() in the past fires on the next tick, and an at() time
 // that a DST gap skips fires at the end of the gap (AWS documents neither); cron() with L, W, # or
 // a year other than '*' is refused (see Schedule expressions below).
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -37,6 +37,9 @@ import {
   type ParsedSchedulerExpression,
 } from '../../shared/events/schedule-expressions.ts';
 import { LOCAL_ACCOUNT, LOCAL_PARTITION, LOCAL_REGION } from './step-functions.ts';
+import { ApiError, isPlainObject, readBody, sendJson as sendAwsJson } from './aws-protocol.ts';
+
+const JSON_CONTENT_TYPE = 'application/json';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -205,15 +208,6 @@ function isoSeconds(epochMs: number): string {
 // The stand-in
 // ---------------------------------------------------------------------------------------------
 
-class ApiError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly statusCode: number,
-  ) {
-    super(message);
-  }
-}
 
 const validation = (message: string) => new ApiError('ValidationException', message, 400);
 const notFound = (message: string) => new ApiError('ResourceNotFoundException', message, 404);
@@ -683,14 +677,14 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
       const route = rest.length === 0 && Object.hasOwn(routes, routeKey) ? routes[routeKey] : undefined;
       const text = await readBody(request);
       if (!route) throw new ApiError('UnknownOperationException', `No operation for ${request.method} ${url.pathname}`, 404);
-      sendJson(response, 200, route({ name: rawName === undefined ? undefined : decodeURIComponent(rawName), query: url.searchParams, body: parseBody(text) }));
+      sendAwsJson(response, 200, route({ name: rawName === undefined ? undefined : decodeURIComponent(rawName), query: url.searchParams, body: parseBody(text) }), JSON_CONTENT_TYPE);
     } catch (error) {
       if (error instanceof ApiError) {
-        sendJson(response, error.statusCode, { Message: error.message }, error.type);
+        sendAwsJson(response, error.statusCode, { Message: error.message }, JSON_CONTENT_TYPE, error.type);
         return;
       }
       console.error('[scheduler] request failed:', error);
-      sendJson(response, 500, { Message: String(error) }, 'InternalServerException');
+      sendAwsJson(response, 500, { Message: String(error) }, JSON_CONTENT_TYPE, 'InternalServerException');
     }
   }
 
@@ -820,22 +814,7 @@ function parseBody(text: string): Record<string, unknown> {
   throw new ApiError('SerializationException', 'The request body is not a JSON object', 400);
 }
 
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
-function sendJson(response: ServerResponse, statusCode: number, body: unknown, errorType?: string): void {
-  const text = JSON.stringify(body);
-  response.writeHead(statusCode, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(text),
-    'x-amzn-RequestId': randomUUID(),
-    ...(errorType ? { 'x-amzn-ErrorType': errorType } : {}),
-  });
-  response.end(text);
-}
 
 function epochSeconds(date: Date | undefined): number | undefined {
   return date === undefined ? undefined : date.getTime() / 1000;
@@ -857,9 +836,6 @@ function dropUndefined(source: Record<string, unknown>): Record<string, unknown>
   return Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined));
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

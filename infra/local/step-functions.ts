@@ -24,6 +24,9 @@ import {
   type PutItemCommandInput,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
+import { ApiError, isPlainObject, readBody, parseRequestBody, sendJson as sendAwsJson } from './aws-protocol.ts';
+
+const JSON_CONTENT_TYPE = 'application/x-amz-json-1.0';
 
 // aws-local-stepfunctions calls Promise.withResolvers (ES2024) in every Task state; Node 20 lacks it.
 installPromiseWithResolvers();
@@ -712,15 +715,6 @@ function sendDynamoDb(client: DynamoDBClient, action: string, input: JsonValue):
 // Step Functions API (AWS JSON 1.0: POST /, X-Amz-Target: AWSStepFunctions.<Operation>)
 // ---------------------------------------------------------------------------------------------
 
-class ApiError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly statusCode = 400,
-  ) {
-    super(message);
-  }
-}
 
 type Operation = (request: Record<string, unknown>) => Record<string, unknown>;
 
@@ -842,43 +836,19 @@ async function serveRequest(
     if (request.method !== 'POST' || !target.startsWith('AWSStepFunctions.') || !operation) {
       throw new ApiError('UnknownOperationException', `Unknown operation: '${target}'`);
     }
-    sendJson(response, 200, operation(parseRequestBody(body)));
+    sendAwsJson(response, 200, operation(parseRequestBody(body)), JSON_CONTENT_TYPE);
   } catch (error) {
     if (error instanceof ApiError) {
-      sendJson(response, error.statusCode, { __type: error.type, message: error.message });
+      sendAwsJson(response, error.statusCode, { __type: error.type, message: error.message }, JSON_CONTENT_TYPE);
       return;
     }
     console.error('[step-functions] request failed:', error);
-    sendJson(response, 500, { __type: 'InternalFailure', message: String(error) });
+    sendAwsJson(response, 500, { __type: 'InternalFailure', message: String(error) }, JSON_CONTENT_TYPE);
   }
 }
 
-function parseRequestBody(body: string): Record<string, unknown> {
-  if (body.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(body);
-    if (isPlainObject(parsed)) return parsed;
-  } catch {
-    // fall through
-  }
-  throw new ApiError('SerializationException', 'The request body is not a JSON object');
-}
 
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
-function sendJson(response: ServerResponse, statusCode: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  response.writeHead(statusCode, {
-    'Content-Type': 'application/x-amz-json-1.0',
-    'Content-Length': Buffer.byteLength(text),
-    'x-amzn-RequestId': randomUUID(),
-  });
-  response.end(text);
-}
 
 // ---------------------------------------------------------------------------------------------
 // EventBridge pattern matching (the subset CDK rules use)
@@ -954,9 +924,6 @@ function matchesNumericRange(range: unknown[], value: number): boolean {
 // Small helpers
 // ---------------------------------------------------------------------------------------------
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;

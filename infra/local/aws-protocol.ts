@@ -1,0 +1,49 @@
+// What every local AWS stand-in needs to speak the AWS JSON protocols: read a request, parse its
+// JSON body, answer in AWS's shape, and an error type the SDK recognises by name.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+
+/** An API error as AWS returns it: a type the SDK maps to an exception class, and a status. */
+export class ApiError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly statusCode = 400,
+  ) {
+    super(message);
+  }
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A request body that must be a JSON object (empty counts as {}). */
+export function parseRequestBody(body: string, status = 400): Record<string, unknown> {
+  if (body.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (isPlainObject(parsed)) return parsed;
+  } catch {
+    // fall through
+  }
+  throw new ApiError('SerializationException', 'The request body is not a JSON object', status);
+}
+
+/** `application/x-amz-json-1.0` (Step Functions), `-1.1` (ECS, EventBridge), or `application/json` (REST). */
+export function sendJson(response: ServerResponse, statusCode: number, body: unknown, contentType: string, errorType?: string): void {
+  const text = JSON.stringify(body);
+  response.writeHead(statusCode, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    'x-amzn-RequestId': randomUUID(),
+    ...(errorType ? { 'x-amzn-ErrorType': errorType } : {}),
+  });
+  response.end(text);
+}
