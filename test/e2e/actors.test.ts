@@ -200,7 +200,7 @@ test('200 threads with 3 prompts each keep every thread in order and never overl
   await Promise.all(threads.map(async (posted, t) => {
     for (let i = 1; i < 3; i++) await stack.slack.postUserMessage({ text: `load-${t}-${i}`, threadTs: posted.threadTs });
   }));
-  await eventually(() => threads.every((p) => runsOf(threadOf(p)).length === 3 && runsOf(threadOf(p)).every((e) => e.status === 'SUCCEEDED')), 240_000, 'all 600 runs');
+  await eventually(() => threads.every((p) => runsOf(threadOf(p)).length === 3 && runsOf(threadOf(p)).every((e) => e.status === 'SUCCEEDED')), 480_000, 'all 600 runs');
   for (const [t, posted] of threads.entries()) {
     const runs = runsOf(threadOf(posted));
     assert.deepEqual(runs.map((e) => (e.input as { prompt: { text: string } }).prompt.text.replace('@bot ', '')), [0, 1, 2].map((i) => `load-${t}-${i}`));
