@@ -3,7 +3,7 @@
 // Step Functions and Lambda retries re-run code, so every effect is keyed by (run, step).
 import type { Thread } from 'chat';
 import { STOP_ACTION } from './control.ts';
-import type { ContentBlock, SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import type { ContentBlock, Message, SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys, ROOT_KEYS, parseThreadId } from './ids.ts';
 import { releaseLease, type ActorDeps, type Release } from './actor.ts';
 import { readRecord, writeRecord, type LedgerDeps } from './ledger.ts';
@@ -14,7 +14,7 @@ import { describeFailure, parseStepFailure } from './failures.ts';
 import { createTextPipe } from './text-pipe.ts';
 import type { LoopState, RunInput, StepEvent } from './schemas.ts';
 import type { JsonLogger } from './log.ts';
-import { TOOL_CONFIG, isSandboxTool } from './tools/specs.ts';
+import { CACHED_TOOL_CONFIG, TOOL_CONFIG, isSandboxTool } from './tools/specs.ts';
 import { appendToolResult, pendingToolCall, repairToolPairs } from './tool-calls.ts';
 import { runChatTool } from './tools/chat-tools.ts';
 import { ensureSandbox, warmSandbox, type LifecycleDeps } from './sandbox/lifecycle.ts';
@@ -48,6 +48,8 @@ export interface RunSnapshot {
   maxToolCallsPerTurn: number;
   maxRunMinutes: number;
   startedAt: number;
+  /** cachePoint blocks after the stable system prompt, the tools, and the history. */
+  promptCaching: boolean;
   system: SystemContentBlock[];
 }
 
@@ -66,11 +68,14 @@ function userText(run: RunInput): string {
 
 export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
   const now = (deps.now ?? (() => new Date()))();
-  const [{ settings, problems }, identity, systemNotes, context] = await Promise.all([
+  const layout = workspaceLayout(run.threadId);
+  // Memory is read fresh for every run: another thread may have written it a moment ago.
+  const [{ settings, problems }, identity, systemNotes, context, ...memory] = await Promise.all([
     loadSettings(deps.store),
     readText(deps.store, ROOT_KEYS.identity),
     readText(deps.store, ROOT_KEYS.system),
     loadContext(deps.store, run.threadId),
+    ...layout.memoryKeys.map((key) => readText(deps.store, key)),
   ]);
   for (const problem of problems) deps.logger.warn('settings.json ignored', { problem, runId: run.runId });
   const { adapter, channel } = parseThreadId(run.threadId);
@@ -83,7 +88,17 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
     maxRunMinutes: settings.maxRunMinutes,
     startedAt: now.getTime(),
-    system: buildSystemPrompt({ identity, systemNotes, threadId: run.threadId, runId: run.runId, now, workspace: workspaceLayout(run.threadId) }),
+    promptCaching: settings.promptCaching,
+    system: buildSystemPrompt({
+      identity,
+      systemNotes,
+      threadId: run.threadId,
+      runId: run.runId,
+      now,
+      workspace: layout,
+      memory: { global: memory[0], transport: memory[1], channel: memory[2] },
+      cache: settings.promptCaching,
+    }),
   };
   if (deps.sandbox && settings.sandbox.startEarly) {
     // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
@@ -126,6 +141,16 @@ function limitReached(step: number, snapshot: RunSnapshot, now: number): string 
 
 function decide(step: number, content: ContentBlock[], stopReason: string): LoopState {
   return { step: step + 1, next: content.some((b) => b.toolUse) ? 'tool' : 'finish', stopReason };
+}
+
+/**
+ * A cache point after the last message: the next step of the run (same prefix plus this step's
+ * answer and tool results) reads everything up to here from Bedrock's prompt cache.
+ */
+export function withHistoryCachePoint(messages: Message[], enabled: boolean): Message[] {
+  const last = messages[messages.length - 1];
+  if (!enabled || !last) return messages;
+  return [...messages.slice(0, -1), { ...last, content: [...(last.content ?? []), { cachePoint: { type: 'default' } }] }];
 }
 
 /** Polls the run's stop flag while work is in flight; aborts the signal when it is set. */
@@ -195,10 +220,10 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       {
         modelId: snapshot.modelId,
         system: snapshot.system,
-        messages: repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context))),
+        messages: withHistoryCachePoint(repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context))), snapshot.promptCaching),
         maxOutputTokens: snapshot.maxOutputTokens,
         temperature: snapshot.temperature,
-        toolConfig: TOOL_CONFIG,
+        toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
       },
       onText,
       stopWatch.signal,
@@ -234,7 +259,8 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   } else if (result.stopReason === 'max_tokens') await thread.post('_(reply cut off at the output limit)_');
 
   const meta = { runId: run.runId, step: loop.step, at: new Date().toISOString() };
-  context.push({ role: 'assistant', content, meta });
+  // Usage per step (cache reads and writes included) stays with the answer it paid for.
+  context.push({ role: 'assistant', content, meta: { ...meta, usage: result.usage } });
   // Over the per-turn tool limit: the extra calls are answered with an error, not run.
   const uses = content.filter((b) => b.toolUse);
   for (const block of uses.slice(snapshot.maxToolCallsPerTurn)) {

@@ -75,6 +75,8 @@ export const settingsSchema = z.object({
   maxQueueDepth: z.number().int().min(0).max(100).default(5),
   /** queue: prompts wait their turn; interrupt: a new prompt stops the running one and runs next. */
   queueMode: z.enum(['queue', 'interrupt']).default('queue'),
+  /** Bedrock prompt caching (cachePoint blocks); turn off for models without it. */
+  promptCaching: z.boolean().default(true),
   sandbox: z.object({
     /** Start the thread's sandbox when a run begins (in parallel with the first model call). */
     startEarly: z.boolean().default(true),

@@ -14,6 +14,20 @@ export interface SystemPromptInput {
   runId: string;
   now: Date;
   workspace?: WorkspaceLayout;
+  /** The three MEMORY.md files' contents, read fresh for this run (absent or empty: omitted). */
+  memory?: { global?: string; transport?: string; channel?: string };
+  /** Mark the end of the stable prefix for Bedrock's prompt cache. */
+  cache?: boolean;
+}
+
+/** The memory files under headings, broadest first; "(no memory yet)" when all are empty. */
+export function memorySection(adapter: string, memory: SystemPromptInput['memory'] = {}): string {
+  const parts = [
+    memory.global?.trim() ? `### Global Memory\n${memory.global.trim()}` : '',
+    memory.transport?.trim() ? `### Transport Memory (${adapter})\n${memory.transport.trim()}` : '',
+    memory.channel?.trim() ? `### Channel Memory\n${memory.channel.trim()}` : '',
+  ].filter(Boolean);
+  return ['## Memory', parts.length ? parts.join('\n\n') : '(no memory yet)'].join('\n');
 }
 
 function workspaceSection(layout: WorkspaceLayout): string {
@@ -56,11 +70,14 @@ export function buildSystemPrompt(input: SystemPromptInput): SystemContentBlock[
     input.workspace ? workspaceSection(input.workspace) : '',
     input.workspace ? schedulingSection(input.threadId) : '',
     input.systemNotes?.trim() ? `## Environment notes (SYSTEM.md)\n${input.systemNotes.trim()}` : '',
+    input.memory ? memorySection(adapter, input.memory) : '',
   ].filter(Boolean);
   const volatile = [
     '## Now',
     `Current time: ${input.now.toISOString()}`,
     `Channel: ${channel}; thread id: ${input.threadId}; run: ${input.runId}`,
   ].join('\n');
-  return [{ text: stable.join('\n\n') }, { text: volatile }];
+  // The stable part (identity, instructions, memory) is the cacheable prefix; the time and run id,
+  // which change every run, come after the cache point.
+  return [{ text: stable.join('\n\n') }, ...(input.cache ? [{ cachePoint: { type: 'default' as const } }] : []), { text: volatile }];
 }

@@ -51,7 +51,7 @@ function daysInMonth(year: number, month: number): number {
 /** Most days a month can have in any year (February: 29), for "can this cron ever fire". */
 const MAX_DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-interface WallTime {
+export interface WallTime {
   year: number;
   month: number; // 1-12
   day: number;

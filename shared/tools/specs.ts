@@ -49,3 +49,6 @@ export const TOOL_SPECS: Tool[] = [
 ];
 
 export const TOOL_CONFIG: ToolConfiguration = { tools: TOOL_SPECS };
+
+/** The same tools with a cache point after them: tools and system prompt are the cached prefix. */
+export const CACHED_TOOL_CONFIG: ToolConfiguration = { tools: [...TOOL_SPECS, { cachePoint: { type: 'default' } }] };

@@ -157,3 +157,47 @@ test('a stream that breaks mid-answer keeps the partial text and explains the fa
   assert.match(replies[1]!.text, /something went wrong/i);
   await settledIdle(`slack:${posted.channel}:${posted.threadTs}`);
 });
+
+test('memory at each level reaches the system prompt, read fresh for every run', async () => {
+  const { PutObjectCommand, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+  const put = (Key: string, Body: string) => stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key, Body }));
+  const systemOf = (i: number) => (stack.bedrock.requests.at(i)!.body.system ?? []).map((b) => b.text ?? '').join('\n');
+  stack.bedrock.script({ text: 'one' }, { text: 'two' });
+  const empty = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> anything remembered?' });
+  await replyDone(empty.channel, empty.threadTs);
+  assert.match(systemOf(-1), /## Memory\n\(no memory yet\)/);
+  await put('MEMORY.md', 'The team ships on Tuesdays.');
+  await put('slack/MEMORY.md', 'Use threads, not DMs.');
+  await put(`slack/${empty.channel}/MEMORY.md`, 'This channel is about the billing service.');
+  await put(`slack/C0OTHER/MEMORY.md`, 'Another channel: must not appear.');
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> and now?' });
+  await replyDone(posted.channel, posted.threadTs);
+  const system = systemOf(-1);
+  assert.match(system, /### Global Memory\nThe team ships on Tuesdays\./);
+  assert.match(system, /### Transport Memory \(slack\)\nUse threads, not DMs\./);
+  assert.match(system, /### Channel Memory\nThis channel is about the billing service\./);
+  assert.doesNotMatch(system, /Another channel/);
+  assert.ok(system.indexOf('Global Memory') < system.indexOf('Transport Memory') && system.indexOf('Transport Memory') < system.indexOf('Channel Memory'));
+  for (const key of ['MEMORY.md', 'slack/MEMORY.md', `slack/${empty.channel}/MEMORY.md`, 'slack/C0OTHER/MEMORY.md']) {
+    await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
+  }
+});
+
+test('cache points follow the stable system prompt, the tools and the history; usage is recorded per step', async () => {
+  stack.bedrock.script({ text: 'cached answer', usage: { inputTokens: 1200, outputTokens: 40, cacheReadInputTokens: 1000, cacheWriteInputTokens: 150 } });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> cache me' });
+  await replyDone(posted.channel, posted.threadTs);
+  const body = stack.bedrock.requests.at(-1)!.body;
+  const system = body.system ?? [];
+  assert.equal(system.length, 3);
+  assert.ok(system[0]!.text?.includes('## How you work'), 'stable part first');
+  assert.deepEqual(system[1], { cachePoint: { type: 'default' } });
+  assert.match(system[2]!.text ?? '', /Current time: .*\n.*run: run-/, 'volatile part (time, run id) last');
+  assert.deepEqual(body.toolConfig?.tools?.at(-1), { cachePoint: { type: 'default' } });
+  assert.deepEqual(body.messages?.at(-1)?.content?.at(-1), { cachePoint: { type: 'default' } });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  await settledIdle(threadId);
+  const key = dataKeys(threadId).context;
+  const context = (await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))).Body!.transformToString()).trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(context.at(-1).meta.usage, { inputTokens: 1200, outputTokens: 40, cacheReadInputTokens: 1000, cacheWriteInputTokens: 150 });
+});
