@@ -181,3 +181,15 @@ test('the scratch files of a thread are in S3 under its data directory', async (
   const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/scratch/` }));
   assert.deepEqual(out.Contents?.map((c) => c.Key!.split('/scratch/')[1]), ['a/b/c.txt']);
 });
+
+test('a memory edit made with the file tools reaches the next run, at the scope written', async () => {
+  const first = await converse('remember that deploys are on Tuesdays', [
+    use('write', { path: '/workspace/data/slack/C0LOCAL/MEMORY.md', content: '- Deploys happen on Tuesdays.\n' }),
+    { text: 'Noted.' },
+  ]);
+  assert.equal([...first.results.values()][0]!.status, 'success');
+  const next = await converse('when do we deploy?', [{ text: 'On Tuesdays.' }]);
+  const system = (next.requests[0]!.body.system ?? []).map((b) => b.text ?? '').join('\n');
+  assert.match(system, /### Channel Memory\n- Deploys happen on Tuesdays\./);
+  assert.doesNotMatch(system, /### Global Memory/);
+});
