@@ -21,6 +21,7 @@ import { ensureSandbox, warmSandbox, type LifecycleDeps } from './sandbox/lifecy
 import { workspaceLayout } from './sandbox/workspace.ts';
 import { runFlags, setExecution, takeSteer } from './actor.ts';
 import { applySteer } from './steer.ts';
+import { backfill, contextText } from './backfill.ts';
 import { Actions, Button, Card, CardText } from 'chat';
 
 export interface AgentDeps {
@@ -63,7 +64,7 @@ export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 const snapshotKey = (run: RunInput) => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`;
 
 function userText(run: RunInput): string {
-  return `${run.prompt.author.userName}: ${run.prompt.text}`;
+  return contextText(run.prompt.author.userName, run.prompt.text);
 }
 
 export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
@@ -111,6 +112,12 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if ((await runFlags(deps.actor, run.threadId, run.runId)).abort) return { step: 0, next: 'finish', stopReason: 'aborted' };
   if (!context.some((e) => e.meta.messageId === run.prompt.messageId)) {
+    // What was said in the thread while the agent was not running comes first, in order.
+    const filled = await backfill(deps.store, deps.thread(run), run, context).catch((error: unknown) => {
+      deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
+      return undefined;
+    });
+    if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
     context.push({
       role: 'user',
       content: [{ text: userText(run) }],

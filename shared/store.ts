@@ -122,14 +122,43 @@ export async function saveContext(deps: StoreDeps, threadId: string, entries: Co
   }
 }
 
-/** Runs of one thread are serialised by the actor lease, so this read-modify-write has one writer. */
-export async function appendLog(deps: StoreDeps, threadId: string, entries: LogEntry[]): Promise<void> {
+export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEntry[]> {
   const key = dataKeys(threadId).log;
-  const existing = parseJsonl<LogEntry>(await readText(deps, key), key);
-  const seen = new Set(existing.map((e) => e.messageId));
-  const fresh = entries.filter((e) => !seen.has(e.messageId));
-  if (fresh.length === 0) return;
-  await writeText(deps, key, toJsonl([...existing, ...fresh]), 'application/x-ndjson');
+  return parseJsonl<LogEntry>(await readText(deps, key), key);
+}
+
+/**
+ * Appends entries not logged yet (by message id), in date order. The write is conditional on the
+ * version read, and retried on a conflict, so racing writers neither lose nor duplicate an entry.
+ */
+export async function appendLog(deps: StoreDeps, threadId: string, entries: LogEntry[]): Promise<number> {
+  const key = dataKeys(threadId).log;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    let raw: string | undefined;
+    let etag: string | undefined;
+    try {
+      const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+      raw = await out.Body?.transformToString('utf8');
+      etag = out.ETag;
+    } catch (error) {
+      if (!(error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))) throw error;
+    }
+    const existing = parseJsonl<LogEntry>(raw, key);
+    const seen = new Set(existing.map((e) => e.messageId));
+    const fresh = entries.filter((e, i) => !seen.has(e.messageId) && entries.findIndex((o) => o.messageId === e.messageId) === i);
+    if (fresh.length === 0) return 0;
+    const merged = [...existing, ...fresh].sort((a, b) => a.date.localeCompare(b.date));
+    try {
+      await deps.s3.send(
+        new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: toJsonl(merged), ContentType: 'application/x-ndjson', ...(etag ? { IfMatch: etag } : { IfNoneMatch: '*' }) }),
+      );
+      return fresh.length;
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status !== 412 && status !== 409) throw error;
+    }
+  }
+  throw new Error(`Could not append to ${key}: too many concurrent writers`);
 }
 
 /** What Bedrock receives: the messages without our bookkeeping. */

@@ -201,3 +201,34 @@ test('cache points follow the stable system prompt, the tools and the history; u
   const context = (await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))).Body!.transformToString()).trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(context.at(-1).meta.usage, { inputTokens: 1200, outputTokens: 40, cacheReadInputTokens: 1000, cacheWriteInputTokens: 150 });
 });
+
+test('messages posted while the agent was idle are backfilled in order, once, into log and context', async () => {
+  stack.bedrock.script({ text: 'Started.' });
+  const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> start a thread' });
+  await replyDone(first.channel, first.threadTs);
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  await settledIdle(threadId);
+  // Three messages the bot is not told about (no events delivered), from two people.
+  for (const [user, text] of [['U0ALICE', 'idle one'], ['U0BOB', 'idle two'], ['U0ALICE', 'idle three']] as const) {
+    await stack.slack.postUserMessage({ text, threadTs: first.threadTs, user, events: [] });
+  }
+  stack.bedrock.script({ text: 'Caught up.' }, { text: 'Still caught up.' });
+  await stack.slack.postUserMessage({ text: 'what did I miss?', threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 2);
+  const texts = (stack.bedrock.requests.at(-1)!.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.text ? [b.text] : [])));
+  const order = ['idle one', 'idle two', 'idle three', 'what did I miss?'].map((t) => texts.findIndex((x) => x.includes(t)));
+  assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), `in order: ${JSON.stringify(texts)}`);
+  await settledIdle(threadId);
+  // Another run later adds nothing twice.
+  await stack.slack.postUserMessage({ text: 'anything else?', threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 3);
+  const again = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
+  assert.equal(again.split('idle two').length - 1, 1, 'no duplicate in the context');
+  await settledIdle(threadId);
+  const log = (await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: dataKeys(threadId).log }))).Body!.transformToString())
+    .trim().split('\n').map((l) => JSON.parse(l));
+  const ids = log.map((e: { messageId: string }) => e.messageId);
+  assert.equal(new Set(ids).size, ids.length, 'no duplicate in the log');
+  assert.deepEqual(log.filter((e: { isBot: boolean }) => !e.isBot).map((e: { text: string }) => e.text.replace('@bot ', '')), ['start a thread', 'idle one', 'idle two', 'idle three', 'what did I miss?', 'anything else?']);
+  assert.ok(log.some((e: { isBot: boolean; text: string }) => e.isBot && e.text === 'Caught up.'), 'bot replies are logged');
+});
