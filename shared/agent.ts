@@ -22,6 +22,7 @@ import { workspaceLayout } from './sandbox/workspace.ts';
 import { runFlags, setExecution, takeSteer } from './actor.ts';
 import { applySteer } from './steer.ts';
 import { backfill, contextText } from './backfill.ts';
+import { formatSkillsForPrompt, loadSkills, selectSkills } from './skills.ts';
 import { Actions, Button, Card, CardText } from 'chat';
 
 export interface AgentDeps {
@@ -71,14 +72,22 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const now = (deps.now ?? (() => new Date()))();
   const layout = workspaceLayout(run.threadId);
   // Memory is read fresh for every run: another thread may have written it a moment ago.
-  const [{ settings, problems }, identity, systemNotes, context, ...memory] = await Promise.all([
+  const skillProblems: string[] = [];
+  const [{ settings, problems }, skills, identity, systemNotes, context, ...memory] = await Promise.all([
     loadSettings(deps.store),
+    loadSkills(deps.store, run.threadId, (problem) => skillProblems.push(problem)),
     readText(deps.store, ROOT_KEYS.identity),
     readText(deps.store, ROOT_KEYS.system),
     loadContext(deps.store, run.threadId),
     ...layout.memoryKeys.map((key) => readText(deps.store, key)),
   ]);
   for (const problem of problems) deps.logger.warn('settings.json ignored', { problem, runId: run.runId });
+  for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
+  const { offered, manualRequested } = selectSkills(skills, run.prompt.text);
+  const skillsSection = [
+    formatSkillsForPrompt(offered, (key) => `/workspace/data/${key}`),
+    manualRequested.length ? `The user asked for skill(s) ${manualRequested.map((n) => `"${n}"`).join(', ')}, which do not exist here: say so.` : '',
+  ].filter(Boolean).join('\n\n');
   const { adapter, channel } = parseThreadId(run.threadId);
   const channelModel = settings.channels[`${adapter}:${channel}`]?.model ?? {};
   const snapshot: RunSnapshot = {
@@ -98,6 +107,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       now,
       workspace: layout,
       memory: { global: memory[0], transport: memory[1], channel: memory[2] },
+      skills: skillsSection,
       cache: settings.promptCaching,
     }),
   };

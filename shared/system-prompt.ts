@@ -16,6 +16,8 @@ export interface SystemPromptInput {
   workspace?: WorkspaceLayout;
   /** The three MEMORY.md files' contents, read fresh for this run (absent or empty: omitted). */
   memory?: { global?: string; transport?: string; channel?: string };
+  /** The skills offered for this run, formatted (see shared/skills.ts). */
+  skills?: string;
   /** Mark the end of the stable prefix for Bedrock's prompt cache. */
   cache?: boolean;
 }
@@ -71,6 +73,7 @@ export function buildSystemPrompt(input: SystemPromptInput): SystemContentBlock[
     input.workspace ? schedulingSection(input.threadId) : '',
     input.systemNotes?.trim() ? `## Environment notes (SYSTEM.md)\n${input.systemNotes.trim()}` : '',
     input.memory ? memorySection(adapter, input.memory) : '',
+    input.skills ?? '',
   ].filter(Boolean);
   const volatile = [
     '## Now',

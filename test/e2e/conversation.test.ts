@@ -232,3 +232,38 @@ test('messages posted while the agent was idle are backfilled in order, once, in
   assert.deepEqual(log.filter((e: { isBot: boolean }) => !e.isBot).map((e: { text: string }) => e.text.replace('@bot ', '')), ['start a thread', 'idle one', 'idle two', 'idle three', 'what did I miss?', 'anything else?']);
   assert.ok(log.some((e: { isBot: boolean; text: string }) => e.isBot && e.text === 'Caught up.'), 'bot replies are logged');
 });
+
+test('skills reach the system prompt by scope and trigger; a malformed one is skipped', async () => {
+  const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+  const { readFileSync, readdirSync, statSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const root = new URL('../fixtures/skills/', import.meta.url).pathname;
+  const upload = async (dir: string, prefix: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) await upload(path, `${prefix}${name}/`);
+      else await stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: `${prefix}${name}`, Body: readFileSync(path) }));
+    }
+  };
+  await upload(root, 'skills/');
+  // A channel-level skill with the name of a global one overrides it for that channel only.
+  await stack.cloud.clients.s3.send(new PutObjectCommand({
+    Bucket: stack.cloud.names.bucket,
+    Key: 'slack/C0SKILLS/skills/release-notes/SKILL.md',
+    Body: '---\nname: release-notes\ndescription: Channel-specific release notes for the billing team.\n---\nUse the billing template.\n',
+  }));
+  const systemOf = () => (stack.bedrock.requests.at(-1)!.body.system ?? []).map((b) => b.text ?? '').join('\n');
+  stack.bedrock.script({ text: 'a' }, { text: 'b' });
+  const plain = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> write the release notes' });
+  await replyDone(plain.channel, plain.threadTs);
+  let system = systemOf();
+  assert.match(system, /### release-notes/);
+  assert.doesNotMatch(system, /billing template/);
+  assert.doesNotMatch(system, /### sql-review/, 'manual skills wait to be asked for');
+  assert.doesNotMatch(system, /deploy-checklist/, 'the malformed skill is skipped');
+  const channel = await stack.slack.postUserMessage({ channel: 'C0SKILLS', text: '<@U0LOCALBOT> use skill: sql-review on this query' });
+  await replyDone(channel.channel, channel.threadTs);
+  system = systemOf();
+  assert.match(system, /Use the billing template\./, 'the channel skill overrides the global one');
+  assert.match(system, /### sql-review/);
+});
