@@ -12,7 +12,7 @@ import { appendLog, loadContext, loadSettings, readText, saveContext, toBedrockM
 import { buildSystemPrompt } from './system-prompt.ts';
 import { describeFailure, parseStepFailure } from './failures.ts';
 import { createTextPipe } from './text-pipe.ts';
-import type { LoopState, RunInput, StepEvent } from './schemas.ts';
+import type { LoopState, RunInput, Settings, StepEvent } from './schemas.ts';
 import type { JsonLogger } from './log.ts';
 import { CACHED_TOOL_CONFIG, TOOL_CONFIG, isSandboxTool } from './tools/specs.ts';
 import { appendToolResult, pendingToolCall, repairToolPairs } from './tool-calls.ts';
@@ -23,6 +23,7 @@ import { runFlags, setExecution, takeSteer } from './actor.ts';
 import { applySteer } from './steer.ts';
 import { backfill, contextText } from './backfill.ts';
 import { formatSkillsForPrompt, loadSkills, selectSkills } from './skills.ts';
+import { archiveKey, bedrockSummarizer, compactContext, estimateTokens, needsCompaction } from './compaction.ts';
 import { Actions, Button, Card, CardText } from 'chat';
 
 export interface AgentDeps {
@@ -52,6 +53,7 @@ export interface RunSnapshot {
   startedAt: number;
   /** cachePoint blocks after the stable system prompt, the tools, and the history. */
   promptCaching: boolean;
+  compaction?: Settings['compaction'];
   system: SystemContentBlock[];
 }
 
@@ -99,6 +101,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxRunMinutes: settings.maxRunMinutes,
     startedAt: now.getTime(),
     promptCaching: settings.promptCaching,
+    compaction: settings.compaction,
     system: buildSystemPrompt({
       identity,
       systemNotes,
@@ -161,6 +164,34 @@ function decide(step: number, content: ContentBlock[], stopReason: string): Loop
 }
 
 /**
+ * Before a model call: past the threshold, older messages are summarised by the model (tool pairs
+ * kept together, the recent part verbatim), the full context first archived in S3 for good. If the
+ * summary fails, the older part is dropped with a notice instead: a thread never gets stuck.
+ */
+async function compactIfNeeded(deps: AgentDeps, run: RunInput, snapshot: RunSnapshot, context: ContextEntry[]): Promise<void> {
+  const settings = snapshot.compaction;
+  if (!settings) return;
+  const fixed = estimateTokens(JSON.stringify(snapshot.system)) + estimateTokens(JSON.stringify(TOOL_CONFIG));
+  if (!needsCompaction(context, settings, fixed)) return;
+  const at = new Date().toISOString();
+  await writeText(deps.store, archiveKey(run.threadId, at), context.map((e) => JSON.stringify(e)).join('\n') + '\n', 'application/x-ndjson');
+  const summarize = bedrockSummarizer({ bedrock: deps.model.bedrock, modelId: snapshot.modelId });
+  const out = await compactContext({ summarize }, context, settings, { runId: run.runId, at });
+  if (!out.compacted) return;
+  const previous = context.find((e) => typeof e.meta.compactions === 'number')?.meta.compactions ?? 0;
+  const head = out.entries[0];
+  if (head) head.meta = { ...head.meta, compactions: previous + 1 };
+  // Into the loaded array: the save stays conditional on the version loaded.
+  context.splice(0, context.length, ...out.entries);
+  await saveContext(deps.store, run.threadId, context);
+  const level = out.fallback ? 'warn' : 'info';
+  deps.logger[level]('context compacted', {
+    runId: run.runId, compactions: previous + 1, removedEntries: out.removedEntries, tokensBefore: out.tokensBefore, tokensAfter: out.tokensAfter,
+    archive: archiveKey(run.threadId, at), ...(out.fallback ? { fallback: out.fallback, error: out.error } : {}),
+  });
+}
+
+/**
  * A cache point after the last message: the next step of the run (same prefix plus this step's
  * answer and tool results) reads everything up to here from Bedrock's prompt cache.
  */
@@ -214,6 +245,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   if (done) return decide(loop.step, done.content, 'end_turn');
   if ((await runFlags(deps.actor, run.threadId, run.runId)).abort) return { step: loop.step, next: 'finish', stopReason: 'aborted' };
 
+  await compactIfNeeded(deps, run, snapshot, context);
   const thread = deps.thread(run);
   const recordName = `reply#${loop.step}`;
   const earlier = await readRecord<ReplyRecord>(deps.ledger, run.runId, recordName);

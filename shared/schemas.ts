@@ -75,6 +75,13 @@ export const settingsSchema = z.object({
   maxQueueDepth: z.number().int().min(0).max(100).default(5),
   /** queue: prompts wait their turn; interrupt: a new prompt stops the running one and runs next. */
   queueMode: z.enum(['queue', 'interrupt']).default('queue'),
+  /** When the context is summarised (seed defaults; token estimates, see shared/compaction.ts). */
+  compaction: z.object({
+    contextWindowTokens: z.number().int().positive().default(200_000),
+    reservedOutputTokens: z.number().int().nonnegative().default(16_384),
+    keepRecentTokens: z.number().int().positive().default(20_000),
+    thresholdRatio: z.number().positive().max(1).default(0.8),
+  }).default({ contextWindowTokens: 200_000, reservedOutputTokens: 16_384, keepRecentTokens: 20_000, thresholdRatio: 0.8 }),
   /** Bedrock prompt caching (cachePoint blocks); turn off for models without it. */
   promptCaching: z.boolean().default(true),
   sandbox: z.object({

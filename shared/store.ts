@@ -13,7 +13,7 @@ export interface StoreDeps {
 export interface ContextEntry {
   role: 'user' | 'assistant';
   content: ContentBlock[];
-  meta: { runId: string; at: string; step?: number; messageId?: string; usage?: Record<string, number | undefined> };
+  meta: { runId: string; at: string; step?: number; messageId?: string; usage?: Record<string, number | undefined>; compactions?: number };
 }
 
 /** One line of log.jsonl: a message seen in the thread (no tool results, never compacted). */

@@ -267,3 +267,35 @@ test('skills reach the system prompt by scope and trigger; a malformed one is sk
   assert.match(system, /Use the billing template\./, 'the channel skill overrides the global one');
   assert.match(system, /### sql-review/);
 });
+
+test('a long conversation is compacted: summary first, recent messages verbatim, the full context archived, the run goes on', async () => {
+  const { PutObjectCommand, ListObjectsV2Command, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+  // A small window, so a few long messages pass the threshold.
+  await stack.cloud.clients.s3.send(new PutObjectCommand({
+    Bucket: stack.cloud.names.bucket, Key: 'settings.json',
+    Body: JSON.stringify({ sandbox: { startEarly: false }, compaction: { contextWindowTokens: 9000, reservedOutputTokens: 0, keepRecentTokens: 400 } }),
+  }));
+  stack.bedrock.setDefault((req) => (req.operation === 'converse' ? { text: 'SUMMARY: the user shared three long notes about the migration.' } : { text: `answer ${stack.bedrock.requests.length}` }));
+  const filler = (n: number) => `note ${n}: ` + 'the migration plan has many steps and details. '.repeat(200);
+  const first = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${filler(1)}` });
+  await replyDone(first.channel, first.threadTs);
+  for (let i = 2; i <= 4; i++) {
+    await stack.slack.postUserMessage({ text: filler(i), threadTs: first.threadTs });
+    await replyDone(first.channel, first.threadTs, i);
+  }
+  await stack.slack.postUserMessage({ text: 'so what is the plan?', threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 5);
+  const summaries = stack.bedrock.requests.filter((r) => r.operation === 'converse');
+  assert.ok(summaries.length >= 1, 'the model was asked for a summary');
+  const last = stack.bedrock.requests.filter((r) => r.operation === 'converse-stream').at(-1)!;
+  const texts = (last.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.text ? [b.text] : [])));
+  assert.match(texts[0]!, /^Previously in this thread \(summary of \d+ earlier messages\):/);
+  assert.match(texts[0]!, /SUMMARY: the user shared three long notes/);
+  assert.ok(texts.some((t) => t.includes('so what is the plan?')), 'the newest message is verbatim');
+  assert.ok(!texts.some((t) => t.includes('note 1:')), 'the oldest note was summarised away');
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  const archive = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/context-archive/` }));
+  assert.ok((archive.Contents?.length ?? 0) >= 1, 'the full pre-compaction context is kept');
+  await settledIdle(threadId);
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
+});
