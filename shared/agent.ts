@@ -1,7 +1,8 @@
 // The agent loop's steps, one Lambda invocation each, driven by the state machine:
 // prepare -> model -> (model ...) -> finish, and fail from every Catch. Each step is idempotent:
 // Step Functions and Lambda retries re-run code, so every effect is keyed by (run, step).
-import type { Thread } from 'chat';
+import type { Attachment, Thread } from 'chat';
+import { attachmentBlocks, materializeImages, saveAttachments } from './attachments.ts';
 import { STOP_ACTION } from './control.ts';
 import type { ContentBlock, Message, SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys, ROOT_KEYS, parseThreadId } from './ids.ts';
@@ -37,6 +38,8 @@ export interface AgentDeps {
   logger: JsonLogger;
   /** The per-thread sandbox (absent when the deployment has none: then only chat tools run). */
   sandbox?: LifecycleDeps;
+  /** Restores a serialized attachment's download through the chat adapter (platform auth). */
+  rehydrateAttachment?: (attachment: Attachment) => Attachment;
   /** Steps one execution takes before the run continues in a fresh one (default 1000). */
   handoffAfterSteps?: number;
   now?: () => Date;
@@ -131,10 +134,17 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       return undefined;
     });
     if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
+    const files = await saveAttachments({ store: deps.store, rehydrate: deps.rehydrateAttachment ?? ((a) => a) }, run).catch((error: unknown) => {
+      deps.logger.warn('could not save the attachments', { runId: run.runId, error });
+      return { saved: [], notes: ['the attached files could not be saved'] };
+    });
     context.push({
       role: 'user',
-      content: [{ text: userText(run) }],
-      meta: { runId: run.runId, messageId: run.prompt.messageId, at: run.prompt.postedAt },
+      content: [{ text: userText(run) }, ...attachmentBlocks(deps.store, files.saved, files.notes)],
+      meta: {
+        runId: run.runId, messageId: run.prompt.messageId, at: run.prompt.postedAt,
+        ...(files.saved.length ? { attachments: files.saved.map((a) => ({ original: a.original, local: a.local })) } : {}),
+      },
     });
     await saveContext(deps.store, run.threadId, context);
   }
@@ -269,7 +279,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       {
         modelId: snapshot.modelId,
         system: snapshot.system,
-        messages: withHistoryCachePoint(repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context))), snapshot.promptCaching),
+        messages: withHistoryCachePoint(await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context)))), snapshot.promptCaching),
         maxOutputTokens: snapshot.maxOutputTokens,
         temperature: snapshot.temperature,
         toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
@@ -397,8 +407,12 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
 }
 
 function exchangeLog(run: RunInput, context: ContextEntry[], replies: Map<number, string>): LogEntry[] {
+  const attachments = context.find((e) => e.meta.messageId === run.prompt.messageId)?.meta.attachments;
   const entries: LogEntry[] = [
-    { date: run.prompt.postedAt, messageId: run.prompt.messageId, userId: run.prompt.author.userId, userName: run.prompt.author.userName, text: run.prompt.text, isBot: false },
+    {
+      date: run.prompt.postedAt, messageId: run.prompt.messageId, userId: run.prompt.author.userId, userName: run.prompt.author.userName,
+      text: run.prompt.text, isBot: false, ...(attachments ? { attachments } : {}),
+    },
   ];
   for (const entry of context) {
     if (entry.role !== 'assistant' || entry.meta.runId !== run.runId) continue;

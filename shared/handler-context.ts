@@ -58,6 +58,10 @@ export async function agentFromEnv(
     model: { bedrock: clients.bedrock(), retry: modelRetryFromEnv(env) },
     defaultModelId: env.BEDROCK_MODEL_ID || DEFAULT_MODEL_ID,
     thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
+    // One workspace, one bot token: without the team id the adapter downloads with that token
+    // (with it, it would look up a per-team installation, which a single-workspace app has none of).
+    rehydrateAttachment: (attachment) =>
+      chat.getAdapter('slack').rehydrateAttachment?.({ ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined }) ?? attachment,
     logger,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: handoffFromEnv(env),

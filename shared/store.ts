@@ -13,7 +13,7 @@ export interface StoreDeps {
 export interface ContextEntry {
   role: 'user' | 'assistant';
   content: ContentBlock[];
-  meta: { runId: string; at: string; step?: number; messageId?: string; usage?: Record<string, number | undefined>; compactions?: number };
+  meta: { runId: string; at: string; step?: number; messageId?: string; usage?: Record<string, number | undefined>; compactions?: number; attachments?: { original: string; local: string }[] };
 }
 
 /** One line of log.jsonl: a message seen in the thread (no tool results, never compacted). */
@@ -24,6 +24,8 @@ export interface LogEntry {
   userName: string;
   text: string;
   isBot: boolean;
+  /** Files attached to the message, where the agent finds them. */
+  attachments?: { original: string; local: string }[];
 }
 
 export async function readText(deps: StoreDeps, key: string): Promise<string | undefined> {

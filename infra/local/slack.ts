@@ -108,6 +108,8 @@ export interface PostUserMessageInput {
   /** Which events to deliver; by default what Slack sends an app subscribed to app_mention,
    * message.channels, message.groups and message.im. */
   events?: ('message' | 'app_mention')[];
+  /** Files the user attaches (as Slack shares them: url_private, downloadable with the bot token). */
+  files?: { name: string; content: Buffer | string; mimetype?: string }[];
 }
 
 export interface PostUserMessageResult {
@@ -825,15 +827,23 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
     if (!ensureChannel(channel)) throw new Error(`Invalid Slack channel id: ${channel}`);
     const user = input.user ?? DEFAULT_USER;
     if (!users.has(user)) users.set(user, { id: user, name: user.toLowerCase(), real_name: user, is_bot: false });
+    const attached = (input.files ?? []).map((f) => {
+      const bytes = Buffer.isBuffer(f.content) ? f.content : Buffer.from(f.content);
+      const ext = f.name.split('.').pop()?.toLowerCase() ?? '';
+      const stored: StoredFile = { id: randomId('F0'), name: f.name, title: f.name, mimetype: f.mimetype ?? MIME_TYPES[ext] ?? 'application/octet-stream', length: bytes.length, bytes, created: Math.floor(Date.now() / 1000) };
+      files.set(stored.id, stored);
+      return { ...slackFile(stored), user };
+    });
     const m = storeMessage(
       channel,
-      { user, text: input.text, thread_ts: input.threadTs, client_msg_id: randomUUID(), blocks: richTextBlocks(input.text) },
+      { user, text: input.text, thread_ts: input.threadTs, client_msg_id: randomUUID(), blocks: richTextBlocks(input.text), ...(attached.length ? { files: attached } : {}) },
       'user',
     );
     const base: Args = {
       user, ts: m.ts, client_msg_id: m.client_msg_id, text: m.text, team: teamId,
       ...(m.thread_ts ? { thread_ts: m.thread_ts, parent_user_id: m.parent_user_id } : {}),
       blocks: m.blocks, channel, event_ts: m.ts,
+      ...(attached.length ? { files: attached, subtype: undefined } : {}),
     };
     const mentioned = new RegExp(`<@${botUserId}(\\|[^>]*)?>`).test(input.text);
     const types = input.events ?? (mentioned && !channel.startsWith('D') ? ['message', 'app_mention'] : ['message']);

@@ -299,3 +299,20 @@ test('a long conversation is compacted: summary first, recent messages verbatim,
   await settledIdle(threadId);
   await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
 });
+
+test('attached files reach the prompt: listed with where they are, or why they could not be fetched', async () => {
+  // The Chat SDK downloads attachments only from public HTTPS hosts (an SSRF guard), so from the
+  // local Slack stand-in (loopback, plain HTTP) the download is refused: the agent is told which
+  // file and why. The download-and-store path itself is covered in test/unit/attachments.test.ts.
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+  stack.bedrock.script({ text: 'I could not open them.' });
+  const posted = await stack.slack.postUserMessage({
+    text: '<@U0LOCALBOT> what are these?',
+    files: [{ name: 'pixel.png', content: png, mimetype: 'image/png' }, { name: 'data.csv', content: 'a,b\n1,2\n', mimetype: 'text/csv' }],
+  });
+  await replyDone(posted.channel, posted.threadTs);
+  const prompt = stack.bedrock.requests.at(-1)!.body.messages!.at(-1)!;
+  const text = prompt.content!.map((b) => b.text ?? '').join('\n');
+  assert.match(text, /Attached files:\n- pixel\.png could not be downloaded: Refusing to fetch an internal attachment URL\n- data\.csv could not be downloaded/);
+  await settledIdle(`slack:${posted.channel}:${posted.threadTs}`);
+});
