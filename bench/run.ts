@@ -9,6 +9,7 @@
 //   BENCH_THREADS  mentions in new threads for the dispatcher throughput series (default 300)
 //   BENCH_DISPATCH  new threads' prompts given to the dispatch handler directly, back to back (default 100)
 //   BENCH_LOG_LEVEL  the handlers' log level (default silent)
+//   BENCH_ONLY=7  run section 7 (context that lasts) alone, with its summary lines
 import { clients } from '../shared/aws.ts';
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
 import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
@@ -26,6 +27,7 @@ import {
   type ThroughputResult,
 } from './actors.ts';
 import { installAwsCallCounter, PHASES } from './aws-calls.ts';
+import { CONVERSATION_SIZES, LOOP_TOOLS, measureContext, SCALED_COMPACTION, type ContextResult, type StepFigures } from './context.ts';
 import { measureBundles, LAMBDA_UNZIPPED_LIMIT, LAMBDA_ZIPPED_LIMIT, type BundleResult } from './bundles.ts';
 import { countOneRun, type CallsResult } from './calls.ts';
 import { stopWatching } from './quiet.ts';
@@ -49,6 +51,7 @@ const config = {
   threads: positiveInt('BENCH_THREADS', 300),
   dispatch: positiveInt('BENCH_DISPATCH', 100),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent',
+  only: process.env.BENCH_ONLY,
 };
 
 async function startStack(): Promise<TestStack> {
@@ -348,7 +351,112 @@ function printActors(stops: StopResult, t: ThroughputResult, calls: CallsResult)
   note('scales its concurrent batches with the active message groups, where the local one polls with 2. Throughput series: settings.json sandbox.startEarly off.');
 }
 
-function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[], tools: ToolsResult, stops: StopResult, throughput: ThroughputResult): void {
+/** The measured step of a conversation size (scaled compaction), or the uncompacted 1,000. */
+function contextStep(result: ContextResult, label: string): StepFigures | undefined {
+  return result.steps.find((s) => s.label === label);
+}
+
+function contextRatios(result: ContextResult) {
+  const hundred = contextStep(result, '100 messages');
+  const full = result.steps.find((s) => s.compaction !== 'scaled');
+  const after = result.steps.filter((s) => s.compaction === 'scaled' && s.messages > 1_000);
+  const afterMax = (pick: (s: StepFigures) => number) => Math.max(...after.map(pick));
+  if (!hundred || !full || after.length === 0) return undefined;
+  return {
+    bytesBefore: full.s3BytesIn / hundred.s3BytesIn,
+    bytesAfter: afterMax((s) => s.s3BytesIn) / hundred.s3BytesIn,
+    tokensBefore: full.inputTokens / hundred.inputTokens,
+    tokensAfter: afterMax((s) => s.inputTokens) / hundred.inputTokens,
+    requestBefore: full.requestBytes / hundred.requestBytes,
+    requestAfter: afterMax((s) => s.requestBytes) / hundred.requestBytes,
+  };
+}
+
+const cachedShare = (steps: { inputTokens: number; cacheReadInputTokens: number }[]) => {
+  const read = steps.reduce((sum, s) => sum + s.cacheReadInputTokens, 0);
+  return read / (read + steps.reduce((sum, s) => sum + s.inputTokens, 0));
+};
+
+function printContext(result: ContextResult): void {
+  section('7. Context that lasts');
+  const { contextWindowTokens: window, keepRecentTokens: keep } = SCALED_COMPACTION;
+  console.log(`  7a. Cost of the model step of ONE real prompt, after N earlier messages (a message = a user prompt + an answer, ~${
+    Math.round((result.historyTokens[1_000] ?? 0) / 1_000)} estimated tokens per message) written straight into the thread's context.jsonl.`);
+  console.log(`  Compaction settings scaled down so that it triggers within the 1,000-message thread: contextWindowTokens ${window.toLocaleString('en-US')}, ` +
+    `keepRecentTokens ${keep.toLocaleString('en-US')} (reservedOutputTokens 16,384 and thresholdRatio 0.8 as default); the first row keeps the default window (200,000), which holds 1,000 messages.`);
+  console.log(`  history, estimated tokens: ${CONVERSATION_SIZES.map((n) => `${n.toLocaleString('en-US')} messages ${(result.historyTokens[n] ?? 0).toLocaleString('en-US')}`).join(', ')}`);
+  console.log();
+  const rows = result.steps.map((s) => [
+    s.label,
+    s.compaction,
+    s.compacted ? 'yes' : 'no',
+    s.messagesSent,
+    s.inputTokens.toLocaleString('en-US'),
+    bytes(s.requestBytes),
+    `${s.s3Gets} / ${bytes(s.s3BytesIn)}`,
+    bytes(s.contextBytesIn),
+    `${s.s3Puts} / ${bytes(s.s3BytesOut)}`,
+  ]);
+  console.log(table(['thread before the prompt', 'compaction', 'compacted', 'messages sent', 'input tokens (est.)', 'request body', 'S3 reads / bytes', 'of it context.jsonl', 'S3 writes / bytes'], rows));
+  const r = contextRatios(result);
+  console.log();
+  if (r) {
+    console.log(`  1,000-message step / 100-message step, without compaction: S3 bytes read ${ratio(r.bytesBefore)}, input tokens ${ratio(r.tokensBefore)}, request body ${ratio(r.requestBefore)}`);
+    console.log(`  1,000-message step / 100-message step, after compaction (the largest of the ${result.steps.filter((s) => s.messages > 1_000).length} later prompts): ` +
+      `S3 bytes read ${ratio(r.bytesAfter)}, input tokens ${ratio(r.tokensAfter)}, request body ${ratio(r.requestAfter)}`);
+  }
+  const compacting = contextStep(result, '1,000 messages');
+  if (compacting) {
+    console.log(`  the compacting step itself reads the whole context once (${bytes(compacting.contextBytesIn)} of context.jsonl) and writes the archive and the compacted context ` +
+      `(${bytes(compacting.s3BytesOut)}); its model request is already the compacted one.`);
+  }
+  note('per step = the Model state of the run (agent-step: model): S3 calls counted at the handlers\' client between Model entered and the next state.');
+  note('input tokens = shared/compaction.ts estimateTokens over the request\'s messages (~4 characters per token; system prompt and tools not included).');
+  note('request body = JSON of the body the Bedrock fake recorded (system, tools, messages). "compacted" = the run made a Converse (summary) call.');
+
+  console.log();
+  const later = result.cache.slice(1);
+  console.log(`  7b. Cached share of input tokens: one run, ${LOOP_TOOLS} bash \`true\` calls (one per model turn) then an answer: ${result.cache.length} model steps, usage as recorded in context.jsonl (meta.usage)`);
+  console.log();
+  const cacheRows = result.cache.map((c) => [
+    c.step,
+    bytes(c.requestBytes),
+    c.promptTokens.toLocaleString('en-US'),
+    c.inputTokens.toLocaleString('en-US'),
+    c.cacheReadInputTokens.toLocaleString('en-US'),
+    c.cacheWriteInputTokens.toLocaleString('en-US'),
+    c.step === 1 ? '-' : percent(cachedShare([c])),
+  ]);
+  console.log(table(['step', 'request body', 'prompt tokens (fake)', 'inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cached share'], cacheRows));
+  console.log();
+  console.log(`  cached share on steps 2..${result.cache.length}: ${percent(cachedShare(later))} (cacheRead / (input + cacheRead), summed over the steps)`);
+  const by = result.cachePointsBy;
+  console.log(`  cache points: ${result.withAllCachePoints} of ${result.loopRequests} requests carried all three (system ${by.system}, tools ${by.tools}, last message ${by.lastMessage})`);
+  note('the fake cannot cache: it reports usage as a caching model would (step 1 writes its prompt; step i reads step i−1\'s request, its prefix, and writes the rest;');
+  note('prompt tokens = request body / 4; inputTokens = the tokens not read from the cache). The share shows the bookkeeping (usage recorded per step) and the');
+  note('cache-point placement; real figures come from Bedrock\'s usage, where the cache only starts above a model\'s minimum prefix (1,024 tokens on Claude Sonnet).');
+}
+
+/** Summary lines for section 7. */
+function contextLines(result: ContextResult): string[][] {
+  const r = contextRatios(result);
+  const compacting = contextStep(result, '1,000 messages');
+  const after = result.steps.filter((s) => s.messages > 1_000);
+  const tokens = (steps: StepFigures[]) => steps.map((s) => s.inputTokens.toLocaleString('en-US')).join(' / ');
+  const lines: string[][] = [];
+  if (r && compacting) {
+    lines.push(
+      ['1,000-msg / 100-msg step: input tokens', `${ratio(r.tokensBefore)} → ${ratio(r.tokensAfter)}`, 'without → after compaction (scaled window 40,000)'],
+      ['1,000-msg / 100-msg step: S3 bytes read', `${ratio(r.bytesBefore)} → ${ratio(r.bytesAfter)}`, `the compacting step read ${bytes(compacting.s3BytesIn)} once`],
+      ['input tokens per step after compaction', tokens(after), `100 messages: ${contextStep(result, '100 messages')?.inputTokens.toLocaleString('en-US') ?? 'n/a'}`],
+    );
+  }
+  lines.push([`cached share of input, steps 2..${result.cache.length}`, percent(cachedShare(result.cache.slice(1))),
+    `fake usage; ${result.withAllCachePoints}/${result.loopRequests} requests with all 3 cache points`]);
+  return lines;
+}
+
+function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[], tools: ToolsResult, stops: StopResult, throughput: ThroughputResult, context: ContextResult): void {
   section('Summary');
   const awsTotal = [...calls.aws.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
   const modelStep = [...calls.aws.values()].reduce((sum, c) => sum + c.model, 0);
@@ -373,6 +481,7 @@ function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bu
         ['first tool call (sandbox start)', tools.firstCalls.map((f) => ms(f.whole)).join(', '), 'two threads; a local process, not Fargate'],
         ...toolTraffic(tools),
         ...actorLines(stops, throughput),
+        ...contextLines(context),
         [`largest bundle (${largest.role})`, `${bytes(largest.codeBytes)} (${bytes(largest.zipped)} gz)`, `${percent(largest.zipped / LAMBDA_ZIPPED_LIMIT)} of 50 MB, ${percent(largest.unzipped / LAMBDA_UNZIPPED_LIMIT)} of 250 MB`],
       ],
     ),
@@ -427,7 +536,24 @@ async function main(): Promise<void> {
   console.log('Figures, not assertions: the machine is shared and noisy; compare ratios rather than absolute times.');
   let stack: TestStack | undefined;
   process.once('SIGINT', () => void stopEverything(stack).finally(() => process.exit(130)));
-  let acks: AckResult, steps: StepResult, calls: CallsResult, tools: ToolsResult, stops: StopResult, throughput: ThroughputResult;
+  if (config.only === '7') {
+    let context: ContextResult;
+    try {
+      stack = await startStack();
+      console.log(`[${elapsed(started)}] local cloud up; BENCH_ONLY=7: section 7 alone`);
+      context = await measureContext(stack);
+      console.log(`[${elapsed(started)}] context measured`);
+      if (stack.errors.length) console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
+    } finally {
+      await stopEverything(stack);
+    }
+    printContext(context);
+    section('Summary (section 7 only)');
+    console.log(table(['measure', 'value', 'relative to'], contextLines(context)));
+    console.log(`\nbench finished in ${elapsed(started)}`);
+    return;
+  }
+  let acks: AckResult, steps: StepResult, calls: CallsResult, tools: ToolsResult, stops: StopResult, throughput: ThroughputResult, context: ContextResult;
   try {
     stack = await startStack();
     console.log(`[${elapsed(started)}] local cloud up (DynamoDB Local, fauxqs, Step Functions, Slack and Bedrock stand-ins)`);
@@ -450,6 +576,9 @@ async function main(): Promise<void> {
     await setEarlySandboxStart(stack, false);
     throughput = await measureThroughput(stack, config.threads, config.dispatch);
     console.log(`[${elapsed(started)}] dispatcher throughput measured`);
+    // Long threads (settings.json startEarly off, compaction scaled), then one tool loop (the default settings again).
+    context = await measureContext(stack);
+    console.log(`[${elapsed(started)}] context measured`);
     if (stack.errors.length) console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
   } finally {
     await stopEverything(stack);
@@ -462,7 +591,8 @@ async function main(): Promise<void> {
   printBundles(bundles);
   printTools(tools);
   printActors(stops, throughput, calls);
-  printSummary(acks, steps, calls, bundles, tools, stops, throughput);
+  printContext(context);
+  printSummary(acks, steps, calls, bundles, tools, stops, throughput, context);
   console.log(`\nbench finished in ${elapsed(started)}`);
 }
 
