@@ -7,6 +7,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { runIdFor } from './ids.ts';
 import type { Prompt, RunInput } from './schemas.ts';
@@ -88,69 +89,61 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     },
   };
   for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
-    try {
-      await deps.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            marker,
-            {
-              Update: {
-                TableName: deps.tableName,
-                Key: actorKey(prompt.threadId),
-                UpdateExpression:
-                  'SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one REMOVE previousRunId',
-                ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
-                ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
-                ExpressionAttributeValues: {
-                  ':running': 'running', ':idle': 'idle', ':run': run, ':false': false, ':now': now,
-                  ':thread': prompt.threadId, ':zero': 0, ':one': 1,
-                },
-              },
-            },
-          ],
-        }),
-      );
+    const leased = await admitWith(deps, prompt.threadId, marker, {
+      UpdateExpression:
+        'SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one REMOVE previousRunId',
+      ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
+      ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
+      ExpressionAttributeValues: {
+        ':running': 'running', ':idle': 'idle', ':run': run, ':false': false, ':now': now,
+        ':thread': prompt.threadId, ':zero': 0, ':one': 1,
+      },
+    });
+    if (leased === 'duplicate') return resumeDuplicate(deps, run);
+    if (leased === 'done') {
       await startAndMark(deps, run);
       return 'started';
-    } catch (error) {
-      const reasons = cancellationReasons(error);
-      if (!reasons) throw error;
-      if (reasons[0] === 'ConditionalCheckFailed') return resumeDuplicate(deps, run);
-      if (reasons[1] !== 'ConditionalCheckFailed') throw error;
     }
     // The thread is running: wait in its queue (at the front, in interrupt mode, and the running run
     // is told to stop), unless the queue is full or the thread went idle in between (retry the lease).
-    try {
-      await deps.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            marker,
-            {
-              Update: {
-                TableName: deps.tableName,
-                Key: actorKey(prompt.threadId),
-                UpdateExpression: interrupt
-                  ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
-                  : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one',
-                ConditionExpression: '#status = :running AND (attribute_not_exists(#queue) OR size(#queue) < :max)',
-                ExpressionAttributeNames: { '#status': 'status', '#queue': 'queue', ...(interrupt ? { '#current': 'current' } : {}) },
-                ExpressionAttributeValues: { ':running': 'running', ':empty': [], ':item': [run], ':one': 1, ':max': maxQueueDepth },
-              },
-            },
-          ],
-        }),
-      );
-      return 'queued';
-    } catch (error) {
-      const reasons = cancellationReasons(error);
-      if (!reasons) throw error;
-      if (reasons[0] === 'ConditionalCheckFailed') return resumeDuplicate(deps, run);
-      if (reasons[1] !== 'ConditionalCheckFailed') throw error;
-      const actor = await getActor(deps, prompt.threadId);
-      if (actor?.status === 'running' && (actor.queue?.length ?? 0) >= maxQueueDepth) return 'busy';
-    }
+    const queued = await admitWith(deps, prompt.threadId, marker, {
+      UpdateExpression: interrupt
+        ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
+        : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one',
+      ConditionExpression: '#status = :running AND (attribute_not_exists(#queue) OR size(#queue) < :max)',
+      ExpressionAttributeNames: { '#status': 'status', '#queue': 'queue', ...(interrupt ? { '#current': 'current' } : {}) },
+      ExpressionAttributeValues: { ':running': 'running', ':empty': [], ':item': [run], ':one': 1, ':max': maxQueueDepth },
+    });
+    if (queued === 'duplicate') return resumeDuplicate(deps, run);
+    if (queued === 'done') return 'queued';
+    const actor = await getActor(deps, prompt.threadId);
+    if (actor?.status === 'running' && (actor.queue?.length ?? 0) >= maxQueueDepth) return 'busy';
   }
   throw new Error(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}: too many concurrent changes`);
+}
+
+type ActorUpdate = Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>;
+
+/**
+ * The admitted-prompt marker and one actor update in a single transaction: 'done', 'duplicate'
+ * (the marker exists: this prompt was admitted before), or 'actor-changed' (the update's condition
+ * failed: the thread is not in the state it expected).
+ */
+async function admitWith(deps: ActorDeps, threadId: string, marker: { Put: Record<string, unknown> }, update: ActorUpdate): Promise<'done' | 'duplicate' | 'actor-changed'> {
+  try {
+    await deps.db.send(
+      new TransactWriteCommand({
+        TransactItems: [marker as never, { Update: { TableName: deps.tableName, Key: actorKey(threadId), ...update } as never }],
+      }),
+    );
+    return 'done';
+  } catch (error) {
+    const reasons = cancellationReasons(error);
+    if (!reasons) throw error;
+    if (reasons[0] === 'ConditionalCheckFailed') return 'duplicate';
+    if (reasons[1] !== 'ConditionalCheckFailed') throw error;
+    return 'actor-changed';
+  }
 }
 
 /** A redelivered prompt: if it holds the lease but its execution may not have started, start it. */

@@ -14,20 +14,9 @@ export interface ExecRequest {
   maxOutputBytes?: number;
 }
 
-export interface ExecResult {
-  id: string;
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  cancelled: boolean;
-  stdout: string;
-  stderr: string;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  stdoutBytes: number;
-  stderrBytes: number;
-  durationMs: number;
-}
+/** The command server's own answer type: one contract for both sides. */
+export type { ExecResult } from '../../containers/sandbox/src/exec.ts';
+import type { ExecResult } from '../../containers/sandbox/src/exec.ts';
 
 export interface ManifestEntry {
   size: number;
