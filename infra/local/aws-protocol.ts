@@ -47,3 +47,34 @@ export function sendJson(response: ServerResponse, statusCode: number, body: unk
   });
   response.end(text);
 }
+
+export type AwsJsonOperation = (input: Record<string, unknown>) => unknown;
+
+/**
+ * Serves one AWS JSON-protocol request (`POST /` with `X-Amz-Target: <prefix>.<Operation>`): the
+ * operation's result as 200, an ApiError as its status and type, anything else as a 500.
+ */
+export async function serveAwsJson(
+  options: { service: string; targetPrefix: string; contentType: string; internalErrorType: string },
+  operations: Record<string, AwsJsonOperation>,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  try {
+    const body = await readBody(request);
+    const target = String(request.headers['x-amz-target'] ?? '');
+    const operationName = target.startsWith(options.targetPrefix) ? target.slice(options.targetPrefix.length) : '';
+    const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
+    if (request.method !== 'POST' || !operation) {
+      throw new ApiError('UnknownOperationException', `Unknown operation: '${target}'`);
+    }
+    sendJson(response, 200, await operation(parseRequestBody(body)), options.contentType);
+  } catch (error) {
+    if (error instanceof ApiError) {
+      sendJson(response, error.statusCode, { __type: error.type, message: error.message }, options.contentType);
+      return;
+    }
+    console.error(`[${options.service}] request failed:`, error);
+    sendJson(response, 500, { __type: options.internalErrorType, message: String(error) }, options.contentType);
+  }
+}

@@ -12,14 +12,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ApiError, isPlainObject, readBody, parseRequestBody, sendJson as sendAwsJson } from './aws-protocol.ts';
+import { ApiError, isPlainObject, serveAwsJson } from './aws-protocol.ts';
 
-const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
 
 export type LocalTaskStatus = 'PROVISIONING' | 'PENDING' | 'RUNNING' | 'STOPPING' | 'DEPROVISIONING' | 'STOPPED';
 
@@ -95,6 +94,7 @@ export interface LocalEcs {
 }
 
 const TARGET_PREFIX = 'AmazonEC2ContainerServiceV20141113.';
+const PROTOCOL = { service: 'ecs', targetPrefix: TARGET_PREFIX, contentType: 'application/x-amz-json-1.1', internalErrorType: 'ServerException' };
 const DEFAULT_CLUSTER_ARN = 'arn:aws:ecs:local:000000000000:cluster/default';
 const LOG_TAIL_LINES = 50;
 const STDERR_TAIL_LINES = 10;
@@ -852,7 +852,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
 
   // ---- server --------------------------------------------------------------------------------
 
-  const server = createServer((request, response) => void serveRequest(operations, request, response));
+  const server = createServer((request, response) => void serveAwsJson(PROTOCOL, operations, request, response));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -891,29 +891,6 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-async function serveRequest(
-  operations: Record<string, Operation>,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
-  try {
-    const body = await readBody(request);
-    const target = String(request.headers['x-amz-target'] ?? '');
-    const operationName = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
-    const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
-    if (request.method !== 'POST' || !operation) {
-      throw new ApiError('UnknownOperationException', `Unknown operation: '${target}'`);
-    }
-    sendAwsJson(response, 200, await operation(parseRequestBody(body)), JSON_CONTENT_TYPE);
-  } catch (error) {
-    if (error instanceof ApiError) {
-      sendAwsJson(response, error.statusCode, { __type: error.type, message: error.message }, JSON_CONTENT_TYPE);
-      return;
-    }
-    console.error('[ecs] request failed:', error);
-    sendAwsJson(response, 500, { __type: 'ServerException', message: String(error) }, JSON_CONTENT_TYPE);
-  }
-}
 
 
 

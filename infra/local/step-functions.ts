@@ -2,7 +2,7 @@
 // resolved out of the CloudFormation template) with aws-local-stepfunctions, and serves the part of
 // the Step Functions API that production code calls through @aws-sdk/client-sfn (AWS JSON 1.0
 // protocol), so the same code runs unchanged against AWS_ENDPOINT_URL_SFN=<endpoint>.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
@@ -24,9 +24,9 @@ import {
   type PutItemCommandInput,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { ApiError, isPlainObject, readBody, parseRequestBody, sendJson as sendAwsJson } from './aws-protocol.ts';
+import { ApiError, isPlainObject, serveAwsJson } from './aws-protocol.ts';
 
-const JSON_CONTENT_TYPE = 'application/x-amz-json-1.0';
+const PROTOCOL = { service: 'step-functions', targetPrefix: 'AWSStepFunctions.', contentType: 'application/x-amz-json-1.0', internalErrorType: 'InternalFailure' };
 
 // aws-local-stepfunctions calls Promise.withResolvers (ES2024) in every Task state; Node 20 lacks it.
 installPromiseWithResolvers();
@@ -446,7 +446,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
   }
 
   const api = apiOperations({ options, startExecution, stopExecution, findEntry, entries: () => [...entries.values()] });
-  const server = createServer((request, response) => void serveRequest(api, request, response));
+  const server = createServer((request, response) => void serveAwsJson(PROTOCOL, api, request, response));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -823,29 +823,6 @@ function parseExecutionInput(rawInput: string): JsonValue {
   }
 }
 
-async function serveRequest(
-  operations: Record<string, Operation>,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
-  try {
-    const body = await readBody(request);
-    const target = String(request.headers['x-amz-target'] ?? '');
-    const operationName = target.replace(/^AWSStepFunctions\./, '');
-    const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
-    if (request.method !== 'POST' || !target.startsWith('AWSStepFunctions.') || !operation) {
-      throw new ApiError('UnknownOperationException', `Unknown operation: '${target}'`);
-    }
-    sendAwsJson(response, 200, operation(parseRequestBody(body)), JSON_CONTENT_TYPE);
-  } catch (error) {
-    if (error instanceof ApiError) {
-      sendAwsJson(response, error.statusCode, { __type: error.type, message: error.message }, JSON_CONTENT_TYPE);
-      return;
-    }
-    console.error('[step-functions] request failed:', error);
-    sendAwsJson(response, 500, { __type: 'InternalFailure', message: String(error) }, JSON_CONTENT_TYPE);
-  }
-}
 
 
 

@@ -221,18 +221,16 @@ function checkWall(w: WallTime): string | null {
   return null;
 }
 
+/** The date-time fields of a LOCAL_RE / ONE_SHOT_RE match (groups 1-6). */
+function wallFromMatch(m: RegExpExecArray): WallTime {
+  return { year: Number(m[1]), month: Number(m[2]), day: Number(m[3]), hour: Number(m[4]), minute: Number(m[5]), second: Number(m[6] ?? 0) };
+}
+
 /** Strict `YYYY-MM-DDTHH:MM[:SS]` (no offset), a real calendar date. */
 export function parseLocalDateTime(text: string): { ok: true; wall: WallTime; local: string } | { ok: false; error: string } {
   const m = LOCAL_RE.exec(text);
   if (!m) return { ok: false, error: 'expected YYYY-MM-DDTHH:MM[:SS]' };
-  const wall: WallTime = {
-    year: Number(m[1]),
-    month: Number(m[2]),
-    day: Number(m[3]),
-    hour: Number(m[4]),
-    minute: Number(m[5]),
-    second: Number(m[6] ?? 0),
-  };
+  const wall = wallFromMatch(m);
   const problem = checkWall(wall);
   return problem ? { ok: false, error: problem } : { ok: true, wall, local: formatWall(wall) };
 }
@@ -246,14 +244,7 @@ export function parseLocalDateTime(text: string): { ok: true; wall: WallTime; lo
 export function parseOneShotTime(text: string): { ok: true; time: OneShotTime } | { ok: false; error: string } {
   const m = ONE_SHOT_RE.exec(text);
   if (!m) return { ok: false, error: 'format' };
-  const wall: WallTime = {
-    year: Number(m[1]),
-    month: Number(m[2]),
-    day: Number(m[3]),
-    hour: Number(m[4]),
-    minute: Number(m[5]),
-    second: Number(m[6] ?? 0),
-  };
+  const wall = wallFromMatch(m);
   const problem = checkWall(wall);
   if (problem) return { ok: false, error: problem };
   const zone = m[7];
