@@ -49,7 +49,12 @@ export const DISPATCH_LANES = 2;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 10): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+  everyMs = 10,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -59,12 +64,15 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
   }
 }
 
-const executionOf = (stack: TestStack, runId: string) => stack.cloud.stepFunctions.executions.get(executionArnFor(stack.cloud.stateMachineArn, runId));
+const executionOf = (stack: TestStack, runId: string) =>
+  stack.cloud.stepFunctions.executions.get(executionArnFor(stack.cloud.stateMachineArn, runId));
 
 async function actorStatus(stack: TestStack, threadId: string): Promise<unknown> {
   // The local cloud's own DynamoDB client: not one of the handlers' calls.
   const db = documentClient(stack.cloud.clients.dynamodb);
-  const out = await db.send(new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' }, ConsistentRead: true }));
+  const out = await db.send(
+    new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' }, ConsistentRead: true }),
+  );
   return out.Item?.status;
 }
 
@@ -128,8 +136,15 @@ export async function measureStops(stack: TestStack, count: number): Promise<Sto
   let thread: { channel: string; threadTs: string; threadId: string } | undefined;
   for (let i = 0; i < STOP_WARM_UP + count; i++) {
     const pidFile = `stop-bench-${i}.pid`;
-    stack.bedrock.script({ toolUses: [{ toolUseId: `tu_stop_bench_${i}_${Date.now()}`, name: 'bash', input: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }] });
-    const posted = await stack.slack.postUserMessage({ text: thread ? 'sleep again' : `<@${bot}> sleep a while`, threadTs: thread?.threadTs });
+    stack.bedrock.script({
+      toolUses: [
+        { toolUseId: `tu_stop_bench_${i}_${Date.now()}`, name: 'bash', input: { command: `sleep 300 & echo $! > ${pidFile}; wait` } },
+      ],
+    });
+    const posted = await stack.slack.postUserMessage({
+      text: thread ? 'sleep again' : `<@${bot}> sleep a while`,
+      threadTs: thread?.threadTs,
+    });
     if (posted.status !== 200) throw new Error(`Slack delivery failed with HTTP ${posted.status}`);
     thread ??= { channel: posted.channel, threadTs: posted.threadTs, threadId: `slack:${posted.channel}:${posted.threadTs}` };
     const { threadId } = thread;
@@ -169,7 +184,15 @@ export async function measureStops(stack: TestStack, count: number): Promise<Sto
     });
   }
   const pick = (key: keyof StopSample) => summarize(samples.map((s) => s[key]));
-  return { n: samples.length, samples, aborted: pick('aborted'), killed: pick('killed'), visible: pick('visible'), idle: pick('idle'), ack: pick('ack') };
+  return {
+    n: samples.length,
+    samples,
+    aborted: pick('aborted'),
+    killed: pick('killed'),
+    visible: pick('visible'),
+    idle: pick('idle'),
+    ack: pick('ack'),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,8 +217,10 @@ async function pool<T>(count: number, concurrency: number, task: (i: number) => 
 interface InitializeHost {
   middlewareStack: {
     add(
-      middleware: (next: (args: unknown) => Promise<{ output: { Messages?: { Attributes?: Record<string, string> }[] } }>, context: { commandName?: string }) =>
-        (args: unknown) => Promise<unknown>,
+      middleware: (
+        next: (args: unknown) => Promise<{ output: { Messages?: { Attributes?: Record<string, string> }[] } }>,
+        context: { commandName?: string },
+      ) => (args: unknown) => Promise<unknown>,
       options: { step: 'initialize'; name: string; override?: boolean },
     ): void;
   };
@@ -306,16 +331,29 @@ function sqsRecord(stack: TestStack, body: string, groupId: string, dedupId: str
  * `count` prompts for new threads, as the webhook would enqueue them: the captured prompt with its
  * thread's ts replaced by that of a new top-level message stored in the Slack stand-in (not delivered).
  */
-async function promptBodies(stack: TestStack, template: { body: string; ts: string; text: string }, count: number): Promise<{ body: string; threadId: string; ts: string }[]> {
+async function promptBodies(
+  stack: TestStack,
+  template: { body: string; ts: string; text: string },
+  count: number,
+): Promise<{ body: string; threadId: string; ts: string }[]> {
   const out: { body: string; threadId: string; ts: string }[] = [];
   for (let i = 0; i < count; i++) {
     const posted = await stack.slack.postUserMessage({ text: template.text, events: [] });
-    out.push({ body: template.body.split(template.ts).join(posted.ts), threadId: `slack:${posted.channel}:${posted.threadTs}`, ts: posted.ts });
+    out.push({
+      body: template.body.split(template.ts).join(posted.ts),
+      threadId: `slack:${posted.channel}:${posted.threadTs}`,
+      ts: posted.ts,
+    });
   }
   return out;
 }
 
-async function dispatchSeries(stack: TestStack, prompts: { body: string; threadId: string; ts: string }[], lanes: number, drainBetween: boolean): Promise<DispatchSeries> {
+async function dispatchSeries(
+  stack: TestStack,
+  prompts: { body: string; threadId: string; ts: string }[],
+  lanes: number,
+  drainBetween: boolean,
+): Promise<DispatchSeries> {
   const batches: SQSEvent[] = [];
   const groups: { threadId: string; ts: string }[][] = [];
   for (let i = 0; i < prompts.length; i += BATCH_SIZE) {
@@ -332,7 +370,8 @@ async function dispatchSeries(stack: TestStack, prompts: { body: string; threadI
     const elapsed = performance.now() - started;
     batchMs.push(elapsed);
     failures += result.batchItemFailures.length;
-    if (drainBetween) await Promise.all(groups[b]!.map((p) => stack.cloud.stepFunctions.waitForExecution(runIdFor(p.threadId, p.ts), 60_000)));
+    if (drainBetween)
+      await Promise.all(groups[b]!.map((p) => stack.cloud.stepFunctions.waitForExecution(runIdFor(p.threadId, p.ts), 60_000)));
   });
   const wallMs = performance.now() - wallStart;
   const notStarted = prompts.filter((p) => !executionOf(stack, runIdFor(p.threadId, p.ts))).length;
@@ -357,7 +396,9 @@ export async function measureThroughput(stack: TestStack, threads: number, dispa
   const text = `<@${stack.slack.botUserId}> pressure`;
   const firstPost = Date.now();
   const posts = await pool(threads, POST_CONCURRENCY, () => postMention(stack, text));
-  const executions: LocalExecution[] = await Promise.all(posts.map((p) => stack.cloud.stepFunctions.waitForExecution(runIdFor(p.threadId, p.ts), 120_000)));
+  const executions: LocalExecution[] = await Promise.all(
+    posts.map((p) => stack.cloud.stepFunctions.waitForExecution(runIdFor(p.threadId, p.ts), 120_000)),
+  );
   await waitForQuiet(stack, runsBefore + threads);
   const pollerBatches = stack.cloud.poller.batches - batchesBefore;
   const received = receives();

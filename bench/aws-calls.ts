@@ -50,7 +50,10 @@ function phaseFromStack(stack: string): Phase | undefined {
 interface MiddlewareHost {
   middlewareStack: {
     add(
-      middleware: (next: (args: unknown) => Promise<unknown>, context: { clientName?: string; commandName?: string }) => (args: unknown) => Promise<unknown>,
+      middleware: (
+        next: (args: unknown) => Promise<unknown>,
+        context: { clientName?: string; commandName?: string },
+      ) => (args: unknown) => Promise<unknown>,
       options: { step: 'deserialize'; name: string; override?: boolean },
     ): void;
   };

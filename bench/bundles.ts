@@ -69,9 +69,16 @@ function compositionOf(metafile: Metafile, outfile: string): Composition {
   const packages = [...byPackage].sort((a, b) => b[1] - a[1]);
   return {
     awsSdk: packages.filter(([name]) => isAwsSdk(name)).reduce((sum, [, n]) => sum + n, 0),
-    sdkClients: packages.map(([name]) => name).filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length)).sort(),
+    sdkClients: packages
+      .map(([name]) => name)
+      .filter((name) => name.startsWith('@aws-sdk/client-'))
+      .map((name) => name.slice('@aws-sdk/'.length))
+      .sort(),
     project,
-    largest: packages.filter(([name]) => !isAwsSdk(name)).slice(0, 5).map(([name, bytes]) => ({ name, bytes })),
+    largest: packages
+      .filter(([name]) => !isAwsSdk(name))
+      .slice(0, 5)
+      .map(([name, bytes]) => ({ name, bytes })),
   };
 }
 

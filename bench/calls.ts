@@ -65,9 +65,17 @@ export async function countOneRun(stack: TestStack, counter: AwsCallCounter): Pr
   const slackCalls = stack.slack.calls.slice(slackBefore).filter((c) => c.at <= timeline.endedAt);
   const tasks = timeline.execution.history.filter((h) => h.type === 'Task').length;
   return {
-    aws: tally(handlerCalls, (c) => `${c.service}\t${c.operation}`, (c) => c.phase ?? phaseAt(c.at, timeline)),
+    aws: tally(
+      handlerCalls,
+      (c) => `${c.service}\t${c.operation}`,
+      (c) => c.phase ?? phaseAt(c.at, timeline),
+    ),
     platform,
-    slack: tally(slackCalls, (c) => c.method, (c) => phaseAt(c.at, timeline)),
+    slack: tally(
+      slackCalls,
+      (c) => c.method,
+      (c) => phaseAt(c.at, timeline),
+    ),
     placedByTime: handlerCalls.filter((c) => !c.phase).length,
     bedrockRequestsSeen: stack.bedrock.requests.length - bedrockBefore,
     lambdaInvocations: {

@@ -25,7 +25,8 @@ const FOLLOW_UPS = 3;
 export const LOOP_TOOLS = 5;
 
 const USER_TEXT = 'Could you check the deploy log for the billing service and tell me which step failed, and why it failed?';
-const ANSWER_TEXT = 'The migrate step failed: the schema lock was held by an earlier job that never finished. I released the lock and re-ran the step; it passed.';
+const ANSWER_TEXT =
+  'The migrate step failed: the schema lock was held by an earlier job that never finished. I released the lock and re-ran the step; it passed.';
 
 export interface StepFigures {
   label: string;
@@ -75,7 +76,11 @@ function history(pairs: number, threadId: string): ContextEntry[] {
     const at = new Date(start + i * 60_000).toISOString();
     const runId = `run-history-${i}`;
     return [
-      { role: 'user', content: [{ text: `Fixture User: (${i + 1}) ${USER_TEXT}` }], meta: { runId, at, messageId: `${threadId}:history-${i}` } },
+      {
+        role: 'user',
+        content: [{ text: `Fixture User: (${i + 1}) ${USER_TEXT}` }],
+        meta: { runId, at, messageId: `${threadId}:history-${i}` },
+      },
       { role: 'assistant', content: [{ text: `(${i + 1}) ${ANSWER_TEXT}` }], meta: { runId, at, step: 0 } },
     ];
   }).flat();
@@ -83,9 +88,14 @@ function history(pairs: number, threadId: string): ContextEntry[] {
 
 async function writeSettings(stack: TestStack, settings: object): Promise<void> {
   // The local cloud's own S3 client: not one of the handlers' calls.
-  await stack.cloud.clients.s3.send(new PutObjectCommand({
-    Bucket: stack.cloud.names.bucket, Key: ROOT_KEYS.settings, Body: JSON.stringify(settings), ContentType: 'application/json',
-  }));
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: ROOT_KEYS.settings,
+      Body: JSON.stringify(settings),
+      ContentType: 'application/json',
+    }),
+  );
 }
 
 interface Posted {
@@ -114,14 +124,23 @@ function modelWindows(execution: LocalExecution): [number, number][] {
   return h.flatMap((s, i) => (s.name === 'Model' ? [[s.enteredAt, h[i + 1]?.enteredAt ?? Infinity] as [number, number]] : []));
 }
 
-async function measuredPrompt(stack: TestStack, recorder: S3Recorder, base: Omit<StepFigures, keyof Measured>, text: string, threadTs: string): Promise<StepFigures> {
+async function measuredPrompt(
+  stack: TestStack,
+  recorder: S3Recorder,
+  base: Omit<StepFigures, keyof Measured>,
+  text: string,
+  threadTs: string,
+): Promise<StepFigures> {
   recorder.start();
   const run = await post(stack, text, threadTs); // on failure, measureContext's finally stops the recorder
   const calls = recorder.stop();
   return { ...base, ...measure(run, calls, dataKeys(run.threadId).context) };
 }
 
-type Measured = Pick<StepFigures, 'compacted' | 'messagesSent' | 'inputTokens' | 'requestBytes' | 's3Gets' | 's3BytesIn' | 'contextBytesIn' | 's3Puts' | 's3BytesOut'>;
+type Measured = Pick<
+  StepFigures,
+  'compacted' | 'messagesSent' | 'inputTokens' | 'requestBytes' | 's3Gets' | 's3BytesIn' | 'contextBytesIn' | 's3Puts' | 's3BytesOut'
+>;
 
 function measure(run: Posted, calls: ReturnType<S3Recorder['stop']>, contextKey: string): Measured {
   const windows = modelWindows(run.execution);
@@ -148,7 +167,12 @@ function measure(run: Posted, calls: ReturnType<S3Recorder['stop']>, contextKey:
 }
 
 /** A thread of `pairs` earlier messages, written straight into S3, then one real prompt measured. */
-async function growThread(stack: TestStack, recorder: S3Recorder, pairs: number, compaction: StepFigures['compaction']): Promise<{ figures: StepFigures; threadTs: string; tokens: number }> {
+async function growThread(
+  stack: TestStack,
+  recorder: S3Recorder,
+  pairs: number,
+  compaction: StepFigures['compaction'],
+): Promise<{ figures: StepFigures; threadTs: string; tokens: number }> {
   const opened = await post(stack, `context bench, ${pairs} messages`);
   const entries = history(pairs, opened.threadId);
   await saveContext({ s3: stack.cloud.clients.s3, bucket: stack.cloud.names.bucket }, opened.threadId, entries);
@@ -168,15 +192,21 @@ function cachingModel(stack: TestStack, tools: number): () => void {
     const usage = { inputTokens: prompt - read, cacheReadInputTokens: read, cacheWriteInputTokens: prompt - read, outputTokens: 20 };
     previous = prompt;
     step++;
-    if (step <= tools) return { toolUses: [{ toolUseId: `tu_cache_${step}_${Date.now()}`, name: 'bash', input: { command: 'true' } }], usage };
+    if (step <= tools)
+      return { toolUses: [{ toolUseId: `tu_cache_${step}_${Date.now()}`, name: 'bash', input: { command: 'true' } }], usage };
     return { text: 'All five checks passed.', usage };
   });
   return () => stack.bedrock.setDefault(() => ({ text: 'Done.' }));
 }
 
 async function readContext(stack: TestStack, threadId: string): Promise<ContextEntry[]> {
-  const out = await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: dataKeys(threadId).context }));
-  return (await out.Body!.transformToString()).trim().split('\n').map((line) => JSON.parse(line) as ContextEntry);
+  const out = await stack.cloud.clients.s3.send(
+    new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: dataKeys(threadId).context }),
+  );
+  return (await out.Body!.transformToString())
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ContextEntry);
 }
 
 export async function measureContext(stack: TestStack): Promise<ContextResult> {
@@ -214,11 +244,16 @@ export async function measureContext(stack: TestStack): Promise<ContextResult> {
     restore();
   }
   // Correctness, not timing: every `true` ran in the sandbox and answered the model.
-  const results = (loop.requests.at(-1)?.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : [])));
+  const results = (loop.requests.at(-1)?.body.messages ?? []).flatMap((m) =>
+    (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : [])),
+  );
   const succeeded = results.filter((r) => r.status === 'success').length;
-  if (succeeded !== LOOP_TOOLS) throw new Error(`Expected ${LOOP_TOOLS} successful bash calls in ${loop.execution.name}, found ${succeeded} of ${results.length}`);
+  if (succeeded !== LOOP_TOOLS)
+    throw new Error(`Expected ${LOOP_TOOLS} successful bash calls in ${loop.execution.name}, found ${succeeded} of ${results.length}`);
   const runId = loop.execution.name;
-  const recorded = (await readContext(stack, loop.threadId)).filter((e) => e.role === 'assistant' && e.meta.runId === runId && e.meta.usage);
+  const recorded = (await readContext(stack, loop.threadId)).filter(
+    (e) => e.role === 'assistant' && e.meta.runId === runId && e.meta.usage,
+  );
   const streams = loop.requests.filter((r) => r.operation === 'converse-stream');
   const cache = recorded.map((e, i): CacheStep => {
     const usage = e.meta.usage ?? {};
@@ -243,6 +278,10 @@ export async function measureContext(stack: TestStack): Promise<ContextResult> {
     cache,
     loopRequests: streams.length,
     withAllCachePoints: streams.filter((r) => has.system(r) && has.tools(r) && has.lastMessage(r)).length,
-    cachePointsBy: { system: streams.filter(has.system).length, tools: streams.filter(has.tools).length, lastMessage: streams.filter(has.lastMessage).length },
+    cachePointsBy: {
+      system: streams.filter(has.system).length,
+      tools: streams.filter(has.tools).length,
+      lastMessage: streams.filter(has.lastMessage).length,
+    },
   };
 }

@@ -75,14 +75,24 @@ function printAcks(result: AckResult): void {
   const row = (s: AckSeries) => [s.label, ms(s.stats.p50), ms(s.stats.p90), ms(s.stats.p99), ms(s.stats.max), s.non2xx];
   console.log(table(['path', 'p50', 'p90', 'p99', 'max', 'non-2xx'], [http, direct, burst].map(row)));
   console.log();
-  console.log(`  HTTP overhead, isolated (p50 HTTP − p50 direct): ${ms(http.stats.p50 - direct.stats.p50)}  (HTTP/direct p50 ${ratio(http.stats.p50 / direct.stats.p50)})`);
-  console.log(`  Runs overlapping the acks (back-to-back vs isolated HTTP): p50 ${ratio(burst.stats.p50 / http.stats.p50)}, p99 ${ratio(burst.stats.p99 / http.stats.p99)}`);
-  console.log(`  Slack's ack budget is ${SLACK_ACK_BUDGET_MS} ms. p99 uses ${percent(http.stats.p99 / SLACK_ACK_BUDGET_MS)} of it isolated, ` +
-    `${percent(burst.stats.p99 / SLACK_ACK_BUDGET_MS)} back-to-back (max ${percent(burst.stats.max / SLACK_ACK_BUDGET_MS)})`);
-  console.log(`  First webhook call of the process (cold Chat SDK; Slack calls: ${result.coldSlackCalls.join(', ') || 'none'}): ` +
-    `${ms(result.coldMs)} = ${percent(result.coldMs / SLACK_ACK_BUDGET_MS)} of the budget`);
+  console.log(
+    `  HTTP overhead, isolated (p50 HTTP − p50 direct): ${ms(http.stats.p50 - direct.stats.p50)}  (HTTP/direct p50 ${ratio(http.stats.p50 / direct.stats.p50)})`,
+  );
+  console.log(
+    `  Runs overlapping the acks (back-to-back vs isolated HTTP): p50 ${ratio(burst.stats.p50 / http.stats.p50)}, p99 ${ratio(burst.stats.p99 / http.stats.p99)}`,
+  );
+  console.log(
+    `  Slack's ack budget is ${SLACK_ACK_BUDGET_MS} ms. p99 uses ${percent(http.stats.p99 / SLACK_ACK_BUDGET_MS)} of it isolated, ` +
+      `${percent(burst.stats.p99 / SLACK_ACK_BUDGET_MS)} back-to-back (max ${percent(burst.stats.max / SLACK_ACK_BUDGET_MS)})`,
+  );
+  console.log(
+    `  First webhook call of the process (cold Chat SDK; Slack calls: ${result.coldSlackCalls.join(', ') || 'none'}): ` +
+      `${ms(result.coldMs)} = ${percent(result.coldMs / SLACK_ACK_BUDGET_MS)} of the budget`,
+  );
   console.log(`  After the last back-to-back ack, the runs still going drained in ${ms(burst.drainMs)}.`);
-  note('isolated = the next request waits for the previous mention\'s run to end; back-to-back = it does not, so runs compete with acks for the CPU.');
+  note(
+    "isolated = the next request waits for the previous mention's run to end; back-to-back = it does not, so runs compete with acks for the CPU.",
+  );
   note('the HTTP client (fetch) runs in the same process as the stand-ins, so "HTTP overhead" includes the client\'s own CPU time.');
   note('the cold figure has no Lambda init (module load) in it: the handlers were imported when the local cloud started.');
 }
@@ -94,16 +104,27 @@ function printSteps(result: StepResult): void {
     ['post → reply complete in Slack', result.replyVisible],
     ...result.phases.map((p) => [`  ${p.name}`, p.stats] as const),
     ['direct ConverseStream call to the fake (same request)', result.direct],
-    ['Model state − direct call (paired): the step\'s own work', result.modelStepExtra],
+    ["Model state − direct call (paired): the step's own work", result.modelStepExtra],
   ] as const;
-  console.log(table(['measure', 'p50', 'p90', 'max'], rows.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)])));
+  console.log(
+    table(
+      ['measure', 'p50', 'p90', 'max'],
+      rows.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)]),
+    ),
+  );
   const overhead = result.wholePath.p50 - result.direct.p50;
   console.log();
-  console.log(`  per model step: whole path p50 ${ms(result.wholePath.p50)}, p90 ${ms(result.wholePath.p90)}; direct model call p50 ${ms(result.direct.p50)}`);
-  console.log(`  orchestration overhead (p50 whole path − p50 direct): ${ms(overhead)}; whole path / direct call = ${ratio(result.wholePath.p50 / result.direct.p50)}`);
+  console.log(
+    `  per model step: whole path p50 ${ms(result.wholePath.p50)}, p90 ${ms(result.wholePath.p90)}; direct model call p50 ${ms(result.direct.p50)}`,
+  );
+  console.log(
+    `  orchestration overhead (p50 whole path − p50 direct): ${ms(overhead)}; whole path / direct call = ${ratio(result.wholePath.p50 / result.direct.p50)}`,
+  );
   note('phases overlap slightly: the run can start before the second delivery (app_mention) is acked.');
   note('a real model takes seconds per step, so the overhead is what matters here, not the ratio.');
-  note('sections 1 and 2 run with settings.json sandbox.startEarly off: no sandbox task per new thread (each is a process on this machine).');
+  note(
+    'sections 1 and 2 run with settings.json sandbox.startEarly off: no sandbox task per new thread (each is a process on this machine).',
+  );
 }
 
 function printCalls(result: CallsResult): void {
@@ -128,18 +149,32 @@ function printCalls(result: CallsResult): void {
   console.log(`  per run, by service: ${[...byService].map(([s, n]) => `${s} ${n}`).join(', ')}`);
   const modelStep = [...result.aws.values()].reduce((sum, c) => sum + c.model, 0);
   console.log(`  per model step (Model state only): ${modelStep} AWS calls; the fake saw ${result.bedrockRequestsSeen} Bedrock request(s)`);
-  const slackRows = [...result.slack].map(([method, counts]) => [method, ...PHASES.map((p) => counts[p]), PHASES.reduce((s, p) => s + counts[p], 0)]);
+  const slackRows = [...result.slack].map(([method, counts]) => [
+    method,
+    ...PHASES.map((p) => counts[p]),
+    PHASES.reduce((s, p) => s + counts[p], 0),
+  ]);
   console.log();
   console.log(table(['Slack Web API', ...header.slice(2)], slackRows));
   console.log();
-  const lambdas = Object.entries(result.lambdaInvocations).map(([fn, n]) => `${fn} ${n}`).join(', ');
+  const lambdas = Object.entries(result.lambdaInvocations)
+    .map(([fn, n]) => `${fn} ${n}`)
+    .join(', ');
   console.log(`  Lambda invocations: ${lambdas}; Step Functions state transitions: ${result.stateTransitions}`);
   const platform = [...result.platform].map(([op, n]) => `${op} ${n}`).join(', ') || 'none';
   console.log(`  event source mapping (AWS-side, not the code's): SQS ${platform}`);
-  note(`counted at the SDK (deserialize step: every HTTP attempt); ${result.placedByTime} call(s) whose stack named no function were placed by time.`);
-  note('webhook = both deliveries (message + app_mention) of one mention. Secrets Manager is 0 locally (credentials come from the environment);');
-  note('in AWS each cold container of webhook and agent-step reads the Slack secret once. ReceiveMessage counts depend on long-poll timing.');
-  note('prepare starts the thread\'s sandbox (sandbox.startEarly, the default): the sandbox item in DynamoDB and ECS RunTask, not waited for.');
+  note(
+    `counted at the SDK (deserialize step: every HTTP attempt); ${result.placedByTime} call(s) whose stack named no function were placed by time.`,
+  );
+  note(
+    'webhook = both deliveries (message + app_mention) of one mention. Secrets Manager is 0 locally (credentials come from the environment);',
+  );
+  note(
+    'in AWS each cold container of webhook and agent-step reads the Slack secret once. ReceiveMessage counts depend on long-poll timing.',
+  );
+  note(
+    "prepare starts the thread's sandbox (sandbox.startEarly, the default): the sandbox item in DynamoDB and ECS RunTask, not waited for.",
+  );
 }
 
 function printBundles(results: BundleResult[]): void {
@@ -162,8 +197,10 @@ function printBundles(results: BundleResult[]): void {
   for (const r of results) {
     const c = r.composition;
     const others = c.largest.map((p) => `${p.name} ${bytes(p.bytes)}`).join(', ');
-    console.log(`    ${r.role}: AWS SDK ${bytes(c.awsSdk)} (${c.sdkClients.join(', ')}); ${others}; project code ${bytes(c.project)}` +
-      (r.warnings ? `; ${r.warnings} esbuild warning(s)` : ''));
+    console.log(
+      `    ${r.role}: AWS SDK ${bytes(c.awsSdk)} (${c.sdkClients.join(', ')}); ${others}; project code ${bytes(c.project)}` +
+        (r.warnings ? `; ${r.warnings} esbuild warning(s)` : ''),
+    );
   }
   note('"asset gz" = gzip of index.mjs + gzip of index.mjs.map, close to the zip CDK uploads; the unzipped ratio counts both files.');
 }
@@ -176,7 +213,9 @@ function spread(traffic: Traffic[], pick: (t: Traffic) => number, format: (x: nu
 }
 
 function printTools(result: ToolsResult): void {
-  section(`5. Tool calls through the sandbox (${result.n} sequential bash \`true\` calls, one per model turn, after the thread's first; Bedrock fake answering at once)`);
+  section(
+    `5. Tool calls through the sandbox (${result.n} sequential bash \`true\` calls, one per model turn, after the thread's first; Bedrock fake answering at once)`,
+  );
   const rows = [
     ['whole path per tool call: Tool entered → result saved (NextStep)', result.wholePath],
     ['  Tool state (agent-step: context, Slack status, sandbox up?)', result.toolState],
@@ -188,23 +227,36 @@ function printTools(result: ToolsResult): void {
     ["direct spawnSync('sh', ['-c', 'true']) in the bench process", result.spawn],
     ['  the same from a fresh, small node process', result.spawnSmall],
   ] as const;
-  console.log(table(['measure', 'p50', 'p90', 'max'], rows.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)])));
+  console.log(
+    table(
+      ['measure', 'p50', 'p90', 'max'],
+      rows.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)]),
+    ),
+  );
   const { wholePath: whole, execTool: exec, spawn } = result;
   console.log();
-  console.log(`  whole path / direct spawn: p50 ${ratio(whole.p50 / spawn.p50)}, p90 ${ratio(whole.p90 / spawn.p90)}; ` +
-    `whole path / direct exec: p50 ${ratio(whole.p50 / exec.p50)}, p90 ${ratio(whole.p90 / exec.p90)}`);
-  console.log(`  whole path / spawn from a small process: p50 ${ratio(whole.p50 / result.spawnSmall.p50)}; ` +
-    `direct exec / spawn from a small process: p50 ${ratio(exec.p50 / result.spawnSmall.p50)}`);
+  console.log(
+    `  whole path / direct spawn: p50 ${ratio(whole.p50 / spawn.p50)}, p90 ${ratio(whole.p90 / spawn.p90)}; ` +
+      `whole path / direct exec: p50 ${ratio(whole.p50 / exec.p50)}, p90 ${ratio(whole.p90 / exec.p90)}`,
+  );
+  console.log(
+    `  whole path / spawn from a small process: p50 ${ratio(whole.p50 / result.spawnSmall.p50)}; ` +
+      `direct exec / spawn from a small process: p50 ${ratio(exec.p50 / result.spawnSmall.p50)}`,
+  );
   console.log(`  runtime overhead per tool call (p50 whole path − p50 direct exec): ${ms(whole.p50 - exec.p50)}`);
-  const firsts = result.firstCalls.map((f, i) =>
-    `thread ${i + 1}: ${ms(f.whole)} (Tool state waiting for the task: ${ms(f.toolState)}; ${ms(f.sincePrepare)} after Prepare sent RunTask)`);
+  const firsts = result.firstCalls.map(
+    (f, i) =>
+      `thread ${i + 1}: ${ms(f.whole)} (Tool state waiting for the task: ${ms(f.toolState)}; ${ms(f.sincePrepare)} after Prepare sent RunTask)`,
+  );
   console.log(`  first tool call (sandbox start), not in the figures above: ${firsts.join('; ')}`);
   const aws = result.awsPerCall.map(([op, n]) => `${op} ${n}`).join(', ');
   const slack = result.slackPerCall.map(([method, n]) => `${method} ${n}`).join(', ') || 'none';
   console.log(`  calls per tool call (median): ${aws}; Slack ${slack}`);
 
   console.log();
-  console.log(`  S3 ↔ sandbox per tool call (the sandbox step's sync), in a thread with nothing, then ${SMALL_FILES} small files, in scratch/:`);
+  console.log(
+    `  S3 ↔ sandbox per tool call (the sandbox step's sync), in a thread with nothing, then ${SMALL_FILES} small files, in scratch/:`,
+  );
   const trafficRows = result.scenarios.map((s) => [
     s.files,
     s.label,
@@ -216,26 +268,47 @@ function printTools(result: ToolsResult): void {
     spread(s.traffic, (t) => t.listed),
     ms(s.sandboxState.p50),
   ]);
-  console.log(table(['files in scratch/', 'tool call', 'n', 'S3 calls', 'list/get/put/delete', 'bytes in', 'bytes out', 'keys listed', 'SandboxTool p50'], trafficRows));
+  console.log(
+    table(
+      ['files in scratch/', 'tool call', 'n', 'S3 calls', 'list/get/put/delete', 'bytes in', 'bytes out', 'keys listed', 'SandboxTool p50'],
+      trafficRows,
+    ),
+  );
   const [none, , , , many] = result.scenarios;
   if (none && many) {
     console.log();
-    console.log(`  \`true\` with ${SMALL_FILES} files vs none: SandboxTool state p50 ${ms(many.sandboxState.p50)} vs ${ms(none.sandboxState.p50)} ` +
-      `(${ratio(many.sandboxState.p50 / none.sandboxState.p50)}); keys listed ${spread(many.traffic, (t) => t.listed)} vs ${spread(none.traffic, (t) => t.listed)}; ` +
-      `S3 calls ${spread(many.traffic, (t) => t.s3Calls)} vs ${spread(none.traffic, (t) => t.s3Calls)}`);
+    console.log(
+      `  \`true\` with ${SMALL_FILES} files vs none: SandboxTool state p50 ${ms(many.sandboxState.p50)} vs ${ms(none.sandboxState.p50)} ` +
+        `(${ratio(many.sandboxState.p50 / none.sandboxState.p50)}); keys listed ${spread(many.traffic, (t) => t.listed)} vs ${spread(none.traffic, (t) => t.listed)}; ` +
+        `S3 calls ${spread(many.traffic, (t) => t.s3Calls)} vs ${spread(none.traffic, (t) => t.s3Calls)}`,
+    );
   }
-  console.log(`  besides the sync, the step loads and saves the run's context.jsonl: ${result.contextPerCall.calls} S3 calls, ` +
-    `${bytes(result.contextPerCall.bytes)} per \`true\` call (median; it grows with the run)`);
+  console.log(
+    `  besides the sync, the step loads and saves the run's context.jsonl: ${result.contextPerCall.calls} S3 calls, ` +
+      `${bytes(result.contextPerCall.bytes)} per \`true\` call (median; it grows with the run)`,
+  );
   if (result.logCheck) {
     const { compared, mismatches } = result.logCheck;
-    console.log(`  cross-check with the sandbox step's own "tool call" log lines: ${compared - mismatches.length}/${compared} agree` +
-      (mismatches.length ? ` (${mismatches.slice(0, 3).join('; ')})` : ''));
+    console.log(
+      `  cross-check with the sandbox step's own "tool call" log lines: ${compared - mismatches.length}/${compared} agree` +
+        (mismatches.length ? ` (${mismatches.slice(0, 3).join('; ')})` : ''),
+    );
   }
-  note('one tool call = Tool entered → the NextStep after SandboxTool entered (execution history, ms resolution); the model step between calls is not in it.');
-  note('S3 calls / bytes: what the sandbox step logs as s3Calls / bytesIn / bytesOut, counted at the handlers\' S3 client (one per send); list/get/put/delete split it.');
-  note(`spawning forks the caller, and fork copies its page tables: from the bench process (${bytes(result.benchRss)} resident) a spawn costs more than from the small command server.`);
-  note('a read moves the file sandbox → function over HTTP (GET /files), not through S3; the model is shown 20 lines of the 1 MB text file.');
-  note(`the ${result.runs} runs took ${(result.elapsedMs / 1000).toFixed(1)} s with the direct calls. In AWS each state is a Lambda invocation (plus Step Functions' own transition time) and Fargate takes tens of seconds to start a task: locally the task is a process.`);
+  note(
+    'one tool call = Tool entered → the NextStep after SandboxTool entered (execution history, ms resolution); the model step between calls is not in it.',
+  );
+  note(
+    "S3 calls / bytes: what the sandbox step logs as s3Calls / bytesIn / bytesOut, counted at the handlers' S3 client (one per send); list/get/put/delete split it.",
+  );
+  note(
+    `spawning forks the caller, and fork copies its page tables: from the bench process (${bytes(result.benchRss)} resident) a spawn costs more than from the small command server.`,
+  );
+  note(
+    'a read moves the file sandbox → function over HTTP (GET /files), not through S3; the model is shown 20 lines of the 1 MB text file.',
+  );
+  note(
+    `the ${result.runs} runs took ${(result.elapsedMs / 1000).toFixed(1)} s with the direct calls. In AWS each state is a Lambda invocation (plus Step Functions' own transition time) and Fargate takes tens of seconds to start a task: locally the task is a process.`,
+  );
   if (!result.logCheck) note('set BENCH_LOG_LEVEL=info to check these counts against the sandbox step\'s own "tool call" log lines.');
 }
 
@@ -270,29 +343,38 @@ function bottleneck(t: ThroughputResult, calls: CallsResult): string {
   const r = rates(t);
   if (r.tail <= 0.2 * t.lastStartMs) {
     const webhookCalls = [...calls.aws.values()].reduce((sum, c) => sum + c.webhook, 0);
-    return `ingress: admissions kept up with the acks (the last run started ${ms(r.tail)} after the last ack), so the webhook side ` +
+    return (
+      `ingress: admissions kept up with the acks (the last run started ${ms(r.tail)} after the last ack), so the webhook side ` +
       `(2 signed deliveries per mention through the Chat SDK, ${webhookCalls} AWS calls with the SQS send, section 3) sets the pace; ` +
-      `the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}.`;
+      `the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}.`
+    );
   }
   const serial = `it admits a batch's records one after another (${dispatchCalls(calls)} AWS round trips each, section 3) on ${DISPATCH_LANES} pollers locally`;
   const lanes = r.direct / dispatchRate(t.direct.isolated, true);
-  const cpu = lanes < 1.3
-    ? ` A second lane adds nothing here (${DISPATCH_LANES} lanes / 1 lane ${ratio(lanes)}): the CPU, shared with the runs the admissions start, is the limit, not the round trips' latency.`
-    : ` A second lane helps (${DISPATCH_LANES} lanes / 1 lane ${ratio(lanes)}): the round trips' latency, not the CPU, limits a lane.`;
+  const cpu =
+    lanes < 1.3
+      ? ` A second lane adds nothing here (${DISPATCH_LANES} lanes / 1 lane ${ratio(lanes)}): the CPU, shared with the runs the admissions start, is the limit, not the round trips' latency.`
+      : ` A second lane helps (${DISPATCH_LANES} lanes / 1 lane ${ratio(lanes)}): the round trips' latency, not the CPU, limits a lane.`;
   if (r.afterPosting >= 0.6 * r.direct) {
-    return `the dispatcher. ${t.backlogAtLastAck} of ${t.threads} prompts were still waiting when the last post was acked; they were admitted at ` +
+    return (
+      `the dispatcher. ${t.backlogAtLastAck} of ${t.threads} prompts were still waiting when the last post was acked; they were admitted at ` +
       `${r.afterPosting.toFixed(1)}/s, ${ratio(r.afterPosting / r.direct)} the dispatch handler's own rate back to back (${r.direct.toFixed(1)}/s): ${serial}. ` +
-      `While the posts went on (${r.acked.toFixed(1)}/s acked) it admitted only ${r.whilePosting.toFixed(1)}/s, the webhook requests and the runs taking the CPU.${cpu}`;
+      `While the posts went on (${r.acked.toFixed(1)}/s acked) it admitted only ${r.whilePosting.toFixed(1)}/s, the webhook requests and the runs taking the CPU.${cpu}`
+    );
   }
-  return `the inbox → dispatch hand-off: after the last ack, the waiting prompts were admitted at ${r.afterPosting.toFixed(1)}/s, well below ` +
+  return (
+    `the inbox → dispatch hand-off: after the last ack, the waiting prompts were admitted at ${r.afterPosting.toFixed(1)}/s, well below ` +
     `the dispatch handler's own ${r.direct.toFixed(1)}/s back to back, so they waited in SQS for the event source mapping ` +
-    `(${(t.received.messages / Math.max(1, t.pollerBatches)).toFixed(1)} messages per batch, ${t.received.redelivered} redelivered).`;
+    `(${(t.received.messages / Math.max(1, t.pollerBatches)).toFixed(1)} messages per batch, ${t.received.redelivered} redelivered).`
+  );
 }
 
 function printActors(stops: StopResult, t: ThroughputResult, calls: CallsResult): void {
   section('6. Actors under pressure');
-  console.log(`  6a. Stop latency: ${stops.n} \`stop\`s posted in one thread while a bash tool call runs \`sleep 300 & echo $! > pidfile; wait\` ` +
-    `(random point of the ${STOP_POLL_MS} ms flag poll)`);
+  console.log(
+    `  6a. Stop latency: ${stops.n} \`stop\`s posted in one thread while a bash tool call runs \`sleep 300 & echo $! > pidfile; wait\` ` +
+      `(random point of the ${STOP_POLL_MS} ms flag poll)`,
+  );
   console.log();
   const stopRows: [string, Summary, number[]][] = [
     ['post `stop` → its delivery acked (webhook: flag, StopExecution, "Stopped.")', stops.ack, stops.samples.map((s) => s.ack)],
@@ -301,28 +383,55 @@ function printActors(stops: StopResult, t: ThroughputResult, calls: CallsResult)
     ['(c) post `stop` → "Stopped." in the thread', stops.visible, stops.samples.map((s) => s.visible)],
     ['post `stop` → thread idle again (run-ended rule released the lease)', stops.idle, stops.samples.map((s) => s.idle)],
   ];
-  console.log(table(['measure', 'p50', 'p90', 'max', `≤ ${OBEY_WITHIN_MS / 1000} s`], stopRows.map(([name, s, samples]) => [name, ms(s.p50), ms(s.p90), ms(s.max), percent(within(samples, OBEY_WITHIN_MS))])));
+  console.log(
+    table(
+      ['measure', 'p50', 'p90', 'max', `≤ ${OBEY_WITHIN_MS / 1000} s`],
+      stopRows.map(([name, s, samples]) => [name, ms(s.p50), ms(s.p90), ms(s.max), percent(within(samples, OBEY_WITHIN_MS))]),
+    ),
+  );
   console.log();
   const afterAbort = summarize(stops.samples.map((s) => s.killed - s.aborted));
-  console.log(`  the command obeyed within ${OBEY_WITHIN_MS / 1000} s in ${percent(within(stops.samples.map((s) => s.killed), OBEY_WITHIN_MS))} of the stops; ` +
-    `process gone − execution ABORTED: p50 ${ms(afterAbort.p50)}, max ${ms(afterAbort.max)} (the sandbox step's ${STOP_POLL_MS} ms flag poll, then POST /cancel and the kill)`);
-  console.log(`  process gone / execution ABORTED, p50: ${ratio(stops.killed.p50 / stops.aborted.p50)}; p50 process gone / the flag poll period: ${ratio(stops.killed.p50 / STOP_POLL_MS)}`);
-  note('the webhook flags the run and calls StopExecution before it acks, so (a) and (c) fall within the stop\'s own delivery; the command ends when the sandbox step next polls the flag.');
-  note(`the process is looked for every ${PID_POLL_MS} ms from the bench process; a zombie (exited, not yet reaped) counts as gone. One warm-up stop (it also started the sandbox) is left out.`);
-  note('aborting an execution does not end the Lambda invocation it is waiting on, in AWS as here: only the flag poll reaches the command.');
+  console.log(
+    `  the command obeyed within ${OBEY_WITHIN_MS / 1000} s in ${percent(
+      within(
+        stops.samples.map((s) => s.killed),
+        OBEY_WITHIN_MS,
+      ),
+    )} of the stops; ` +
+      `process gone − execution ABORTED: p50 ${ms(afterAbort.p50)}, max ${ms(afterAbort.max)} (the sandbox step's ${STOP_POLL_MS} ms flag poll, then POST /cancel and the kill)`,
+  );
+  console.log(
+    `  process gone / execution ABORTED, p50: ${ratio(stops.killed.p50 / stops.aborted.p50)}; p50 process gone / the flag poll period: ${ratio(stops.killed.p50 / STOP_POLL_MS)}`,
+  );
+  note(
+    "the webhook flags the run and calls StopExecution before it acks, so (a) and (c) fall within the stop's own delivery; the command ends when the sandbox step next polls the flag.",
+  );
+  note(
+    `the process is looked for every ${PID_POLL_MS} ms from the bench process; a zombie (exited, not yet reaped) counts as gone. One warm-up stop (it also started the sandbox) is left out.`,
+  );
+  note(
+    'aborting an execution does not end the Lambda invocation it is waiting on, in AWS as here: only the flag poll reaches the command.',
+  );
 
   const r = rates(t);
   console.log();
-  console.log(`  6b. Dispatcher throughput: ${t.threads} mentions, each in a new thread, ≤ ${POST_CONCURRENCY} posts in flight, Bedrock fake answering at once` +
-    (t.non2xx || t.failedRuns ? ` (${t.non2xx} non-2xx deliveries, ${t.failedRuns} runs not SUCCEEDED)` : ''));
+  console.log(
+    `  6b. Dispatcher throughput: ${t.threads} mentions, each in a new thread, ≤ ${POST_CONCURRENCY} posts in flight, Bedrock fake answering at once` +
+      (t.non2xx || t.failedRuns ? ` (${t.non2xx} non-2xx deliveries, ${t.failedRuns} runs not SUCCEEDED)` : ''),
+  );
   console.log();
-  console.log(table(['from the first post to', 'time', 'prompts/s'], [
-    ['the last post acked (both deliveries)', ms(t.lastAckMs), perSecond(t.threads, t.lastAckMs)],
-    ['the last execution started (admitted: lease taken, run started)', ms(t.lastStartMs), perSecond(t.threads, t.lastStartMs)],
-    ['the last run completed', ms(t.allDoneMs), perSecond(t.threads, t.allDoneMs)],
-    [`  admitted while posting (${t.threads - t.backlogAtLastAck} prompts)`, ms(t.lastAckMs), `${r.whilePosting.toFixed(1)}/s`],
-    [`  admitted after the last ack (${t.backlogAtLastAck} prompts)`, ms(r.tail), `${r.afterPosting.toFixed(1)}/s`],
-  ]));
+  console.log(
+    table(
+      ['from the first post to', 'time', 'prompts/s'],
+      [
+        ['the last post acked (both deliveries)', ms(t.lastAckMs), perSecond(t.threads, t.lastAckMs)],
+        ['the last execution started (admitted: lease taken, run started)', ms(t.lastStartMs), perSecond(t.threads, t.lastStartMs)],
+        ['the last run completed', ms(t.allDoneMs), perSecond(t.threads, t.allDoneMs)],
+        [`  admitted while posting (${t.threads - t.backlogAtLastAck} prompts)`, ms(t.lastAckMs), `${r.whilePosting.toFixed(1)}/s`],
+        [`  admitted after the last ack (${t.backlogAtLastAck} prompts)`, ms(r.tail), `${r.afterPosting.toFixed(1)}/s`],
+      ],
+    ),
+  );
   console.log();
   const { isolated, backToBack } = t.direct;
   const perPrompt: [string, Summary][] = [
@@ -332,23 +441,44 @@ function printActors(stops: StopResult, t: ThroughputResult, calls: CallsResult)
     [`dispatch handler alone, one ${BATCH_SIZE}-record batch, runs drained between batches`, isolated.batchMs],
     [`dispatch handler alone, one ${BATCH_SIZE}-record batch, back to back on ${backToBack.lanes} lanes`, backToBack.batchMs],
   ];
-  console.log(table(['measure', 'p50', 'p90', 'max'], perPrompt.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)])));
+  console.log(
+    table(
+      ['measure', 'p50', 'p90', 'max'],
+      perPrompt.map(([name, s]) => [name, ms(s.p50), ms(s.p90), ms(s.max)]),
+    ),
+  );
   console.log();
   const directProblems = isolated.failures + backToBack.failures + isolated.notStarted + backToBack.notStarted;
-  console.log(`  dispatch handler alone (SQS events of ${BATCH_SIZE} records for new threads, the webhook's prompt bodies): ` +
-    `${dispatchRate(isolated, true).toFixed(1)} records/s on 1 lane (${isolated.records} records, its own time, runs drained between batches), ` +
-    `${r.direct.toFixed(1)} records/s back to back on ${backToBack.lanes} lanes (${backToBack.records} records, wall time)` +
-    (directProblems ? `; ${isolated.failures + backToBack.failures} batch item failures, ${isolated.notStarted + backToBack.notStarted} not started` : ''));
-  console.log(`  ${backToBack.lanes} lanes back to back / 1 lane isolated: ${ratio(r.direct / dispatchRate(isolated, true))}; ` +
-    `the series' admissions / dispatch alone back to back: ${ratio(r.admitted / r.direct)}; acks / admissions: ${ratio(r.acked / r.admitted)}`);
-  console.log(`  the event source mapping handed dispatch ${t.received.messages} messages in ${t.pollerBatches} batches ` +
-    `(${(t.received.messages / Math.max(1, t.pollerBatches)).toFixed(1)} per batch); ${t.received.redelivered} were redeliveries (a 2 s visibility timeout ran out: a duplicate, admitted once)`);
+  console.log(
+    `  dispatch handler alone (SQS events of ${BATCH_SIZE} records for new threads, the webhook's prompt bodies): ` +
+      `${dispatchRate(isolated, true).toFixed(1)} records/s on 1 lane (${isolated.records} records, its own time, runs drained between batches), ` +
+      `${r.direct.toFixed(1)} records/s back to back on ${backToBack.lanes} lanes (${backToBack.records} records, wall time)` +
+      (directProblems
+        ? `; ${isolated.failures + backToBack.failures} batch item failures, ${isolated.notStarted + backToBack.notStarted} not started`
+        : ''),
+  );
+  console.log(
+    `  ${backToBack.lanes} lanes back to back / 1 lane isolated: ${ratio(r.direct / dispatchRate(isolated, true))}; ` +
+      `the series' admissions / dispatch alone back to back: ${ratio(r.admitted / r.direct)}; acks / admissions: ${ratio(r.acked / r.admitted)}`,
+  );
+  console.log(
+    `  the event source mapping handed dispatch ${t.received.messages} messages in ${t.pollerBatches} batches ` +
+      `(${(t.received.messages / Math.max(1, t.pollerBatches)).toFixed(1)} per batch); ${t.received.redelivered} were redeliveries (a 2 s visibility timeout ran out: a duplicate, admitted once)`,
+  );
   console.log(`  bottleneck: ${bottleneck(t, calls)}`);
-  note('admitted = the execution\'s startDate in the Step Functions stand-in (dispatch took the lease and called StartExecution).');
-  note('every admission starts a run in this process: runs compete with the acks and the dispatcher for the CPU (in AWS each is its own Lambda).');
-  note(`the direct batches start real runs too (they drained in ${ms(t.direct.drainMs)} after the last batch); "isolated" waits for a batch's runs before the next batch.`);
-  note('the local inbox\'s visibility timeout is 2 s (the test stack\'s); in AWS it is 6x the dispatch function\'s timeout, and a FIFO event source mapping');
-  note('scales its concurrent batches with the active message groups, where the local one polls with 2. Throughput series: settings.json sandbox.startEarly off.');
+  note("admitted = the execution's startDate in the Step Functions stand-in (dispatch took the lease and called StartExecution).");
+  note(
+    'every admission starts a run in this process: runs compete with the acks and the dispatcher for the CPU (in AWS each is its own Lambda).',
+  );
+  note(
+    `the direct batches start real runs too (they drained in ${ms(t.direct.drainMs)} after the last batch); "isolated" waits for a batch's runs before the next batch.`,
+  );
+  note(
+    "the local inbox's visibility timeout is 2 s (the test stack's); in AWS it is 6x the dispatch function's timeout, and a FIFO event source mapping",
+  );
+  note(
+    'scales its concurrent batches with the active message groups, where the local one polls with 2. Throughput series: settings.json sandbox.startEarly off.',
+  );
 }
 
 /** The measured step of a conversation size (scaled compaction), or the uncompacted 1,000. */
@@ -380,11 +510,18 @@ const cachedShare = (steps: { inputTokens: number; cacheReadInputTokens: number 
 function printContext(result: ContextResult): void {
   section('7. Context that lasts');
   const { contextWindowTokens: window, keepRecentTokens: keep } = SCALED_COMPACTION;
-  console.log(`  7a. Cost of the model step of ONE real prompt, after N earlier messages (a message = a user prompt + an answer, ~${
-    Math.round((result.historyTokens[1_000] ?? 0) / 1_000)} estimated tokens per message) written straight into the thread's context.jsonl.`);
-  console.log(`  Compaction settings scaled down so that it triggers within the 1,000-message thread: contextWindowTokens ${window.toLocaleString('en-US')}, ` +
-    `keepRecentTokens ${keep.toLocaleString('en-US')} (reservedOutputTokens 16,384 and thresholdRatio 0.8 as default); the first row keeps the default window (200,000), which holds 1,000 messages.`);
-  console.log(`  history, estimated tokens: ${CONVERSATION_SIZES.map((n) => `${n.toLocaleString('en-US')} messages ${(result.historyTokens[n] ?? 0).toLocaleString('en-US')}`).join(', ')}`);
+  console.log(
+    `  7a. Cost of the model step of ONE real prompt, after N earlier messages (a message = a user prompt + an answer, ~${Math.round(
+      (result.historyTokens[1_000] ?? 0) / 1_000,
+    )} estimated tokens per message) written straight into the thread's context.jsonl.`,
+  );
+  console.log(
+    `  Compaction settings scaled down so that it triggers within the 1,000-message thread: contextWindowTokens ${window.toLocaleString('en-US')}, ` +
+      `keepRecentTokens ${keep.toLocaleString('en-US')} (reservedOutputTokens 16,384 and thresholdRatio 0.8 as default); the first row keeps the default window (200,000), which holds 1,000 messages.`,
+  );
+  console.log(
+    `  history, estimated tokens: ${CONVERSATION_SIZES.map((n) => `${n.toLocaleString('en-US')} messages ${(result.historyTokens[n] ?? 0).toLocaleString('en-US')}`).join(', ')}`,
+  );
   console.log();
   const rows = result.steps.map((s) => [
     s.label,
@@ -397,26 +534,55 @@ function printContext(result: ContextResult): void {
     bytes(s.contextBytesIn),
     `${s.s3Puts} / ${bytes(s.s3BytesOut)}`,
   ]);
-  console.log(table(['thread before the prompt', 'compaction', 'compacted', 'messages sent', 'input tokens (est.)', 'request body', 'S3 reads / bytes', 'of it context.jsonl', 'S3 writes / bytes'], rows));
+  console.log(
+    table(
+      [
+        'thread before the prompt',
+        'compaction',
+        'compacted',
+        'messages sent',
+        'input tokens (est.)',
+        'request body',
+        'S3 reads / bytes',
+        'of it context.jsonl',
+        'S3 writes / bytes',
+      ],
+      rows,
+    ),
+  );
   const r = contextRatios(result);
   console.log();
   if (r) {
-    console.log(`  1,000-message step / 100-message step, without compaction: S3 bytes read ${ratio(r.bytesBefore)}, input tokens ${ratio(r.tokensBefore)}, request body ${ratio(r.requestBefore)}`);
-    console.log(`  1,000-message step / 100-message step, after compaction (the largest of the ${result.steps.filter((s) => s.messages > 1_000).length} later prompts): ` +
-      `S3 bytes read ${ratio(r.bytesAfter)}, input tokens ${ratio(r.tokensAfter)}, request body ${ratio(r.requestAfter)}`);
+    console.log(
+      `  1,000-message step / 100-message step, without compaction: S3 bytes read ${ratio(r.bytesBefore)}, input tokens ${ratio(r.tokensBefore)}, request body ${ratio(r.requestBefore)}`,
+    );
+    console.log(
+      `  1,000-message step / 100-message step, after compaction (the largest of the ${result.steps.filter((s) => s.messages > 1_000).length} later prompts): ` +
+        `S3 bytes read ${ratio(r.bytesAfter)}, input tokens ${ratio(r.tokensAfter)}, request body ${ratio(r.requestAfter)}`,
+    );
   }
   const compacting = contextStep(result, '1,000 messages');
   if (compacting) {
-    console.log(`  the compacting step itself reads the whole context once (${bytes(compacting.contextBytesIn)} of context.jsonl) and writes the archive and the compacted context ` +
-      `(${bytes(compacting.s3BytesOut)}); its model request is already the compacted one.`);
+    console.log(
+      `  the compacting step itself reads the whole context once (${bytes(compacting.contextBytesIn)} of context.jsonl) and writes the archive and the compacted context ` +
+        `(${bytes(compacting.s3BytesOut)}); its model request is already the compacted one.`,
+    );
   }
-  note('per step = the Model state of the run (agent-step: model): S3 calls counted at the handlers\' client between Model entered and the next state.');
-  note('input tokens = shared/compaction.ts estimateTokens over the request\'s messages (~4 characters per token; system prompt and tools not included).');
-  note('request body = JSON of the body the Bedrock fake recorded (system, tools, messages). "compacted" = the run made a Converse (summary) call.');
+  note(
+    "per step = the Model state of the run (agent-step: model): S3 calls counted at the handlers' client between Model entered and the next state.",
+  );
+  note(
+    "input tokens = shared/compaction.ts estimateTokens over the request's messages (~4 characters per token; system prompt and tools not included).",
+  );
+  note(
+    'request body = JSON of the body the Bedrock fake recorded (system, tools, messages). "compacted" = the run made a Converse (summary) call.',
+  );
 
   console.log();
   const later = result.cache.slice(1);
-  console.log(`  7b. Cached share of input tokens: one run, ${LOOP_TOOLS} bash \`true\` calls (one per model turn) then an answer: ${result.cache.length} model steps, usage as recorded in context.jsonl (meta.usage)`);
+  console.log(
+    `  7b. Cached share of input tokens: one run, ${LOOP_TOOLS} bash \`true\` calls (one per model turn) then an answer: ${result.cache.length} model steps, usage as recorded in context.jsonl (meta.usage)`,
+  );
   console.log();
   const cacheRows = result.cache.map((c) => [
     c.step,
@@ -427,14 +593,29 @@ function printContext(result: ContextResult): void {
     c.cacheWriteInputTokens.toLocaleString('en-US'),
     c.step === 1 ? '-' : percent(cachedShare([c])),
   ]);
-  console.log(table(['step', 'request body', 'prompt tokens (fake)', 'inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cached share'], cacheRows));
+  console.log(
+    table(
+      ['step', 'request body', 'prompt tokens (fake)', 'inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cached share'],
+      cacheRows,
+    ),
+  );
   console.log();
-  console.log(`  cached share on steps 2..${result.cache.length}: ${percent(cachedShare(later))} (cacheRead / (input + cacheRead), summed over the steps)`);
+  console.log(
+    `  cached share on steps 2..${result.cache.length}: ${percent(cachedShare(later))} (cacheRead / (input + cacheRead), summed over the steps)`,
+  );
   const by = result.cachePointsBy;
-  console.log(`  cache points: ${result.withAllCachePoints} of ${result.loopRequests} requests carried all three (system ${by.system}, tools ${by.tools}, last message ${by.lastMessage})`);
-  note('the fake cannot cache: it reports usage as a caching model would (step 1 writes its prompt; step i reads step i−1\'s request, its prefix, and writes the rest;');
-  note('prompt tokens = request body / 4; inputTokens = the tokens not read from the cache). The share shows the bookkeeping (usage recorded per step) and the');
-  note('cache-point placement; real figures come from Bedrock\'s usage, where the cache only starts above a model\'s minimum prefix (1,024 tokens on Claude Sonnet).');
+  console.log(
+    `  cache points: ${result.withAllCachePoints} of ${result.loopRequests} requests carried all three (system ${by.system}, tools ${by.tools}, last message ${by.lastMessage})`,
+  );
+  note(
+    "the fake cannot cache: it reports usage as a caching model would (step 1 writes its prompt; step i reads step i−1's request, its prefix, and writes the rest;",
+  );
+  note(
+    'prompt tokens = request body / 4; inputTokens = the tokens not read from the cache). The share shows the bookkeeping (usage recorded per step) and the',
+  );
+  note(
+    "cache-point placement; real figures come from Bedrock's usage, where the cache only starts above a model's minimum prefix (1,024 tokens on Claude Sonnet).",
+  );
 }
 
 /** Summary lines for section 7. */
@@ -446,17 +627,41 @@ function contextLines(result: ContextResult): string[][] {
   const lines: string[][] = [];
   if (r && compacting) {
     lines.push(
-      ['1,000-msg / 100-msg step: input tokens', `${ratio(r.tokensBefore)} → ${ratio(r.tokensAfter)}`, 'without → after compaction (scaled window 40,000)'],
-      ['1,000-msg / 100-msg step: S3 bytes read', `${ratio(r.bytesBefore)} → ${ratio(r.bytesAfter)}`, `the compacting step read ${bytes(compacting.s3BytesIn)} once`],
-      ['input tokens per step after compaction', tokens(after), `100 messages: ${contextStep(result, '100 messages')?.inputTokens.toLocaleString('en-US') ?? 'n/a'}`],
+      [
+        '1,000-msg / 100-msg step: input tokens',
+        `${ratio(r.tokensBefore)} → ${ratio(r.tokensAfter)}`,
+        'without → after compaction (scaled window 40,000)',
+      ],
+      [
+        '1,000-msg / 100-msg step: S3 bytes read',
+        `${ratio(r.bytesBefore)} → ${ratio(r.bytesAfter)}`,
+        `the compacting step read ${bytes(compacting.s3BytesIn)} once`,
+      ],
+      [
+        'input tokens per step after compaction',
+        tokens(after),
+        `100 messages: ${contextStep(result, '100 messages')?.inputTokens.toLocaleString('en-US') ?? 'n/a'}`,
+      ],
     );
   }
-  lines.push([`cached share of input, steps 2..${result.cache.length}`, percent(cachedShare(result.cache.slice(1))),
-    `fake usage; ${result.withAllCachePoints}/${result.loopRequests} requests with all 3 cache points`]);
+  lines.push([
+    `cached share of input, steps 2..${result.cache.length}`,
+    percent(cachedShare(result.cache.slice(1))),
+    `fake usage; ${result.withAllCachePoints}/${result.loopRequests} requests with all 3 cache points`,
+  ]);
   return lines;
 }
 
-function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bundles: BundleResult[], tools: ToolsResult, stops: StopResult, throughput: ThroughputResult, context: ContextResult): void {
+function printSummary(
+  acks: AckResult,
+  steps: StepResult,
+  calls: CallsResult,
+  bundles: BundleResult[],
+  tools: ToolsResult,
+  stops: StopResult,
+  throughput: ThroughputResult,
+  context: ContextResult,
+): void {
   section('Summary');
   const awsTotal = [...calls.aws.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
   const modelStep = [...calls.aws.values()].reduce((sum, c) => sum + c.model, 0);
@@ -466,23 +671,50 @@ function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bu
     table(
       ['measure', 'value', 'relative to'],
       [
-        ['ack p50 / p99, HTTP isolated', `${ms(acks.isolatedHttp.stats.p50)} / ${ms(acks.isolatedHttp.stats.p99)}`, `p99 = ${percent(acks.isolatedHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`],
-        ['ack p50 / p99, handler direct', `${ms(acks.isolatedDirect.stats.p50)} / ${ms(acks.isolatedDirect.stats.p99)}`, `HTTP/direct p50 ${ratio(acks.isolatedHttp.stats.p50 / acks.isolatedDirect.stats.p50)}`],
-        ['ack p50 / p99, HTTP back-to-back', `${ms(acks.burstHttp.stats.p50)} / ${ms(acks.burstHttp.stats.p99)}`, `p99 = ${percent(acks.burstHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`],
+        [
+          'ack p50 / p99, HTTP isolated',
+          `${ms(acks.isolatedHttp.stats.p50)} / ${ms(acks.isolatedHttp.stats.p99)}`,
+          `p99 = ${percent(acks.isolatedHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`,
+        ],
+        [
+          'ack p50 / p99, handler direct',
+          `${ms(acks.isolatedDirect.stats.p50)} / ${ms(acks.isolatedDirect.stats.p99)}`,
+          `HTTP/direct p50 ${ratio(acks.isolatedHttp.stats.p50 / acks.isolatedDirect.stats.p50)}`,
+        ],
+        [
+          'ack p50 / p99, HTTP back-to-back',
+          `${ms(acks.burstHttp.stats.p50)} / ${ms(acks.burstHttp.stats.p99)}`,
+          `p99 = ${percent(acks.burstHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`,
+        ],
         ['ack, first call (cold)', ms(acks.coldMs), `${percent(acks.coldMs / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`],
-        ['whole path per model step p50 / p90', `${ms(steps.wholePath.p50)} / ${ms(steps.wholePath.p90)}`, `${ratio(steps.wholePath.p50 / steps.direct.p50)} the direct model call`],
+        [
+          'whole path per model step p50 / p90',
+          `${ms(steps.wholePath.p50)} / ${ms(steps.wholePath.p90)}`,
+          `${ratio(steps.wholePath.p50 / steps.direct.p50)} the direct model call`,
+        ],
         ['direct model call p50', ms(steps.direct.p50), 'Bedrock fake, zero latency'],
         ['orchestration overhead per step p50', ms(steps.wholePath.p50 - steps.direct.p50), 'whole path − direct call'],
         ['AWS calls per run / per model step', `${awsTotal} / ${modelStep}`, 'warm; see section 3 by service'],
         ['Slack Web API calls per run', String(slackTotal), 'warm'],
-        ['bash `true` tool call p50 / p90, whole path', `${ms(tools.wholePath.p50)} / ${ms(tools.wholePath.p90)}`,
-          `${ratio(tools.wholePath.p50 / tools.execTool.p50)} direct /exec, ${ratio(tools.wholePath.p50 / tools.spawn.p50)} direct spawn (p50)`],
+        [
+          'bash `true` tool call p50 / p90, whole path',
+          `${ms(tools.wholePath.p50)} / ${ms(tools.wholePath.p90)}`,
+          `${ratio(tools.wholePath.p50 / tools.execTool.p50)} direct /exec, ${ratio(tools.wholePath.p50 / tools.spawn.p50)} direct spawn (p50)`,
+        ],
         ['tool call overhead p50', ms(tools.wholePath.p50 - tools.execTool.p50), 'whole path − direct /exec'],
-        ['first tool call (sandbox start)', tools.firstCalls.map((f) => ms(f.whole)).join(', '), 'two threads; a local process, not Fargate'],
+        [
+          'first tool call (sandbox start)',
+          tools.firstCalls.map((f) => ms(f.whole)).join(', '),
+          'two threads; a local process, not Fargate',
+        ],
         ...toolTraffic(tools),
         ...actorLines(stops, throughput),
         ...contextLines(context),
-        [`largest bundle (${largest.role})`, `${bytes(largest.codeBytes)} (${bytes(largest.zipped)} gz)`, `${percent(largest.zipped / LAMBDA_ZIPPED_LIMIT)} of 50 MB, ${percent(largest.unzipped / LAMBDA_UNZIPPED_LIMIT)} of 250 MB`],
+        [
+          `largest bundle (${largest.role})`,
+          `${bytes(largest.codeBytes)} (${bytes(largest.zipped)} gz)`,
+          `${percent(largest.zipped / LAMBDA_ZIPPED_LIMIT)} of 50 MB, ${percent(largest.unzipped / LAMBDA_UNZIPPED_LIMIT)} of 250 MB`,
+        ],
       ],
     ),
   );
@@ -492,12 +724,22 @@ function printSummary(acks: AckResult, steps: StepResult, calls: CallsResult, bu
 function actorLines(stops: StopResult, t: ThroughputResult): string[][] {
   const killed = stops.samples.map((s) => s.killed);
   return [
-    ['stop → execution ABORTED p50 / max', `${ms(stops.aborted.p50)} / ${ms(stops.aborted.max)}`, `${stops.n} stops; within the stop's own ack`],
-    ['stop → sleeping command gone p50 / p90 / max', `${ms(stops.killed.p50)} / ${ms(stops.killed.p90)} / ${ms(stops.killed.max)}`,
-      `${percent(within(killed, OBEY_WITHIN_MS))} within ${OBEY_WITHIN_MS / 1000} s; flag polled every ${STOP_POLL_MS} ms`],
+    [
+      'stop → execution ABORTED p50 / max',
+      `${ms(stops.aborted.p50)} / ${ms(stops.aborted.max)}`,
+      `${stops.n} stops; within the stop's own ack`,
+    ],
+    [
+      'stop → sleeping command gone p50 / p90 / max',
+      `${ms(stops.killed.p50)} / ${ms(stops.killed.p90)} / ${ms(stops.killed.max)}`,
+      `${percent(within(killed, OBEY_WITHIN_MS))} within ${OBEY_WITHIN_MS / 1000} s; flag polled every ${STOP_POLL_MS} ms`,
+    ],
     ['stop → "Stopped." in the thread p50', ms(stops.visible.p50), 'posted by the webhook'],
-    [`prompts admitted, ${t.threads} new threads`, perSecond(t.threads, t.lastStartMs),
-      `acked ${perSecond(t.threads, t.lastAckMs)}; dispatch alone ${dispatchRate(t.direct.backToBack, false).toFixed(1)}/s back to back`],
+    [
+      `prompts admitted, ${t.threads} new threads`,
+      perSecond(t.threads, t.lastStartMs),
+      `acked ${perSecond(t.threads, t.lastAckMs)}; dispatch alone ${dispatchRate(t.direct.backToBack, false).toFixed(1)}/s back to back`,
+    ],
     [`all ${t.threads} runs completed`, ms(t.allDoneMs), `${perSecond(t.threads, t.allDoneMs)} from the first post`],
   ];
 }
@@ -509,9 +751,16 @@ function toolTraffic(tools: ToolsResult): string[][] {
   const calls = (s: typeof none) => spread(s.traffic, (t) => t.s3Calls);
   const moved = (s: typeof none) => spread(s.traffic, (t) => t.bytesIn + t.bytesOut, bytes);
   return [
-    [`S3 sync per \`true\` call, 0 / ${SMALL_FILES} files`, `${calls(none)} / ${calls(many)} calls, ${moved(none)} / ${moved(many)} moved`,
-      `SandboxTool state p50 ${ms(none.sandboxState.p50)} / ${ms(many.sandboxState.p50)}`],
-    ['S3 sync per 1 MB file written / read', `${calls(write)} / ${calls(read)} calls, ${moved(write)} / ${moved(read)} moved`, 'a read goes sandbox → function, not via S3'],
+    [
+      `S3 sync per \`true\` call, 0 / ${SMALL_FILES} files`,
+      `${calls(none)} / ${calls(many)} calls, ${moved(none)} / ${moved(many)} moved`,
+      `SandboxTool state p50 ${ms(none.sandboxState.p50)} / ${ms(many.sandboxState.p50)}`,
+    ],
+    [
+      'S3 sync per 1 MB file written / read',
+      `${calls(write)} / ${calls(read)} calls, ${moved(write)} / ${moved(read)} moved`,
+      'a read goes sandbox → function, not via S3',
+    ],
   ];
 }
 
@@ -531,8 +780,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   // `npm run bench | head` closes stdout early: keep going, so the emulators are still stopped.
   process.stdout.on('error', () => {});
-  console.log(`threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}, ` +
-    `BENCH_STOPS=${config.stops}, BENCH_THREADS=${config.threads}, BENCH_DISPATCH=${config.dispatch}`);
+  console.log(
+    `threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}, ` +
+      `BENCH_STOPS=${config.stops}, BENCH_THREADS=${config.threads}, BENCH_DISPATCH=${config.dispatch}`,
+  );
   console.log('Figures, not assertions: the machine is shared and noisy; compare ratios rather than absolute times.');
   let stack: TestStack | undefined;
   process.once('SIGINT', () => void stopEverything(stack).finally(() => process.exit(130)));
@@ -543,7 +794,8 @@ async function main(): Promise<void> {
       console.log(`[${elapsed(started)}] local cloud up; BENCH_ONLY=7: section 7 alone`);
       context = await measureContext(stack);
       console.log(`[${elapsed(started)}] context measured`);
-      if (stack.errors.length) console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
+      if (stack.errors.length)
+        console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
     } finally {
       await stopEverything(stack);
     }
@@ -553,7 +805,13 @@ async function main(): Promise<void> {
     console.log(`\nbench finished in ${elapsed(started)}`);
     return;
   }
-  let acks: AckResult, steps: StepResult, calls: CallsResult, tools: ToolsResult, stops: StopResult, throughput: ThroughputResult, context: ContextResult;
+  let acks: AckResult,
+    steps: StepResult,
+    calls: CallsResult,
+    tools: ToolsResult,
+    stops: StopResult,
+    throughput: ThroughputResult,
+    context: ContextResult;
   try {
     stack = await startStack();
     console.log(`[${elapsed(started)}] local cloud up (DynamoDB Local, fauxqs, Step Functions, Slack and Bedrock stand-ins)`);
@@ -579,7 +837,8 @@ async function main(): Promise<void> {
     // Long threads (settings.json startEarly off, compaction scaled), then one tool loop (the default settings again).
     context = await measureContext(stack);
     console.log(`[${elapsed(started)}] context measured`);
-    if (stack.errors.length) console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
+    if (stack.errors.length)
+      console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
   } finally {
     await stopEverything(stack);
   }

@@ -62,7 +62,8 @@ export function installS3Recorder(): S3Recorder {
       try {
         const result = await next(args);
         if (call.operation === 'GetObject') call.bytesIn = Number(result.output.ContentLength ?? 0);
-        if (call.operation === 'ListObjectsV2') call.listed = Number(result.output.KeyCount ?? (result.output.Contents as unknown[] | undefined)?.length ?? 0);
+        if (call.operation === 'ListObjectsV2')
+          call.listed = Number(result.output.KeyCount ?? (result.output.Contents as unknown[] | undefined)?.length ?? 0);
         return result;
       } catch (error) {
         call.failed = true;

@@ -45,7 +45,10 @@ export function table(header: string[], rows: (string | number)[][]): string {
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => /^[-\d.,]+(\s?\S+)?$|^n\/a$|^-$/.test(String(r[i] ?? '-'))));
   const line = (r: string[]) =>
-    r.map((c, i) => (numeric[i] && i > 0 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+    r
+      .map((c, i) => (numeric[i] && i > 0 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 

@@ -85,7 +85,8 @@ function toolCallsOf(execution: LocalExecution): StateTimes[] {
   for (let i = 0; i < h.length; i++) {
     if (h[i]!.name !== 'Tool') continue;
     const path = h.slice(i, i + 4).map((s) => s.name);
-    if (path.join(' ') !== 'Tool NextStep SandboxTool NextStep') throw new Error(`Unexpected states for a sandbox tool call: ${path.join(' → ')}`);
+    if (path.join(' ') !== 'Tool NextStep SandboxTool NextStep')
+      throw new Error(`Unexpected states for a sandbox tool call: ${path.join(' → ')}`);
     calls.push({ start: h[i]!.enteredAt, toolDone: h[i + 1]!.enteredAt, sandboxAt: h[i + 2]!.enteredAt, end: h[i + 3]!.enteredAt });
   }
   return calls;
@@ -115,8 +116,14 @@ async function runTools(stack: TestStack, tools: Planned[], threadTs?: string): 
     if (result?.status !== 'success') throw new Error(`Tool call "${tool.label}" did not succeed: ${result?.text ?? 'no result'}`);
   }
   const timings = toolCallsOf(execution);
-  if (timings.length !== tools.length) throw new Error(`Expected ${tools.length} sandbox tool calls in ${execution.name}, found ${timings.length}`);
-  return { threadId, threadTs: posted.threadTs, execution, calls: timings.map((t, i) => ({ label: tools[i]!.label, toolUseId: tools[i]!.id, threadId, ...t })) };
+  if (timings.length !== tools.length)
+    throw new Error(`Expected ${tools.length} sandbox tool calls in ${execution.name}, found ${timings.length}`);
+  return {
+    threadId,
+    threadTs: posted.threadTs,
+    execution,
+    calls: timings.map((t, i) => ({ label: tools[i]!.label, toolUseId: tools[i]!.id, threadId, ...t })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +189,12 @@ function watchToolLogs(): () => LoggedToolCall[] {
         try {
           const entry = JSON.parse(line) as Record<string, unknown>;
           if (entry.message === 'tool call' && entry.component === 'sandbox-step') {
-            logged.push({ toolUseId: String(entry.toolUseId), bytesIn: Number(entry.bytesIn), bytesOut: Number(entry.bytesOut), s3Calls: Number(entry.s3Calls) });
+            logged.push({
+              toolUseId: String(entry.toolUseId),
+              bytesIn: Number(entry.bytesIn),
+              bytesOut: Number(entry.bytesOut),
+              s3Calls: Number(entry.s3Calls),
+            });
           }
         } catch {
           // not a log line
@@ -244,7 +256,9 @@ async function directExec(address: SandboxAddress, command: string, count: numbe
 async function sandboxAddress(stack: TestStack, threadId: string): Promise<SandboxAddress> {
   // The local cloud's own DynamoDB client: not one of the handlers' calls.
   const db = documentClient(stack.cloud.clients.dynamodb);
-  const out = await db.send(new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: 'sandboxes', sk: threadId }, ConsistentRead: true }));
+  const out = await db.send(
+    new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: 'sandboxes', sk: threadId }, ConsistentRead: true }),
+  );
   const item = out.Item as SandboxItem | undefined;
   const task = item ? stack.cloud.ecs.tasks.get(item.taskArn) : undefined;
   if (!item || item.status !== 'running' || task?.status !== 'RUNNING') {
@@ -264,7 +278,10 @@ export async function setEarlySandboxStart(stack: TestStack, enabled: boolean): 
   const { s3 } = stack.cloud.clients;
   const key = { Bucket: stack.cloud.names.bucket, Key: ROOT_KEYS.settings };
   if (enabled) await s3.send(new DeleteObjectCommand(key));
-  else await s3.send(new PutObjectCommand({ ...key, Body: JSON.stringify({ sandbox: { startEarly: false } }), ContentType: 'application/json' }));
+  else
+    await s3.send(
+      new PutObjectCommand({ ...key, Body: JSON.stringify({ sandbox: { startEarly: false } }), ContentType: 'application/json' }),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,9 +351,16 @@ export async function measureTools(stack: TestStack, counter: AwsCallCounter, co
   try {
     // Thread A: 1 + count `true` calls (TOOLS_PER_RUN per run), then a 1 MB file written and read.
     const trues = [bashTrue('first'), ...Array.from({ length: count }, () => bashTrue())];
-    for (let i = 0; i < trues.length; i += TOOLS_PER_RUN) runs.push(await runTools(stack, trues.slice(i, i + TOOLS_PER_RUN), runs[0]?.threadTs));
+    for (let i = 0; i < trues.length; i += TOOLS_PER_RUN)
+      runs.push(await runTools(stack, trues.slice(i, i + TOOLS_PER_RUN), runs[0]?.threadTs));
     const threadTs = runs[0]!.threadTs;
-    runs.push(await runTools(stack, [planned('write 1 MB', 'bash', { command: WRITE_1MB }), planned('read 1 MB', 'read', { path: 'big.txt', limit: 20 })], threadTs));
+    runs.push(
+      await runTools(
+        stack,
+        [planned('write 1 MB', 'bash', { command: WRITE_1MB }), planned('read 1 MB', 'read', { path: 'big.txt', limit: 20 })],
+        threadTs,
+      ),
+    );
     // Thread B: the same with SMALL_FILES small files in scratch/.
     runs.push(
       await runTools(stack, [
@@ -390,7 +414,9 @@ export async function measureTools(stack: TestStack, counter: AwsCallCounter, co
       const [t, log] = [traffic.get(c)!, byId.get(c.toolUseId)!];
       return t.bytesIn === log.bytesIn && t.bytesOut === log.bytesOut && t.s3Calls === log.s3Calls
         ? []
-        : [`${c.label}: counted ${t.s3Calls} calls ${t.bytesIn}/${t.bytesOut} B, logged ${log.s3Calls} calls ${log.bytesIn}/${log.bytesOut} B`];
+        : [
+            `${c.label}: counted ${t.s3Calls} calls ${t.bytesIn}/${t.bytesOut} B, logged ${log.s3Calls} calls ${log.bytesIn}/${log.bytesOut} B`,
+          ];
     });
     logCheck = { compared: compared.length, mismatches };
   }
@@ -417,7 +443,11 @@ export async function measureTools(stack: TestStack, counter: AwsCallCounter, co
     spawnSmall: summarize(spawnSmall),
     benchRss,
     firstCalls,
-    awsPerCall: perCallMedians(aws.filter((c) => c.source === 'handlers'), steady, (c) => `${c.service} ${c.operation}`),
+    awsPerCall: perCallMedians(
+      aws.filter((c) => c.source === 'handlers'),
+      steady,
+      (c) => `${c.service} ${c.operation}`,
+    ),
     slackPerCall: perCallMedians(stack.slack.calls.slice(slackBefore), steady, (c) => c.method),
     contextPerCall: { calls: median(contexts.map((t) => t.contextCalls)), bytes: median(contexts.map((t) => t.contextBytes)) },
     scenarios,

@@ -63,7 +63,11 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     eventBus.handler,
   ];
   for (const fn of functions) {
-    acknowledge(resourceOf(fn), 'AwsSolutions-L1', 'nodejs22.x is the runtime this project targets and tests on; move to nodejs24.x deliberately, after testing on it.');
+    acknowledge(
+      resourceOf(fn),
+      'AwsSolutions-L1',
+      'nodejs22.x is the runtime this project targets and tests on; move to nodejs24.x deliberately, after testing on it.',
+    );
     acknowledge(
       roleOf(fn),
       'AwsSolutions-IAM5[Resource::*]',
@@ -109,7 +113,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     acknowledge(
       roleOf(agentRun.agentStep),
       iam5Resource(agentRun, anyRegionFoundationModelArn(foundationModelId)),
-      'A cross-Region inference profile runs the one configured foundation model in whichever Region has capacity; the statement names that model only and requires bedrock:InferenceProfileArn to be this deployment\'s profile.',
+      "A cross-Region inference profile runs the one configured foundation model in whichever Region has capacity; the statement names that model only and requires bedrock:InferenceProfileArn to be this deployment's profile.",
     );
   }
   acknowledge(
@@ -122,7 +126,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   acknowledge(
     roleOf(runEnded.handler),
     iam5Resource(runEnded, data.bucket.arnForObjects('*')),
-    'Run-ended cleans up after whichever thread\'s run ended, so it needs that thread\'s keys in the data bucket; access is limited to object actions on that one bucket.',
+    "Run-ended cleans up after whichever thread's run ended, so it needs that thread's keys in the data bucket; access is limited to object actions on that one bucket.",
   );
   acknowledge(
     resourceOf(runEnded.deadLetterQueue),
@@ -144,14 +148,14 @@ function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules)
   acknowledge(
     scheduler,
     iam5Resource(eventBus, schedules.scheduleArns),
-    'Schedules are created at runtime, one per event file and named after its key; the statement covers only the schedules of this stack\'s own schedule group and only Create/Update/Delete/GetSchedule.',
+    "Schedules are created at runtime, one per event file and named after its key; the statement covers only the schedules of this stack's own schedule group and only Create/Update/Delete/GetSchedule.",
   );
 
   // The three queues exist only to hold what could not be delivered or processed.
   const deadLetterQueues: [IConstruct, string][] = [
     [schedules.deadLetterQueue, 'the dead-letter queue of the event schedules (EventBridge Scheduler)'],
-    [eventBus.deadLetterQueue, 'the dead-letter queue of the event bus rule\'s target'],
-    [eventBus.failedInvocations, 'the on-failure destination of the scheduler function\'s asynchronous invocations'],
+    [eventBus.deadLetterQueue, "the dead-letter queue of the event bus rule's target"],
+    [eventBus.failedInvocations, "the on-failure destination of the scheduler function's asynchronous invocations"],
   ];
   for (const [queue, role] of deadLetterQueues) {
     acknowledge(
@@ -166,7 +170,7 @@ function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules)
   acknowledge(
     handlerRole,
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    'CDK\'s BucketNotificationsHandler attaches AWSLambdaBasicExecutionRole to its own role (even to a role passed in); the function runs only during deploys, to write the data bucket\'s notification configuration (its other policy allows s3:PutBucketNotification on that one bucket only), and the managed policy only adds CloudWatch Logs writes.',
+    "CDK's BucketNotificationsHandler attaches AWSLambdaBasicExecutionRole to its own role (even to a role passed in); the function runs only during deploys, to write the data bucket's notification configuration (its other policy allows s3:PutBucketNotification on that one bucket only), and the managed policy only adds CloudWatch Logs writes.",
   );
 }
 
@@ -195,19 +199,19 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
   acknowledge(
     roleOf(agentRun.agentStep),
     taskArns,
-    'Agent-step describes and stops its thread\'s sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.',
+    "Agent-step describes and stops its thread's sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.",
   );
 
   // The sandbox-step function, inside the VPC.
   acknowledge(
     roleOf(step.handler),
     iam5Resource(step, data.bucket.arnForObjects('*')),
-    'Sandbox-step copies a thread\'s workspace files between the data bucket and its sandbox task; access is limited to object actions on that one bucket.',
+    "Sandbox-step copies a thread's workspace files between the data bucket and its sandbox task; access is limited to object actions on that one bucket.",
   );
   acknowledge(
     roleOf(step.handler),
     iam5Resource(step, Stack.of(step).formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' })),
-    'Lambda creates, re-addresses and deletes the function\'s VPC network interfaces with its execution role; their ids are unknown before Lambda creates them (creation is further limited to the sandbox subnets and security group).',
+    "Lambda creates, re-addresses and deletes the function's VPC network interfaces with its execution role; their ids are unknown before Lambda creates them (creation is further limited to the sandbox subnets and security group).",
   );
 
   // The deploy-time prefix list lookup (AwsCustomResource).

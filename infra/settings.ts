@@ -40,9 +40,7 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
-const ALLOWED_RETENTION_DAYS = new Set(
-  Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
-);
+const ALLOWED_RETENTION_DAYS = new Set(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
 
 // A Standard workflow can run for at most one year.
 const MAX_RUN_TIMEOUT_MINUTES = 365 * 24 * 60;
@@ -93,17 +91,12 @@ function readRunTimeout(raw: unknown): number {
   if (raw === undefined) return DEFAULT_SETTINGS.runTimeoutMinutes;
   const minutes = Number(raw);
   if (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_RUN_TIMEOUT_MINUTES) {
-    throw new Error(
-      `context runTimeoutMinutes must be a whole number from 1 to ${MAX_RUN_TIMEOUT_MINUTES}; got ${JSON.stringify(raw)}`,
-    );
+    throw new Error(`context runTimeoutMinutes must be a whole number from 1 to ${MAX_RUN_TIMEOUT_MINUTES}; got ${JSON.stringify(raw)}`);
   }
   return minutes;
 }
 
-type SandboxSettings = Pick<
-  DeploymentSettings,
-  'sandboxNetwork' | 'sandboxAzs' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes'
->;
+type SandboxSettings = Pick<DeploymentSettings, 'sandboxNetwork' | 'sandboxAzs' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes'>;
 
 function readSandboxSettings(node: Node): SandboxSettings {
   const sandboxCpu = readWholeNumber(node, 'sandboxCpu', FARGATE_CPUS[0]!, FARGATE_CPUS.at(-1)!);
@@ -146,8 +139,7 @@ function checkFargateSize(cpu: number, memoryMiB: number): void {
   }
   if (!allowed.includes(memoryMiB)) {
     const [first, second] = allowed;
-    const choices =
-      allowed.length <= 3 ? allowed.join(', ') : `${first} to ${allowed.at(-1)} in steps of ${second! - first!}`;
+    const choices = allowed.length <= 3 ? allowed.join(', ') : `${first} to ${allowed.at(-1)} in steps of ${second! - first!}`;
     throw new Error(`context sandboxMemoryMiB ${memoryMiB} is not offered by Fargate with sandboxCpu ${cpu}; use ${choices}`);
   }
 }

@@ -55,9 +55,7 @@ const actorKey = (threadId: string) => ({ pk: `actor#${threadId}`, sk: 'actor' }
 const admittedKey = (threadId: string, messageId: string) => ({ pk: `admitted#${threadId}`, sk: messageId });
 
 export async function getActor(deps: ActorDeps, threadId: string): Promise<ActorItem | undefined> {
-  const out = await deps.db.send(
-    new GetCommand({ TableName: deps.tableName, Key: actorKey(threadId), ConsistentRead: true }),
-  );
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: actorKey(threadId), ConsistentRead: true }));
   return out.Item as ActorItem | undefined;
 }
 
@@ -84,7 +82,11 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   const marker = {
     Put: {
       TableName: deps.tableName,
-      Item: { ...admittedKey(prompt.threadId, prompt.messageId), runId: run.runId, expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS },
+      Item: {
+        ...admittedKey(prompt.threadId, prompt.messageId),
+        runId: run.runId,
+        expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
@@ -95,8 +97,14 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
       ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
       ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
       ExpressionAttributeValues: {
-        ':running': 'running', ':idle': 'idle', ':run': run, ':false': false, ':now': now,
-        ':thread': prompt.threadId, ':zero': 0, ':one': 1,
+        ':running': 'running',
+        ':idle': 'idle',
+        ':run': run,
+        ':false': false,
+        ':now': now,
+        ':thread': prompt.threadId,
+        ':zero': 0,
+        ':one': 1,
       },
     });
     if (leased === 'duplicate') return resumeDuplicate(deps, run);
@@ -122,14 +130,22 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   throw new Error(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}: too many concurrent changes`);
 }
 
-type ActorUpdate = Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>;
+type ActorUpdate = Pick<
+  UpdateCommandInput,
+  'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+>;
 
 /**
  * The admitted-prompt marker and one actor update in a single transaction: 'done', 'duplicate'
  * (the marker exists: this prompt was admitted before), or 'actor-changed' (the update's condition
  * failed: the thread is not in the state it expected).
  */
-async function admitWith(deps: ActorDeps, threadId: string, marker: { Put: Record<string, unknown> }, update: ActorUpdate): Promise<'done' | 'duplicate' | 'actor-changed'> {
+async function admitWith(
+  deps: ActorDeps,
+  threadId: string,
+  marker: { Put: Record<string, unknown> },
+  update: ActorUpdate,
+): Promise<'done' | 'duplicate' | 'actor-changed'> {
   try {
     await deps.db.send(
       new TransactWriteCommand({
@@ -204,7 +220,13 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
             ConditionExpression: 'version = :version',
             ExpressionAttributeNames: { '#current': 'current', '#queue': 'queue' },
             ExpressionAttributeValues: {
-              ':next': next, ':rest': rest, ':false': false, ':runId': runId, ':now': now, ':one': 1, ':version': actor.version,
+              ':next': next,
+              ':rest': rest,
+              ':false': false,
+              ':runId': runId,
+              ':now': now,
+              ':one': 1,
+              ':version': actor.version,
             },
           }),
         );
@@ -215,7 +237,8 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
         new UpdateCommand({
           TableName: deps.tableName,
           Key: actorKey(threadId),
-          UpdateExpression: 'SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer',
+          UpdateExpression:
+            'SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer',
           ConditionExpression: 'version = :version',
           ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
           ExpressionAttributeValues: { ':idle': 'idle', ':runId': runId, ':one': 1, ':version': actor.version },
@@ -261,7 +284,11 @@ export async function addSteer(deps: ActorDeps, threadId: string, text: string):
         UpdateExpression: 'SET steer = list_append(if_not_exists(steer, :empty), :item)',
         ConditionExpression: '#status = :running AND attribute_exists(#current)',
         ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
-        ExpressionAttributeValues: { ':running': 'running', ':empty': [], ':item': [{ runId: 'current', text, at: (deps.now ?? Date.now)() }] },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':empty': [],
+          ':item': [{ runId: 'current', text, at: (deps.now ?? Date.now)() }],
+        },
       }),
     );
     return true;
@@ -272,7 +299,11 @@ export async function addSteer(deps: ActorDeps, threadId: string, text: string):
 }
 
 /** The running run's control flags: whether it must stop, and steering texts waiting for it. */
-export async function runFlags(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string): Promise<{ abort: boolean; steer: string[] }> {
+export async function runFlags(
+  deps: Pick<ActorDeps, 'db' | 'tableName'>,
+  threadId: string,
+  runId: string,
+): Promise<{ abort: boolean; steer: string[] }> {
   const actor = await getActor(deps as ActorDeps, threadId);
   if (!actor || actor.current?.runId !== runId) return { abort: true, steer: [] };
   return { abort: actor.abortRunId === runId, steer: (actor.steer ?? []).map((s) => s.text) };
@@ -302,20 +333,37 @@ export async function takeSteer(deps: Pick<ActorDeps, 'db' | 'tableName'>, threa
 /** Who last prompted in a channel, and in which thread: for slash commands, which carry no thread. */
 const recentKey = (channelKey: string, userId: string) => ({ pk: `recent#${channelKey}`, sk: userId });
 
-export async function rememberRecentThread(deps: Pick<ActorDeps, 'db' | 'tableName' | 'now'>, channelKey: string, userId: string, threadId: string): Promise<void> {
+export async function rememberRecentThread(
+  deps: Pick<ActorDeps, 'db' | 'tableName' | 'now'>,
+  channelKey: string,
+  userId: string,
+  threadId: string,
+): Promise<void> {
   const now = (deps.now ?? Date.now)();
   await deps.db.send(
-    new PutCommand({ TableName: deps.tableName, Item: { ...recentKey(channelKey, userId), threadId, at: now, expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS } }),
+    new PutCommand({
+      TableName: deps.tableName,
+      Item: { ...recentKey(channelKey, userId), threadId, at: now, expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS },
+    }),
   );
 }
 
-export async function recentThread(deps: Pick<ActorDeps, 'db' | 'tableName'>, channelKey: string, userId: string): Promise<string | undefined> {
+export async function recentThread(
+  deps: Pick<ActorDeps, 'db' | 'tableName'>,
+  channelKey: string,
+  userId: string,
+): Promise<string | undefined> {
   const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: recentKey(channelKey, userId), ConsistentRead: true }));
   return out.Item?.threadId as string | undefined;
 }
 
 /** A run handed over to a fresh execution: record its name, so stop and lease checks find it. */
-export async function setExecution(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string, executionName: string): Promise<void> {
+export async function setExecution(
+  deps: Pick<ActorDeps, 'db' | 'tableName'>,
+  threadId: string,
+  runId: string,
+  executionName: string,
+): Promise<void> {
   await deps.db.send(
     new UpdateCommand({
       TableName: deps.tableName,

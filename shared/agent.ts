@@ -9,7 +9,18 @@ import { dataKeys, ROOT_KEYS, parseThreadId } from './ids.ts';
 import { releaseLease, type ActorDeps, type Release } from './actor.ts';
 import { readRecord, writeRecord, type LedgerDeps } from './ledger.ts';
 import { mergeConsecutiveRoles, streamModel, textOf, type ModelDeps, type ModelResult } from './model.ts';
-import { appendLog, loadContext, loadSettings, readText, saveContext, toBedrockMessages, writeText, type ContextEntry, type LogEntry, type StoreDeps } from './store.ts';
+import {
+  appendLog,
+  loadContext,
+  loadSettings,
+  readText,
+  saveContext,
+  toBedrockMessages,
+  writeText,
+  type ContextEntry,
+  type LogEntry,
+  type StoreDeps,
+} from './store.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { describeFailure, parseStepFailure } from './failures.ts';
 import { createTextPipe } from './text-pipe.ts';
@@ -91,8 +102,12 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const { offered, manualRequested } = selectSkills(skills, run.prompt.text);
   const skillsSection = [
     formatSkillsForPrompt(offered, (key) => `/workspace/data/${key}`),
-    manualRequested.length ? `The user asked for skill(s) ${manualRequested.map((n) => `"${n}"`).join(', ')}, which do not exist here: say so.` : '',
-  ].filter(Boolean).join('\n\n');
+    manualRequested.length
+      ? `The user asked for skill(s) ${manualRequested.map((n) => `"${n}"`).join(', ')}, which do not exist here: say so.`
+      : '',
+  ]
+    .filter(Boolean)
+    .join('\n\n');
   const { adapter, channel } = parseThreadId(run.threadId);
   const channelModel = settings.channels[`${adapter}:${channel}`]?.model ?? {};
   const snapshot: RunSnapshot = {
@@ -134,21 +149,30 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       return undefined;
     });
     if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
-    const files = await saveAttachments({ store: deps.store, rehydrate: deps.rehydrateAttachment ?? ((a) => a) }, run).catch((error: unknown) => {
-      deps.logger.warn('could not save the attachments', { runId: run.runId, error });
-      return { saved: [], notes: ['the attached files could not be saved'] };
-    });
+    const files = await saveAttachments({ store: deps.store, rehydrate: deps.rehydrateAttachment ?? ((a) => a) }, run).catch(
+      (error: unknown) => {
+        deps.logger.warn('could not save the attachments', { runId: run.runId, error });
+        return { saved: [], notes: ['the attached files could not be saved'] };
+      },
+    );
     context.push({
       role: 'user',
       content: [{ text: userText(run) }, ...attachmentBlocks(deps.store, files.saved, files.notes)],
       meta: {
-        runId: run.runId, messageId: run.prompt.messageId, at: run.prompt.postedAt,
+        runId: run.runId,
+        messageId: run.prompt.messageId,
+        at: run.prompt.postedAt,
         ...(files.saved.length ? { attachments: files.saved.map((a) => ({ original: a.original, local: a.local })) } : {}),
       },
     });
     await saveContext(deps.store, run.threadId, context);
   }
-  deps.logger.info('run prepared', { runId: run.runId, threadId: run.threadId, modelId: snapshot.modelId, contextMessages: context.length });
+  deps.logger.info('run prepared', {
+    runId: run.runId,
+    threadId: run.threadId,
+    modelId: snapshot.modelId,
+    contextMessages: context.length,
+  });
   return { step: 0, next: 'model' };
 }
 
@@ -184,7 +208,12 @@ async function compactIfNeeded(deps: AgentDeps, run: RunInput, snapshot: RunSnap
   const fixed = estimateTokens(JSON.stringify(snapshot.system)) + estimateTokens(JSON.stringify(TOOL_CONFIG));
   if (!needsCompaction(context, settings, fixed)) return;
   const at = new Date().toISOString();
-  await writeText(deps.store, archiveKey(run.threadId, at), context.map((e) => JSON.stringify(e)).join('\n') + '\n', 'application/x-ndjson');
+  await writeText(
+    deps.store,
+    archiveKey(run.threadId, at),
+    context.map((e) => JSON.stringify(e)).join('\n') + '\n',
+    'application/x-ndjson',
+  );
   const summarize = bedrockSummarizer({ bedrock: deps.model.bedrock, modelId: snapshot.modelId });
   const out = await compactContext({ summarize }, context, settings, { runId: run.runId, at });
   if (!out.compacted) return;
@@ -196,8 +225,13 @@ async function compactIfNeeded(deps: AgentDeps, run: RunInput, snapshot: RunSnap
   await saveContext(deps.store, run.threadId, context);
   const level = out.fallback ? 'warn' : 'info';
   deps.logger[level]('context compacted', {
-    runId: run.runId, compactions: previous + 1, removedEntries: out.removedEntries, tokensBefore: out.tokensBefore, tokensAfter: out.tokensAfter,
-    archive: archiveKey(run.threadId, at), ...(out.fallback ? { fallback: out.fallback, error: out.error } : {}),
+    runId: run.runId,
+    compactions: previous + 1,
+    removedEntries: out.removedEntries,
+    tokensBefore: out.tokensBefore,
+    tokensAfter: out.tokensAfter,
+    archive: archiveKey(run.threadId, at),
+    ...(out.fallback ? { fallback: out.fallback, error: out.error } : {}),
   });
 }
 
@@ -229,7 +263,9 @@ const STOP_CARD = 'stop-card';
 /** While a run uses tools, a small card with a Stop button sits in the thread. */
 async function showStopCard(deps: AgentDeps, run: RunInput, thread: Thread): Promise<void> {
   if (await readRecord(deps.ledger, run.runId, STOP_CARD)) return;
-  const card = Card({ children: [CardText('Working on it…'), Actions([Button({ id: STOP_ACTION, label: 'Stop', style: 'danger', value: run.runId })])] });
+  const card = Card({
+    children: [CardText('Working on it…'), Actions([Button({ id: STOP_ACTION, label: 'Stop', style: 'danger', value: run.runId })])],
+  });
   const sent = await thread.post(card);
   await writeRecord(deps.ledger, run.runId, STOP_CARD, { messageId: sent.id });
 }
@@ -237,9 +273,10 @@ async function showStopCard(deps: AgentDeps, run: RunInput, thread: Thread): Pro
 export async function removeStopCard(deps: AgentDeps, run: RunInput): Promise<void> {
   const card = await readRecord<ReplyRecord>(deps.ledger, run.runId, STOP_CARD);
   if (!card) return;
-  await deps.thread(run).adapter.deleteMessage(run.threadId, card.messageId).catch((error: unknown) =>
-    deps.logger.warn('could not remove the stop card', { runId: run.runId, error }),
-  );
+  await deps
+    .thread(run)
+    .adapter.deleteMessage(run.threadId, card.messageId)
+    .catch((error: unknown) => deps.logger.warn('could not remove the stop card', { runId: run.runId, error }));
 }
 
 /** Where the loop goes once a tool result is saved: the next tool call, or back to the model. */
@@ -279,7 +316,10 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       {
         modelId: snapshot.modelId,
         system: snapshot.system,
-        messages: withHistoryCachePoint(await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context)))), snapshot.promptCaching),
+        messages: withHistoryCachePoint(
+          await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context)))),
+          snapshot.promptCaching,
+        ),
         maxOutputTokens: snapshot.maxOutputTokens,
         temperature: snapshot.temperature,
         toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
@@ -307,7 +347,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   }
   let content: ContentBlock[] = result.content;
   if (result.stopReason === 'max_tokens') content = [...content, { text: '\n\n_(reply cut off at the output limit)_' }];
-  if (content.length === 0 || textOf(content) === '' && !content.some((b) => 'toolUse' in b)) content = [{ text: '(no reply)' }];
+  if (content.length === 0 || (textOf(content) === '' && !content.some((b) => 'toolUse' in b))) content = [{ text: '(no reply)' }];
   if (earlier) await thread.adapter.editMessage(run.threadId, earlier.messageId, textOf(content));
   else if (quiet) {
     const said = textOf(content).trim();
@@ -323,10 +363,15 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   // Over the per-turn tool limit: the extra calls are answered with an error, not run.
   const uses = content.filter((b) => b.toolUse);
   for (const block of uses.slice(snapshot.maxToolCallsPerTurn)) {
-    appendToolResult(context, { toolUseId: block.toolUse!.toolUseId!, name: block.toolUse!.name ?? '', input: {} }, {
-      status: 'error',
-      text: `not run: a response may make at most ${snapshot.maxToolCallsPerTurn} tool calls (maxToolCallsPerTurn); make the rest in your next response`,
-    }, meta);
+    appendToolResult(
+      context,
+      { toolUseId: block.toolUse!.toolUseId!, name: block.toolUse!.name ?? '', input: {} },
+      {
+        status: 'error',
+        text: `not run: a response may make at most ${snapshot.maxToolCallsPerTurn} tool calls (maxToolCallsPerTurn); make the rest in your next response`,
+      },
+      meta,
+    );
   }
   let decision = decide(loop.step, content, result.stopReason);
   if (decision.next === 'finish') {
@@ -343,14 +388,20 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   if ((await runFlags(deps.actor, run.threadId, run.runId)).abort) return { step: loop.step, next: 'finish', stopReason: 'aborted' };
   await saveContext(deps.store, run.threadId, context);
   deps.logger.info('model step', {
-    runId: run.runId, step: loop.step, modelId: snapshot.modelId, stopReason: result.stopReason, attempts: result.attempts,
-    durationMs: Date.now() - started, ...result.usage,
+    runId: run.runId,
+    step: loop.step,
+    modelId: snapshot.modelId,
+    stopReason: result.stopReason,
+    attempts: result.attempts,
+    durationMs: Date.now() - started,
+    ...result.usage,
   });
   if (limit) {
     await thread.post(limit);
     return { ...decision, next: 'finish', stopReason: 'limit' };
   }
-  if (decision.next === 'tool') await showStopCard(deps, run, thread).catch((error: unknown) => deps.logger.warn('could not post the stop card', { error }));
+  if (decision.next === 'tool')
+    await showStopCard(deps, run, thread).catch((error: unknown) => deps.logger.warn('could not post the stop card', { error }));
   return decision;
 }
 
@@ -383,7 +434,9 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
   const thread = deps.thread(run);
-  await thread.startTyping(`Running ${call.name}…`).catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
+  await thread
+    .startTyping(`Running ${call.name}…`)
+    .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   const meta = { runId: run.runId, step: loop.step, at: new Date().toISOString() };
   if (isSandboxTool(call.name)) {
     if (deps.sandbox) {
@@ -395,10 +448,18 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
         appendToolResult(context, call, { status: 'error', text: `The sandbox could not be started: ${(error as Error).message}` }, meta);
       }
     } else {
-      appendToolResult(context, call, { status: 'error', text: 'This deployment has no sandbox, so files and commands are unavailable.' }, meta);
+      appendToolResult(
+        context,
+        call,
+        { status: 'error', text: 'This deployment has no sandbox, so files and commands are unavailable.' },
+        meta,
+      );
     }
   } else {
-    const outcome = await runChatTool({ thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) }, call);
+    const outcome = await runChatTool(
+      { thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) },
+      call,
+    );
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
     appendToolResult(context, call, outcome, meta);
   }
@@ -410,8 +471,13 @@ function exchangeLog(run: RunInput, context: ContextEntry[], replies: Map<number
   const attachments = context.find((e) => e.meta.messageId === run.prompt.messageId)?.meta.attachments;
   const entries: LogEntry[] = [
     {
-      date: run.prompt.postedAt, messageId: run.prompt.messageId, userId: run.prompt.author.userId, userName: run.prompt.author.userName,
-      text: run.prompt.text, isBot: false, ...(attachments ? { attachments } : {}),
+      date: run.prompt.postedAt,
+      messageId: run.prompt.messageId,
+      userId: run.prompt.author.userId,
+      userName: run.prompt.author.userName,
+      text: run.prompt.text,
+      isBot: false,
+      ...(attachments ? { attachments } : {}),
     },
   ];
   for (const entry of context) {
@@ -419,7 +485,14 @@ function exchangeLog(run: RunInput, context: ContextEntry[], replies: Map<number
     const text = textOf(entry.content);
     if (!text) continue;
     const step = entry.meta.step ?? 0;
-    entries.push({ date: entry.meta.at, messageId: replies.get(step) ?? `${run.runId}:${step}`, userId: 'self', userName: 'agent', text, isBot: true });
+    entries.push({
+      date: entry.meta.at,
+      messageId: replies.get(step) ?? `${run.runId}:${step}`,
+      userId: 'self',
+      userName: 'agent',
+      text,
+      isBot: true,
+    });
   }
   return entries;
 }
@@ -435,7 +508,10 @@ async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extr
   const entries = exchangeLog(run, context, replies);
   await appendLog(deps.store, run.threadId, entries);
   deps.logger.info('exchange', {
-    runId: run.runId, threadId: run.threadId, outcome, ...extra,
+    runId: run.runId,
+    threadId: run.threadId,
+    outcome,
+    ...extra,
     prompt: { user: run.prompt.author.userId, text: run.prompt.text },
     replies: entries.filter((e) => e.isBot).map((e) => e.text),
   });

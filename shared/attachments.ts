@@ -11,7 +11,13 @@ import type { StoreDeps } from './store.ts';
 
 /** Bedrock's limits for an image block. */
 export const MAX_IMAGE_BYTES = 3_750_000;
-const IMAGE_FORMATS: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const IMAGE_FORMATS: Record<string, ImageFormat> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 /** Files larger than this are not downloaded (the Lambda holds them in memory). */
 export const MAX_ATTACHMENT_BYTES = 50 * 1024 * 1024;
 
@@ -30,7 +36,11 @@ export interface AttachmentDeps {
   rehydrate(attachment: Attachment): Attachment;
 }
 
-const safeName = (name: string) => name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '').slice(0, 120) || 'file';
+const safeName = (name: string) =>
+  name
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^\.+/, '')
+    .slice(0, 120) || 'file';
 
 export async function saveAttachments(deps: AttachmentDeps, run: RunInput): Promise<{ saved: SavedAttachment[]; notes: string[] }> {
   const serialized = (run.prompt.thread.currentMessage as { attachments?: Attachment[] } | undefined)?.attachments ?? [];
@@ -67,16 +77,15 @@ export async function saveAttachments(deps: AttachmentDeps, run: RunInput): Prom
 /** The prompt's blocks for its attachments: paths for every file, an image block per image. */
 export function attachmentBlocks(store: StoreDeps, saved: SavedAttachment[], notes: string[]): ContentBlock[] {
   if (saved.length === 0 && notes.length === 0) return [];
-  const lines = [
-    ...saved.map((a) => `- ${a.original}: ${a.local} (${a.mimeType}, ${a.size} bytes)`),
-    ...notes.map((n) => `- ${n}`),
-  ];
+  const lines = [...saved.map((a) => `- ${a.original}: ${a.local} (${a.mimeType}, ${a.size} bytes)`), ...notes.map((n) => `- ${n}`)];
   const blocks: ContentBlock[] = [{ text: `Attached files:\n${lines.join('\n')}` }];
   for (const a of saved) {
     const format = IMAGE_FORMATS[a.mimeType.toLowerCase()];
     if (!format) continue;
     if (a.size > MAX_IMAGE_BYTES) {
-      blocks.push({ text: `(${a.original} is ${a.size} bytes, over the model's ${MAX_IMAGE_BYTES}-byte image limit: not shown to you, but it is at ${a.local})` });
+      blocks.push({
+        text: `(${a.original} is ${a.size} bytes, over the model's ${MAX_IMAGE_BYTES}-byte image limit: not shown to you, but it is at ${a.local})`,
+      });
       continue;
     }
     blocks.push({ image: { format, source: { s3Location: { uri: `s3://${store.bucket}/${a.key}` } } } });

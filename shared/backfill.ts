@@ -47,14 +47,24 @@ export async function backfill(store: StoreDeps, thread: Thread, run: RunInput, 
   const isEarlier = (m: Message, index: number) =>
     promptIndex >= 0 ? index < promptIndex : (m.metadata?.dateSent?.getTime() ?? 0) <= promptTime;
   const fresh = all.map((m, index) => ({ m, index })).filter(({ m }) => !logged.has(m.id) && m.id !== run.prompt.messageId);
-  const loggedCount = fresh.length ? await appendLog(store, run.threadId, fresh.map(({ m }) => logEntry(m))) : 0;
+  const loggedCount = fresh.length
+    ? await appendLog(
+        store,
+        run.threadId,
+        fresh.map(({ m }) => logEntry(m)),
+      )
+    : 0;
   // Later messages are prompts of their own and reach the context in their own runs.
   const missed = fresh
     .filter(({ m, index }) => isEarlier(m, index) && !inContext.has(m.id) && m.text.trim())
     .map(({ m }) => logEntry(m))
     .filter((e) => !e.isBot);
   for (const entry of missed) {
-    context.push({ role: 'user', content: [{ text: contextText(entry.userName, entry.text) }], meta: { runId: run.runId, messageId: entry.messageId, at: entry.date } });
+    context.push({
+      role: 'user',
+      content: [{ text: contextText(entry.userName, entry.text) }],
+      meta: { runId: run.runId, messageId: entry.messageId, at: entry.date },
+    });
   }
   return { logged: loggedCount, injected: missed.length };
 }

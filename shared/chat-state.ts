@@ -19,13 +19,7 @@
 // item whose expiresAt is not in the future as absent. Locks also keep millisecond precision
 // because the SDK reasons about lock lifetimes in ms.
 import { randomUUID } from 'node:crypto';
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Lock, QueueEntry, StateAdapter } from 'chat';
 import { TABLE_KEYS } from './table.ts';
 
@@ -206,12 +200,7 @@ interface AppendOptions {
   expiresAt?: number;
 }
 
-async function appendToList(
-  ctx: Context,
-  key: string,
-  value: unknown,
-  options?: { maxLength?: number; ttlMs?: number },
-): Promise<void> {
+async function appendToList(ctx: Context, key: string, value: unknown, options?: { maxLength?: number; ttlMs?: number }): Promise<void> {
   const ttl = expiry(ctx, options?.ttlMs)[TABLE_KEYS.ttlAttribute];
   await appendBounded(ctx, ctx.key('list', key), encode(value), { maxLength: options?.maxLength, expiresAt: ttl });
 }
@@ -270,12 +259,7 @@ async function appendBounded(ctx: Context, key: Item, encoded: string, options: 
 }
 
 /** Returns the new length, or undefined when the existing list has expired. */
-async function appendToLiveList(
-  ctx: Context,
-  key: Item,
-  encoded: string,
-  expiresAt: number | undefined,
-): Promise<number | undefined> {
+async function appendToLiveList(ctx: Context, key: Item, encoded: string, expiresAt: number | undefined): Promise<number | undefined> {
   const setExpiry = expiresAt === undefined ? '' : `, ${EXP} = :exp`;
   try {
     const result = await ctx.client.send(
@@ -301,12 +285,7 @@ async function appendToLiveList(
   }
 }
 
-async function replaceExpiredList(
-  ctx: Context,
-  key: Item,
-  encoded: string,
-  expiresAt: number | undefined,
-): Promise<boolean> {
+async function replaceExpiredList(ctx: Context, key: Item, encoded: string, expiresAt: number | undefined): Promise<boolean> {
   const item = { ...key, items: [encoded], ...(expiresAt === undefined ? {} : { [TABLE_KEYS.ttlAttribute]: expiresAt }) };
   return succeeds(() => putItem(ctx, item, `${EXP} <= :now`, { ':now': nowSeconds(ctx) }));
 }

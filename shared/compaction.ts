@@ -2,7 +2,12 @@
 // the older messages are summarised by the model into one "previously…" message and the recent
 // ones are kept verbatim. Pure logic plus one injected model call; the caller writes the full
 // pre-compaction context to archiveKey() first and never deletes it.
-import { ConverseCommand, type BedrockRuntimeClient, type ContentBlock, type ToolResultContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import {
+  ConverseCommand,
+  type BedrockRuntimeClient,
+  type ContentBlock,
+  type ToolResultContentBlock,
+} from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys } from './ids.ts';
 import { textOf } from './model.ts';
 import type { ContextEntry } from './store.ts';
@@ -56,7 +61,8 @@ function blockTokens(block: AnyBlock): number {
   return charTokens(jsonChars(block));
 }
 
-const isEntry = (item: ContextEntry | ContentBlock): item is ContextEntry => 'role' in item && Array.isArray((item as ContextEntry).content);
+const isEntry = (item: ContextEntry | ContentBlock): item is ContextEntry =>
+  'role' in item && Array.isArray((item as ContextEntry).content);
 
 /**
  * A fast estimate of the input tokens of a context, some blocks or a string: ~4 characters per
@@ -111,7 +117,11 @@ export function compactionThreshold(settings: Partial<CompactionSettings> = {}):
  * Whether the context (plus the system prompt and tool specs, estimated by the caller) is over
  * the threshold. The 20 % left above it is room for the estimate's error and for the next steps.
  */
-export function needsCompaction(entries: readonly ContextEntry[], settings: Partial<CompactionSettings> = {}, systemAndToolsTokens = 0): boolean {
+export function needsCompaction(
+  entries: readonly ContextEntry[],
+  settings: Partial<CompactionSettings> = {},
+  systemAndToolsTokens = 0,
+): boolean {
   return estimateTokens(entries) + systemAndToolsTokens > compactionThreshold(settings);
 }
 
@@ -165,7 +175,10 @@ export interface ContextSplit {
  * used instead, keeping less than keepRecentTokens rather than not compacting at all. When the
  * whole context fits in keepRecentTokens, or no point qualifies, older is empty.
  */
-export function splitForCompaction(entries: readonly ContextEntry[], keepRecentTokens = DEFAULT_COMPACTION_SETTINGS.keepRecentTokens): ContextSplit {
+export function splitForCompaction(
+  entries: readonly ContextEntry[],
+  keepRecentTokens = DEFAULT_COMPACTION_SETTINGS.keepRecentTokens,
+): ContextSplit {
   const nothing = (): ContextSplit => ({ older: [], recent: [...entries] });
   let candidate = entries.length;
   let kept = 0;
@@ -208,7 +221,7 @@ function describeMedia(block: AnyBlock): string | undefined {
 
 function resultText(content: readonly ToolResultContentBlock[]): string {
   return content
-    .map((b) => b.text ?? (b.json !== undefined ? JSON.stringify(b.json) : describeMedia(b) ?? ''))
+    .map((b) => b.text ?? (b.json !== undefined ? JSON.stringify(b.json) : (describeMedia(b) ?? '')))
     .filter((s) => s !== '')
     .join('\n');
 }
@@ -244,7 +257,8 @@ function renderEntry(entry: ContextEntry, index: number, toolNames: ReadonlyMap<
  */
 export function renderTranscript(entries: readonly ContextEntry[], budgetTokens = Infinity): string {
   const toolNames = new Map<string, string>();
-  for (const entry of entries) for (const b of entry.content) if (b.toolUse?.toolUseId) toolNames.set(b.toolUse.toolUseId, b.toolUse.name ?? 'tool');
+  for (const entry of entries)
+    for (const b of entry.content) if (b.toolUse?.toolUseId) toolNames.set(b.toolUse.toolUseId, b.toolUse.name ?? 'tool');
   const parts = entries.map((entry, i) => renderEntry(entry, i, toolNames));
   const separator = '\n\n';
   const total = parts.reduce((sum, part) => sum + part.length + separator.length, 0);
@@ -253,7 +267,11 @@ export function renderTranscript(entries: readonly ContextEntry[], budgetTokens 
   let from = parts.length;
   while (from > 1 && room - parts[from - 1]!.length - separator.length >= 0) room -= parts[--from]!.length + separator.length;
   const omitted = from - 1;
-  return [parts[0]!, `[… ${omitted} message${omitted === 1 ? '' : 's'} left out to fit the summariser's window …]`, ...parts.slice(from)].join(separator);
+  return [
+    parts[0]!,
+    `[… ${omitted} message${omitted === 1 ? '' : 's'} left out to fit the summariser's window …]`,
+    ...parts.slice(from),
+  ].join(separator);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -372,7 +390,11 @@ export async function compactContext(
 // ---------------------------------------------------------------------------------------------
 
 /** A summarize function backed by one non-streaming Bedrock Converse call. */
-export function bedrockSummarizer(deps: { bedrock: BedrockRuntimeClient; modelId: string; maxOutputTokens?: number }): Summarizer['summarize'] {
+export function bedrockSummarizer(deps: {
+  bedrock: BedrockRuntimeClient;
+  modelId: string;
+  maxOutputTokens?: number;
+}): Summarizer['summarize'] {
   return async ({ system, transcript }) => {
     const out = await deps.bedrock.send(
       new ConverseCommand({

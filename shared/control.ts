@@ -10,7 +10,10 @@ export type Control = { kind: 'stop' } | { kind: 'steer'; text: string };
 
 /** `stop`, `/stop`, `steer <text>`, `/steer <text>`, after any leading mention of the bot. */
 export function parseControl(text: string): Control | undefined {
-  const body = text.trim().replace(/^(<@[A-Z0-9]+>|@\S+)\s*/, '').trim();
+  const body = text
+    .trim()
+    .replace(/^(<@[A-Z0-9]+>|@\S+)\s*/, '')
+    .trim();
   if (/^\/?stop[.!]?$/i.test(body)) return { kind: 'stop' };
   const steer = /^\/?steer\s+([\s\S]+)$/i.exec(body);
   if (steer?.[1]?.trim()) return { kind: 'steer', text: steer[1].trim() };
@@ -37,7 +40,13 @@ export async function stopThread(deps: ControlDeps, threadId: string, reason = '
   const run = await requestStop(deps.actor, threadId);
   if (!run) return 'idle';
   try {
-    await deps.sfn.send(new StopExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.executionName ?? run.runId), error: 'Stopped', cause: reason }));
+    await deps.sfn.send(
+      new StopExecutionCommand({
+        executionArn: executionArnFor(deps.stateMachineArn, run.executionName ?? run.runId),
+        error: 'Stopped',
+        cause: reason,
+      }),
+    );
   } catch (error) {
     // Not started yet: it sees the flag when it does. Already ended: nothing to stop.
     if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
@@ -65,7 +74,11 @@ export async function reclaimStaleLease(deps: ControlDeps, threadId: string, now
   if (actor?.status !== 'running' || !run || now - (actor.leaseTakenAt ?? now) < LEASE_CHECK_AFTER_MS) return false;
   let status: string | undefined;
   try {
-    status = (await deps.sfn.send(new DescribeExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.executionName ?? run.runId) }))).status;
+    status = (
+      await deps.sfn.send(
+        new DescribeExecutionCommand({ executionArn: executionArnFor(deps.stateMachineArn, run.executionName ?? run.runId) }),
+      )
+    ).status;
   } catch (error) {
     if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
     if (!actor.started) return false; // never started: the prompt's redelivery starts it

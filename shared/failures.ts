@@ -17,7 +17,8 @@ export function parseStepFailure(error: { Error?: string; Cause?: string } | und
   }
 }
 
-const ACCESS = /CredentialsProviderError|UnrecognizedClientException|InvalidSignatureException|ExpiredToken|AccessDenied|security token|Could not load credentials|ENOTFOUND|ECONNREFUSED|EAI_AGAIN/i;
+const ACCESS =
+  /CredentialsProviderError|UnrecognizedClientException|InvalidSignatureException|ExpiredToken|AccessDenied|security token|Could not load credentials|ENOTFOUND|ECONNREFUSED|EAI_AGAIN/i;
 
 export function describeFailure(failure: StepFailure, modelId: string): string {
   const text = `${failure.errorType} ${failure.errorMessage}`;

@@ -43,11 +43,7 @@ export function actorFromEnv(logger: JsonLogger, env = process.env): ActorDeps {
 }
 
 /** Everything the agent's steps need, for the agent-step and run-ended handlers. */
-export async function agentFromEnv(
-  logger: JsonLogger,
-  loadChat: () => Promise<AgentChat>,
-  env = process.env,
-): Promise<AgentDeps> {
+export async function agentFromEnv(logger: JsonLogger, loadChat: () => Promise<AgentChat>, env = process.env): Promise<AgentDeps> {
   const chat = await loadChat();
   const db = clients.db();
   const tableName = requireEnv('TABLE_NAME');
@@ -61,7 +57,12 @@ export async function agentFromEnv(
     // One workspace, one bot token: without the team id the adapter downloads with that token
     // (with it, it would look up a per-team installation, which a single-workspace app has none of).
     rehydrateAttachment: (attachment) =>
-      chat.getAdapter('slack').rehydrateAttachment?.({ ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined }) ?? attachment,
+      chat
+        .getAdapter('slack')
+        .rehydrateAttachment?.({
+          ...attachment,
+          fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined,
+        }) ?? attachment,
     logger,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: handoffFromEnv(env),
@@ -84,7 +85,11 @@ function streamIntervalFromEnv(env: Record<string, string | undefined>): number 
   return Number.isInteger(value) && value >= 250 ? value : 1000;
 }
 
-const list = (value: string | undefined) => (value ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+const list = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 /** The sandbox task settings the stack passes to agent-step and the reaper (absent: no sandbox). */
 export function sandboxConfigFromEnv(env: Record<string, string | undefined>): SandboxConfig | undefined {

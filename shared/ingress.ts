@@ -65,7 +65,9 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     }
     if (message.text.length > MAX_PROMPT_CHARS) {
       deps.logger.warn('prompt rejected: too long', { threadId: thread.id, messageId: message.id, chars: message.text.length });
-      await thread.post(`That message is ${message.text.length} characters long; the limit is ${MAX_PROMPT_CHARS}. Please shorten it or attach it as a file.`);
+      await thread.post(
+        `That message is ${message.text.length} characters long; the limit is ${MAX_PROMPT_CHARS}. Please shorten it or attach it as a file.`,
+      );
       return;
     }
     const prompt = toPrompt(thread, message);

@@ -16,24 +16,23 @@ function redact(value: unknown, depth = 0): unknown {
   if (value instanceof Error) return { name: value.name, message: value.message };
   if (depth > 4 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1)]),
-  );
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1)]));
 }
 
-export function createLogger(options: {
-  level?: Level | 'silent';
-  fields?: Record<string, unknown>;
-  write?: (line: string) => void;
-} = {}): JsonLogger {
+export function createLogger(
+  options: { level?: Level | 'silent'; fields?: Record<string, unknown>; write?: (line: string) => void } = {},
+): JsonLogger {
   const min = ORDER[options.level ?? 'info'];
   const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
   const base = options.fields ?? {};
   const emit = (level: Level, message: string, args: unknown[]) => {
     if (ORDER[level] < min) return;
-    const extra = args.length === 1 && args[0] && typeof args[0] === 'object' && !(args[0] instanceof Error)
-      ? (args[0] as Record<string, unknown>)
-      : args.length ? { args } : {};
+    const extra =
+      args.length === 1 && args[0] && typeof args[0] === 'object' && !(args[0] instanceof Error)
+        ? (args[0] as Record<string, unknown>)
+        : args.length
+          ? { args }
+          : {};
     write(JSON.stringify(redact({ level, time: new Date().toISOString(), message, ...base, ...extra })));
   };
   const make = (fields: Record<string, unknown>): JsonLogger =>

@@ -57,10 +57,15 @@ export async function streamModel(
   for (let attempt = 0; ; attempt++) {
     let streamed = false;
     try {
-      const result = await streamOnce(deps.bedrock, request, (delta) => {
-        streamed = true;
-        onText(delta);
-      }, signal);
+      const result = await streamOnce(
+        deps.bedrock,
+        request,
+        (delta) => {
+          streamed = true;
+          onText(delta);
+        },
+        signal,
+      );
       return { ...result, attempts: attempt + 1 };
     } catch (error) {
       if (streamed || !isRetryableModelError(error) || attempt + 1 >= attempts) throw error;
@@ -115,8 +120,11 @@ async function streamOnce(
       };
     } else {
       const failure =
-        event.throttlingException ?? event.modelStreamErrorException ?? event.serviceUnavailableException ??
-        event.internalServerException ?? event.validationException;
+        event.throttlingException ??
+        event.modelStreamErrorException ??
+        event.serviceUnavailableException ??
+        event.internalServerException ??
+        event.validationException;
       if (failure) throw failure;
     }
   }

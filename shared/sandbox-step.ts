@@ -53,9 +53,14 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       outcome.text += `\n[not saved: ${files} changed in another thread while you worked. Your copy now holds the latest version: read it again and redo your change.]`;
     }
     deps.logger.info('tool call', {
-      runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status,
-      bytesIn: before.stats.bytesIn + after.stats.bytesIn, bytesOut: after.stats.bytesOut,
-      s3Calls: before.stats.s3Calls + after.stats.s3Calls, conflicts: after.conflicts.length,
+      runId: run.runId,
+      tool: call.name,
+      toolUseId: call.toolUseId,
+      status: outcome.status,
+      bytesIn: before.stats.bytesIn + after.stats.bytesIn,
+      bytesOut: after.stats.bytesOut,
+      s3Calls: before.stats.s3Calls + after.stats.s3Calls,
+      conflicts: after.conflicts.length,
     });
     appendToolResult(context, call, outcome, { runId: run.runId, step: loop.step, at: new Date().toISOString() });
   } catch (error) {

@@ -32,7 +32,10 @@ export const runInputSchema = z.object({
   threadId: z.string(),
   prompt: promptSchema,
   /** The execution running the run now, when it was handed over from the first one (named runId). */
-  executionName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/).optional(),
+  executionName: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,80}$/)
+    .optional(),
 });
 export type RunInput = z.infer<typeof runInputSchema>;
 
@@ -70,25 +73,35 @@ export const settingsSchema = z.object({
   /** Tool calls one model response may make; the rest get an error result. */
   maxToolCallsPerTurn: z.number().int().positive().max(100).default(20),
   /** Longest one run may work before it stops with a message. */
-  maxRunMinutes: z.number().positive().max(24 * 60).default(30),
+  maxRunMinutes: z
+    .number()
+    .positive()
+    .max(24 * 60)
+    .default(30),
   /** Prompts that may wait behind a running one; more get a "busy" reply. */
   maxQueueDepth: z.number().int().min(0).max(100).default(5),
   /** queue: prompts wait their turn; interrupt: a new prompt stops the running one and runs next. */
   queueMode: z.enum(['queue', 'interrupt']).default('queue'),
   /** When the context is summarised (seed defaults; token estimates, see shared/compaction.ts). */
-  compaction: z.object({
-    contextWindowTokens: z.number().int().positive().default(200_000),
-    reservedOutputTokens: z.number().int().nonnegative().default(16_384),
-    keepRecentTokens: z.number().int().positive().default(20_000),
-    thresholdRatio: z.number().positive().max(1).default(0.8),
-  }).default({ contextWindowTokens: 200_000, reservedOutputTokens: 16_384, keepRecentTokens: 20_000, thresholdRatio: 0.8 }),
+  compaction: z
+    .object({
+      contextWindowTokens: z.number().int().positive().default(200_000),
+      reservedOutputTokens: z.number().int().nonnegative().default(16_384),
+      keepRecentTokens: z.number().int().positive().default(20_000),
+      thresholdRatio: z.number().positive().max(1).default(0.8),
+    })
+    .default({ contextWindowTokens: 200_000, reservedOutputTokens: 16_384, keepRecentTokens: 20_000, thresholdRatio: 0.8 }),
   /** Bedrock prompt caching (cachePoint blocks); turn off for models without it. */
   promptCaching: z.boolean().default(true),
-  sandbox: z.object({
-    /** Start the thread's sandbox when a run begins (in parallel with the first model call). */
-    startEarly: z.boolean().default(true),
-  }).default({ startEarly: true }),
+  sandbox: z
+    .object({
+      /** Start the thread's sandbox when a run begins (in parallel with the first model call). */
+      startEarly: z.boolean().default(true),
+    })
+    .default({ startEarly: true }),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
-  channels: z.record(z.string(), z.object({ model: modelSettingsSchema.optional(), queueMode: z.enum(['queue', 'interrupt']).optional() })).default({}),
+  channels: z
+    .record(z.string(), z.object({ model: modelSettingsSchema.optional(), queueMode: z.enum(['queue', 'interrupt']).optional() }))
+    .default({}),
 });
 export type Settings = z.infer<typeof settingsSchema>;

@@ -51,10 +51,10 @@ function locate(key: string): { scope: SkillScope; folder: string } | undefined 
   return scope && folder ? { scope, folder } : undefined;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const describe = (value: unknown) => (value === null ? 'empty' : Array.isArray(value) ? 'a list' : isRecord(value) ? 'a map' : `a ${typeof value}`);
+const describe = (value: unknown) =>
+  value === null ? 'empty' : Array.isArray(value) ? 'a list' : isRecord(value) ? 'a map' : `a ${typeof value}`;
 
 /** Splits `allowed-tools` on whitespace or commas outside parentheses: `Bash(git log:*) Read` is two tools. */
 function splitTools(value: string): string[] {
@@ -88,14 +88,18 @@ function optionalText(fm: Record<string, unknown>, field: string, max?: number):
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !value.trim()) throw new Invalid(`${field} must be a non-empty string but is ${describe(value)}`);
   const text = value.trim();
-  if (max !== undefined && text.length > max) throw new Invalid(`${field} is ${text.length} characters long, over the ${max}-character limit`);
+  if (max !== undefined && text.length > max)
+    throw new Invalid(`${field} is ${text.length} characters long, over the ${max}-character limit`);
   return text;
 }
 
 /** Frontmatter (the YAML between the opening and closing `---` lines) and the body after it. */
 function splitFrontmatter(body: string): { yaml: string; rest: string } {
   const lines = body.replace(/^\uFEFF/, '').split(/\r?\n/);
-  if (lines[0]?.trim() !== '---') throw new Invalid(`it has no YAML frontmatter (the file must start with a '---' line, then name and description, then a closing '---' line)`);
+  if (lines[0]?.trim() !== '---')
+    throw new Invalid(
+      `it has no YAML frontmatter (the file must start with a '---' line, then name and description, then a closing '---' line)`,
+    );
   const close = lines.findIndex((line, index) => index > 0 && line.trimEnd() === '---');
   if (close < 0) throw new Invalid(`its frontmatter is never closed (no second '---' line)`);
   return { yaml: lines.slice(1, close).join('\n'), rest: lines.slice(close + 1).join('\n') };
@@ -122,7 +126,9 @@ function validate(fm: unknown, folder: string): Omit<Skill, 'body' | 'scope' | '
   if (!isRecord(fm)) throw new Invalid(`its frontmatter must be a map of fields but is ${describe(fm)}`);
   const unknown = Object.keys(fm).find((field) => !(FIELDS as readonly string[]).includes(field));
   if (unknown !== undefined) {
-    throw new Invalid(`it has an unknown frontmatter field "${unknown}" (allowed: ${FIELDS.join(', ')}; put anything else, such as trigger or keywords, under metadata)`);
+    throw new Invalid(
+      `it has an unknown frontmatter field "${unknown}" (allowed: ${FIELDS.join(', ')}; put anything else, such as trigger or keywords, under metadata)`,
+    );
   }
 
   const name = fm.name;
@@ -134,7 +140,8 @@ function validate(fm: unknown, folder: string): Omit<Skill, 'body' | 'scope' | '
   }
   if (name !== folder) throw new Invalid(`name "${name}" does not match its folder name "${folder}"`);
 
-  if (fm.description === undefined || fm.description === null || fm.description === '') throw new Invalid('its frontmatter has no description');
+  if (fm.description === undefined || fm.description === null || fm.description === '')
+    throw new Invalid('its frontmatter has no description');
   const description = optionalText(fm, 'description', MAX_DESCRIPTION_CHARS)!;
   const license = optionalText(fm, 'license');
   const compatibility = optionalText(fm, 'compatibility', MAX_COMPATIBILITY_CHARS);
@@ -143,14 +150,16 @@ function validate(fm: unknown, folder: string): Omit<Skill, 'body' | 'scope' | '
   let allowedTools: string[] = [];
   if (typeof tools === 'string') allowedTools = splitTools(tools);
   else if (Array.isArray(tools) && tools.every((t) => typeof t === 'string')) allowedTools = tools.map((t) => t.trim()).filter(Boolean);
-  else if (tools !== undefined && tools !== null) throw new Invalid(`allowed-tools must be a space-separated string or a list of strings but is ${describe(tools)}`);
+  else if (tools !== undefined && tools !== null)
+    throw new Invalid(`allowed-tools must be a space-separated string or a list of strings but is ${describe(tools)}`);
 
   const metadata = fm.metadata ?? {};
   if (!isRecord(metadata)) throw new Invalid(`metadata must be a map of string keys to string values but is ${describe(metadata)}`);
   for (const [key, value] of Object.entries(metadata)) {
     if (key === 'keywords' && Array.isArray(value) && value.every((k) => typeof k === 'string')) continue;
     // Unquoted numbers and booleans (`version: 1.0`) are tolerated; lists, maps and empty values are not.
-    if (!['string', 'number', 'boolean'].includes(typeof value)) throw new Invalid(`metadata.${key} must be a string but is ${describe(value)}`);
+    if (!['string', 'number', 'boolean'].includes(typeof value))
+      throw new Invalid(`metadata.${key} must be a string but is ${describe(value)}`);
   }
 
   const rawTrigger = metadata.trigger ?? 'auto';
@@ -168,7 +177,15 @@ function validate(fm: unknown, folder: string): Omit<Skill, 'body' | 'scope' | '
     throw new Invalid('metadata.trigger is keyword but metadata.keywords is missing or empty (give them as "deploy, release")');
   }
 
-  return { name, description, ...(license ? { license } : {}), ...(compatibility ? { compatibility } : {}), allowedTools, trigger, keywords };
+  return {
+    name,
+    description,
+    ...(license ? { license } : {}),
+    ...(compatibility ? { compatibility } : {}),
+    allowedTools,
+    trigger,
+    keywords,
+  };
 }
 
 /**
@@ -306,7 +323,8 @@ export function formatSkillsForPrompt(skills: Skill[], sandboxPathOf: (key: stri
     const folder = posix.dirname(sandboxPathOf(skill.key));
     const folderKey = skill.key.slice(0, -SKILL_FILE.length);
     const lines = [`### ${skill.name}`, skill.description, `- Folder: ${folder}`];
-    if (skill.files.length) lines.push(`- Files: ${skill.files.map((f) => (f.startsWith(folderKey) ? f.slice(folderKey.length) : f)).join(', ')}`);
+    if (skill.files.length)
+      lines.push(`- Files: ${skill.files.map((f) => (f.startsWith(folderKey) ? f.slice(folderKey.length) : f)).join(', ')}`);
     if (skill.allowedTools.length) lines.push(`- Allowed tools: ${skill.allowedTools.join(' ')}`);
     if (skill.compatibility) lines.push(`- Requires: ${skill.compatibility}`);
     if (skill.body) lines.push('', `<instructions skill="${skill.name}">`, skill.body, '</instructions>');

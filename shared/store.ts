@@ -13,7 +13,15 @@ export interface StoreDeps {
 export interface ContextEntry {
   role: 'user' | 'assistant';
   content: ContentBlock[];
-  meta: { runId: string; at: string; step?: number; messageId?: string; usage?: Record<string, number | undefined>; compactions?: number; attachments?: { original: string; local: string }[] };
+  meta: {
+    runId: string;
+    at: string;
+    step?: number;
+    messageId?: string;
+    usage?: Record<string, number | undefined>;
+    compactions?: number;
+    attachments?: { original: string; local: string }[];
+  };
 }
 
 /** One line of log.jsonl: a message seen in the thread (no tool results, never compacted). */
@@ -114,7 +122,13 @@ export async function saveContext(deps: StoreDeps, threadId: string, entries: Co
   const condition = loadedAt === undefined ? {} : loadedAt === null ? { IfNoneMatch: '*' } : { IfMatch: loadedAt };
   try {
     const out = await deps.s3.send(
-      new PutObjectCommand({ Bucket: deps.bucket, Key: dataKeys(threadId).context, Body: toJsonl(entries), ContentType: 'application/x-ndjson', ...condition }),
+      new PutObjectCommand({
+        Bucket: deps.bucket,
+        Key: dataKeys(threadId).context,
+        Body: toJsonl(entries),
+        ContentType: 'application/x-ndjson',
+        ...condition,
+      }),
     );
     Object.defineProperty(entries, LOADED_AT, { value: out.ETag ?? undefined, enumerable: false, configurable: true });
   } catch (error) {
@@ -152,7 +166,13 @@ export async function appendLog(deps: StoreDeps, threadId: string, entries: LogE
     const merged = [...existing, ...fresh].sort((a, b) => a.date.localeCompare(b.date));
     try {
       await deps.s3.send(
-        new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: toJsonl(merged), ContentType: 'application/x-ndjson', ...(etag ? { IfMatch: etag } : { IfNoneMatch: '*' }) }),
+        new PutObjectCommand({
+          Bucket: deps.bucket,
+          Key: key,
+          Body: toJsonl(merged),
+          ContentType: 'application/x-ndjson',
+          ...(etag ? { IfMatch: etag } : { IfNoneMatch: '*' }),
+        }),
       );
       return fresh.length;
     } catch (error) {

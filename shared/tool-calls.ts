@@ -40,10 +40,14 @@ export function repairToolPairs(messages: Message[]): Message[] {
     const uses = (message.content ?? []).flatMap((b) => (b.toolUse?.toolUseId ? [b.toolUse.toolUseId] : []));
     if (uses.length === 0) continue;
     const next = messages[i + 1];
-    const answered = new Set((next?.role === 'user' ? next.content ?? [] : []).flatMap((b) => (b.toolResult?.toolUseId ? [b.toolResult.toolUseId] : [])));
+    const answered = new Set(
+      (next?.role === 'user' ? (next.content ?? []) : []).flatMap((b) => (b.toolResult?.toolUseId ? [b.toolResult.toolUseId] : [])),
+    );
     const missing: ContentBlock[] = uses
       .filter((id) => !answered.has(id))
-      .map((id) => ({ toolResult: { toolUseId: id, content: [{ text: 'not run: the run ended before this tool call' }], status: 'error' } }));
+      .map((id) => ({
+        toolResult: { toolUseId: id, content: [{ text: 'not run: the run ended before this tool call' }], status: 'error' },
+      }));
     if (missing.length === 0) continue;
     if (next?.role === 'user') {
       messages[i + 1] = { role: 'user', content: [...missing, ...(next.content ?? [])] };

@@ -12,7 +12,9 @@ let deps: SandboxStepDeps | undefined;
 export async function handler(event: unknown) {
   const parsed = stepEventSchema.safeParse(event);
   if (!parsed.success || parsed.data.action !== 'tool') {
-    const detail = parsed.success ? `action ${parsed.data.action} is not a sandbox step` : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const detail = parsed.success
+      ? `action ${parsed.data.action} is not a sandbox step`
+      : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw Object.assign(new Error(`Invalid sandbox step event: ${detail}`), { name: 'InvalidStepEvent' });
   }
   deps ??= {

@@ -46,7 +46,12 @@ async function admit(prompt: Prompt): Promise<void> {
   logger.info('prompt admitted', { threadId: prompt.threadId, messageId: prompt.messageId, admission, mode });
   if (admission === 'busy') {
     // Not lost silently: the prompt is in the logs, and its author is told.
-    logger.warn('prompt refused: queue full', { threadId: prompt.threadId, messageId: prompt.messageId, user: prompt.author.userId, text: prompt.text });
+    logger.warn('prompt refused: queue full', {
+      threadId: prompt.threadId,
+      messageId: prompt.messageId,
+      user: prompt.author.userId,
+      text: prompt.text,
+    });
     await replyBusy(prompt, config.maxQueueDepth);
   } else if (admission === 'queued' && mode === 'interrupt') {
     await stopThread(control, prompt.threadId, 'interrupted by a newer message');
@@ -71,7 +76,11 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
     const parsed = promptSchema.safeParse(body);
     if (!parsed.success) {
       // It can never succeed; retrying would only hold the thread's queue. Keep it in the logs.
-      logger.error('inbox message rejected', { messageId: record.messageId, issues: parsed.error.issues, body: record.body.slice(0, 2000) });
+      logger.error('inbox message rejected', {
+        messageId: record.messageId,
+        issues: parsed.error.issues,
+        body: record.body.slice(0, 2000),
+      });
       continue;
     }
     try {

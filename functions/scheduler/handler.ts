@@ -56,7 +56,11 @@ export async function handler(event: unknown) {
     const detail = busDetailSchema.safeParse(event.detail);
     if (!detail.success) {
       // Retrying cannot fix it; the rule's DLQ is for delivery failures, so say so in the logs.
-      logger.error('bus event rejected', { id: event.id, source: event.source, issues: detail.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
+      logger.error('bus event rejected', {
+        id: event.id,
+        source: event.source,
+        issues: detail.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+      });
       return { rejected: true };
     }
     await fire({ kind: 'bus', origin: `${event.source} ${event['detail-type']}`, firingId: `bus-${event.id}`, ...detail.data });
@@ -64,7 +68,12 @@ export async function handler(event: unknown) {
   }
   const firing = firingSchema.safeParse(event);
   if (!firing.success) {
-    throw Object.assign(new Error(`Not an event file notification, a schedule firing or a bus event: ${firing.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`), { name: 'InvalidSchedulerInput' });
+    throw Object.assign(
+      new Error(
+        `Not an event file notification, a schedule firing or a bus event: ${firing.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      ),
+      { name: 'InvalidSchedulerInput' },
+    );
   }
   await fire(firing.data);
   return { fired: true };

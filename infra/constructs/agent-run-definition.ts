@@ -79,14 +79,15 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('model'), model)
     .when(nextIs('tool'), tool)
     .when(nextIs('sandbox'), sandboxTool)
-    .when(Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', 'handoff')), handoff.next(new Succeed(scope, 'HandedOff')))
+    .when(
+      Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', 'handoff')),
+      handoff.next(new Succeed(scope, 'HandedOff')),
+    )
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
   // Both tool steps return to the choice: the handler decides what follows (more tools, the model, finish).
   tool.next(nextStep);
   sandboxTool.next(nextStep);
 
   prepare.next(model).next(nextStep);
-  return Choice.jsonPath(scope, 'Start')
-    .when(Condition.isPresent('$.loop.next'), nextStep)
-    .otherwise(prepare);
+  return Choice.jsonPath(scope, 'Start').when(Condition.isPresent('$.loop.next'), nextStep).otherwise(prepare);
 }

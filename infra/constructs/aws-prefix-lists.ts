@@ -29,9 +29,7 @@ export class AwsPrefixLists extends Construct {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: 'Looks up the S3 and DynamoDB prefix list ids at deploy time',
     });
-    this.role.addToPolicy(
-      new PolicyStatement({ effect: Effect.ALLOW, actions: ['ec2:DescribePrefixLists'], resources: ['*'] }),
-    );
+    this.role.addToPolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['ec2:DescribePrefixLists'], resources: ['*'] }));
     const logGroup = new LogGroup(this, 'LookupLogs', { retention: props.logRetention });
     logGroup.grantWrite(this.role);
 

@@ -50,8 +50,12 @@ export class Dispatch extends Construct {
     props.table.grantReadWriteData(this.handler);
     props.stateMachine.grantStartExecution(this.handler);
     // Interrupt mode stops the running execution; a lease held too long is checked against its execution.
-    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution', 'states:DescribeExecution'], resources: [props.executionArns] }));
-    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.bucket.arnForObjects('settings.json')] }));
+    this.handler.addToRolePolicy(
+      new PolicyStatement({ actions: ['states:StopExecution', 'states:DescribeExecution'], resources: [props.executionArns] }),
+    );
+    this.handler.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.bucket.arnForObjects('settings.json')] }),
+    );
     props.slackSecret.grantRead(this.handler);
 
     this.handler.addEventSource(

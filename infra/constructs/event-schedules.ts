@@ -70,9 +70,7 @@ export class EventSchedules extends Construct {
       }),
       description: 'Assumed by EventBridge Scheduler: invokes the scheduler function, dead-letters undeliverable firings',
     });
-    this.role.addToPolicy(
-      new PolicyStatement({ effect: Effect.ALLOW, actions: ['lambda:InvokeFunction'], resources: [this.targetArn] }),
-    );
+    this.role.addToPolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['lambda:InvokeFunction'], resources: [this.targetArn] }));
     this.role.addToPolicy(
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['sqs:SendMessage'], resources: [this.deadLetterQueue.queueArn] }),
     );

@@ -30,7 +30,7 @@ export class SandboxStep extends Construct {
     super(scope, id);
     this.handler = createAgentFunction(this, 'Handler', {
       entry: FUNCTION_ENTRIES.sandboxStep,
-      description: 'Runs sandbox tool calls (bash, read, write, edit) in the thread\'s Fargate task; syncs files with S3',
+      description: "Runs sandbox tool calls (bash, read, write, edit) in the thread's Fargate task; syncs files with S3",
       timeout: Duration.minutes(15),
       memorySize: 1024,
       logRetention: props.logRetention,

@@ -20,13 +20,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
-import type {
-  InferenceConfiguration,
-  Message,
-  StopReason,
-  SystemContentBlock,
-  ToolConfiguration,
-} from '@aws-sdk/client-bedrock-runtime';
+import type { InferenceConfiguration, Message, StopReason, SystemContentBlock, ToolConfiguration } from '@aws-sdk/client-bedrock-runtime';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 
 export interface ScriptedToolUse {
@@ -277,7 +271,10 @@ export async function startBedrockFake(options: { port?: number } = {}): Promise
       if (deltas.length) steps.push({ event: 'contentBlockStop', payload: { contentBlockIndex: index++ } });
       (turn.toolUses ?? []).forEach((tool, i) => {
         const contentBlockIndex = index++;
-        steps.push({ event: 'contentBlockStart', payload: { contentBlockIndex, start: { toolUse: { toolUseId: toolIds[i], name: tool.name } } } });
+        steps.push({
+          event: 'contentBlockStart',
+          payload: { contentBlockIndex, start: { toolUse: { toolUseId: toolIds[i], name: tool.name } } },
+        });
         for (const input of splitInto(JSON.stringify(tool.input), tool.chunks ?? 2)) {
           steps.push({ event: 'contentBlockDelta', payload: { contentBlockIndex, delta: { toolUse: { input } } } });
         }
@@ -302,7 +299,8 @@ export async function startBedrockFake(options: { port?: number } = {}): Promise
       if (i > 0 && turn.delayMs) await sleep(turn.delayMs);
       if (closed) return; // the client went away (aborted or timed out)
       const isEvent = 'event' in step;
-      const payload = isEvent && step.event === 'metadata' ? { ...step.payload, metrics: { latencyMs: Date.now() - req.time } } : step.payload;
+      const payload =
+        isEvent && step.event === 'metadata' ? { ...step.payload, metrics: { latencyMs: Date.now() - req.time } } : step.payload;
       const frame = codec.encode({
         headers: {
           ':message-type': { type: 'string', value: isEvent ? 'event' : 'exception' },

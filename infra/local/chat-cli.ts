@@ -41,9 +41,7 @@ async function call<T>(path: string, init?: RequestInit): Promise<T> {
   try {
     response = await fetch(`${BASE}${path}`, init);
   } catch {
-    throw new CliError(
-      `Cannot reach the local Slack stand-in at ${BASE}. Start the local stack (npm start) or set LOCAL_SLACK_URL.`,
-    );
+    throw new CliError(`Cannot reach the local Slack stand-in at ${BASE}. Start the local stack (npm start) or set LOCAL_SLACK_URL.`);
   }
   if (!response.ok) throw new CliError(`${path} answered HTTP ${response.status}: ${await response.text()}`);
   return (await response.json()) as T;
@@ -91,8 +89,9 @@ async function follow(
     const replies = data.messages.filter((m) => Number(m.ts) > Number(afterTs) && (m.bot_id || m.user === info.botUserId));
     for (const m of replies) {
       // Show <@U123> as @name; hide the post+edit fallback's "..." placeholder.
-      const shown = m.text.replace(/<@([UW][A-Z0-9]+)(?:\|([^>]+))?>/g, (_, id: string, name?: string) =>
-        `@${name ?? (id === info.botUserId ? info.botName : id)}`,
+      const shown = m.text.replace(
+        /<@([UW][A-Z0-9]+)(?:\|([^>]+))?>/g,
+        (_, id: string, name?: string) => `@${name ?? (id === info.botUserId ? info.botName : id)}`,
       );
       const text = shown.trim() === '...' ? '' : shown;
       const before = printed.get(m.ts);

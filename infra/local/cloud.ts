@@ -40,7 +40,6 @@ type Template = { Resources: Record<string, { Type: string; Properties?: any }> 
 
 type Handler = (event: any) => Promise<any>;
 
-
 export interface LocalCloudOptions {
   /** Port of the API Gateway stand-in (0: any free port). */
   port?: number;
@@ -107,7 +106,9 @@ const LOCAL_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: '
 export function synthesizeLocalStack(modelId?: string) {
   // Bundling is for deployment; locally the handlers run from source.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new AgentRuntimeStack(app, 'Threadwork', { settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId } });
+  const stack = new AgentRuntimeStack(app, 'Threadwork', {
+    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId },
+  });
   const template = app.synth().getStackByName(stack.stackName).template as Template;
   const logicalIds = Object.fromEntries(
     Object.entries(stack.functions).map(([role, fn]) => [role, stack.getLogicalId(fn.node.defaultChild as CfnElement)]),
@@ -127,7 +128,11 @@ function onlyResource(template: Template, type: string): [string, { Properties?:
 
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
-  const [dynamo, sqsS3, synth] = await Promise.all([startDynamoDbLocal(), startSqsAndS3(), Promise.resolve(synthesizeLocalStack(options.modelId))]);
+  const [dynamo, sqsS3, synth] = await Promise.all([
+    startDynamoDbLocal(),
+    startSqsAndS3(),
+    Promise.resolve(synthesizeLocalStack(options.modelId)),
+  ]);
   const { template, logicalIds } = synth;
   const resolve = (value: unknown) => resolveIntrinsics(template, value);
   const region = process.env.AWS_REGION ?? 'us-east-1';
@@ -150,7 +155,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const inboxProps = template.Resources[inboxId]!.Properties;
   const dlqId = String(inboxProps.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
   const dlq = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${dlqId}.fifo`, Attributes: { FifoQueue: 'true' } }));
-  const dlqArn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+  const dlqArn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] })))
+    .Attributes?.QueueArn;
   const inbox = await clients.sqs.send(
     new CreateQueueCommand({
       QueueName: `${inboxId}.fifo`,
@@ -163,7 +169,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     }),
   );
   const inboxUrl = inbox.QueueUrl!;
-  const inboxArn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: inboxUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
+  const inboxArn =
+    (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: inboxUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ??
+    '';
 
   const [stateMachineId] = onlyResource(template, 'AWS::StepFunctions::StateMachine');
   const stateMachineArn = String(resolve({ Ref: stateMachineId }));
@@ -176,7 +184,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   // A bundle of the server, as the image runs it (plain node: half the memory of the source through
   // tsx), written to this cloud's own directory so parallel clouds never share a half-written file.
   const serverBundle = join(sandboxRoot, 'server.mjs');
-  await esbuild({ entryPoints: [fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))], outfile: serverBundle, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' });
+  await esbuild({
+    entryPoints: [fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))],
+    outfile: serverBundle,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   const ecs = await startLocalEcs({
     serverCommand: [process.execPath, serverBundle],
     workspaceRoot: workspaces,
@@ -228,10 +244,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   delete process.env.SLACK_SECRET_ARN;
   const handlers = Object.fromEntries(
     await Promise.all(
-      Object.entries(FUNCTION_ENTRIES).map(async ([role, path]) => [role, ((await import(`../../${path}`)) as { handler: Handler }).handler]),
+      Object.entries(FUNCTION_ENTRIES).map(async ([role, path]) => [
+        role,
+        ((await import(`../../${path}`)) as { handler: Handler }).handler,
+      ]),
     ),
   ) as LocalCloud['handlers'];
-  const byLogicalId = new Map(Object.entries(logicalIds).map(([id, logicalId]) => [logicalId, { role: id as FunctionRole, handler: handlers[id as FunctionRole] }]));
+  const byLogicalId = new Map(
+    Object.entries(logicalIds).map(([id, logicalId]) => [logicalId, { role: id as FunctionRole, handler: handlers[id as FunctionRole] }]),
+  );
   const faults: Required<Fault>[] = [];
   const takeFault = (role: FunctionRole, payload: unknown, when: Fault['when']) => {
     const action = (payload as { action?: string } | undefined)?.action;
@@ -251,10 +272,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
   // EventBridge: the rule's pattern, from the template, decides which execution endings reach its target.
   const onDefaultBus = (rule: { Properties?: any }) => rule.Properties.EventPattern && !rule.Properties.EventBusName;
-  const rules = resourcesOfType(template, 'AWS::Events::Rule').filter(([, rule]) => onDefaultBus(rule)).map(([, rule]) => ({
-    pattern: resolve(rule.Properties.EventPattern) as object,
-    targets: (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn)))),
-  }));
+  const rules = resourcesOfType(template, 'AWS::Events::Rule')
+    .filter(([, rule]) => onDefaultBus(rule))
+    .map(([, rule]) => ({
+      pattern: resolve(rule.Properties.EventPattern) as object,
+      targets: (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn)))),
+    }));
   const onStatusChange = async (event: ExecutionStatusChangeEvent) => {
     for (const rule of rules) {
       if (!matchesEventPattern(rule.pattern, event)) continue;
@@ -271,7 +294,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       const targets = (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn))));
       return setInterval(() => {
         for (const target of targets) {
-          if (target) void Promise.resolve(invoke(target, { source: 'aws.events', 'detail-type': 'Scheduled Event', resources: [id], detail: {} })).catch((error: unknown) => report('schedule', error));
+          if (target)
+            void Promise.resolve(
+              invoke(target, { source: 'aws.events', 'detail-type': 'Scheduled Event', resources: [id], detail: {} }),
+            ).catch((error: unknown) => report('schedule', error));
         }
       }, everyMs).unref();
     });
@@ -301,7 +327,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         name: id,
         eventBusName: String(resolve(rule.Properties.EventBusName)),
         pattern: resolve(rule.Properties.EventPattern) as object,
-        targets: (rule.Properties.Targets as { Arn: unknown; InputPath?: string }[]).map((t) => ({ arn: String(resolve(t.Arn)), inputPath: t.InputPath })),
+        targets: (rule.Properties.Targets as { Arn: unknown; InputPath?: string }[]).map((t) => ({
+          arn: String(resolve(t.Arn)),
+          inputPath: t.InputPath,
+        })),
       })),
     invokeTarget: async (arn, payload) => void (await invokeByArn(arn, payload)),
     matches: matchesEventPattern,
@@ -309,13 +338,29 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
   type FilterRule = { Name: string; Value: string };
   const notificationConfigs = resourcesOfType(template, 'Custom::S3BucketNotifications').flatMap(([, r]) =>
-    ((r.Properties.NotificationConfiguration?.LambdaFunctionConfigurations ?? []) as { Events: string[]; Filter?: { Key?: { FilterRules?: FilterRule[] } }; LambdaFunctionArn: unknown }[]).map((c) => {
+    (
+      (r.Properties.NotificationConfiguration?.LambdaFunctionConfigurations ?? []) as {
+        Events: string[];
+        Filter?: { Key?: { FilterRules?: FilterRule[] } };
+        LambdaFunctionArn: unknown;
+      }[]
+    ).map((c) => {
       const rule = (name: string) => c.Filter?.Key?.FilterRules?.find((f) => f.Name.toLowerCase() === name)?.Value;
       const arn = String(resolve(c.LambdaFunctionArn));
-      return { prefix: rule('prefix'), suffix: rule('suffix'), events: c.Events, deliver: async (event: unknown) => void (await invokeByArn(arn, event)) };
+      return {
+        prefix: rule('prefix'),
+        suffix: rule('suffix'),
+        events: c.Events,
+        deliver: async (event: unknown) => void (await invokeByArn(arn, event)),
+      };
     }),
   );
-  const s3Notifications = await startS3Notifications({ s3: clients.s3, bucket, configurations: notificationConfigs, onError: (error) => report('s3-notifications', error) });
+  const s3Notifications = await startS3Notifications({
+    s3: clients.s3,
+    bucket,
+    configurations: notificationConfigs,
+    onError: (error) => report('s3-notifications', error),
+  });
 
   const { definition } = definitionFromTemplate(template, stateMachineId);
   const stepFunctions = await startLocalStepFunctions({
@@ -341,7 +386,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const integrationId = target.replace(/^integrations\/local-/, '');
     const functionId = integrations.get(integrationId);
     if (!functionId) throw new Error(`Route ${route.Properties.RouteKey} has no local integration (${target})`);
-    routes[route.Properties.RouteKey] = (event: APIGatewayProxyEventV2) => invoke(functionId, event) as Promise<APIGatewayProxyStructuredResultV2>;
+    routes[route.Properties.RouteKey] = (event: APIGatewayProxyEventV2) =>
+      invoke(functionId, event) as Promise<APIGatewayProxyStructuredResultV2>;
   }
   let api: ApiGatewayStandIn;
   try {

@@ -19,7 +19,6 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ApiError, isPlainObject, serveAwsJson } from './aws-protocol.ts';
 
-
 export type LocalTaskStatus = 'PROVISIONING' | 'PENDING' | 'RUNNING' | 'STOPPING' | 'DEPROVISIONING' | 'STOPPED';
 
 export type LocalEcsAddressing = 'loopback-ips' | 'ports';
@@ -94,7 +93,12 @@ export interface LocalEcs {
 }
 
 const TARGET_PREFIX = 'AmazonEC2ContainerServiceV20141113.';
-const PROTOCOL = { service: 'ecs', targetPrefix: TARGET_PREFIX, contentType: 'application/x-amz-json-1.1', internalErrorType: 'ServerException' };
+const PROTOCOL = {
+  service: 'ecs',
+  targetPrefix: TARGET_PREFIX,
+  contentType: 'application/x-amz-json-1.1',
+  internalErrorType: 'ServerException',
+};
 const DEFAULT_CLUSTER_ARN = 'arn:aws:ecs:local:000000000000:cluster/default';
 const LOG_TAIL_LINES = 50;
 const STDERR_TAIL_LINES = 10;
@@ -336,7 +340,6 @@ type TimeField =
   | 'executionStoppedAt'
   | 'stoppedAt';
 
-
 type Operation = (input: Record<string, unknown>) => unknown;
 
 export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs> {
@@ -545,8 +548,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
   function wireTask(record: TaskRecord, includeTags: boolean): Record<string, unknown> {
     const { view, times } = record;
     const seconds = (field: TimeField) => (times[field] === undefined ? undefined : times[field] / 1000);
-    const containerStatus =
-      record.exited || record.finished ? 'STOPPED' : times.startedAt !== undefined ? 'RUNNING' : 'PENDING';
+    const containerStatus = record.exited || record.finished ? 'STOPPED' : times.startedAt !== undefined ? 'RUNNING' : 'PENDING';
     const attachmentStatus =
       view.status === 'PROVISIONING'
         ? 'PRECREATED'
@@ -608,9 +610,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
           exitCode: view.exitCode,
           runtimeId: view.pid === undefined ? undefined : `${view.id}-${view.pid}`,
           networkBindings:
-            addressing === 'ports'
-              ? [{ bindIP: view.ip, containerPort: sandboxPort, hostPort: view.port, protocol: 'tcp' }]
-              : [],
+            addressing === 'ports' ? [{ bindIP: view.ip, containerPort: sandboxPort, hostPort: view.port, protocol: 'tcp' }] : [],
           networkInterfaces: [{ attachmentId: record.attachmentId, privateIpv4Address: view.ip }],
           healthStatus: 'UNKNOWN',
           cpu: '0',
@@ -708,10 +708,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
     checkCluster(input.cluster);
     const taskDefinition = taskDefinitionOf(input.taskDefinition);
     if (input.launchType !== undefined && input.capacityProviderStrategy !== undefined) {
-      throw new ApiError(
-        'InvalidParameterException',
-        'Specifying both a launch type and capacity provider strategy is not supported.',
-      );
+      throw new ApiError('InvalidParameterException', 'Specifying both a launch type and capacity provider strategy is not supported.');
     }
     if (input.launchType !== undefined && input.launchType !== 'FARGATE') {
       throw new ApiError(
@@ -732,10 +729,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
     const network = asObject(asObject(input.networkConfiguration).awsvpcConfiguration);
     const subnets = Array.isArray(network.subnets) ? network.subnets : [];
     if (subnets.length === 0) {
-      throw new ApiError(
-        'InvalidParameterException',
-        "Network Configuration must be provided when networkMode 'awsvpc' is specified.",
-      );
+      throw new ApiError('InvalidParameterException', "Network Configuration must be provided when networkMode 'awsvpc' is specified.");
     }
     if (network.assignPublicIp !== undefined && network.assignPublicIp !== 'ENABLED' && network.assignPublicIp !== 'DISABLED') {
       throw new ApiError('InvalidParameterException', 'assignPublicIp must be ENABLED or DISABLED.');
@@ -753,10 +747,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
       if (name === undefined) throw new ApiError('InvalidParameterException', 'Container override name can not be blank.');
       containerName ??= name;
       if (name !== containerName) {
-        throw new ApiError(
-          'InvalidParameterException',
-          `Override for container named ${name} is not a container in the TaskDefinition.`,
-        );
+        throw new ApiError('InvalidParameterException', `Override for container named ${name} is not a container in the TaskDefinition.`);
       }
       for (const variable of Array.isArray(override.environment) ? override.environment.map(asObject) : []) {
         if (typeof variable.name !== 'string' || variable.name === '') {
@@ -891,10 +882,6 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-
-
-
-
 function answersHealth(ip: string, port: number, token: string | undefined): Promise<boolean> {
   return new Promise((resolve) => {
     const request = httpRequest(
@@ -982,7 +969,6 @@ function asObject(value: unknown): Record<string, unknown> {
 function dropUndefined(source: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined));
 }
-
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -92,7 +92,6 @@ const MAX_ENTRIES = 10;
 // PutEvents: the total entry size must be under 256 KB.
 const MAX_REQUEST_ENTRY_BYTES = 256 * 1024;
 
-
 type EntryResult = { EventId: string } | { ErrorCode: string; ErrorMessage: string };
 
 export async function startLocalEventBridge(options: LocalEventBridgeOptions): Promise<LocalEventBridge> {
@@ -117,7 +116,14 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
       // A rule's targets are independent: each gets the event, whatever the others do.
       await Promise.all(
         rule.targets.map(async (target) => {
-          const delivery: LocalDelivery = { eventId: event.id, eventBusName, rule: rule.name, targetArn: target.arn, payload: undefined, ok: false };
+          const delivery: LocalDelivery = {
+            eventId: event.id,
+            eventBusName,
+            rule: rule.name,
+            targetArn: target.arn,
+            payload: undefined,
+            ok: false,
+          };
           delivered.push(delivery);
           try {
             delivery.payload = targetPayload(target, event);
@@ -142,7 +148,8 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
       );
     }
     const size = entries.reduce<number>((total, entry) => total + entrySize(entry), 0);
-    if (size > MAX_REQUEST_ENTRY_BYTES) throw new ApiError('ValidationException', 'Total size of the entries in the request is over the limit.');
+    if (size > MAX_REQUEST_ENTRY_BYTES)
+      throw new ApiError('ValidationException', 'Total size of the entries in the request is over the limit.');
     const results: EntryResult[] = [];
     const accepted: { eventBusName: string; event: LocalBusEvent }[] = [];
     for (const entry of entries) {
@@ -301,7 +308,3 @@ function selectPath(root: unknown, path: string): unknown {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-
-
-

@@ -58,9 +58,7 @@ async function main(): Promise<void> {
   const modelEndpoint = echoModel?.endpoint ?? env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME;
   const credentials = await haveModelCredentials();
 
-  const slack = realSlack
-    ? undefined
-    : await startSlackStandIn({ signingSecret, botToken, port: port('LOCAL_SLACK_PORT', 3001) });
+  const slack = realSlack ? undefined : await startSlackStandIn({ signingSecret, botToken, port: port('LOCAL_SLACK_PORT', 3001) });
   const cloud = await startLocalCloud({
     port: port('PORT', 3000),
     slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
@@ -90,7 +88,9 @@ async function main(): Promise<void> {
     `  Data bucket    s3://${cloud.names.bucket} at ${cloud.env.AWS_ENDPOINT_URL_S3}  (drop event files under events/, e.g.`,
     `                 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --endpoint-url ${cloud.env.AWS_ENDPOINT_URL_S3} s3 cp reminder.json s3://${cloud.names.bucket}/events/)`,
   );
-  const via = echoModel ? 'the local echo model (LOCAL_MODEL=echo)' : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
+  const via = echoModel
+    ? 'the local echo model (LOCAL_MODEL=echo)'
+    : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
   lines.push(`  Model          ${echoModel ? 'echo' : modelId} via ${via}`);
   if (!credentials && !modelEndpoint) {
     lines.push(

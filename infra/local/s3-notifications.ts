@@ -160,7 +160,11 @@ export async function startS3Notifications(options: S3NotificationsOptions): Pro
       if (latest === undefined && before === undefined) continue;
       // A multipart upload's ETag ends in -<part count>.
       const eventName: ChangeName =
-        latest === undefined ? 'ObjectRemoved:Delete' : /-\d+$/.test(latest.eTag) ? 'ObjectCreated:CompleteMultipartUpload' : 'ObjectCreated:Put';
+        latest === undefined
+          ? 'ObjectRemoved:Delete'
+          : /-\d+$/.test(latest.eTag)
+            ? 'ObjectCreated:CompleteMultipartUpload'
+            : 'ObjectCreated:Put';
       if (wanted(configuration, eventName)) {
         try {
           await configuration.deliver({ Records: [record(state, eventName, key, latest)] });
@@ -197,9 +201,7 @@ export async function startS3Notifications(options: S3NotificationsOptions): Pro
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
-      void poll()
-        .catch(report)
-        .finally(schedule);
+      void poll().catch(report).finally(schedule);
     }, options.intervalMs ?? 250);
   };
   schedule();

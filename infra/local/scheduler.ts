@@ -208,7 +208,6 @@ function isoSeconds(epochMs: number): string {
 // The stand-in
 // ---------------------------------------------------------------------------------------------
 
-
 const validation = (message: string) => new ApiError('ValidationException', message, 400);
 const notFound = (message: string) => new ApiError('ResourceNotFoundException', message, 404);
 const conflict = (message: string) => new ApiError('ConflictException', message, 409);
@@ -289,7 +288,11 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
       case 'cron':
         // The next cron fire is strictly after the time given (to the second): a cron instant at
         // StartDate itself counts.
-        next = nextFireTime(view.expression, view.timezone, new Date(start === undefined ? current : Math.max(current, start - 1000)))?.getTime();
+        next = nextFireTime(
+          view.expression,
+          view.timezone,
+          new Date(start === undefined ? current : Math.max(current, start - 1000)),
+        )?.getTime();
         break;
     }
     return next !== undefined && (end === undefined || next < end) ? next : undefined;
@@ -375,7 +378,13 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
       };
       firings.push(firing);
       try {
-        await options.invokeTarget(target.Arn, input, { scheduleArn: view.arn, scheduledTime, executionId, attemptNumber: attempt, target });
+        await options.invokeTarget(target.Arn, input, {
+          scheduleArn: view.arn,
+          scheduledTime,
+          executionId,
+          attemptNumber: attempt,
+          target,
+        });
         firing.ok = true;
         failure = undefined;
         break;
@@ -438,14 +447,18 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
   function groupNameOf(value: unknown): string {
     if (value === undefined || value === null || value === '') return DEFAULT_GROUP;
     if (typeof value !== 'string' || !NAME_PATTERN.test(value)) {
-      throw validation(`1 validation error detected: Value '${String(value)}' at 'groupName' failed to satisfy constraint: Member must satisfy regular expression pattern: [0-9a-zA-Z-_.]+`);
+      throw validation(
+        `1 validation error detected: Value '${String(value)}' at 'groupName' failed to satisfy constraint: Member must satisfy regular expression pattern: [0-9a-zA-Z-_.]+`,
+      );
     }
     return value;
   }
 
   function scheduleName(name: string | undefined): string {
     if (name === undefined || !NAME_PATTERN.test(name)) {
-      throw validation(`1 validation error detected: Value '${String(name)}' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: [0-9a-zA-Z-_.]+`);
+      throw validation(
+        `1 validation error detected: Value '${String(name)}' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: [0-9a-zA-Z-_.]+`,
+      );
     }
     return name;
   }
@@ -478,7 +491,10 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
     const window = asObject(body.FlexibleTimeWindow, 'FlexibleTimeWindow');
     if (window.Mode !== 'OFF' && window.Mode !== 'FLEXIBLE') throw validation('FlexibleTimeWindow.Mode must be OFF or FLEXIBLE.');
     const maxWindow = window.MaximumWindowInMinutes;
-    if (window.Mode === 'FLEXIBLE' && !(typeof maxWindow === 'number' && Number.isInteger(maxWindow) && maxWindow >= 1 && maxWindow <= 1440)) {
+    if (
+      window.Mode === 'FLEXIBLE' &&
+      !(typeof maxWindow === 'number' && Number.isInteger(maxWindow) && maxWindow >= 1 && maxWindow <= 1440)
+    ) {
       throw validation('FlexibleTimeWindow.MaximumWindowInMinutes must be between 1 and 1440 when Mode is FLEXIBLE.');
     }
     if (window.Mode === 'OFF' && maxWindow !== undefined) {
@@ -640,7 +656,12 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
       const groupName = scheduleName(name);
       if (groups.has(groupName)) throw conflict(`Schedule group ${groupName} already exists.`);
       const created = new Date(now());
-      const group = { arn: `${arnPrefix}:schedule-group/${groupName}`, name: groupName, creationDate: created, lastModificationDate: created };
+      const group = {
+        arn: `${arnPrefix}:schedule-group/${groupName}`,
+        name: groupName,
+        creationDate: created,
+        lastModificationDate: created,
+      };
       groups.set(groupName, group);
       return { ScheduleGroupArn: group.arn };
     },
@@ -677,7 +698,12 @@ export async function startLocalScheduler(options: LocalSchedulerOptions): Promi
       const route = rest.length === 0 && Object.hasOwn(routes, routeKey) ? routes[routeKey] : undefined;
       const text = await readBody(request);
       if (!route) throw new ApiError('UnknownOperationException', `No operation for ${request.method} ${url.pathname}`, 404);
-      sendAwsJson(response, 200, route({ name: rawName === undefined ? undefined : decodeURIComponent(rawName), query: url.searchParams, body: parseBody(text) }), JSON_CONTENT_TYPE);
+      sendAwsJson(
+        response,
+        200,
+        route({ name: rawName === undefined ? undefined : decodeURIComponent(rawName), query: url.searchParams, body: parseBody(text) }),
+        JSON_CONTENT_TYPE,
+      );
     } catch (error) {
       if (error instanceof ApiError) {
         sendAwsJson(response, error.statusCode, { Message: error.message }, JSON_CONTENT_TYPE, error.type);
@@ -744,8 +770,20 @@ function validTarget(value: unknown): ScheduleTarget {
   }
   const retry = target.RetryPolicy === undefined ? {} : asObject(target.RetryPolicy, 'Target.RetryPolicy');
   const retryPolicy: ScheduleRetryPolicy = {
-    MaximumEventAgeInSeconds: boundedInteger(retry.MaximumEventAgeInSeconds, DEFAULT_RETRY_POLICY.MaximumEventAgeInSeconds, 60, 86_400, 'MaximumEventAgeInSeconds'),
-    MaximumRetryAttempts: boundedInteger(retry.MaximumRetryAttempts, DEFAULT_RETRY_POLICY.MaximumRetryAttempts, 0, 185, 'MaximumRetryAttempts'),
+    MaximumEventAgeInSeconds: boundedInteger(
+      retry.MaximumEventAgeInSeconds,
+      DEFAULT_RETRY_POLICY.MaximumEventAgeInSeconds,
+      60,
+      86_400,
+      'MaximumEventAgeInSeconds',
+    ),
+    MaximumRetryAttempts: boundedInteger(
+      retry.MaximumRetryAttempts,
+      DEFAULT_RETRY_POLICY.MaximumRetryAttempts,
+      0,
+      185,
+      'MaximumRetryAttempts',
+    ),
   };
   if (target.DeadLetterConfig !== undefined) {
     const deadLetter = asObject(target.DeadLetterConfig, 'Target.DeadLetterConfig');
@@ -814,8 +852,6 @@ function parseBody(text: string): Record<string, unknown> {
   throw new ApiError('SerializationException', 'The request body is not a JSON object', 400);
 }
 
-
-
 function epochSeconds(date: Date | undefined): number | undefined {
   return date === undefined ? undefined : date.getTime() / 1000;
 }
@@ -835,7 +871,6 @@ function errorCode(error: unknown): string {
 function dropUndefined(source: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined));
 }
-
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

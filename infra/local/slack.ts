@@ -149,11 +149,7 @@ type Result = Record<string, unknown>;
 // ---------------------------------------------------------------------------------------------
 
 /** Slack's v0 request signature: HMAC-SHA256 of `v0:{timestamp}:{body}` with the signing secret. */
-export function signSlackRequest(
-  body: string,
-  secret: string,
-  timestamp: number = Math.floor(Date.now() / 1000),
-): Record<string, string> {
+export function signSlackRequest(body: string, secret: string, timestamp: number = Math.floor(Date.now() / 1000)): Record<string, string> {
   const digest = createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex');
   return { 'X-Slack-Signature': `v0=${digest}`, 'X-Slack-Request-Timestamp': String(timestamp) };
 }
@@ -190,8 +186,7 @@ const decodeCursor = (cursor: string | undefined): string | undefined => {
   return decoded.startsWith('next_ts:') ? decoded.slice('next_ts:'.length) : undefined;
 };
 
-const channelType = (channel: string): string =>
-  channel.startsWith('D') ? 'im' : channel.startsWith('G') ? 'group' : 'channel';
+const channelType = (channel: string): string => (channel.startsWith('D') ? 'im' : channel.startsWith('G') ? 'group' : 'channel');
 
 /** Form fields @slack/web-api JSON-encodes (nested objects and arrays). */
 const JSON_FIELDS = ['blocks', 'attachments', 'chunks', 'files', 'prompts', 'loading_messages', 'view', 'metadata'];
@@ -279,8 +274,16 @@ function richTextBlocks(text: string): unknown[] {
 }
 
 const MIME_TYPES: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', txt: 'text/plain',
-  md: 'text/markdown', json: 'application/json', csv: 'text/csv', pdf: 'application/pdf', html: 'text/html',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  txt: 'text/plain',
+  md: 'text/markdown',
+  json: 'application/json',
+  csv: 'text/csv',
+  pdf: 'application/pdf',
+  html: 'text/html',
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -369,7 +372,13 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
   };
 
   const botProfile = () => ({
-    id: botId, app_id: appId, name: botName, icons: {}, deleted: false, updated: 1767225600, team_id: teamId,
+    id: botId,
+    app_id: appId,
+    name: botName,
+    icons: {},
+    deleted: false,
+    updated: 1767225600,
+    team_id: teamId,
   });
 
   const storeMessage = (channel: string, fields: Partial<StoredMessage> & { text: string }, via: string): StoredMessage => {
@@ -406,21 +415,46 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
   };
 
   const slackFile = (f: StoredFile): Result => ({
-    id: f.id, created: f.created, timestamp: f.created, name: f.name, title: f.title, mimetype: f.mimetype,
-    filetype: f.name.split('.').pop() ?? 'binary', pretty_type: f.mimetype, user: botUserId, user_team: teamId,
-    editable: false, size: f.bytes?.length ?? f.length, mode: 'hosted', is_external: false, is_public: true,
+    id: f.id,
+    created: f.created,
+    timestamp: f.created,
+    name: f.name,
+    title: f.title,
+    mimetype: f.mimetype,
+    filetype: f.name.split('.').pop() ?? 'binary',
+    pretty_type: f.mimetype,
+    user: botUserId,
+    user_team: teamId,
+    editable: false,
+    size: f.bytes?.length ?? f.length,
+    mode: 'hosted',
+    is_external: false,
+    is_public: true,
     url_private: `${baseUrl}/files/${f.id}/${encodeURIComponent(f.name)}`,
     url_private_download: `${baseUrl}/files/${f.id}/download/${encodeURIComponent(f.name)}`,
     permalink: `${baseUrl}/files/${f.id}`,
   });
 
   const userInfo = (u: SlackUser): Result => ({
-    id: u.id, team_id: teamId, name: u.name, deleted: false, real_name: u.real_name, tz: 'UTC', is_admin: false,
-    is_owner: false, is_bot: u.is_bot, is_app_user: false, updated: 1767225600,
+    id: u.id,
+    team_id: teamId,
+    name: u.name,
+    deleted: false,
+    real_name: u.real_name,
+    tz: 'UTC',
+    is_admin: false,
+    is_owner: false,
+    is_bot: u.is_bot,
+    is_app_user: false,
+    updated: 1767225600,
     profile: {
-      real_name: u.real_name, display_name: u.name, real_name_normalized: u.real_name,
-      display_name_normalized: u.name, email: u.is_bot ? undefined : `${u.name}@local.test`,
-      image_192: `https://local.slack.test/avatars/${u.id}.png`, team: teamId,
+      real_name: u.real_name,
+      display_name: u.name,
+      real_name_normalized: u.real_name,
+      display_name_normalized: u.name,
+      email: u.is_bot ? undefined : `${u.name}@local.test`,
+      image_192: `https://local.slack.test/avatars/${u.id}.png`,
+      team: teamId,
       ...(u.is_bot ? { bot_id: botId, api_app_id: appId } : {}),
     },
   });
@@ -432,10 +466,23 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
     }
     const name = channelNames.get(id) ?? `channel-${id.toLowerCase()}`;
     return {
-      id, name, is_channel: id.startsWith('C'), is_group: id.startsWith('G'), is_im: false, is_mpim: false,
-      is_private: id.startsWith('G'), created, is_archived: false, is_general: id === DEFAULT_CHANNEL,
-      name_normalized: name, is_shared: false, is_ext_shared: false, is_org_shared: false, is_member: true,
-      topic: { value: '', creator: '', last_set: 0 }, purpose: { value: 'Local stand-in channel', creator: '', last_set: 0 },
+      id,
+      name,
+      is_channel: id.startsWith('C'),
+      is_group: id.startsWith('G'),
+      is_im: false,
+      is_mpim: false,
+      is_private: id.startsWith('G'),
+      created,
+      is_archived: false,
+      is_general: id === DEFAULT_CHANNEL,
+      name_normalized: name,
+      is_shared: false,
+      is_ext_shared: false,
+      is_org_shared: false,
+      is_member: true,
+      topic: { value: '', creator: '', last_set: 0 },
+      purpose: { value: 'Local stand-in channel', creator: '', last_set: 0 },
       num_members: users.size,
     };
   };
@@ -462,8 +509,13 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
   // --- Web API methods ---
   const methods: Record<string, (args: Args) => Result> = {
     'auth.test': () => ({
-      url: 'https://local.slack.test/', team: 'Local', user: botName, team_id: teamId, user_id: botUserId,
-      bot_id: botId, is_enterprise_install: false,
+      url: 'https://local.slack.test/',
+      team: 'Local',
+      user: botName,
+      team_id: teamId,
+      user_id: botUserId,
+      bot_id: botId,
+      is_enterprise_install: false,
     }),
     'bots.info': (a) =>
       !str(a, 'bot') || str(a, 'bot') === botId
@@ -499,8 +551,12 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
       const page = top.slice(0, limit);
       const next = top[limit];
       return {
-        messages: page.map(toSlack), has_more: next !== undefined, pin_count: 0, channel_actions_ts: null,
-        channel_actions_count: 0, response_metadata: { next_cursor: next ? encodeCursor(next.ts) : '' },
+        messages: page.map(toSlack),
+        has_more: next !== undefined,
+        pin_count: 0,
+        channel_actions_ts: null,
+        channel_actions_count: 0,
+        response_metadata: { next_cursor: next ? encodeCursor(next.ts) : '' },
       };
     },
     'conversations.replies': (a) => {
@@ -517,7 +573,8 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
       const page = matching.slice(0, limit);
       const next = matching[limit];
       return {
-        messages: page.map(toSlack), has_more: next !== undefined,
+        messages: page.map(toSlack),
+        has_more: next !== undefined,
         response_metadata: { next_cursor: next ? encodeCursor(next.ts) : '' },
       };
     },
@@ -563,9 +620,19 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
       const ts = nextTs();
       const thread = threadRoot(id, str(a, 'thread_ts'));
       ephemeral.push({
-        channel: id, ts, user: botUserId, bot_id: botId, team: teamId, ...content, visibleTo: user,
+        channel: id,
+        ts,
+        user: botUserId,
+        bot_id: botId,
+        team: teamId,
+        ...content,
+        visibleTo: user,
         ...(thread ? { thread_ts: thread } : {}),
-        local: { createdAt: Date.now(), via: 'chat.postEphemeral', versions: [{ text: content.text, at: Date.now(), method: 'chat.postEphemeral' }] },
+        local: {
+          createdAt: Date.now(),
+          via: 'chat.postEphemeral',
+          versions: [{ text: content.text, at: Date.now(), method: 'chat.postEphemeral' }],
+        },
       });
       return { message_ts: ts };
     },
@@ -577,14 +644,19 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
       const content = contentOf(a);
       if (!content) return fail('no_text');
       const scheduledId = randomId('Q0');
-      const timer = setTimeout(() => {
-        scheduled.delete(scheduledId);
-        storeMessage(id, { ...content, thread_ts: str(a, 'thread_ts') }, 'chat.scheduleMessage');
-      }, postAt * 1000 - Date.now());
+      const timer = setTimeout(
+        () => {
+          scheduled.delete(scheduledId);
+          storeMessage(id, { ...content, thread_ts: str(a, 'thread_ts') }, 'chat.scheduleMessage');
+        },
+        postAt * 1000 - Date.now(),
+      );
       timer.unref();
       scheduled.set(scheduledId, { channel: id, postAt, args: a, timer });
       return {
-        channel: id, scheduled_message_id: scheduledId, post_at: postAt,
+        channel: id,
+        scheduled_message_id: scheduledId,
+        post_at: postAt,
         message: { type: 'delayed_message', subtype: 'bot_message', bot_id: botId, user: botUserId, text: content.text, team: teamId },
       };
     },
@@ -654,7 +726,14 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
       if (length < 0) return fail('invalid_arguments');
       const id = randomId('F0');
       const ext = name.split('.').pop()?.toLowerCase() ?? '';
-      files.set(id, { id, name, title: name, mimetype: MIME_TYPES[ext] ?? 'application/octet-stream', length, created: Math.floor(Date.now() / 1000) });
+      files.set(id, {
+        id,
+        name,
+        title: name,
+        mimetype: MIME_TYPES[ext] ?? 'application/octet-stream',
+        length,
+        created: Math.floor(Date.now() / 1000),
+      });
       return { upload_url: `${baseUrl}/_upload/${id}`, file_id: id };
     },
     'files.completeUploadExternal': (a) => {
@@ -830,19 +909,40 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
     const attached = (input.files ?? []).map((f) => {
       const bytes = Buffer.isBuffer(f.content) ? f.content : Buffer.from(f.content);
       const ext = f.name.split('.').pop()?.toLowerCase() ?? '';
-      const stored: StoredFile = { id: randomId('F0'), name: f.name, title: f.name, mimetype: f.mimetype ?? MIME_TYPES[ext] ?? 'application/octet-stream', length: bytes.length, bytes, created: Math.floor(Date.now() / 1000) };
+      const stored: StoredFile = {
+        id: randomId('F0'),
+        name: f.name,
+        title: f.name,
+        mimetype: f.mimetype ?? MIME_TYPES[ext] ?? 'application/octet-stream',
+        length: bytes.length,
+        bytes,
+        created: Math.floor(Date.now() / 1000),
+      };
       files.set(stored.id, stored);
       return { ...slackFile(stored), user };
     });
     const m = storeMessage(
       channel,
-      { user, text: input.text, thread_ts: input.threadTs, client_msg_id: randomUUID(), blocks: richTextBlocks(input.text), ...(attached.length ? { files: attached } : {}) },
+      {
+        user,
+        text: input.text,
+        thread_ts: input.threadTs,
+        client_msg_id: randomUUID(),
+        blocks: richTextBlocks(input.text),
+        ...(attached.length ? { files: attached } : {}),
+      },
       'user',
     );
     const base: Args = {
-      user, ts: m.ts, client_msg_id: m.client_msg_id, text: m.text, team: teamId,
+      user,
+      ts: m.ts,
+      client_msg_id: m.client_msg_id,
+      text: m.text,
+      team: teamId,
       ...(m.thread_ts ? { thread_ts: m.thread_ts, parent_user_id: m.parent_user_id } : {}),
-      blocks: m.blocks, channel, event_ts: m.ts,
+      blocks: m.blocks,
+      channel,
+      event_ts: m.ts,
       ...(attached.length ? { files: attached, subtype: undefined } : {}),
     };
     const mentioned = new RegExp(`<@${botUserId}(\\|[^>]*)?>`).test(input.text);
@@ -854,8 +954,11 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
     }
     const failed = results.find((d) => d.status === null || d.status >= 300);
     return {
-      ts: m.ts, channel, threadTs: m.thread_ts ?? m.ts,
-      status: failed ? failed.status : (results[0]?.status ?? null), deliveries: results,
+      ts: m.ts,
+      channel,
+      threadTs: m.thread_ts ?? m.ts,
+      status: failed ? failed.status : (results[0]?.status ?? null),
+      deliveries: results,
     };
   };
 
@@ -898,14 +1001,25 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
       const input = JSON.parse(body.toString('utf8') || '{}') as Args;
       if (typeof input.text !== 'string') return sendJson(res, 400, { ok: false, error: 'text is required' });
       const result = await postUserMessage({
-        channel: str(input, 'channel'), text: input.text, threadTs: str(input, 'threadTs'), user: str(input, 'user'),
+        channel: str(input, 'channel'),
+        text: input.text,
+        threadTs: str(input, 'threadTs'),
+        user: str(input, 'user'),
       });
       return sendJson(res, 200, { ok: true, ...result, deliveries: result.deliveries.map(({ payload: _p, ...d }) => d) });
     }
     if (req.method === 'GET' && path === '/_local/info') {
       return sendJson(res, 200, {
-        ok: true, apiUrl, eventsUrl: eventsUrl ?? null, teamId, appId, botUserId, botId, botName,
-        defaultChannel: DEFAULT_CHANNEL, defaultUser: DEFAULT_USER,
+        ok: true,
+        apiUrl,
+        eventsUrl: eventsUrl ?? null,
+        teamId,
+        appId,
+        botUserId,
+        botId,
+        botName,
+        defaultChannel: DEFAULT_CHANNEL,
+        defaultUser: DEFAULT_USER,
       });
     }
     if (req.method === 'GET' && path === '/_local/messages') {
@@ -913,7 +1027,9 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
       const threadTs = url.searchParams.get('thread_ts') ?? undefined;
       const list = channel && threadTs ? threadOf(channel, threadTs) : channel ? (channels.get(channel) ?? []) : messages.all();
       return sendJson(res, 200, {
-        ok: true, channel: channel ?? null, thread_ts: threadTs ?? null,
+        ok: true,
+        channel: channel ?? null,
+        thread_ts: threadTs ?? null,
         status: channel && threadTs ? (statuses.get(`${channel}:${threadTs}`) ?? null) : null,
         messages: list.filter((m) => !m.local.deleted),
       });

@@ -26,7 +26,12 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ApiError, isPlainObject, serveAwsJson } from './aws-protocol.ts';
 
-const PROTOCOL = { service: 'step-functions', targetPrefix: 'AWSStepFunctions.', contentType: 'application/x-amz-json-1.0', internalErrorType: 'InternalFailure' };
+const PROTOCOL = {
+  service: 'step-functions',
+  targetPrefix: 'AWSStepFunctions.',
+  contentType: 'application/x-amz-json-1.0',
+  internalErrorType: 'InternalFailure',
+};
 
 // aws-local-stepfunctions calls Promise.withResolvers (ES2024) in every Task state; Node 20 lacks it.
 installPromiseWithResolvers();
@@ -116,9 +121,7 @@ function onlyStateMachineId(template: CfnTemplate): string {
 }
 
 function applyDefinitionSubstitutions(definition: string, substitutions: Record<string, unknown>): string {
-  return definition.replace(/\$\{([^}]+)\}/g, (whole, key: string) =>
-    key in substitutions ? String(substitutions[key]) : whole,
-  );
+  return definition.replace(/\$\{([^}]+)\}/g, (whole, key: string) => (key in substitutions ? String(substitutions[key]) : whole));
 }
 
 /**
@@ -502,10 +505,7 @@ async function collectHistory(eventLogs: EventLogs, history: StateEntered[]): Pr
   }
 }
 
-function statusChangeEvent(
-  record: LocalExecution,
-  arnParts: StateMachineArnParts,
-): ExecutionStatusChangeEvent {
+function statusChangeEvent(record: LocalExecution, arnParts: StateMachineArnParts): ExecutionStatusChangeEvent {
   return {
     version: '0',
     id: randomUUID(),
@@ -715,7 +715,6 @@ function sendDynamoDb(client: DynamoDBClient, action: string, input: JsonValue):
 // Step Functions API (AWS JSON 1.0: POST /, X-Amz-Target: AWSStepFunctions.<Operation>)
 // ---------------------------------------------------------------------------------------------
 
-
 type Operation = (request: Record<string, unknown>) => Record<string, unknown>;
 
 interface ApiContext {
@@ -823,10 +822,6 @@ function parseExecutionInput(rawInput: string): JsonValue {
   }
 }
 
-
-
-
-
 // ---------------------------------------------------------------------------------------------
 // EventBridge pattern matching (the subset CDK rules use)
 // ---------------------------------------------------------------------------------------------
@@ -900,7 +895,6 @@ function matchesNumericRange(range: unknown[], value: number): boolean {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 // ---------------------------------------------------------------------------------------------
-
 
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;

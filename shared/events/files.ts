@@ -55,11 +55,13 @@ async function deleteSchedule(deps: EventFileDeps, name: string): Promise<void> 
 /** What a heartbeat firing tells the agent: read its standing notes, act if needed, else stay quiet. */
 export function heartbeatText(text: string): string {
   return [
-    'Heartbeat: read HEARTBEAT.md (/workspace/data/HEARTBEAT.md and this channel\'s HEARTBEAT.md beside its MEMORY.md, whichever exist):',
+    "Heartbeat: read HEARTBEAT.md (/workspace/data/HEARTBEAT.md and this channel's HEARTBEAT.md beside its MEMORY.md, whichever exist):",
     'your goals, active projects and recurring tasks. Decide whether anything needs doing now and do it.',
     'If nothing does, answer exactly HEARTBEAT_OK and nothing else (that answer is not posted).',
     text ? `Note from the heartbeat's event file: ${text}` : '',
-  ].filter(Boolean).join(' ');
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 function targetOf(event: EventFile) {
@@ -110,7 +112,11 @@ async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile
 }
 
 async function writeErrorFile(deps: EventFileDeps, key: string, error: string, now: Date): Promise<void> {
-  const body = JSON.stringify({ file: key, error, at: now.toISOString(), help: 'Fix the file and save it again; nothing was scheduled from this version.' }, null, 2);
+  const body = JSON.stringify(
+    { file: key, error, at: now.toISOString(), help: 'Fix the file and save it again; nothing was scheduled from this version.' },
+    null,
+    2,
+  );
   await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key), Body: body, ContentType: 'application/json' }));
 }
 
@@ -141,8 +147,18 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
   const event = parsed.event;
   if (event.type === 'immediate' || (event.type === 'one-shot' && isPast(event, now))) {
     await deleteSchedule(deps, name);
-    const note = event.type === 'one-shot' ? `this was scheduled for ${event.schedule} ${event.timezone ?? 'UTC'}, which had already passed when the event file was saved` : undefined;
-    await deps.fire({ kind: 'immediate', origin: key, firingId: `${name}-${object.etag}`, text: event.text, note, ...targetOf(event) } as Firing);
+    const note =
+      event.type === 'one-shot'
+        ? `this was scheduled for ${event.schedule} ${event.timezone ?? 'UTC'}, which had already passed when the event file was saved`
+        : undefined;
+    await deps.fire({
+      kind: 'immediate',
+      origin: key,
+      firingId: `${name}-${object.etag}`,
+      text: event.text,
+      note,
+      ...targetOf(event),
+    } as Firing);
     deps.logger.info('event file fired now', { key, type: event.type });
     return 'fired';
   }

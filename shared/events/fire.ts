@@ -10,7 +10,10 @@ import { MAX_PROMPT_CHARS } from '../schemas.ts';
 import type { JsonLogger } from '../log.ts';
 
 const target = {
-  threadId: z.string().regex(/^[a-z][a-z0-9-]*:[^:]+:.+$/, 'threadId must look like adapter:channel:thread').optional(),
+  threadId: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]*:[^:]+:.+$/, 'threadId must look like adapter:channel:thread')
+    .optional(),
   adapterId: z.string().min(1).optional(),
   channelId: z.string().min(1).optional(),
 };
@@ -27,7 +30,10 @@ export const firingSchema = z
     heartbeat: z.boolean().optional(),
     ...target,
   })
-  .refine((f) => Boolean(f.threadId) !== Boolean(f.adapterId && f.channelId), 'a firing targets a threadId, or an adapterId with a channelId');
+  .refine(
+    (f) => Boolean(f.threadId) !== Boolean(f.adapterId && f.channelId),
+    'a firing targets a threadId, or an adapterId with a channelId',
+  );
 export type Firing = z.infer<typeof firingSchema>;
 
 /** What another AWS service (or anyone with events:PutEvents) sends on the custom bus. */
@@ -76,6 +82,12 @@ export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt>
     ...(firing.heartbeat ? { heartbeat: true } : {}),
   };
   await deps.enqueue(prompt);
-  deps.logger.info('event fired', { kind: firing.kind, origin: firing.origin, firingId: firing.firingId, threadId, newThread: !firing.threadId });
+  deps.logger.info('event fired', {
+    kind: firing.kind,
+    origin: firing.origin,
+    firingId: firing.firingId,
+    threadId,
+    newThread: !firing.threadId,
+  });
   return prompt;
 }

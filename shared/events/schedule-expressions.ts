@@ -37,7 +37,20 @@ import type { EventFile, OneShotEvent } from './schema.ts';
 
 const MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
 const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] as const;
-const MONTH_LONG = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTH_LONG = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
@@ -223,7 +236,14 @@ function checkWall(w: WallTime): string | null {
 
 /** The date-time fields of a LOCAL_RE / ONE_SHOT_RE match (groups 1-6). */
 function wallFromMatch(m: RegExpExecArray): WallTime {
-  return { year: Number(m[1]), month: Number(m[2]), day: Number(m[3]), hour: Number(m[4]), minute: Number(m[5]), second: Number(m[6] ?? 0) };
+  return {
+    year: Number(m[1]),
+    month: Number(m[2]),
+    day: Number(m[3]),
+    hour: Number(m[4]),
+    minute: Number(m[5]),
+    second: Number(m[6] ?? 0),
+  };
 }
 
 /** Strict `YYYY-MM-DDTHH:MM[:SS]` (no offset), a real calendar date. */
@@ -413,7 +433,10 @@ export function parseCron(expression: string): { ok: true; cron: ParsedCron } | 
   const text = expression.trim();
   if (text === '') return { ok: false, error: 'it is empty' };
   if (text.startsWith('@')) {
-    return { ok: false, error: `nicknames like "${text.split(/\s/)[0]}" are not supported; write the 5 fields (e.g. "0 0 * * *" for daily)` };
+    return {
+      ok: false,
+      error: `nicknames like "${text.split(/\s/)[0]}" are not supported; write the 5 fields (e.g. "0 0 * * *" for daily)`,
+    };
   }
   if (/^(cron|rate|at)\(/i.test(text)) {
     return { ok: false, error: 'write the plain 5-field cron (minute hour day-of-month month day-of-week), not an EventBridge expression' };
@@ -421,7 +444,10 @@ export function parseCron(expression: string): { ok: true; cron: ParsedCron } | 
   const parts = text.split(/\s+/);
   if (parts.length !== 5) {
     const hint = parts.length === 6 ? ' (seconds and years are not supported)' : '';
-    return { ok: false, error: `it has ${parts.length} field${parts.length === 1 ? '' : 's'}; expected 5: minute hour day-of-month month day-of-week${hint}` };
+    return {
+      ok: false,
+      error: `it has ${parts.length} field${parts.length === 1 ? '' : 's'}; expected 5: minute hour day-of-month month day-of-week${hint}`,
+    };
   }
   const fields: CronField[] = [];
   for (let i = 0; i < 5; i++) {
@@ -645,7 +671,10 @@ function parseEbItem(text: string, spec: EbFieldSpec): Result<EbItem> {
     const b = parseEbValue(dash[1]!, spec);
     if (!b.ok) return b;
     if (a.value.n > b.value.n) return { ok: false, error: `range ${base} runs backwards (wrapping ranges are not supported)` };
-    return { ok: true, value: { start: a.value.n, end: b.value.n, step, star: false, named: a.value.named && b.value.named, openStep: false } };
+    return {
+      ok: true,
+      value: { start: a.value.n, end: b.value.n, step, star: false, named: a.value.named && b.value.named, openStep: false },
+    };
   }
   if (dash.length > 2) return { ok: false, error: `"${base}" is not a range` };
   const v = parseEbValue(base, spec);
@@ -655,7 +684,8 @@ function parseEbItem(text: string, spec: EbFieldSpec): Result<EbItem> {
 }
 
 function parseEbField(text: string, spec: EbFieldSpec): Result<EbItem[] | '?'> {
-  if (text === '?') return spec.question ? { ok: true, value: '?' } : { ok: false, error: `"?" is only allowed in day-of-month and day-of-week` };
+  if (text === '?')
+    return spec.question ? { ok: true, value: '?' } : { ok: false, error: `"?" is only allowed in day-of-month and day-of-week` };
   const items: EbItem[] = [];
   for (const part of text.split(',')) {
     const item = parseEbItem(part, spec);
@@ -701,13 +731,15 @@ export function fromSchedulerExpression(expression: string): ParsedSchedulerExpr
     const perUnit = RATE_UNITS[singular];
     if (perUnit === undefined) return { kind: 'invalid', error: `rate() unit "${unit}" is not minute(s), hour(s) or day(s)` };
     if (n < 1) return { kind: 'invalid', error: 'rate() needs a positive value' };
-    if ((n === 1) !== (unit === singular)) return { kind: 'invalid', error: `rate(${n} ${unit}): use "${n === 1 ? singular : `${singular}s`}"` };
+    if ((n === 1) !== (unit === singular))
+      return { kind: 'invalid', error: `rate(${n} ${unit}): use "${n === 1 ? singular : `${singular}s`}"` };
     return { kind: 'rate', ms: n * perUnit };
   }
   const cron = /^cron\((.*)\)$/.exec(text);
   if (!cron) return { kind: 'invalid', error: `not an at(), cron() or rate() expression: ${JSON.stringify(expression)}` };
   const parts = cron[1]!.trim().split(/\s+/);
-  if (parts.length !== 6) return { kind: 'invalid', error: `cron() needs 6 fields (minute hour day-of-month month day-of-week year), got ${parts.length}` };
+  if (parts.length !== 6)
+    return { kind: 'invalid', error: `cron() needs 6 fields (minute hour day-of-month month day-of-week year), got ${parts.length}` };
   const fields: (EbItem[] | '?')[] = [];
   for (let i = 0; i < 6; i++) {
     const field = parseEbField(parts[i]!, EB_FIELDS[i]!);

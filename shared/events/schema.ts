@@ -33,7 +33,8 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const MAX_EVENT_TEXT_CHARS = MAX_PROMPT_CHARS;
 
 const q = (s: string) => JSON.stringify(s);
-const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+const typeName = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 
 /** A string field whose zod errors read as sentences about the field. */
 function stringField(field: string, missing: string) {
@@ -62,7 +63,10 @@ const threadIdSchema = stringField('threadId', '').refine(
       return false;
     }
   },
-  { error: (iss) => `"threadId" ${q(iss.input as string)} is not a thread id: expected adapter:channel:thread, like "slack:C123ABC:1234567890.123456"` },
+  {
+    error: (iss) =>
+      `"threadId" ${q(iss.input as string)} is not a thread id: expected adapter:channel:thread, like "slack:C123ABC:1234567890.123456"`,
+  },
 );
 
 const adapterIdSchema = stringField('adapterId', '').refine((s) => /^[a-z][a-z0-9-]*$/.test(s), {
@@ -81,35 +85,38 @@ const timezoneSchema = stringField('timezone', '')
   .transform(canonicalTimeZone)
   .default('UTC');
 
-const oneShotScheduleSchema = stringField('schedule', 'a one-shot event needs the local time to run at, like "2025-03-01T09:00:00"').superRefine(
+const oneShotScheduleSchema = stringField(
+  'schedule',
+  'a one-shot event needs the local time to run at, like "2025-03-01T09:00:00"',
+).superRefine((s, ctx) => {
+  const parsed = parseOneShotTime(s);
+  if (parsed.ok) return;
+  let message: string;
+  if (parsed.error !== 'format') {
+    message = `"schedule" ${q(s)} is not a real date and time: ${parsed.error}`;
+  } else if (parseCron(s).ok) {
+    message = `"schedule" ${q(s)} is a cron expression; a one-shot event needs a date and time like "2025-03-01T09:00:00" (use type "periodic" to repeat)`;
+  } else {
+    message =
+      `"schedule" ${q(s)} is not a one-shot time: write YYYY-MM-DDTHH:MM[:SS] in local time without an offset, ` +
+      `like "2025-03-01T09:00:00" (read in "timezone"), or an absolute time ending in Z or an offset like "+05:30"`;
+  }
+  ctx.addIssue({ code: 'custom', message });
+});
+
+const periodicScheduleSchema = stringField('schedule', 'a periodic event needs a 5-field cron, like "0 9 * * 1-5"').superRefine(
   (s, ctx) => {
-    const parsed = parseOneShotTime(s);
-    if (parsed.ok) return;
-    let message: string;
-    if (parsed.error !== 'format') {
-      message = `"schedule" ${q(s)} is not a real date and time: ${parsed.error}`;
-    } else if (parseCron(s).ok) {
-      message = `"schedule" ${q(s)} is a cron expression; a one-shot event needs a date and time like "2025-03-01T09:00:00" (use type "periodic" to repeat)`;
-    } else {
-      message =
-        `"schedule" ${q(s)} is not a one-shot time: write YYYY-MM-DDTHH:MM[:SS] in local time without an offset, ` +
-        `like "2025-03-01T09:00:00" (read in "timezone"), or an absolute time ending in Z or an offset like "+05:30"`;
+    if (parseOneShotTime(s).ok) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"schedule" ${q(s)} is a date and time; a periodic event needs a 5-field cron like "0 9 * * 1-5" (use type "one-shot" to run once)`,
+      });
+      return;
     }
-    ctx.addIssue({ code: 'custom', message });
+    const problem = periodicCronProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: `"schedule" ${q(s)} ${problem}` });
   },
 );
-
-const periodicScheduleSchema = stringField('schedule', 'a periodic event needs a 5-field cron, like "0 9 * * 1-5"').superRefine((s, ctx) => {
-  if (parseOneShotTime(s).ok) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"schedule" ${q(s)} is a date and time; a periodic event needs a 5-field cron like "0 9 * * 1-5" (use type "one-shot" to run once)`,
-    });
-    return;
-  }
-  const problem = periodicCronProblem(s);
-  if (problem) ctx.addIssue({ code: 'custom', message: `"schedule" ${q(s)} ${problem}` });
-});
 
 const targetShape = {
   threadId: threadIdSchema.optional(),
@@ -150,11 +157,17 @@ export const periodicEventSchema = z.strictObject({
 function targetProblems(value: Record<string, unknown>): string[] {
   const has = (k: string) => value[k] !== undefined;
   if (has('threadId') && (has('adapterId') || has('channelId'))) {
-    const extra = ['adapterId', 'channelId'].filter(has).map((k) => `"${k}"`).join(' and ');
-    return [`set either "threadId" (an existing thread) or "adapterId" + "channelId" (a new thread), not both: remove ${extra} or "threadId"`];
+    const extra = ['adapterId', 'channelId']
+      .filter(has)
+      .map((k) => `"${k}"`)
+      .join(' and ');
+    return [
+      `set either "threadId" (an existing thread) or "adapterId" + "channelId" (a new thread), not both: remove ${extra} or "threadId"`,
+    ];
   }
   if (has('threadId')) return [];
-  if (has('adapterId') && !has('channelId')) return ['"adapterId" needs "channelId": the channel to start the new thread in, like "C123ABC"'];
+  if (has('adapterId') && !has('channelId'))
+    return ['"adapterId" needs "channelId": the channel to start the new thread in, like "C123ABC"'];
   if (has('channelId') && !has('adapterId')) return ['"channelId" needs "adapterId": the chat adapter of that channel, like "slack"'];
   if (!has('adapterId')) {
     return ['no target: set "threadId" to post in an existing thread, or "adapterId" and "channelId" to start a new thread in a channel'];
@@ -163,16 +176,14 @@ function targetProblems(value: Record<string, unknown>): string[] {
 }
 
 /** The event file schema: a discriminated union on `type`, with the target rule on top. */
-export const eventFileSchema = z
-  .discriminatedUnion('type', [immediateEventSchema, oneShotEventSchema, periodicEventSchema])
-  .superRefine(
-    (value, ctx) => {
-      if (typeof value !== 'object' || value === null) return;
-      for (const message of targetProblems(value as Record<string, unknown>)) ctx.addIssue({ code: 'custom', message, path: [] });
-    },
-    // Run even when a field failed, so one pass reports every problem.
-    { when: () => true },
-  );
+export const eventFileSchema = z.discriminatedUnion('type', [immediateEventSchema, oneShotEventSchema, periodicEventSchema]).superRefine(
+  (value, ctx) => {
+    if (typeof value !== 'object' || value === null) return;
+    for (const message of targetProblems(value as Record<string, unknown>)) ctx.addIssue({ code: 'custom', message, path: [] });
+  },
+  // Run even when a field failed, so one pass reports every problem.
+  { when: () => true },
+);
 
 export type EventFile = z.output<typeof eventFileSchema>;
 export type ImmediateEvent = Extract<EventFile, { type: 'immediate' }>;

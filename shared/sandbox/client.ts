@@ -32,7 +32,11 @@ export class SandboxUnreachable extends Error {
 /** The server answered with an error status. */
 export class SandboxRequestError extends Error {
   override name = 'SandboxRequestError';
-  constructor(message: string, readonly status: number, readonly body: Record<string, unknown>) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+  ) {
     super(message);
   }
 }

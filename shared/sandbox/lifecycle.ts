@@ -168,7 +168,10 @@ export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Prom
       }
     }
     if (!task || task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED') {
-      if (++replaced > 2) throw Object.assign(new Error(`The sandbox keeps stopping: ${task?.stoppedReason ?? 'task missing'}`), { name: 'SandboxStartFailed' });
+      if (++replaced > 2)
+        throw Object.assign(new Error(`The sandbox keeps stopping: ${task?.stoppedReason ?? 'task missing'}`), {
+          name: 'SandboxStartFailed',
+        });
       item = await startSandbox(deps, threadId);
       continue;
     }
@@ -180,7 +183,9 @@ export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Prom
 }
 
 async function stopTask(deps: { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster'> }, taskArn: string, reason: string): Promise<void> {
-  await deps.ecs.send(new StopTaskCommand({ cluster: deps.config.cluster, task: taskArn, reason: `threadwork: ${reason}` })).catch(() => undefined);
+  await deps.ecs
+    .send(new StopTaskCommand({ cluster: deps.config.cluster, task: taskArn, reason: `threadwork: ${reason}` }))
+    .catch(() => undefined);
 }
 
 /** Stops sandboxes idle for longer than the idle timeout. Returns the threads whose sandbox stopped. */
@@ -193,7 +198,12 @@ export async function reapIdleSandboxes(
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await deps.db.send(
-      new QueryCommand({ TableName: deps.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': SANDBOXES }, ExclusiveStartKey: startKey }),
+      new QueryCommand({
+        TableName: deps.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': SANDBOXES },
+        ExclusiveStartKey: startKey,
+      }),
     );
     for (const raw of out.Items ?? []) {
       const item = raw as SandboxItem;

@@ -3,13 +3,7 @@
 // Under the sandbox's workspace, `data/` mirrors the subset of the S3 data tree the thread may use:
 // the three MEMORY.md levels, the three skills directories, and the thread's own scratch/ and
 // attachments/. Path = `data/` + S3 key, so the system prompt can name files the same way.
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
 import * as sandbox from './client.ts';
@@ -36,7 +30,14 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
   return {
     memoryKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, `${keys.channelDir}/MEMORY.md`],
     heartbeatKeys: ['HEARTBEAT.md', `${keys.channelDir}/HEARTBEAT.md`],
-    prefixes: ['skills/', `${keys.transportDir}/skills/`, `${keys.channelDir}/skills/`, `${keys.threadDir}/scratch/`, `${keys.threadDir}/attachments/`, EVENTS_PREFIX],
+    prefixes: [
+      'skills/',
+      `${keys.transportDir}/skills/`,
+      `${keys.channelDir}/skills/`,
+      `${keys.threadDir}/scratch/`,
+      `${keys.threadDir}/attachments/`,
+      EVENTS_PREFIX,
+    ],
     scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
     attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
   };
@@ -121,7 +122,12 @@ export async function syncIn(deps: SyncDeps, layout: WorkspaceLayout, state: Syn
 
 function isPreconditionFailure(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e?.name === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412 || e?.name === 'ConditionalRequestConflict' || e?.$metadata?.httpStatusCode === 409;
+  return (
+    e?.name === 'PreconditionFailed' ||
+    e?.$metadata?.httpStatusCode === 412 ||
+    e?.name === 'ConditionalRequestConflict' ||
+    e?.$metadata?.httpStatusCode === 409
+  );
 }
 
 /**

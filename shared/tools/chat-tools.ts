@@ -52,7 +52,8 @@ async function searchChannel(deps: ChatToolDeps, call: ToolCall): Promise<ToolOu
     found.push(`[${when}] ${message.author.userName || message.author.userId}: ${message.text.slice(0, 500)}`);
     if (found.length >= limit) break;
   }
-  if (found.length === 0) return { status: 'success', text: `no messages containing "${query}" in the last ${scanned} messages of this channel` };
+  if (found.length === 0)
+    return { status: 'success', text: `no messages containing "${query}" in the last ${scanned} messages of this channel` };
   return { status: 'success', text: `${found.length} message(s) (newest first):\n${found.join('\n')}` };
 }
 

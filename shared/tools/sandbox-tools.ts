@@ -54,9 +54,10 @@ async function bash(address: SandboxAddress, layout: WorkspaceLayout, call: Tool
   if (view.truncated || result.stdoutTruncated || result.stderrTruncated) {
     const file = `${layout.scratchPath}/.tool-output/${call.toolUseId}.log`;
     await sandbox.writeFile(address, file, combined);
-    const capped = result.stdoutTruncated || result.stderrTruncated
-      ? ` The command produced ${result.stdoutBytes + result.stderrBytes} bytes; only the first 10 MB of each stream were kept.`
-      : '';
+    const capped =
+      result.stdoutTruncated || result.stderrTruncated
+        ? ` The command produced ${result.stdoutBytes + result.stderrBytes} bytes; only the first 10 MB of each stream were kept.`
+        : '';
     notes.push(`[output truncated: showing the last part. Full output (${combined.length} chars) in ${shown(file)}.${capped}]`);
   }
   if (result.timedOut) notes.push(`[killed after ${seconds} s timeout, with its child processes]`);

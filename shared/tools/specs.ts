@@ -19,33 +19,68 @@ const spec = (name: ToolName, description: string, properties: Record<string, un
 const path = { type: 'string', description: 'File path, relative to your working directory (scratch/) or absolute under /workspace' };
 
 export const TOOL_SPECS: Tool[] = [
-  spec('bash', 'Run a shell command (sh -c) in your sandbox, in your scratch/ working directory. Output over the display limit is truncated, with the full output saved to a file whose path is given.', {
-    command: { type: 'string', description: 'The command line to run' },
-    timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_BASH_TIMEOUT_SECONDS, description: `Kill the command after this many seconds (default ${DEFAULT_BASH_TIMEOUT_SECONDS})` },
-  }, ['command']),
-  spec('read', 'Read a text file, with line numbers. Use offset/limit for long files.', {
-    path,
-    offset: { type: 'integer', minimum: 1, description: 'First line to read (1-based)' },
-    limit: { type: 'integer', minimum: 1, maximum: 5000, description: 'How many lines to read (default 2000)' },
-  }, ['path']),
-  spec('write', 'Create or overwrite a file with the given content; parent directories are created.', {
-    path,
-    content: { type: 'string', description: 'The complete new content' },
-  }, ['path', 'content']),
-  spec('edit', 'Replace an exact string in a file. old_string must occur exactly once unless replace_all is true.', {
-    path,
-    old_string: { type: 'string', description: 'The exact text to replace (include enough context to be unique)' },
-    new_string: { type: 'string', description: 'The replacement text' },
-    replace_all: { type: 'boolean', description: 'Replace every occurrence (default false)' },
-  }, ['path', 'old_string', 'new_string']),
-  spec('upload', 'Post a file from your workspace into this chat thread, with an optional comment.', {
-    path,
-    comment: { type: 'string', description: 'Text posted with the file' },
-  }, ['path']),
-  spec('search_channel', "Search this channel's message history (newest first) for messages containing the query.", {
-    query: { type: 'string', description: 'Text to look for (case-insensitive)' },
-    limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Most results to return (default 20)' },
-  }, ['query']),
+  spec(
+    'bash',
+    'Run a shell command (sh -c) in your sandbox, in your scratch/ working directory. Output over the display limit is truncated, with the full output saved to a file whose path is given.',
+    {
+      command: { type: 'string', description: 'The command line to run' },
+      timeout_seconds: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_BASH_TIMEOUT_SECONDS,
+        description: `Kill the command after this many seconds (default ${DEFAULT_BASH_TIMEOUT_SECONDS})`,
+      },
+    },
+    ['command'],
+  ),
+  spec(
+    'read',
+    'Read a text file, with line numbers. Use offset/limit for long files.',
+    {
+      path,
+      offset: { type: 'integer', minimum: 1, description: 'First line to read (1-based)' },
+      limit: { type: 'integer', minimum: 1, maximum: 5000, description: 'How many lines to read (default 2000)' },
+    },
+    ['path'],
+  ),
+  spec(
+    'write',
+    'Create or overwrite a file with the given content; parent directories are created.',
+    {
+      path,
+      content: { type: 'string', description: 'The complete new content' },
+    },
+    ['path', 'content'],
+  ),
+  spec(
+    'edit',
+    'Replace an exact string in a file. old_string must occur exactly once unless replace_all is true.',
+    {
+      path,
+      old_string: { type: 'string', description: 'The exact text to replace (include enough context to be unique)' },
+      new_string: { type: 'string', description: 'The replacement text' },
+      replace_all: { type: 'boolean', description: 'Replace every occurrence (default false)' },
+    },
+    ['path', 'old_string', 'new_string'],
+  ),
+  spec(
+    'upload',
+    'Post a file from your workspace into this chat thread, with an optional comment.',
+    {
+      path,
+      comment: { type: 'string', description: 'Text posted with the file' },
+    },
+    ['path'],
+  ),
+  spec(
+    'search_channel',
+    "Search this channel's message history (newest first) for messages containing the query.",
+    {
+      query: { type: 'string', description: 'Text to look for (case-insensitive)' },
+      limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Most results to return (default 20)' },
+    },
+    ['query'],
+  ),
 ];
 
 export const TOOL_CONFIG: ToolConfiguration = { tools: TOOL_SPECS };

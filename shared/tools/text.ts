@@ -12,7 +12,9 @@ export function numberedLines(content: string, offset = 1, limit = 2000): string
   if (offset > lines.length) throw new ToolError(`offset ${offset} is past the end of the file (${lines.length} lines)`);
   const slice = lines.slice(offset - 1, offset - 1 + limit);
   const width = String(offset - 1 + slice.length).length;
-  const body = slice.map((line, i) => `${String(offset + i).padStart(width)}\t${line.length > 2000 ? `${line.slice(0, 2000)}… (line cut at 2000 chars)` : line}`);
+  const body = slice.map(
+    (line, i) => `${String(offset + i).padStart(width)}\t${line.length > 2000 ? `${line.slice(0, 2000)}… (line cut at 2000 chars)` : line}`,
+  );
   const rest = lines.length - (offset - 1 + slice.length);
   return rest > 0 ? `${body.join('\n')}\n… ${rest} more lines (use offset ${offset + slice.length})` : body.join('\n');
 }
@@ -23,13 +25,21 @@ function occurrences(haystack: string, needle: string): number {
   return count;
 }
 
-export function applyEdit(content: string, edit: { path: string; old_string: string; new_string: string; replace_all?: boolean }): { content: string; replaced: number } {
+export function applyEdit(
+  content: string,
+  edit: { path: string; old_string: string; new_string: string; replace_all?: boolean },
+): { content: string; replaced: number } {
   if (edit.old_string === '') throw new ToolError('old_string is empty: use write to create or overwrite a file');
   if (edit.old_string === edit.new_string) throw new ToolError('old_string and new_string are the same: nothing to change');
   const count = occurrences(content, edit.old_string);
-  if (count === 0) throw new ToolError(`old_string not found in ${edit.path}. Read the file to see its current content and copy the text exactly (whitespace included).`);
+  if (count === 0)
+    throw new ToolError(
+      `old_string not found in ${edit.path}. Read the file to see its current content and copy the text exactly (whitespace included).`,
+    );
   if (count > 1 && !edit.replace_all) {
-    throw new ToolError(`old_string occurs ${count} times in ${edit.path}. Include more surrounding text to make it unique, or set replace_all to replace every occurrence.`);
+    throw new ToolError(
+      `old_string occurs ${count} times in ${edit.path}. Include more surrounding text to make it unique, or set replace_all to replace every occurrence.`,
+    );
   }
   return { content: content.split(edit.old_string).join(edit.new_string), replaced: edit.replace_all ? count : 1 };
 }

@@ -35,7 +35,8 @@ async function actor(threadId: string) {
 }
 
 const idle = (threadId: string) => eventually(async () => (await actor(threadId))?.status === 'idle', 30_000, `${threadId} idle`);
-const bot = (channel: string, ts: string) => stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...' && !m.blocks?.length);
+const bot = (channel: string, ts: string) =>
+  stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...' && !m.blocks?.length);
 const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
 const requestsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text));
 
@@ -70,21 +71,37 @@ test('six prompts into a busy thread: one busy reply, five runs in arrival order
 });
 
 test('a steer during a three-tool response skips the rest, with matching results, and the model sees it', async () => {
-  const [slow, second, third] = [use('bash', { command: 'sleep 2; echo slow done' }), use('bash', { command: 'echo two' }), use('bash', { command: 'echo three' })];
+  const [slow, second, third] = [
+    use('bash', { command: 'sleep 2; echo slow done' }),
+    use('bash', { command: 'echo two' }),
+    use('bash', { command: 'echo three' }),
+  ];
   stack.bedrock.script({ toolUses: [slow, second, third] }, { text: 'Steered answer.' });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> run three tools' });
   const threadId = threadOf(posted);
-  await eventually(() => stack.cloud.ecs.tasks.size > 0 && [...stack.cloud.ecs.tasks.values()].some((t) => t.tags.some((x) => x.value === threadId) && t.status === 'RUNNING'), 20_000, 'sandbox running');
+  await eventually(
+    () =>
+      stack.cloud.ecs.tasks.size > 0 &&
+      [...stack.cloud.ecs.tasks.values()].some((t) => t.tags.some((x) => x.value === threadId) && t.status === 'RUNNING'),
+    20_000,
+    'sandbox running',
+  );
   await eventually(() => runsOf(threadId)[0]?.history.some((h) => h.name === 'SandboxTool'), 20_000, 'first tool running');
   await stack.slack.postUserMessage({ text: 'steer use python instead', threadTs: posted.threadTs });
   await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run done');
   const last = stack.bedrock.requests.at(-1)!;
   const content = (last.body.messages ?? []).flatMap((m) => m.content ?? []);
   const results = content.filter((b) => b.toolResult).map((b) => b.toolResult!);
-  assert.deepEqual(results.map((r) => r.toolUseId), [slow.toolUseId, second.toolUseId, third.toolUseId]);
+  assert.deepEqual(
+    results.map((r) => r.toolUseId),
+    [slow.toolUseId, second.toolUseId, third.toolUseId],
+  );
   assert.match(JSON.stringify(results[0]!.content), /slow done/);
   for (const skipped of results.slice(1)) assert.equal(skipped.content?.[0]?.text, STEER_SKIPPED);
-  assert.ok(content.some((b) => b.text?.includes('use python instead')), 'the steer text reached the model');
+  assert.ok(
+    content.some((b) => b.text?.includes('use python instead')),
+    'the steer text reached the model',
+  );
   assert.doesNotMatch(JSON.stringify(last.body.system), /python/, 'steering never rewrites the system prompt');
   assert.equal(bot(posted.channel, posted.threadTs).at(-1)?.text, 'Steered answer.');
 });
@@ -95,7 +112,11 @@ test('a steer with nothing running is dropped with a notice', async () => {
   await idle(threadOf(posted));
   const before = stack.bedrock.requests.length;
   await stack.slack.postUserMessage({ text: 'steer something else', threadTs: posted.threadTs });
-  await eventually(() => stack.slack.ephemeral.some((m) => m.thread_ts === posted.threadTs && /nothing to steer/.test(m.text)), 10_000, 'notice');
+  await eventually(
+    () => stack.slack.ephemeral.some((m) => m.thread_ts === posted.threadTs && /nothing to steer/.test(m.text)),
+    10_000,
+    'notice',
+  );
   assert.equal(stack.bedrock.requests.length, before);
 });
 
@@ -120,7 +141,11 @@ test('stop during a long command kills it, says so, and the queued prompt runs n
   await eventually(() => !pidAlive(pid), 5000, 'sleeper killed');
   const killedAfterMs = Date.now() - stopAt;
   assert.ok(bot(posted.channel, posted.threadTs).some((m) => m.text === 'Stopped.'));
-  await eventually(() => bot(posted.channel, posted.threadTs).some((m) => m.text === 'Next prompt answered.'), 30_000, 'queued prompt answered');
+  await eventually(
+    () => bot(posted.channel, posted.threadTs).some((m) => m.text === 'Next prompt answered.'),
+    30_000,
+    'queued prompt answered',
+  );
   await idle(threadId);
   assert.equal(runsOf(threadId).length, 2);
   console.log(`# stop -> sleeper killed in ${killedAfterMs} ms`);
@@ -131,7 +156,11 @@ test('stop with nothing running says so and changes nothing', async () => {
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hello' });
   await idle(threadOf(posted));
   await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
-  await eventually(() => stack.slack.ephemeral.some((m) => m.thread_ts === posted.threadTs && /Nothing is running/.test(m.text)), 10_000, 'notice');
+  await eventually(
+    () => stack.slack.ephemeral.some((m) => m.thread_ts === posted.threadTs && /Nothing is running/.test(m.text)),
+    10_000,
+    'notice',
+  );
   assert.equal(runsOf(threadOf(posted)).length, 1);
 });
 
@@ -143,7 +172,10 @@ for (const action of ['prepare', 'model', 'finish']) {
     const threadId = threadOf(posted);
     await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
     await idle(threadId);
-    assert.deepEqual(bot(posted.channel, posted.threadTs).map((m) => m.text), [`answer despite a ${action} crash`]);
+    assert.deepEqual(
+      bot(posted.channel, posted.threadTs).map((m) => m.text),
+      [`answer despite a ${action} crash`],
+    );
     assert.equal(requestsMentioning(`crash ${action}`).length, 1, 'the model was called once');
   });
 }
@@ -183,7 +215,12 @@ test('a duplicate SQS delivery of one prompt starts one run', async () => {
   const [run] = runsOf(threadId);
   // The same prompt again, past the FIFO's dedup (another dedup id), as a redrive or a replay would.
   await stack.cloud.clients.sqs.send(
-    new SendMessageCommand({ QueueUrl: stack.cloud.names.inboxUrl, MessageBody: JSON.stringify((run!.input as { prompt: unknown }).prompt), MessageGroupId: threadId, MessageDeduplicationId: 'replayed' }),
+    new SendMessageCommand({
+      QueueUrl: stack.cloud.names.inboxUrl,
+      MessageBody: JSON.stringify((run!.input as { prompt: unknown }).prompt),
+      MessageGroupId: threadId,
+      MessageDeduplicationId: 'replayed',
+    }),
   );
   await new Promise((r) => setTimeout(r, 2500));
   assert.equal(runsOf(threadId).length, 1);
@@ -191,24 +228,44 @@ test('a duplicate SQS delivery of one prompt starts one run', async () => {
 
 test('200 threads with 3 prompts each keep every thread in order and never overlap its runs', async () => {
   // Plain conversations: no sandbox for each of 200 threads.
-  await stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify({ sandbox: { startEarly: false } }) }));
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'settings.json',
+      Body: JSON.stringify({ sandbox: { startEarly: false } }),
+    }),
+  );
   stack.bedrock.setDefault((req) => {
     const last = JSON.stringify(req.body.messages?.at(-1) ?? '');
     return { text: `re: ${/load-\d+-\d+/.exec(last)?.[0] ?? '?'}`, delayMs: 1 };
   });
-  const threads = await Promise.all(Array.from({ length: 200 }, (_, t) => stack.slack.postUserMessage({ text: `<@U0LOCALBOT> load-${t}-0` })));
-  await Promise.all(threads.map(async (posted, t) => {
-    for (let i = 1; i < 3; i++) await stack.slack.postUserMessage({ text: `load-${t}-${i}`, threadTs: posted.threadTs });
-  }));
-  await eventually(() => threads.every((p) => runsOf(threadOf(p)).length === 3 && runsOf(threadOf(p)).every((e) => e.status === 'SUCCEEDED')), 480_000, 'all 600 runs');
+  const threads = await Promise.all(
+    Array.from({ length: 200 }, (_, t) => stack.slack.postUserMessage({ text: `<@U0LOCALBOT> load-${t}-0` })),
+  );
+  await Promise.all(
+    threads.map(async (posted, t) => {
+      for (let i = 1; i < 3; i++) await stack.slack.postUserMessage({ text: `load-${t}-${i}`, threadTs: posted.threadTs });
+    }),
+  );
+  await eventually(
+    () => threads.every((p) => runsOf(threadOf(p)).length === 3 && runsOf(threadOf(p)).every((e) => e.status === 'SUCCEEDED')),
+    480_000,
+    'all 600 runs',
+  );
   for (const [t, posted] of threads.entries()) {
     const runs = runsOf(threadOf(posted));
-    assert.deepEqual(runs.map((e) => (e.input as { prompt: { text: string } }).prompt.text.replace('@bot ', '')), [0, 1, 2].map((i) => `load-${t}-${i}`));
+    assert.deepEqual(
+      runs.map((e) => (e.input as { prompt: { text: string } }).prompt.text.replace('@bot ', '')),
+      [0, 1, 2].map((i) => `load-${t}-${i}`),
+    );
     for (let i = 1; i < runs.length; i++) {
       const finishEntered = runs[i - 1]!.history.find((h) => h.name === 'Finish')!.enteredAt;
       assert.ok(finishEntered <= runs[i]!.startDate.getTime(), `thread ${t}: run ${i} started before run ${i - 1} finished its work`);
     }
-    assert.deepEqual(bot(posted.channel, posted.threadTs).map((m) => m.text), [0, 1, 2].map((i) => `re: load-${t}-${i}`));
+    assert.deepEqual(
+      bot(posted.channel, posted.threadTs).map((m) => m.text),
+      [0, 1, 2].map((i) => `re: load-${t}-${i}`),
+    );
   }
 });
 
@@ -218,7 +275,11 @@ async function postForm(fields: Record<string, string>) {
   const { signSlackRequest } = await import('../../infra/local/slack.ts');
   const { SIGNING_SECRET } = await import('../support/local-stack.ts');
   const body = new URLSearchParams(fields).toString();
-  return fetch(stack.cloud.slackEventsUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(body, SIGNING_SECRET) }, body });
+  return fetch(stack.cloud.slackEventsUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(body, SIGNING_SECRET) },
+    body,
+  });
 }
 
 async function heldRun(label: string) {
@@ -229,11 +290,18 @@ async function heldRun(label: string) {
   return { posted, threadId: threadOf(posted), hold };
 }
 
-test('the /stop slash command stops the caller\'s most recent thread in the channel', async () => {
+test("the /stop slash command stops the caller's most recent thread in the channel", async () => {
   const { readFileSync } = await import('node:fs');
   const recorded = JSON.parse(readFileSync(new URL('slash-commands/slack.json', fixtureDir), 'utf8')).slashCommand;
   const { posted, threadId, hold } = await heldRun('slash-stop-target');
-  const response = await postForm({ ...recorded, team_id: 'T0LOCAL', channel_id: posted.channel, user_id: 'U0SLASHUSER', command: '/stop', text: '' });
+  const response = await postForm({
+    ...recorded,
+    team_id: 'T0LOCAL',
+    channel_id: posted.channel,
+    user_id: 'U0SLASHUSER',
+    command: '/stop',
+    text: '',
+  });
   assert.equal(response.status, 200);
   await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 10_000, 'aborted by /stop');
   hold.release();
@@ -248,7 +316,11 @@ test('the Stop button on the running reply stops the run', async () => {
   stack.bedrock.script({ toolUses: [sleeper] });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> press the button' });
   const threadId = threadOf(posted);
-  const card = await eventually(() => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => JSON.stringify(m.blocks ?? []).includes('stop-run')), 30_000, 'stop card');
+  const card = await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => JSON.stringify(m.blocks ?? []).includes('stop-run')),
+    30_000,
+    'stop card',
+  );
   await eventually(() => runsOf(threadId)[0]?.history.some((h) => h.name === 'SandboxTool'), 30_000, 'command running');
   const payload = {
     ...recorded,
@@ -264,16 +336,28 @@ test('the Stop button on the running reply stops the run', async () => {
   await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 10_000, 'aborted by the button');
   await idle(threadId);
   assert.ok(bot(posted.channel, posted.threadTs).some((m) => m.text.startsWith('Stopped.')));
-  await eventually(() => !stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.ts === card.ts), 10_000, 'stop card removed');
+  await eventually(
+    () => !stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.ts === card.ts),
+    10_000,
+    'stop card removed',
+  );
 });
 
 test('interrupt mode (per channel): a new prompt stops the running one and runs next', async () => {
   await stack.cloud.clients.s3.send(
-    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify({ sandbox: { startEarly: false }, channels: { 'slack:C0INTERRUPT': { queueMode: 'interrupt' } } }) }),
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'settings.json',
+      Body: JSON.stringify({ sandbox: { startEarly: false }, channels: { 'slack:C0INTERRUPT': { queueMode: 'interrupt' } } }),
+    }),
   );
   const hold = gate();
   // The stopped run left no answer, so the model sees both prompts in one turn: answer the newest.
-  stack.bedrock.setDefault((req) => ({ text: `re: ${JSON.stringify(req.body.messages?.at(-1)).match(/interrupt-\w+/g)?.at(-1)}` }));
+  stack.bedrock.setDefault((req) => ({
+    text: `re: ${JSON.stringify(req.body.messages?.at(-1))
+      .match(/interrupt-\w+/g)
+      ?.at(-1)}`,
+  }));
   stack.bedrock.script({ text: 'never finished', hold: hold.promise, holdAfterDeltas: 0 });
   const posted = await stack.slack.postUserMessage({ channel: 'C0INTERRUPT', text: '<@U0LOCALBOT> interrupt-first' });
   const threadId = threadOf(posted);
@@ -282,7 +366,11 @@ test('interrupt mode (per channel): a new prompt stops the running one and runs 
   await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 15_000, 'first run stopped');
   await new Promise((r) => setTimeout(r, 500)); // the stopped run's stream watcher notices meanwhile
   hold.release();
-  await eventually(() => bot(posted.channel, posted.threadTs).some((m) => m.text === 're: interrupt-second'), 30_000, 'second run answered');
+  await eventually(
+    () => bot(posted.channel, posted.threadTs).some((m) => m.text === 're: interrupt-second'),
+    30_000,
+    'second run answered',
+  );
   await idle(threadId);
   assert.equal(runsOf(threadId).length, 2);
   assert.ok(!bot(posted.channel, posted.threadTs).some((m) => m.text === 'never finished'));

@@ -61,11 +61,25 @@ test('a mention is answered in its thread, streamed while the model streams', as
   // Context and log are saved in the seed's data layout.
   const keys = dataKeys(threadId);
   const read = async (key: string) =>
-    (await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))).Body!.transformToString());
-  const context = (await read(keys.context)).trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(context.map((e) => e.role), ['user', 'assistant']);
-  const log = (await read(keys.log)).trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(log.map((e) => e.isBot), [false, true]);
+    await (
+      await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))
+    ).Body!.transformToString();
+  const context = (await read(keys.context))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    context.map((e) => e.role),
+    ['user', 'assistant'],
+  );
+  const log = (await read(keys.log))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    log.map((e) => e.isBot),
+    [false, true],
+  );
   assert.equal(log[1].messageId, reply.ts);
 });
 
@@ -77,7 +91,10 @@ test('the bot keeps answering in a thread it joined, with the earlier exchange i
   await settledIdle(threadId);
   await stack.slack.postUserMessage({ text: 'what was the word?', threadTs: first.threadTs });
   const replies = await replyDone(first.channel, first.threadTs, 2);
-  assert.deepEqual(replies.map((r) => r.text), ['First answer.', 'Second answer.']);
+  assert.deepEqual(
+    replies.map((r) => r.text),
+    ['First answer.', 'Second answer.'],
+  );
   const messages = stack.bedrock.requests.at(-1)!.body.messages!;
   assert.equal(messages.length, 3);
   assert.match(JSON.stringify(messages[0]), /kumquat/);
@@ -98,7 +115,10 @@ test('two prompts in one thread are answered in order and never overlap', async 
   assert.equal(stack.bedrock.requests.length, callsWhileHeld, 'no model call for the queued prompt while the first runs');
   hold.release();
   const replies = await replyDone(first.channel, first.threadTs, 2);
-  assert.deepEqual(replies.map((r) => r.text), ['Answer one.', 'Answer two.']);
+  assert.deepEqual(
+    replies.map((r) => r.text),
+    ['Answer one.', 'Answer two.'],
+  );
   const runs = [...stack.cloud.stepFunctions.executions.values()].filter((e) => (e.input as { threadId: string }).threadId === threadId);
   assert.equal(runs.length, 2);
   const [a, b] = runs.sort((x, y) => x.startDate.getTime() - y.startDate.getTime());
@@ -119,7 +139,11 @@ test('prompts in two threads run in parallel', async () => {
   const fast = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> fast' });
   const [fastReply] = await replyDone(fast.channel, fast.threadTs);
   assert.equal(fastReply!.text, 'Fast thread answer.');
-  assert.equal(botReplies(slow.channel, slow.threadTs).filter((m) => m.local.stream?.state === 'stopped').length, 0, 'the slow thread is still running');
+  assert.equal(
+    botReplies(slow.channel, slow.threadTs).filter((m) => m.local.stream?.state === 'stopped').length,
+    0,
+    'the slow thread is still running',
+  );
   hold.release();
   const [slowReply] = await replyDone(slow.channel, slow.threadTs);
   assert.equal(slowReply!.text, 'Slow thread answer.');
@@ -160,7 +184,8 @@ test('a stream that breaks mid-answer keeps the partial text and explains the fa
 
 test('memory at each level reaches the system prompt, read fresh for every run', async () => {
   const { PutObjectCommand, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
-  const put = (Key: string, Body: string) => stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key, Body }));
+  const put = (Key: string, Body: string) =>
+    stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key, Body }));
   const systemOf = (i: number) => (stack.bedrock.requests.at(i)!.body.system ?? []).map((b) => b.text ?? '').join('\n');
   stack.bedrock.script({ text: 'one' }, { text: 'two' });
   const empty = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> anything remembered?' });
@@ -177,14 +202,20 @@ test('memory at each level reaches the system prompt, read fresh for every run',
   assert.match(system, /### Transport Memory \(slack\)\nUse threads, not DMs\./);
   assert.match(system, /### Channel Memory\nThis channel is about the billing service\./);
   assert.doesNotMatch(system, /Another channel/);
-  assert.ok(system.indexOf('Global Memory') < system.indexOf('Transport Memory') && system.indexOf('Transport Memory') < system.indexOf('Channel Memory'));
+  assert.ok(
+    system.indexOf('Global Memory') < system.indexOf('Transport Memory') &&
+      system.indexOf('Transport Memory') < system.indexOf('Channel Memory'),
+  );
   for (const key of ['MEMORY.md', 'slack/MEMORY.md', `slack/${empty.channel}/MEMORY.md`, 'slack/C0OTHER/MEMORY.md']) {
     await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
   }
 });
 
 test('cache points follow the stable system prompt, the tools and the history; usage is recorded per step', async () => {
-  stack.bedrock.script({ text: 'cached answer', usage: { inputTokens: 1200, outputTokens: 40, cacheReadInputTokens: 1000, cacheWriteInputTokens: 150 } });
+  stack.bedrock.script({
+    text: 'cached answer',
+    usage: { inputTokens: 1200, outputTokens: 40, cacheReadInputTokens: 1000, cacheWriteInputTokens: 150 },
+  });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> cache me' });
   await replyDone(posted.channel, posted.threadTs);
   const body = stack.bedrock.requests.at(-1)!.body;
@@ -198,8 +229,20 @@ test('cache points follow the stable system prompt, the tools and the history; u
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
   await settledIdle(threadId);
   const key = dataKeys(threadId).context;
-  const context = (await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))).Body!.transformToString()).trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(context.at(-1).meta.usage, { inputTokens: 1200, outputTokens: 40, cacheReadInputTokens: 1000, cacheWriteInputTokens: 150 });
+  const context = (
+    await (
+      await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))
+    ).Body!.transformToString()
+  )
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(context.at(-1).meta.usage, {
+    inputTokens: 1200,
+    outputTokens: 40,
+    cacheReadInputTokens: 1000,
+    cacheWriteInputTokens: 150,
+  });
 });
 
 test('messages posted while the agent was idle are backfilled in order, once, into log and context', async () => {
@@ -209,15 +252,24 @@ test('messages posted while the agent was idle are backfilled in order, once, in
   const threadId = `slack:${first.channel}:${first.threadTs}`;
   await settledIdle(threadId);
   // Three messages the bot is not told about (no events delivered), from two people.
-  for (const [user, text] of [['U0ALICE', 'idle one'], ['U0BOB', 'idle two'], ['U0ALICE', 'idle three']] as const) {
+  for (const [user, text] of [
+    ['U0ALICE', 'idle one'],
+    ['U0BOB', 'idle two'],
+    ['U0ALICE', 'idle three'],
+  ] as const) {
     await stack.slack.postUserMessage({ text, threadTs: first.threadTs, user, events: [] });
   }
   stack.bedrock.script({ text: 'Caught up.' }, { text: 'Still caught up.' });
   await stack.slack.postUserMessage({ text: 'what did I miss?', threadTs: first.threadTs });
   await replyDone(first.channel, first.threadTs, 2);
-  const texts = (stack.bedrock.requests.at(-1)!.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.text ? [b.text] : [])));
+  const texts = (stack.bedrock.requests.at(-1)!.body.messages ?? []).flatMap((m) =>
+    (m.content ?? []).flatMap((b) => (b.text ? [b.text] : [])),
+  );
   const order = ['idle one', 'idle two', 'idle three', 'what did I miss?'].map((t) => texts.findIndex((x) => x.includes(t)));
-  assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), `in order: ${JSON.stringify(texts)}`);
+  assert.ok(
+    order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)),
+    `in order: ${JSON.stringify(texts)}`,
+  );
   await settledIdle(threadId);
   // Another run later adds nothing twice.
   await stack.slack.postUserMessage({ text: 'anything else?', threadTs: first.threadTs });
@@ -225,12 +277,24 @@ test('messages posted while the agent was idle are backfilled in order, once, in
   const again = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
   assert.equal(again.split('idle two').length - 1, 1, 'no duplicate in the context');
   await settledIdle(threadId);
-  const log = (await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: dataKeys(threadId).log }))).Body!.transformToString())
-    .trim().split('\n').map((l) => JSON.parse(l));
+  const log = (
+    await (
+      await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: dataKeys(threadId).log }))
+    ).Body!.transformToString()
+  )
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const ids = log.map((e: { messageId: string }) => e.messageId);
   assert.equal(new Set(ids).size, ids.length, 'no duplicate in the log');
-  assert.deepEqual(log.filter((e: { isBot: boolean }) => !e.isBot).map((e: { text: string }) => e.text.replace('@bot ', '')), ['start a thread', 'idle one', 'idle two', 'idle three', 'what did I miss?', 'anything else?']);
-  assert.ok(log.some((e: { isBot: boolean; text: string }) => e.isBot && e.text === 'Caught up.'), 'bot replies are logged');
+  assert.deepEqual(
+    log.filter((e: { isBot: boolean }) => !e.isBot).map((e: { text: string }) => e.text.replace('@bot ', '')),
+    ['start a thread', 'idle one', 'idle two', 'idle three', 'what did I miss?', 'anything else?'],
+  );
+  assert.ok(
+    log.some((e: { isBot: boolean; text: string }) => e.isBot && e.text === 'Caught up.'),
+    'bot replies are logged',
+  );
 });
 
 test('skills reach the system prompt by scope and trigger; a malformed one is skipped', async () => {
@@ -242,16 +306,21 @@ test('skills reach the system prompt by scope and trigger; a malformed one is sk
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) await upload(path, `${prefix}${name}/`);
-      else await stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: `${prefix}${name}`, Body: readFileSync(path) }));
+      else
+        await stack.cloud.clients.s3.send(
+          new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: `${prefix}${name}`, Body: readFileSync(path) }),
+        );
     }
   };
   await upload(root, 'skills/');
   // A channel-level skill with the name of a global one overrides it for that channel only.
-  await stack.cloud.clients.s3.send(new PutObjectCommand({
-    Bucket: stack.cloud.names.bucket,
-    Key: 'slack/C0SKILLS/skills/release-notes/SKILL.md',
-    Body: '---\nname: release-notes\ndescription: Channel-specific release notes for the billing team.\n---\nUse the billing template.\n',
-  }));
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'slack/C0SKILLS/skills/release-notes/SKILL.md',
+      Body: '---\nname: release-notes\ndescription: Channel-specific release notes for the billing team.\n---\nUse the billing template.\n',
+    }),
+  );
   const systemOf = () => (stack.bedrock.requests.at(-1)!.body.system ?? []).map((b) => b.text ?? '').join('\n');
   stack.bedrock.script({ text: 'a' }, { text: 'b' });
   const plain = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> write the release notes' });
@@ -271,11 +340,21 @@ test('skills reach the system prompt by scope and trigger; a malformed one is sk
 test('a long conversation is compacted: summary first, recent messages verbatim, the full context archived, the run goes on', async () => {
   const { PutObjectCommand, ListObjectsV2Command, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
   // A small window, so a few long messages pass the threshold.
-  await stack.cloud.clients.s3.send(new PutObjectCommand({
-    Bucket: stack.cloud.names.bucket, Key: 'settings.json',
-    Body: JSON.stringify({ sandbox: { startEarly: false }, compaction: { contextWindowTokens: 9000, reservedOutputTokens: 0, keepRecentTokens: 400 } }),
-  }));
-  stack.bedrock.setDefault((req) => (req.operation === 'converse' ? { text: 'SUMMARY: the user shared three long notes about the migration.' } : { text: `answer ${stack.bedrock.requests.length}` }));
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'settings.json',
+      Body: JSON.stringify({
+        sandbox: { startEarly: false },
+        compaction: { contextWindowTokens: 9000, reservedOutputTokens: 0, keepRecentTokens: 400 },
+      }),
+    }),
+  );
+  stack.bedrock.setDefault((req) =>
+    req.operation === 'converse'
+      ? { text: 'SUMMARY: the user shared three long notes about the migration.' }
+      : { text: `answer ${stack.bedrock.requests.length}` },
+  );
   const filler = (n: number) => `note ${n}: ` + 'the migration plan has many steps and details. '.repeat(200);
   const first = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${filler(1)}` });
   await replyDone(first.channel, first.threadTs);
@@ -291,10 +370,15 @@ test('a long conversation is compacted: summary first, recent messages verbatim,
   const texts = (last.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.text ? [b.text] : [])));
   assert.match(texts[0]!, /^Previously in this thread \(summary of \d+ earlier messages\):/);
   assert.match(texts[0]!, /SUMMARY: the user shared three long notes/);
-  assert.ok(texts.some((t) => t.includes('so what is the plan?')), 'the newest message is verbatim');
+  assert.ok(
+    texts.some((t) => t.includes('so what is the plan?')),
+    'the newest message is verbatim',
+  );
   assert.ok(!texts.some((t) => t.includes('note 1:')), 'the oldest note was summarised away');
   const threadId = `slack:${first.channel}:${first.threadTs}`;
-  const archive = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/context-archive/` }));
+  const archive = await stack.cloud.clients.s3.send(
+    new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/context-archive/` }),
+  );
   assert.ok((archive.Contents?.length ?? 0) >= 1, 'the full pre-compaction context is kept');
   await settledIdle(threadId);
   await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
@@ -308,11 +392,17 @@ test('attached files reach the prompt: listed with where they are, or why they c
   stack.bedrock.script({ text: 'I could not open them.' });
   const posted = await stack.slack.postUserMessage({
     text: '<@U0LOCALBOT> what are these?',
-    files: [{ name: 'pixel.png', content: png, mimetype: 'image/png' }, { name: 'data.csv', content: 'a,b\n1,2\n', mimetype: 'text/csv' }],
+    files: [
+      { name: 'pixel.png', content: png, mimetype: 'image/png' },
+      { name: 'data.csv', content: 'a,b\n1,2\n', mimetype: 'text/csv' },
+    ],
   });
   await replyDone(posted.channel, posted.threadTs);
   const prompt = stack.bedrock.requests.at(-1)!.body.messages!.at(-1)!;
   const text = prompt.content!.map((b) => b.text ?? '').join('\n');
-  assert.match(text, /Attached files:\n- pixel\.png could not be downloaded: Refusing to fetch an internal attachment URL\n- data\.csv could not be downloaded/);
+  assert.match(
+    text,
+    /Attached files:\n- pixel\.png could not be downloaded: Refusing to fetch an internal attachment URL\n- data\.csv could not be downloaded/,
+  );
   await settledIdle(`slack:${posted.channel}:${posted.threadTs}`);
 });

@@ -18,18 +18,24 @@ before(async () => {
   stack = await startTestStack({ clock });
   // Plain conversations: no sandbox per thread.
   await put('settings.json', { sandbox: { startEarly: false } });
-  stack.bedrock.setDefault((req) => ({ text: `ack: ${/"text":"[^"]*?: ((?:[^"\\]|\\.)*)"/.exec(JSON.stringify(req.body.messages?.at(-1)))?.[1]}` }));
+  stack.bedrock.setDefault((req) => ({
+    text: `ack: ${/"text":"[^"]*?: ((?:[^"\\]|\\.)*)"/.exec(JSON.stringify(req.body.messages?.at(-1)))?.[1]}`,
+  }));
 });
 after(async () => {
   await stack?.stop();
 });
 
 async function put(key: string, body: unknown) {
-  await stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key, Body: typeof body === 'string' ? body : JSON.stringify(body) }));
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key, Body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  );
 }
 async function read(key: string): Promise<string | undefined> {
   try {
-    return await (await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))).Body!.transformToString();
+    return await (
+      await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }))
+    ).Body!.transformToString();
   } catch {
     return undefined;
   }
@@ -39,7 +45,8 @@ async function drop(name: string, body: unknown) {
   await put(`events/${name}`, body);
   await stack.cloud.s3Notifications.poll();
 }
-const schedule = (name: string) => stack.cloud.scheduler.schedules.get(`${stack.cloud.env.SCHEDULE_GROUP_NAME}/${scheduleNameFor(`events/${name}`)}`);
+const schedule = (name: string) =>
+  stack.cloud.scheduler.schedules.get(`${stack.cloud.env.SCHEDULE_GROUP_NAME}/${scheduleNameFor(`events/${name}`)}`);
 const bot = (channel: string, ts: string) => stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...');
 
 async function thread(): Promise<{ channel: string; threadTs: string; threadId: string }> {
@@ -59,7 +66,13 @@ test('a one-shot event fires at its local time in its time zone, once, and its s
   const t = await thread();
   // 15:30 in New York (EST, UTC-5) on the clock's day = 20:30Z.
   const day = new Date(stack.cloud.scheduler.now()).toISOString().slice(0, 10);
-  await drop('reminder.json', { type: 'one-shot', threadId: t.threadId, text: 'stand-up reminder', schedule: `${day}T15:30:00`, timezone: 'America/New_York' });
+  await drop('reminder.json', {
+    type: 'one-shot',
+    threadId: t.threadId,
+    text: 'stand-up reminder',
+    schedule: `${day}T15:30:00`,
+    timezone: 'America/New_York',
+  });
   const created = schedule('reminder.json');
   assert.equal(created?.expression, `at(${day}T15:30:00)`);
   assert.equal(created?.timezone, 'America/New_York');
@@ -74,14 +87,27 @@ test('a one-shot event fires at its local time in its time zone, once, and its s
 test('a periodic event fires on each occurrence, across a DST change, and every firing runs', async () => {
   const t = await thread();
   const before = stack.cloud.scheduler.now();
-  await drop('daily.json', { type: 'periodic', threadId: t.threadId, text: 'daily check', schedule: '0 9 * * *', timezone: 'America/New_York' });
+  await drop('daily.json', {
+    type: 'periodic',
+    threadId: t.threadId,
+    text: 'daily check',
+    schedule: '0 9 * * *',
+    timezone: 'America/New_York',
+  });
   assert.equal(schedule('daily.json')?.expression, 'cron(0 9 * * ? *)');
   const firedBefore = stack.cloud.scheduler.firings.length;
   await stack.cloud.scheduler.advance(Date.parse('2027-03-15T15:00:00Z') - stack.cloud.scheduler.now()); // Mar 13, 14 (DST starts), 15
   const fired = stack.cloud.scheduler.firings.slice(firedBefore).filter((f) => f.name === scheduleNameFor('events/daily.json'));
-  assert.deepEqual(fired.map((f) => f.scheduledTime), ['2027-03-13T14:00:00Z', '2027-03-14T13:00:00Z', '2027-03-15T13:00:00Z']);
+  assert.deepEqual(
+    fired.map((f) => f.scheduledTime),
+    ['2027-03-13T14:00:00Z', '2027-03-14T13:00:00Z', '2027-03-15T13:00:00Z'],
+  );
   assert.ok(stack.cloud.scheduler.now() > before);
-  await eventually(() => bot(t.channel, t.threadTs).filter((m) => m.text === 'ack: daily check').length === 3, 30_000, 'three runs, none deduplicated away');
+  await eventually(
+    () => bot(t.channel, t.threadTs).filter((m) => m.text === 'ack: daily check').length === 3,
+    30_000,
+    'three runs, none deduplicated away',
+  );
 });
 
 test('deleting the file deletes its schedule; changing it updates the one schedule', async () => {
@@ -99,8 +125,16 @@ test('deleting the file deletes its schedule; changing it updates the one schedu
 
 test('a channel event posts to the channel, starts a new thread, and the agent answers there', async () => {
   await drop('report.json', { type: 'immediate', adapterId: 'slack', channelId: 'C0REPORTS', text: 'Time for the weekly report' });
-  const root = await eventually(() => stack.slack.messages.channels.get('C0REPORTS')?.find((m) => m.text === 'Time for the weekly report' && m.bot_id), 15_000, 'posted to the channel');
-  await eventually(() => bot('C0REPORTS', root.ts).some((m) => m.text === 'ack: Time for the weekly report' && m.ts !== root.ts), 15_000, 'answered in the new thread');
+  const root = await eventually(
+    () => stack.slack.messages.channels.get('C0REPORTS')?.find((m) => m.text === 'Time for the weekly report' && m.bot_id),
+    15_000,
+    'posted to the channel',
+  );
+  await eventually(
+    () => bot('C0REPORTS', root.ts).some((m) => m.text === 'ack: Time for the weekly report' && m.ts !== root.ts),
+    15_000,
+    'answered in the new thread',
+  );
   // A follow-up in that thread reaches the agent (it subscribed to the thread it started).
   await stack.slack.postUserMessage({ channel: 'C0REPORTS', text: 'and the numbers?', threadTs: root.ts });
   await eventually(() => bot('C0REPORTS', root.ts).some((m) => m.text === 'ack: and the numbers?'), 15_000, 'follow-up answered');
@@ -108,7 +142,13 @@ test('a channel event posts to the channel, starts a new thread, and the agent a
 
 test('a one-shot time already past fires at once, with a note', async () => {
   const t = await thread();
-  await drop('late.json', { type: 'one-shot', threadId: t.threadId, text: 'late reminder', schedule: '2026-01-01T09:00:00', timezone: 'Europe/Berlin' });
+  await drop('late.json', {
+    type: 'one-shot',
+    threadId: t.threadId,
+    text: 'late reminder',
+    schedule: '2026-01-01T09:00:00',
+    timezone: 'Europe/Berlin',
+  });
   assert.equal(schedule('late.json'), undefined);
   await eventually(() => bot(t.channel, t.threadTs).some((m) => m.text.startsWith('ack: late reminder')), 15_000, 'fired now');
   const sent = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
@@ -121,8 +161,16 @@ test('each invalid file gets an error file beside it, nothing is scheduled, othe
   const cases: [string, string, RegExp][] = [
     ['bad-json.json', '{"type": "immediate", ', /JSON/i],
     ['bad-type.json', JSON.stringify({ type: 'sometimes', threadId: t.threadId, text: 'x' }), /type/],
-    ['bad-cron.json', JSON.stringify({ type: 'periodic', threadId: t.threadId, text: 'x', schedule: '61 * * * *', timezone: 'UTC' }), /minute/i],
-    ['bad-zone.json', JSON.stringify({ type: 'periodic', threadId: t.threadId, text: 'x', schedule: '0 9 * * *', timezone: 'Mars/Olympus_Mons' }), /time ?zone/i],
+    [
+      'bad-cron.json',
+      JSON.stringify({ type: 'periodic', threadId: t.threadId, text: 'x', schedule: '61 * * * *', timezone: 'UTC' }),
+      /minute/i,
+    ],
+    [
+      'bad-zone.json',
+      JSON.stringify({ type: 'periodic', threadId: t.threadId, text: 'x', schedule: '0 9 * * *', timezone: 'Mars/Olympus_Mons' }),
+      /time ?zone/i,
+    ],
     ['no-target.json', JSON.stringify({ type: 'immediate', text: 'x' }), /threadId|target/],
   ];
   for (const [name, body] of cases) await put(`events/${name}`, body);
@@ -151,7 +199,14 @@ test('an event on the custom bus reaches its thread', async () => {
       headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' },
       body: JSON.stringify({ Entries: entries }),
     }).then((r) => r.json() as Promise<{ FailedEntryCount: number }>);
-  const out = await putEvents([{ EventBusName: busName, Source: 'my.ci', DetailType: 'Deploy finished', Detail: JSON.stringify({ threadId: t.threadId, text: 'build 42 is green' }) }]);
+  const out = await putEvents([
+    {
+      EventBusName: busName,
+      Source: 'my.ci',
+      DetailType: 'Deploy finished',
+      Detail: JSON.stringify({ threadId: t.threadId, text: 'build 42 is green' }),
+    },
+  ]);
   assert.equal(out.FailedEntryCount, 0);
   await stack.cloud.eventBridge.drain();
   await eventually(() => bot(t.channel, t.threadTs).some((m) => m.text === 'ack: build 42 is green'), 15_000, 'bus event answered');
@@ -159,9 +214,19 @@ test('an event on the custom bus reaches its thread', async () => {
 
 test('the agent schedules a reminder for itself by writing an event file with its tools', async () => {
   const t = await thread();
-  const file = { type: 'one-shot', threadId: t.threadId, text: 'check the oven', schedule: '2027-12-24T18:00:00', timezone: 'Europe/London' };
+  const file = {
+    type: 'one-shot',
+    threadId: t.threadId,
+    text: 'check the oven',
+    schedule: '2027-12-24T18:00:00',
+    timezone: 'Europe/London',
+  };
   stack.bedrock.script(
-    { toolUses: [{ toolUseId: 'tu-evt', name: 'write', input: { path: '/workspace/data/events/oven.json', content: JSON.stringify(file) } }] },
+    {
+      toolUses: [
+        { toolUseId: 'tu-evt', name: 'write', input: { path: '/workspace/data/events/oven.json', content: JSON.stringify(file) } },
+      ],
+    },
     { text: 'Reminder set.' },
   );
   await stack.slack.postUserMessage({ text: 'remind me to check the oven on Christmas Eve at 6pm', threadTs: t.threadTs });
@@ -175,7 +240,14 @@ test('the agent schedules a reminder for itself by writing an event file with it
 test('a heartbeat reads HEARTBEAT.md and posts only when there is something to do', async () => {
   const t = await thread();
   await put('HEARTBEAT.md', '# Goals\n- keep the changelog current\n');
-  await drop('heartbeat.json', { type: 'periodic', heartbeat: true, threadId: t.threadId, text: 'every 30 minutes', schedule: '*/30 * * * *', timezone: 'UTC' });
+  await drop('heartbeat.json', {
+    type: 'periodic',
+    heartbeat: true,
+    threadId: t.threadId,
+    text: 'every 30 minutes',
+    schedule: '*/30 * * * *',
+    timezone: 'UTC',
+  });
   assert.equal(schedule('heartbeat.json')?.expression, 'cron(0/30 * * * ? *)');
   const repliesBefore = bot(t.channel, t.threadTs).length;
   stack.bedrock.script(
@@ -184,11 +256,25 @@ test('a heartbeat reads HEARTBEAT.md and posts only when there is something to d
     { text: 'The changelog is behind: I updated it.' },
   );
   await stack.cloud.scheduler.advance(30 * 60_000);
-  await eventually(() => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes('keep the changelog current')), 30_000, 'the agent read HEARTBEAT.md');
-  await eventually(async () => stack.cloud.stepFunctions.executions.size > 0 && [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'), 30_000, 'first heartbeat done');
+  await eventually(
+    () => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes('keep the changelog current')),
+    30_000,
+    'the agent read HEARTBEAT.md',
+  );
+  await eventually(
+    async () =>
+      stack.cloud.stepFunctions.executions.size > 0 &&
+      [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'),
+    30_000,
+    'first heartbeat done',
+  );
   assert.equal(bot(t.channel, t.threadTs).filter((m) => !m.blocks?.length).length, repliesBefore, 'nothing to do: nothing posted');
   await stack.cloud.scheduler.advance(30 * 60_000);
-  await eventually(() => bot(t.channel, t.threadTs).some((m) => m.text === 'The changelog is behind: I updated it.'), 30_000, 'second heartbeat spoke');
+  await eventually(
+    () => bot(t.channel, t.threadTs).some((m) => m.text === 'The changelog is behind: I updated it.'),
+    30_000,
+    'second heartbeat spoke',
+  );
   await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/heartbeat.json' }));
   await stack.cloud.s3Notifications.poll();
 });

@@ -14,29 +14,48 @@ after(async () => {
 });
 
 const executionsOf = (runId: string) =>
-  [...stack.cloud.stepFunctions.executions.values()].filter((e) => e.name === runId || e.name.startsWith(`${runId}-`)).sort((a, b) => a.startDate.getTime() - b.startDate.getTime());
+  [...stack.cloud.stepFunctions.executions.values()]
+    .filter((e) => e.name === runId || e.name.startsWith(`${runId}-`))
+    .sort((a, b) => a.startDate.getTime() - b.startDate.getTime());
 
 test('a run longer than one execution hands over and finishes with every tool result in order', async () => {
   const calls = Array.from({ length: 4 }, (_, i) => ({ toolUseId: `tu-h${i}`, name: 'bash', input: { command: `echo step-${i}` } }));
   stack.bedrock.script(...calls.map((c) => ({ toolUses: [c] })), { text: 'Handed over and done.' });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> a long job' });
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
-  const first = await eventually(() => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId), 10_000, 'run started');
+  const first = await eventually(
+    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
+    10_000,
+    'run started',
+  );
   const runId = first.name;
-  await eventually(() => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.text === 'Handed over and done.'), 60_000, 'final answer');
+  await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.text === 'Handed over and done.'),
+    60_000,
+    'final answer',
+  );
   await eventually(() => executionsOf(runId).every((e) => e.status !== 'RUNNING'), 10_000, 'executions ended');
   const executions = executionsOf(runId);
   assert.ok(executions.length >= 3, `${executions.length} executions`);
-  assert.deepEqual(executions.map((e) => e.name), executions.map((_, i) => (i === 0 ? runId : `${runId}-${i + 1}`)));
+  assert.deepEqual(
+    executions.map((e) => e.name),
+    executions.map((_, i) => (i === 0 ? runId : `${runId}-${i + 1}`)),
+  );
   for (const e of executions.slice(0, -1)) {
     assert.equal(e.status, 'SUCCEEDED');
-    assert.ok(e.history.some((h) => h.name === 'HandedOff'), `${e.name} handed over`);
+    assert.ok(
+      e.history.some((h) => h.name === 'HandedOff'),
+      `${e.name} handed over`,
+    );
     assert.ok(e.history.filter((h) => ['Prepare', 'Model', 'Tool', 'SandboxTool'].includes(h.name)).length <= 3);
   }
   assert.ok(executions.at(-1)!.history.some((h) => h.name === 'Finish'));
   assert.equal(executions.filter((e) => e.history.some((h) => h.name === 'Prepare')).length, 1, 'prepared once');
   const results = (stack.bedrock.requests.at(-1)!.body.messages ?? []).flatMap((m) => m.content ?? []).filter((b) => b.toolResult);
-  assert.deepEqual(results.map((b) => b.toolResult!.toolUseId), calls.map((c) => c.toolUseId));
+  assert.deepEqual(
+    results.map((b) => b.toolResult!.toolUseId),
+    calls.map((c) => c.toolUseId),
+  );
   assert.equal(stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.text === 'Handed over and done.').length, 1);
 });
 
@@ -47,13 +66,28 @@ test('stop reaches a run after it was handed over', async () => {
   );
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> long then stop' });
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
-  const first = await eventually(() => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId), 10_000, 'run started');
+  const first = await eventually(
+    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
+    10_000,
+    'run started',
+  );
   const handed = await eventually(
-    () => executionsOf(first.name).find((e) => e.name !== first.name && e.status === 'RUNNING' && e.history.at(-1)?.name === 'SandboxTool' && JSON.stringify(stack.bedrock.requests.at(-1)?.body.messages).includes('warm-up')),
+    () =>
+      executionsOf(first.name).find(
+        (e) =>
+          e.name !== first.name &&
+          e.status === 'RUNNING' &&
+          e.history.at(-1)?.name === 'SandboxTool' &&
+          JSON.stringify(stack.bedrock.requests.at(-1)?.body.messages).includes('warm-up'),
+      ),
     60_000,
     'sleeping in a handed-over execution',
   );
   await new Promise((r) => setTimeout(r, 300));
   await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
-  await eventually(() => stack.cloud.stepFunctions.executions.get(handed.executionArn)?.status === 'ABORTED', 10_000, 'handed-over execution aborted');
+  await eventually(
+    () => stack.cloud.stepFunctions.executions.get(handed.executionArn)?.status === 'ABORTED',
+    10_000,
+    'handed-over execution aborted',
+  );
 });

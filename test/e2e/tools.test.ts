@@ -18,7 +18,9 @@ after(async () => {
 });
 
 let n = 0;
-const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({ toolUses: [{ toolUseId: `tu-${name}-${++n}`, name, input }] });
+const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
+  toolUses: [{ toolUseId: `tu-${name}-${++n}`, name, input }],
+});
 
 /** Posts a mention and waits for the run to end; returns the thread and the tool results the model saw. */
 async function converse(text: string, turns: ScriptedTurn[], timeoutMs = 60_000) {
@@ -26,10 +28,16 @@ async function converse(text: string, turns: ScriptedTurn[], timeoutMs = 60_000)
   const firstRequest = stack.bedrock.requests.length;
   const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${text}` });
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
-  const execution = await eventually(() => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId), 10_000, 'run started');
+  const execution = await eventually(
+    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
+    10_000,
+    'run started',
+  );
   const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, timeoutMs);
   const requests = stack.bedrock.requests.slice(firstRequest);
-  const results = requests.flatMap((r) => (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))));
+  const results = requests.flatMap((r) =>
+    (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))),
+  );
   const byId = new Map(results.map((r) => [r.toolUseId!, { status: r.status, text: (r.content ?? []).map((c) => c.text ?? '').join('') }]));
   return { posted, threadId, ended, requests, results: byId };
 }
@@ -109,14 +117,18 @@ test('a command past its timeout is killed with its children', async () => {
   const pids = (await s3Text(`${dataKeys(threadId).threadDir}/scratch/child.pid`))!.trim().split('\n').map(Number);
   assert.equal(pids.length, 2);
   for (const pid of pids) {
-    await eventually(() => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 5000, `process ${pid} gone`);
+    await eventually(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      5000,
+      `process ${pid} gone`,
+    );
   }
 });
 
@@ -135,7 +147,11 @@ test('output over the display limit is truncated, with the full output in a file
 
 test("two threads' sandboxes do not see each other's files", async () => {
   const a = await converse('thread A', [use('write', { path: 'secret.txt', content: 'only for A' }), { text: 'ok' }]);
-  const b = await converse('thread B', [use('bash', { command: 'ls -A; cat secret.txt' }), use('read', { path: 'secret.txt' }), { text: 'ok' }]);
+  const b = await converse('thread B', [
+    use('bash', { command: 'ls -A; cat secret.txt' }),
+    use('read', { path: 'secret.txt' }),
+    { text: 'ok' },
+  ]);
   assert.notEqual(a.threadId, b.threadId);
   const [ls, read] = [...b.results.values()];
   assert.doesNotMatch(ls!.text, /only for A/);
@@ -159,7 +175,16 @@ test('a sandbox killed mid-run is replaced and the run continues with its files'
   let killed = '';
   const turns: ScriptedTurn[] = [first, use('bash', { command: 'cat kept.txt' }), { text: 'Still here.' }];
   const watcher = (async () => {
-    await eventually(() => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes(first.toolUses![0]!.toolUseId!) && JSON.stringify(r.body.messages).includes('toolResult')), 30_000, 'first tool done');
+    await eventually(
+      () =>
+        stack.bedrock.requests.some(
+          (r) =>
+            JSON.stringify(r.body.messages).includes(first.toolUses![0]!.toolUseId!) &&
+            JSON.stringify(r.body.messages).includes('toolResult'),
+        ),
+      30_000,
+      'first tool done',
+    );
     const running = [...stack.cloud.ecs.tasks.values()].filter((t) => t.status === 'RUNNING');
     const newest = running.sort((x, y) => Number(y.ip.split('.').pop()) - Number(x.ip.split('.').pop()))[0]!;
     killed = newest.arn;
@@ -171,15 +196,22 @@ test('a sandbox killed mid-run is replaced and the run continues with its files'
   const cat = [...results.values()][1]!;
   assert.match(cat.text, /survives the task/);
   assert.ok(killed);
-  const replacement = [...stack.cloud.ecs.tasks.values()].filter((t) => t.status === 'RUNNING' && t.tags.some((tag) => tag.value === threadId));
+  const replacement = [...stack.cloud.ecs.tasks.values()].filter(
+    (t) => t.status === 'RUNNING' && t.tags.some((tag) => tag.value === threadId),
+  );
   assert.equal(replacement.length, 1);
   assert.notEqual(replacement[0]!.arn, killed);
 });
 
 test('the scratch files of a thread are in S3 under its data directory', async () => {
   const { threadId } = await converse('make files', [use('bash', { command: 'mkdir -p a/b && echo x > a/b/c.txt' }), { text: 'ok' }]);
-  const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/scratch/` }));
-  assert.deepEqual(out.Contents?.map((c) => c.Key!.split('/scratch/')[1]), ['a/b/c.txt']);
+  const out = await stack.cloud.clients.s3.send(
+    new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/scratch/` }),
+  );
+  assert.deepEqual(
+    out.Contents?.map((c) => c.Key!.split('/scratch/')[1]),
+    ['a/b/c.txt'],
+  );
 });
 
 test('a memory edit made with the file tools reaches the next run, at the scope written', async () => {

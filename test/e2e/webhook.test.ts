@@ -43,7 +43,10 @@ async function postSigned(payload: unknown, extra: Record<string, string> = {}, 
 
 async function inboxDepth(): Promise<number> {
   const out = await stack.cloud.clients.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: stack.cloud.names.inboxUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: stack.cloud.names.inboxUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
   );
   return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
 }

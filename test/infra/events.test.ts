@@ -55,8 +55,11 @@ test('scheduler function: its handler module, an explicit name, 60 s, 512 MB, an
   assert.equal(fn.Timeout, 60);
   assert.equal(fn.MemorySize, 512);
   assert.equal(fn.VpcConfig, undefined);
-  const { NODE_OPTIONS: _node, SCHEDULER_TARGET_ARN: target, ...variables } = (fn.Environment as { Variables: Record<string, unknown> })
-    .Variables;
+  const {
+    NODE_OPTIONS: _node,
+    SCHEDULER_TARGET_ARN: target,
+    ...variables
+  } = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
   assert.deepEqual(variables, {
     TABLE_NAME: ref(stack.table),
     DATA_BUCKET: ref(stack.bucket),
@@ -207,7 +210,12 @@ test('scheduler IAM: schedules of its group only, PassRole of the schedule role 
   }
   const sqs = byPrefix('sqs:').flatMap((s) => list(s.Resource));
   assert.deepEqual(sqs, [getAtt(events.failedInvocations), getAtt(stack.inbox)]);
-  assert.deepEqual(byPrefix('sqs:').flatMap((s) => list(s.Action)).sort(), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+  assert.deepEqual(
+    byPrefix('sqs:')
+      .flatMap((s) => list(s.Action))
+      .sort(),
+    ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+  );
 });
 
 test('no other policy manages schedules or passes the schedule role', () => {
@@ -289,7 +297,7 @@ function acknowledgementsOn(construct: IConstruct): Map<string, string> {
   return found;
 }
 
-test('cdk-nag: the event bus\'s findings are acknowledged with reasons, and nothing else is left, in both network modes', () => {
+test("cdk-nag: the event bus's findings are acknowledged with reasons, and nothing else is left, in both network modes", () => {
   const acks = (construct: IConstruct, ...ids: string[]) => {
     const found = acknowledgementsOn(construct);
     for (const id of ids) {

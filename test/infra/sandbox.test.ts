@@ -111,7 +111,9 @@ test('task role: no policy at all (no attached IAM::Policy, no managed or inline
     const executionRoleId = idOf(stack.sandbox.task.executionRole);
     assert.deepEqual(definition.ExecutionRoleArn, { 'Fn::GetAtt': [executionRoleId, 'Arn'] });
     assert.equal(props(stack.sandbox.task.executionRole).ManagedPolicyArns, undefined);
-    const actions = statementsOf(executionRoleId).flatMap((s) => list(s.Action)).sort();
+    const actions = statementsOf(executionRoleId)
+      .flatMap((s) => list(s.Action))
+      .sort();
     assert.deepEqual(actions, [
       'ecr:BatchCheckLayerAvailability',
       'ecr:BatchGetImage',
@@ -133,7 +135,13 @@ test('cluster: container insights on', () => {
 test('isolated network: isolated subnets only; no internet gateway, NAT, Elastic IP or default route; nothing maps public IPs', () => {
   const { ofType } = isolated;
   assert.equal(ofType('AWS::EC2::VPC').length, 1);
-  for (const type of ['AWS::EC2::InternetGateway', 'AWS::EC2::VPCGatewayAttachment', 'AWS::EC2::NatGateway', 'AWS::EC2::EIP', 'AWS::EC2::EgressOnlyInternetGateway']) {
+  for (const type of [
+    'AWS::EC2::InternetGateway',
+    'AWS::EC2::VPCGatewayAttachment',
+    'AWS::EC2::NatGateway',
+    'AWS::EC2::EIP',
+    'AWS::EC2::EgressOnlyInternetGateway',
+  ]) {
     assert.equal(ofType(type).length, 0, type);
   }
   assert.equal(ofType('AWS::EC2::Route').length, 0, 'no routes besides the local one and the gateway endpoints');
@@ -168,18 +176,19 @@ test('egress network: one NAT gateway in a public subnet, private subnets with e
   assert.equal(subnets.length, 2, 'one public subnet for the NAT gateway and one private subnet');
   for (const [id, subnet] of subnets) assert.equal(subnet.Properties.MapPublicIpOnLaunch, false, id);
   const endpoints = ofType('AWS::EC2::VPCEndpoint').map(([, e]) => e.Properties);
-  assert.deepEqual(endpoints.map((e) => e.VpcEndpointType), ['Gateway', 'Gateway']);
+  assert.deepEqual(
+    endpoints.map((e) => e.VpcEndpointType),
+    ['Gateway', 'Gateway'],
+  );
   assert.equal(egress.stack.sandbox.network.endpointSecurityGroup, undefined);
 });
 
 test('switching modes keeps the sandbox subnets and security groups (same logical ids, CIDRs, descriptions): updated, not replaced', () => {
   const sandboxSubnets = ({ stack, idOf, props }: ReturnType<typeof inspect>) =>
-    stack.sandbox.network.vpc
-      .selectSubnets(stack.sandbox.network.subnets)
-      .subnets.map((subnet) => {
-        const cfn = subnet.node.findChild('Subnet') as IConstruct;
-        return [idOf(cfn), props(cfn).CidrBlock];
-      });
+    stack.sandbox.network.vpc.selectSubnets(stack.sandbox.network.subnets).subnets.map((subnet) => {
+      const cfn = subnet.node.findChild('Subnet') as IConstruct;
+      return [idOf(cfn), props(cfn).CidrBlock];
+    });
   assert.deepEqual(sandboxSubnets(egress), sandboxSubnets(isolated));
   // The security groups are updated in place too (a new description would replace them under running tasks).
   for (const group of ['task', 'step'] as const) {
@@ -207,7 +216,10 @@ test('sandboxAzs spans the VPC (and its interface endpoints) over 2 or 3 AZs by 
   for (const azs of [2, 3]) {
     const { ofType } = inspect(synth({ settings: { sandboxAzs: String(azs) } }));
     const subnets = ofType('AWS::EC2::Subnet').map(([, s]) => s.Properties.AvailabilityZone);
-    assert.deepEqual(subnets, Array.from({ length: azs }, (_, i) => ({ 'Fn::Select': [i, { 'Fn::GetAZs': '' }] })));
+    assert.deepEqual(
+      subnets,
+      Array.from({ length: azs }, (_, i) => ({ 'Fn::Select': [i, { 'Fn::GetAZs': '' }] })),
+    );
     for (const [, e] of ofType('AWS::EC2::VPCEndpoint').filter(([, e]) => e.Properties.VpcEndpointType === 'Interface')) {
       assert.equal(list(e.Properties.SubnetIds).length, azs);
     }
@@ -283,7 +295,9 @@ test('prefix lists: looked up at deploy time by name in this Region, with a role
   assert.equal(lookups.length, 2);
   for (const service of ['s3', 'dynamodb']) {
     assert.ok(
-      lookups.some((l) => l.includes('"action":"DescribePrefixLists"') && l.includes(`"Values":["com.amazonaws.<AWS::Region>.${service}"]`)),
+      lookups.some(
+        (l) => l.includes('"action":"DescribePrefixLists"') && l.includes(`"Values":["com.amazonaws.<AWS::Region>.${service}"]`),
+      ),
       service,
     );
   }
@@ -328,7 +342,12 @@ test('sandbox-step IAM: table, bucket objects, its own logs and network interfac
     `arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:subnet/${subnet}`,
   ]);
   const describe = ec2.find((s) => list(s.Action).includes('ec2:DescribeNetworkInterfaces'))!;
-  assert.deepEqual(list(describe.Action).filter((a) => a.startsWith('ec2:')).sort(), ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets']);
+  assert.deepEqual(
+    list(describe.Action)
+      .filter((a) => a.startsWith('ec2:'))
+      .sort(),
+    ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets'],
+  );
   assert.equal(isolated.props(stack.functions.sandboxStep.role!).ManagedPolicyArns, undefined, 'no AWSLambdaVPCAccessExecutionRole');
 });
 
@@ -366,11 +385,14 @@ test('agent-step IAM: RunTask of the task definition in this cluster, PassRole o
   assert.deepEqual(list(stop!.Resource).map(flatten), [taskArns]);
   assert.deepEqual(stop!.Condition, inCluster);
 
-  const ecsActions = statements.flatMap((s) => list(s.Action)).filter((a) => a.startsWith('ecs:')).sort();
+  const ecsActions = statements
+    .flatMap((s) => list(s.Action))
+    .filter((a) => a.startsWith('ecs:'))
+    .sort();
   assert.deepEqual(ecsActions, ['ecs:DescribeTasks', 'ecs:RunTask', 'ecs:StopTask', 'ecs:TagResource']);
 });
 
-test('only agent-step may start sandboxes or pass roles (besides the scheduler, which passes its schedule role); the reaper only describes and stops this cluster\'s tasks', () => {
+test("only agent-step may start sandboxes or pass roles (besides the scheduler, which passes its schedule role); the reaper only describes and stops this cluster's tasks", () => {
   const { stack, statementsOf, ofType, functionStatements, idOf } = isolated;
   for (const [roleId] of ofType('AWS::IAM::Role')) {
     if (roleId === idOf(stack.functions.agentStep.role!)) continue;
@@ -461,8 +483,9 @@ test('image: containers/sandbox as an ARM64 Docker asset; a real synth builds th
     assert.ok(existsSync(join(staged, 'Dockerfile')));
     assert.ok(existsSync(join(staged, 'dist', 'server.mjs')), `${SANDBOX_IMAGE_DIR}/dist/server.mjs was built and staged`);
     // The task definition points at that image.
-    const [container] = (bundled.template.toJSON().Resources[logicalId(bundled.stack, bundled.stack.sandbox.task.taskDefinition)] as Resource)
-      .Properties.ContainerDefinitions as { Image: { 'Fn::Sub': string } }[];
+    const [container] = (
+      bundled.template.toJSON().Resources[logicalId(bundled.stack, bundled.stack.sandbox.task.taskDefinition)] as Resource
+    ).Properties.ContainerDefinitions as { Image: { 'Fn::Sub': string } }[];
     assert.match(container!.Image['Fn::Sub'], /container-assets/);
   } finally {
     rmSync(outdir, { recursive: true, force: true });

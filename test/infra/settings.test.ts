@@ -43,7 +43,14 @@ test('sandbox settings: network mode, AZs, Fargate size and idle timeout, also a
   assert.equal(settings.sandboxMemoryMiB, 8192);
   assert.equal(settings.sandboxIdleMinutes, 30);
   // Every Fargate size at the edges of its range.
-  for (const [cpu, memory] of [[256, 512], [256, 2048], [512, 4096], [4096, 30720], [8192, 61440], [16384, 122880]]) {
+  for (const [cpu, memory] of [
+    [256, 512],
+    [256, 2048],
+    [512, 4096],
+    [4096, 30720],
+    [8192, 61440],
+    [16384, 122880],
+  ]) {
     assert.equal(settingsFrom({ sandboxCpu: cpu, sandboxMemoryMiB: memory }).sandboxMemoryMiB, memory, `${cpu}/${memory}`);
   }
 });
@@ -58,7 +65,10 @@ test('invalid sandbox settings fail the synth with a message naming the setting'
   assert.throws(() => settingsFrom({ sandboxIdleMinutes: 2.5 }), /sandboxIdleMinutes/);
   // Not a Fargate CPU value, and memory Fargate does not offer with the CPU (default or given).
   assert.throws(() => settingsFrom({ sandboxCpu: 1000 }), /sandboxCpu must be one of Fargate's CPU values 256, 512, 1024/);
-  assert.throws(() => settingsFrom({ sandboxMemoryMiB: 1024 }), /sandboxMemoryMiB 1024 is not offered by Fargate with sandboxCpu 1024; use 2048 to 8192 in steps of 1024/);
+  assert.throws(
+    () => settingsFrom({ sandboxMemoryMiB: 1024 }),
+    /sandboxMemoryMiB 1024 is not offered by Fargate with sandboxCpu 1024; use 2048 to 8192 in steps of 1024/,
+  );
   assert.throws(() => settingsFrom({ sandboxMemoryMiB: 2500 }), /sandboxMemoryMiB 2500/);
   assert.throws(() => settingsFrom({ sandboxCpu: 256, sandboxMemoryMiB: 1536 }), /use 512, 1024, 2048/);
   assert.throws(() => settingsFrom({ sandboxCpu: 8192, sandboxMemoryMiB: 18432 }), /steps of 4096/);
@@ -66,7 +76,11 @@ test('invalid sandbox settings fail the synth with a message naming the setting'
 });
 
 test('numbers given as strings (cdk deploy -c key=value) are parsed', () => {
-  const settings = settingsFrom({ modelId: 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0', logRetentionDays: '90', runTimeoutMinutes: '15' });
+  const settings = settingsFrom({
+    modelId: 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0',
+    logRetentionDays: '90',
+    runTimeoutMinutes: '15',
+  });
   assert.equal(settings.modelId, 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0');
   assert.equal(settings.logRetentionDays, 90);
   assert.equal(settings.runTimeoutMinutes, 15);

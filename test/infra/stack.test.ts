@@ -230,7 +230,9 @@ test('buckets: SSE-S3, all public access blocked, SSL-only; the data bucket is v
     assert.ok(policy, `${id} has no bucket policy`);
     const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
     assert.ok(
-      statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })),
+      statements.some(
+        (s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+      ),
       `${id} does not deny plain HTTP`,
     );
   }
@@ -253,11 +255,16 @@ const cdkProviderFunctions = (): Record<string, Resource> =>
   );
 
 test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log group with the retention setting', () => {
-  assert.deepEqual(Object.keys(cdkProviderFunctions()).map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort(), [
-    'AWS679f53fac002430cb0da5b7982bd2287',
-    'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
-    'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
-  ]);
+  assert.deepEqual(
+    Object.keys(cdkProviderFunctions())
+      .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
+      .sort(),
+    [
+      'AWS679f53fac002430cb0da5b7982bd2287',
+      'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
+      'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
+    ],
+  );
   template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 3);
   for (const role of ROLES) {
     const fn = props(stack.functions[role]);
@@ -279,9 +286,9 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
   // default security group's rules, the other writes the data bucket's notification configuration).
   template.resourceCountIs('Custom::LogRetention', 0);
   const roleOfProvider = (prefix: string): string =>
-    (Object.entries(cdkProviderFunctions()).find(([id]) => id.startsWith(prefix))![1].Properties.Role as { 'Fn::GetAtt': [string, string] })[
-      'Fn::GetAtt'
-    ][0];
+    (
+      Object.entries(cdkProviderFunctions()).find(([id]) => id.startsWith(prefix))![1].Properties.Role as { 'Fn::GetAtt': [string, string] }
+    )['Fn::GetAtt'][0];
   const providerRoles = [roleOfProvider('CustomVpcRestrictDefaultSG'), roleOfProvider('BucketNotificationsHandler')];
   for (const [id, role] of Object.entries(template.findResources('AWS::IAM::Role')) as [string, Resource][]) {
     if (providerRoles.includes(id)) continue;
@@ -363,7 +370,10 @@ test('functions: environment, timeout and memory per role', () => {
     }
     if (role === 'scheduler') {
       // Its own ARN, computed from its name: schedules created at runtime name it as their target.
-      assert.equal(flatten(variables.SCHEDULER_TARGET_ARN), `arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:${STACK_NAME}-Scheduler`);
+      assert.equal(
+        flatten(variables.SCHEDULER_TARGET_ARN),
+        `arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:${STACK_NAME}-Scheduler`,
+      );
       delete variables.SCHEDULER_TARGET_ARN;
     }
     assert.deepEqual(variables, want.env, role);
@@ -461,10 +471,7 @@ test('least privilege: states:StartExecution only on the agent-run state machine
       stoppers.set(roleOf(policy), list(s.Action));
     }
   }
-  assert.deepEqual(
-    [...holders].sort(),
-    (['dispatch', 'runEnded', 'agentStep'] as const).map((r) => roleOfFunction(stack, r)).sort(),
-  );
+  assert.deepEqual([...holders].sort(), (['dispatch', 'runEnded', 'agentStep'] as const).map((r) => roleOfFunction(stack, r)).sort());
   assert.deepEqual(Object.fromEntries(stoppers), {
     [roleOfFunction(stack, 'webhook')]: ['states:StopExecution'],
     [roleOfFunction(stack, 'dispatch')]: ['states:DescribeExecution', 'states:StopExecution'],
@@ -554,7 +561,11 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   for (const [name, state] of Object.entries(states)) assert.notEqual(state.QueryLanguage, 'JSONata', name);
   // A run handed over from an earlier execution resumes at the choice; a new one prepares.
   assert.equal(asl.StartAt, 'Start');
-  assert.deepEqual(states.Start, { Type: 'Choice', Choices: [{ Variable: '$.loop.next', IsPresent: true, Next: 'NextStep' }], Default: 'Prepare' });
+  assert.deepEqual(states.Start, {
+    Type: 'Choice',
+    Choices: [{ Variable: '$.loop.next', IsPresent: true, Next: 'NextStep' }],
+    Default: 'Prepare',
+  });
   assert.deepEqual(Object.keys(states).sort(), [
     'Finish',
     'HandedOff',
@@ -610,10 +621,34 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   assert.deepEqual(
     choices.map((c) => [c.Next, c.And]),
     [
-      ['Model', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'model' }]],
-      ['Tool', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'tool' }]],
-      ['SandboxTool', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'sandbox' }]],
-      ['Handoff', [{ Variable: '$.loop.next', IsPresent: true }, { Variable: '$.loop.next', StringEquals: 'handoff' }]],
+      [
+        'Model',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'model' },
+        ],
+      ],
+      [
+        'Tool',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'tool' },
+        ],
+      ],
+      [
+        'SandboxTool',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'sandbox' },
+        ],
+      ],
+      [
+        'Handoff',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'handoff' },
+        ],
+      ],
     ],
   );
   assert.equal(states.Handoff!.Next, 'HandedOff');
@@ -681,7 +716,10 @@ test('cdk-nag registered as in infra/app.ts: synth passes and the validation rep
       Resources: Record<string, { Metadata?: { cdk_nag?: { rules_to_suppress: { id: string; reason: string }[] } } }>;
     };
     const secretAudit = synthesized.Resources[idOf(stack.slackSecret)]?.Metadata?.cdk_nag?.rules_to_suppress ?? [];
-    assert.deepEqual(secretAudit.map((r) => r.id).filter((id) => !isCdkOwnAcknowledgement(id)), ['AwsSolutions-SMG4']);
+    assert.deepEqual(
+      secretAudit.map((r) => r.id).filter((id) => !isCdkOwnAcknowledgement(id)),
+      ['AwsSolutions-SMG4'],
+    );
     const reportFile = join(assembly.directory, 'validation-report.json');
     if (existsSync(reportFile)) {
       const report = JSON.parse(readFileSync(reportFile, 'utf8')) as { pluginReports: { violations?: unknown[] }[] };
@@ -736,9 +774,7 @@ test('bundling for real: each function is an ESM bundle with the require shim, a
     for (const role of ROLES) {
       const cfnFunction = bundled.stack.functions[role].node.defaultChild as CfnFunction;
       const code = bundled.stack.resolve(cfnFunction.code) as { s3Key: string };
-      const asset = Object.values(manifest.files).find((f) =>
-        Object.values(f.destinations).some((d) => d.objectKey === code.s3Key),
-      );
+      const asset = Object.values(manifest.files).find((f) => Object.values(f.destinations).some((d) => d.objectKey === code.s3Key));
       assert.ok(asset, `${role}: asset ${code.s3Key} not in the manifest`);
       const bundle = join(assembly.directory, asset.source.path, 'index.mjs');
       assert.ok(existsSync(bundle), `${role}: no index.mjs`);

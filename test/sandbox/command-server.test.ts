@@ -51,7 +51,14 @@ interface Reply {
 
 async function call(
   path: string,
-  init: { method?: string; json?: unknown; body?: Buffer | string; token?: string | null; headers?: Record<string, string>; base?: SandboxServer } = {},
+  init: {
+    method?: string;
+    json?: unknown;
+    body?: Buffer | string;
+    token?: string | null;
+    headers?: Record<string, string>;
+    base?: SandboxServer;
+  } = {},
 ): Promise<Reply> {
   const headers: Record<string, string> = { ...init.headers };
   const token = init.token === undefined ? TOKEN : init.token;
@@ -170,10 +177,7 @@ test('commands get a minimal environment: no token, HOME in the workspace, plus 
 test('a command past its timeout is killed with its whole tree, setsid children included', async () => {
   // A background child, a nested shell's child, a setsid child, and a setsid child that ignores
   // SIGTERM (so it takes the SIGKILL two seconds later). All keep stdout open.
-  const parts = [
-    'sleep 300 & echo $! > t-bg.pid',
-    'bash -c "sleep 301 & echo \\$! > t-nested.pid; wait" &',
-  ];
+  const parts = ['sleep 300 & echo $! > t-bg.pid', 'bash -c "sleep 301 & echo \\$! > t-nested.pid; wait" &'];
   const files = ['t-bg.pid', 't-nested.pid'];
   if (hasSetsid) {
     parts.push('setsid sleep 302 & echo $! > t-setsid.pid');
@@ -432,10 +436,9 @@ test('files: a write replaces the file atomically (new inode, no temp files left
 
   // A reader that opened the file before a write still reads the old bytes in full: the write
   // never truncated or rewrote the file it had open.
-  const reader = exec(
-    'exec 3< atomic/run.sh; echo ready > atomic-ready; while [ ! -e atomic-go ]; do sleep 0.02; done; cat <&3',
-    { timeoutMs: 10_000 },
-  );
+  const reader = exec('exec 3< atomic/run.sh; echo ready > atomic-ready; while [ ! -e atomic-go ]; do sleep 0.02; done; cat <&3', {
+    timeoutMs: 10_000,
+  });
   await waitForFiles(ws, ['atomic-ready']);
   await call('/files?path=atomic/run.sh', { method: 'PUT', body: '#!/bin/sh\necho three, and longer\n' });
   await writeFile(join(ws, 'atomic-go'), '');
@@ -452,10 +455,10 @@ test('files: x-if-sha256 makes a write conditional (412 with the current hash), 
   assert.deepEqual(await pick(put('v2', sha('something else'))), [412, { error: 'file changed', sha256: sha('v1') }]);
   assert.deepEqual((await put('v2', sha('v1').toUpperCase())).json, { path: 'cond.txt', size: 2, sha256: sha('v2') });
   assert.equal(await readFile(join(ws, 'cond.txt'), 'utf8'), 'v2');
-  assert.deepEqual(
-    await pick(call('/files?path=cond-missing.txt', { method: 'PUT', body: 'x', headers: { 'x-if-sha256': sha('x') } })),
-    [412, { error: 'file changed', sha256: null }],
-  );
+  assert.deepEqual(await pick(call('/files?path=cond-missing.txt', { method: 'PUT', body: 'x', headers: { 'x-if-sha256': sha('x') } })), [
+    412,
+    { error: 'file changed', sha256: null },
+  ]);
   assert.equal((await put('v3', 'not-a-hash')).status, 400);
 
   // Two racing writes with the same precondition: exactly one wins.
@@ -564,7 +567,10 @@ test('the bundle builds, starts from the environment, hides the token, and kills
     for (const pid of pids) assert.ok(gone(pid), `${pid} is gone`);
     const answered = await pending;
     if (answered) assert.equal(answered.json.exitCode, null);
-    assert.ok(output.every((line) => !line.includes(token)), 'the token is never logged');
+    assert.ok(
+      output.every((line) => !line.includes(token)),
+      'the token is never logged',
+    );
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }

@@ -10,16 +10,31 @@ function conditionalS3() {
   const objects = new Map<string, { body: Buffer; etag: string }>();
   const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>${body}`;
   const respond = (statusCode: number, body: string | Buffer = '', headers: Record<string, string> = {}) => ({
-    response: { statusCode, headers: { 'content-type': 'application/xml', ...headers }, body: Readable.from([typeof body === 'string' ? Buffer.from(body) : body]) },
+    response: {
+      statusCode,
+      headers: { 'content-type': 'application/xml', ...headers },
+      body: Readable.from([typeof body === 'string' ? Buffer.from(body) : body]),
+    },
   });
   const handler = {
-    async handle(request: { method: string; path: string; query?: Record<string, unknown>; headers: Record<string, string>; body?: unknown }) {
+    async handle(request: {
+      method: string;
+      path: string;
+      query?: Record<string, unknown>;
+      headers: Record<string, string>;
+      body?: unknown;
+    }) {
       const key = decodeURIComponent(request.path.replace(/^\/bucket\/?/, ''));
       const header = (name: string) => request.headers[name] ?? request.headers[name.toLowerCase()];
       if (request.method === 'GET' && request.query?.['list-type'] === '2') {
         const prefix = String(request.query.prefix ?? '');
         const items = [...objects].filter(([k]) => k.startsWith(prefix));
-        return respond(200, xml(`<ListBucketResult><IsTruncated>false</IsTruncated>${items.map(([k, o]) => `<Contents><Key>${k}</Key><ETag>${o.etag}</ETag><Size>${o.body.length}</Size></Contents>`).join('')}</ListBucketResult>`));
+        return respond(
+          200,
+          xml(
+            `<ListBucketResult><IsTruncated>false</IsTruncated>${items.map(([k, o]) => `<Contents><Key>${k}</Key><ETag>${o.etag}</ETag><Size>${o.body.length}</Size></Contents>`).join('')}</ListBucketResult>`,
+          ),
+        );
       }
       const existing = objects.get(key);
       if (request.method === 'GET') {
@@ -30,7 +45,12 @@ function conditionalS3() {
         const ifMatch = header('if-match');
         const ifNoneMatch = header('if-none-match');
         if ((ifMatch && existing?.etag !== ifMatch) || (ifNoneMatch === '*' && existing)) {
-          return respond(412, xml('<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>'));
+          return respond(
+            412,
+            xml(
+              '<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>',
+            ),
+          );
         }
         const chunks: Buffer[] = [];
         const body = request.body as Buffer | string | Uint8Array | Readable;
@@ -57,4 +77,3 @@ function conditionalS3() {
   });
   return { client, objects };
 }
-

@@ -16,7 +16,9 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-export async function startTestStack(options: { botUserId?: string; env?: Record<string, string>; clock?: SchedulerClock } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: { botUserId?: string; env?: Record<string, string>; clock?: SchedulerClock } = {},
+): Promise<TestStack> {
   const [slack, bedrock] = await Promise.all([
     startSlackStandIn({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, botUserId: options.botUserId }),
     startBedrockFake(),

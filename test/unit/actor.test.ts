@@ -41,14 +41,20 @@ test('an idle thread starts the prompt; a busy one queues it; release hands over
   assert.equal(await admitPrompt(d, prompt(thread, 'm1')), 'started');
   assert.equal(await admitPrompt(d, prompt(thread, 'm2')), 'queued');
   assert.equal(await admitPrompt(d, prompt(thread, 'm3')), 'queued');
-  assert.deepEqual(d.started.map((r) => r.prompt.messageId), ['m1']);
+  assert.deepEqual(
+    d.started.map((r) => r.prompt.messageId),
+    ['m1'],
+  );
 
   const first = await releaseLease(d, thread, d.started[0]!.runId);
   assert.equal(first.outcome, 'next');
   const second = await releaseLease(d, thread, d.started[1]!.runId);
   assert.equal(second.outcome, 'next');
   assert.equal((await releaseLease(d, thread, d.started[2]!.runId)).outcome, 'idle');
-  assert.deepEqual(d.started.map((r) => r.prompt.messageId), ['m1', 'm2', 'm3']);
+  assert.deepEqual(
+    d.started.map((r) => r.prompt.messageId),
+    ['m1', 'm2', 'm3'],
+  );
   assert.equal((await getActor(d, thread))?.status, 'idle');
   // A second release of a finished run changes nothing.
   assert.equal((await releaseLease(d, thread, d.started[2]!.runId)).outcome, 'not-holder');
@@ -91,7 +97,10 @@ test('a finish that crashed during the hand-over completes it when retried', asy
   await assert.rejects(releaseLease(failing, thread, firstRun), /crash starting next/);
   const retried = await releaseLease(d, thread, firstRun);
   assert.equal(retried.outcome, 'next');
-  assert.deepEqual(d.started.map((r) => r.prompt.messageId), ['m1', 'm2']);
+  assert.deepEqual(
+    d.started.map((r) => r.prompt.messageId),
+    ['m1', 'm2'],
+  );
   assert.equal((await getActor(d, thread))?.started, true);
 });
 
@@ -137,7 +146,10 @@ test('past the queue depth a prompt is refused as busy, and nothing else changes
   assert.equal(await admitPrompt(d, prompt(thread, 'm1'), { maxQueueDepth: 2 }), 'queued');
   assert.equal(await admitPrompt(d, prompt(thread, 'm2'), { maxQueueDepth: 2 }), 'queued');
   assert.equal(await admitPrompt(d, prompt(thread, 'm3'), { maxQueueDepth: 2 }), 'busy');
-  assert.deepEqual((await getActor(d, thread))?.queue?.map((r) => r.prompt.messageId), ['m1', 'm2']);
+  assert.deepEqual(
+    (await getActor(d, thread))?.queue?.map((r) => r.prompt.messageId),
+    ['m1', 'm2'],
+  );
 });
 
 test('interrupt mode puts the new prompt first and flags the running run to stop', async () => {
@@ -147,7 +159,10 @@ test('interrupt mode puts the new prompt first and flags the running run to stop
   await admitPrompt(d, prompt(thread, 'm1'));
   assert.equal(await admitPrompt(d, prompt(thread, 'm2'), { mode: 'interrupt' }), 'queued');
   const actor = await getActor(d, thread);
-  assert.deepEqual(actor?.queue?.map((r) => r.prompt.messageId), ['m2', 'm1']);
+  assert.deepEqual(
+    actor?.queue?.map((r) => r.prompt.messageId),
+    ['m2', 'm1'],
+  );
   assert.equal(actor?.abortRunId, d.started[0]!.runId);
   // The release clears the flag for the next run.
   await releaseLease(d, thread, d.started[0]!.runId);

@@ -125,12 +125,15 @@ test('an HTTP 429 surfaces as ThrottlingException; the SDK retries it unless max
   await withFake(
     async (fake, client) => {
       fake.script({ error: { type: 'ThrottlingException', message: 'Too many requests, slow down' } });
-      await assert.rejects(client.send(new ConverseStreamCommand({ modelId: MODEL, messages })), (err: Error & { $metadata?: { httpStatusCode?: number } }) => {
-        assert.equal(err.name, 'ThrottlingException');
-        assert.equal(err.message, 'Too many requests, slow down');
-        assert.equal(err.$metadata?.httpStatusCode, 429);
-        return true;
-      });
+      await assert.rejects(
+        client.send(new ConverseStreamCommand({ modelId: MODEL, messages })),
+        (err: Error & { $metadata?: { httpStatusCode?: number } }) => {
+          assert.equal(err.name, 'ThrottlingException');
+          assert.equal(err.message, 'Too many requests, slow down');
+          assert.equal(err.$metadata?.httpStatusCode, 429);
+          return true;
+        },
+      );
       assert.equal(fake.requests.length, 1);
     },
     { maxAttempts: 1 },
@@ -157,11 +160,14 @@ test('other HTTP errors map to their SDK error names and statuses', async () => 
       ] as const;
       for (const [type, status] of cases) {
         fake.script({ error: { type } });
-        await assert.rejects(client.send(new ConverseCommand({ modelId: MODEL, messages })), (err: Error & { $metadata?: { httpStatusCode?: number } }) => {
-          assert.equal(err.name, type);
-          assert.equal(err.$metadata?.httpStatusCode, status);
-          return true;
-        });
+        await assert.rejects(
+          client.send(new ConverseCommand({ modelId: MODEL, messages })),
+          (err: Error & { $metadata?: { httpStatusCode?: number } }) => {
+            assert.equal(err.name, type);
+            assert.equal(err.$metadata?.httpStatusCode, status);
+            return true;
+          },
+        );
       }
       assert.equal(fake.requests.length, cases.length);
     },
@@ -188,7 +194,10 @@ test('an in-stream exception event surfaces as an error while iterating, after t
         })(),
         (err: Error) => err.name === name && err.message === message,
       );
-      assert.ok(seen.some((e) => e.contentBlockDelta), 'text deltas arrived before the exception');
+      assert.ok(
+        seen.some((e) => e.contentBlockDelta),
+        'text deltas arrived before the exception',
+      );
       assert.ok(!seen.some((e) => e.messageStop));
     }
   });
@@ -212,7 +221,10 @@ test('a held stream stays open mid-text until released', async () => {
     assert.equal((await next).value?.contentBlockDelta?.delta?.text, 'second');
     const rest: ConverseStreamOutput[] = [];
     for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
-    assert.deepEqual(rest.map((e) => Object.keys(e)[0]), ['contentBlockStop', 'messageStop', 'metadata']);
+    assert.deepEqual(
+      rest.map((e) => Object.keys(e)[0]),
+      ['contentBlockStop', 'messageStop', 'metadata'],
+    );
   });
 });
 
@@ -230,7 +242,11 @@ test('delays are applied before the first byte and between events', async () => 
 
 test('the non-streaming converse route returns output.message, stopReason, usage and metrics', async () => {
   await withFake(async (fake, client) => {
-    fake.script({ text: 'Let me look.', toolUses: [{ toolUseId: 'tu-9', name: 'search', input: { q: 'x' } }], usage: { inputTokens: 5, outputTokens: 6 } });
+    fake.script({
+      text: 'Let me look.',
+      toolUses: [{ toolUseId: 'tu-9', name: 'search', input: { q: 'x' } }],
+      usage: { inputTokens: 5, outputTokens: 6 },
+    });
     const res = await client.send(new ConverseCommand({ modelId: MODEL, messages }));
     assert.deepEqual(res.output?.message, {
       role: 'assistant',

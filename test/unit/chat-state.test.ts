@@ -42,9 +42,7 @@ function setup(): { state: StateAdapter; clock: { ms: number }; prefix: string }
 }
 
 async function rawItem(pk: string, sk: string): Promise<Record<string, unknown> | undefined> {
-  const result = await client.send(
-    new GetCommand({ TableName: TABLE, Key: { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: sk } }),
-  );
+  const result = await client.send(new GetCommand({ TableName: TABLE, Key: { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: sk } }));
   return result.Item;
 }
 
@@ -230,7 +228,10 @@ test('50 concurrent appendToList calls lose nothing', async () => {
   const { state } = setup();
   await Promise.all(Array.from({ length: 50 }, (_, i) => state.appendToList('l', i, { ttlMs: 60_000 })));
   const list = await state.getList<number>('l');
-  assert.deepEqual([...list].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+  assert.deepEqual(
+    [...list].sort((a, b) => a - b),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
 });
 
 test('trimming keeps the newest entries', async () => {

@@ -46,7 +46,8 @@ const result = (id: string, text: string, status: 'success' | 'error' = 'success
 const results = (blocks: ContentBlock[], i = 0): ContextEntry => ({ role: 'user', content: blocks, meta: meta(i) });
 
 const hasToolResult = (e: ContextEntry) => e.content.some((b) => b.toolResult);
-const isUserText = (e: ContextEntry | undefined) => e?.role === 'user' && !hasToolResult(e) && e.content.some((b) => typeof b.text === 'string');
+const isUserText = (e: ContextEntry | undefined) =>
+  e?.role === 'user' && !hasToolResult(e) && e.content.some((b) => typeof b.text === 'string');
 
 /** Every toolResult in entries has its toolUse earlier in the same entries. */
 function orphanedResults(entries: readonly ContextEntry[]): string[] {
@@ -94,7 +95,9 @@ function randomThread(rand: () => number): ContextEntry[] {
     for (let r = 0; r < rounds && !crashed; r++) {
       const ids = Array.from({ length: int(1, 3) }, () => `tooluse_${++id}`);
       const content: ContentBlock[] = rand() < 0.5 ? [{ text: words(int(1, 400), 'thinking') }] : [];
-      content.push(...ids.map((tid) => use(tid, rand() < 0.5 ? 'bash' : 'read_file', { path: `src/${tid}.ts`, body: words(int(0, 2000), 'code') })));
+      content.push(
+        ...ids.map((tid) => use(tid, rand() < 0.5 ? 'bash' : 'read_file', { path: `src/${tid}.ts`, body: words(int(0, 2000), 'code') })),
+      );
       entries.push(assistant(content, t));
       if (rand() < 0.05) {
         crashed = true; // the run died before any result: the next user turn follows directly
@@ -241,7 +244,10 @@ test('a long thread with tool calls compacts to under the threshold, summary fir
   assert.equal(out.removedEntries + recent.length, entries.length);
   assert.deepEqual(recent, entries.slice(out.removedEntries));
   const kept = estimateTokens(recent);
-  assert.ok(kept >= DEFAULT_COMPACTION_SETTINGS.keepRecentTokens && kept < DEFAULT_COMPACTION_SETTINGS.keepRecentTokens + 2_600, `kept ${kept} tokens`);
+  assert.ok(
+    kept >= DEFAULT_COMPACTION_SETTINGS.keepRecentTokens && kept < DEFAULT_COMPACTION_SETTINGS.keepRecentTokens + 2_600,
+    `kept ${kept} tokens`,
+  );
   assert.ok(isUserText(recent[0]));
   assert.equal(needsCompaction(out.entries, {}, 5_000), false);
   assert.equal(out.tokensAfter, estimateTokens(out.entries));
@@ -279,9 +285,14 @@ test('compacting again folds the earlier summary in and counts every original me
   let transcript = '';
   const second = await compactContext({ summarize: async (p) => ((transcript = p.transcript), 'second summary') }, grown, {}, META);
   assert.equal(second.compacted, true);
-  assert.ok(transcript.startsWith(`[1] user:\nPreviously in this thread (summary of ${first.removedEntries} earlier messages):\n\nfirst summary`));
+  assert.ok(
+    transcript.startsWith(`[1] user:\nPreviously in this thread (summary of ${first.removedEntries} earlier messages):\n\nfirst summary`),
+  );
   const originals = first.removedEntries + second.removedEntries - 2; // the first summary and its ack are not originals
-  assert.match(textOf(second.entries[0]!.content), new RegExp(`^Previously in this thread \\(summary of ${originals} earlier messages\\):\n\nsecond summary$`));
+  assert.match(
+    textOf(second.entries[0]!.content),
+    new RegExp(`^Previously in this thread \\(summary of ${originals} earlier messages\\):\n\nsecond summary$`),
+  );
 });
 
 test('nothing to compact: the context comes back unchanged and the model is not called', async () => {
@@ -289,7 +300,14 @@ test('nothing to compact: the context comes back unchanged and the model is not 
   let calls = 0;
   const out = await compactContext({ summarize: async () => (calls++, 'x') }, entries, {}, META);
   assert.equal(calls, 0);
-  assert.deepEqual(out, { entries, compacted: false, summaryTokens: 0, removedEntries: 0, tokensBefore: estimateTokens(entries), tokensAfter: estimateTokens(entries) });
+  assert.deepEqual(out, {
+    entries,
+    compacted: false,
+    summaryTokens: 0,
+    removedEntries: 0,
+    tokensBefore: estimateTokens(entries),
+    tokensAfter: estimateTokens(entries),
+  });
 });
 
 test('summarize failure or empty answer: truncation with a notice, pairs intact, never throws', async () => {
@@ -362,6 +380,9 @@ test('bedrockSummarizer: one Converse call with the system prompt and the transc
 });
 
 test('archiveKey: one file per compaction under the thread directory, with key-safe characters', () => {
-  assert.equal(archiveKey('slack:C123:1712345678.000100', '2025-06-01T10:20:30.456Z'), 'slack/C123/1712345678.000100/context-archive/2025-06-01T10-20-30.456Z.jsonl');
+  assert.equal(
+    archiveKey('slack:C123:1712345678.000100', '2025-06-01T10:20:30.456Z'),
+    'slack/C123/1712345678.000100/context-archive/2025-06-01T10-20-30.456Z.jsonl',
+  );
   assert.equal(archiveKey('slack:C1:1.5', 'a b/c'), 'slack/C1/1.5/context-archive/a-b-c.jsonl');
 });

@@ -38,11 +38,30 @@ function parseError(body: unknown): string {
 const iso = (d: Date | null) => d?.toISOString();
 
 test("the seed's example event files parse", () => {
-  const periodic = parseOk({ type: 'periodic', threadId: THREAD, text: 'Check for new GitHub notifications', schedule: '0 9 * * 1-5', timezone: 'America/New_York' });
-  assert.deepEqual(periodic, { type: 'periodic', threadId: THREAD, text: 'Check for new GitHub notifications', schedule: '0 9 * * 1-5', timezone: 'America/New_York' });
+  const periodic = parseOk({
+    type: 'periodic',
+    threadId: THREAD,
+    text: 'Check for new GitHub notifications',
+    schedule: '0 9 * * 1-5',
+    timezone: 'America/New_York',
+  });
+  assert.deepEqual(periodic, {
+    type: 'periodic',
+    threadId: THREAD,
+    text: 'Check for new GitHub notifications',
+    schedule: '0 9 * * 1-5',
+    timezone: 'America/New_York',
+  });
   assert.deepEqual(eventTarget(periodic), { kind: 'thread', threadId: THREAD });
 
-  const oneShot = parseOk({ type: 'one-shot', channelId: 'C123ABC', adapterId: 'slack', text: 'Time for the weekly report', schedule: '2025-03-01T09:00:00', timezone: 'America/New_York' });
+  const oneShot = parseOk({
+    type: 'one-shot',
+    channelId: 'C123ABC',
+    adapterId: 'slack',
+    text: 'Time for the weekly report',
+    schedule: '2025-03-01T09:00:00',
+    timezone: 'America/New_York',
+  });
   assert.equal(oneShot.type, 'one-shot');
   assert.deepEqual(eventTarget(oneShot), { kind: 'channel', adapterId: 'slack', channelId: 'C123ABC' });
 
@@ -71,13 +90,29 @@ test('each invalid file gives one line naming the file and the field', () => {
     ['missing text', { type: 'immediate', threadId: THREAD }, [/"text" is missing/]],
     ['empty text', { type: 'immediate', threadId: THREAD, text: '   ' }, [/"text" is empty/]],
     ['text not a string', { type: 'immediate', threadId: THREAD, text: 42 }, [/"text" must be a string, not a number/]],
-    ['text too long', { type: 'immediate', threadId: THREAD, text: 'a'.repeat(40_001) }, [/"text" is 40,001 characters, over the 40,000-character limit/]],
+    [
+      'text too long',
+      { type: 'immediate', threadId: THREAD, text: 'a'.repeat(40_001) },
+      [/"text" is 40,001 characters, over the 40,000-character limit/],
+    ],
     ['no target', { type: 'immediate', text: 'x' }, [/no target/, /"threadId"/, /"adapterId" and "channelId"/]],
-    ['both targets', { type: 'immediate', text: 'x', threadId: THREAD, adapterId: 'slack', channelId: 'C1' }, [/either "threadId".*not both/]],
+    [
+      'both targets',
+      { type: 'immediate', text: 'x', threadId: THREAD, adapterId: 'slack', channelId: 'C1' },
+      [/either "threadId".*not both/],
+    ],
     ['adapterId alone', { type: 'immediate', text: 'x', adapterId: 'slack' }, [/"adapterId" needs "channelId"/]],
     ['channelId alone', { type: 'immediate', text: 'x', channelId: 'C1' }, [/"channelId" needs "adapterId"/]],
-    ['bad threadId', { type: 'immediate', text: 'x', threadId: 'C123ABC' }, [/"threadId" "C123ABC" is not a thread id: expected adapter:channel:thread/]],
-    ['bad adapterId', { type: 'immediate', text: 'x', adapterId: 'Slack!', channelId: 'C1' }, [/"adapterId" "Slack!" is not an adapter id/]],
+    [
+      'bad threadId',
+      { type: 'immediate', text: 'x', threadId: 'C123ABC' },
+      [/"threadId" "C123ABC" is not a thread id: expected adapter:channel:thread/],
+    ],
+    [
+      'bad adapterId',
+      { type: 'immediate', text: 'x', adapterId: 'Slack!', channelId: 'C1' },
+      [/"adapterId" "Slack!" is not an adapter id/],
+    ],
     ['cron: too few fields', { ...base, schedule: '0 9 * *' }, [/"schedule"/, /4 fields; expected 5/]],
     ['cron: seconds field', { ...base, schedule: '0 0 9 * * 1' }, [/"schedule"/, /6 fields/, /seconds and years are not supported/]],
     ['cron: minute range', { ...base, schedule: '60 9 * * *' }, [/"schedule"/, /the minute field "60": 60 is out of range \(0-59\)/]],
@@ -98,23 +133,65 @@ test('each invalid file gives one line naming the file and the field', () => {
     [
       'cron: both day-of-month and day-of-week',
       { ...base, schedule: '0 9 1 * MON' },
-      [/"schedule" "0 9 1 \* MON" sets both day-of-month \("1"\) and day-of-week \("MON"\)/, /EventBridge Scheduler cannot express/, /two event files/, /"0 9 1 \* \*"/, /"0 9 \* \* MON"/],
+      [
+        /"schedule" "0 9 1 \* MON" sets both day-of-month \("1"\) and day-of-week \("MON"\)/,
+        /EventBridge Scheduler cannot express/,
+        /two event files/,
+        /"0 9 1 \* \*"/,
+        /"0 9 \* \* MON"/,
+      ],
     ],
-    ['periodic with a date', { ...base, schedule: '2026-03-01T09:00:00' }, [/"schedule" .* is a date and time; a periodic event needs a 5-field cron/, /one-shot/]],
-    ['periodic without schedule', { type: 'periodic', threadId: THREAD, text: 'x' }, [/"schedule" is missing: a periodic event needs a 5-field cron/]],
-    ['one-shot: no T', { ...base, type: 'one-shot', schedule: '2026-03-01 09:00' }, [/"schedule" "2026-03-01 09:00" is not a one-shot time: write YYYY-MM-DDTHH:MM\[:SS\]/]],
+    [
+      'periodic with a date',
+      { ...base, schedule: '2026-03-01T09:00:00' },
+      [/"schedule" .* is a date and time; a periodic event needs a 5-field cron/, /one-shot/],
+    ],
+    [
+      'periodic without schedule',
+      { type: 'periodic', threadId: THREAD, text: 'x' },
+      [/"schedule" is missing: a periodic event needs a 5-field cron/],
+    ],
+    [
+      'one-shot: no T',
+      { ...base, type: 'one-shot', schedule: '2026-03-01 09:00' },
+      [/"schedule" "2026-03-01 09:00" is not a one-shot time: write YYYY-MM-DDTHH:MM\[:SS\]/],
+    ],
     ['one-shot: date only', { ...base, type: 'one-shot', schedule: '2026-03-01' }, [/"schedule" "2026-03-01" is not a one-shot time/]],
-    ['one-shot: impossible date', { ...base, type: 'one-shot', schedule: '2026-02-29T09:00:00' }, [/"schedule" "2026-02-29T09:00:00" is not a real date and time: February 2026 has 28 days/]],
+    [
+      'one-shot: impossible date',
+      { ...base, type: 'one-shot', schedule: '2026-02-29T09:00:00' },
+      [/"schedule" "2026-02-29T09:00:00" is not a real date and time: February 2026 has 28 days/],
+    ],
     ['one-shot: impossible hour', { ...base, type: 'one-shot', schedule: '2026-03-01T24:00' }, [/"schedule" .* hour 24 is out of range/]],
-    ['one-shot: cron', { ...base, type: 'one-shot', schedule: '0 9 * * *' }, [/"schedule" "0 9 \* \* \*" is a cron expression/, /periodic/]],
+    [
+      'one-shot: cron',
+      { ...base, type: 'one-shot', schedule: '0 9 * * *' },
+      [/"schedule" "0 9 \* \* \*" is a cron expression/, /periodic/],
+    ],
     ['one-shot without schedule', { type: 'one-shot', threadId: THREAD, text: 'x' }, [/"schedule" is missing: a one-shot event needs/]],
     ['unknown time zone', { ...base, timezone: 'America/NewYork' }, [/"timezone" "America\/NewYork" is not a known IANA time zone/]],
     ['offset as time zone', { ...base, timezone: '+05:30' }, [/"timezone" "\+05:30" is a UTC offset, not a time zone/]],
     ['timezone not a string', { ...base, timezone: 5 }, [/"timezone" must be a string/]],
-    ['schedule on immediate', { type: 'immediate', threadId: THREAD, text: 'x', schedule: '0 9 * * *' }, [/"schedule" is not allowed on an immediate event/, /"one-shot" or "periodic"/]],
-    ['timezone on immediate', { type: 'immediate', threadId: THREAD, text: 'x', timezone: 'UTC' }, [/"timezone" is not allowed on an immediate event/]],
-    ['typo field', { type: 'periodic', threadId: THREAD, text: 'x', shedule: '0 9 * * *' }, [/"schedule" is missing/, /unknown field "shedule" \(did you mean "schedule"\?\)/]],
-    ['unknown fields', { ...base, priority: 1, tags: [] }, [/unknown fields "priority", "tags"/, /a periodic event has "type", .*"timezone"/]],
+    [
+      'schedule on immediate',
+      { type: 'immediate', threadId: THREAD, text: 'x', schedule: '0 9 * * *' },
+      [/"schedule" is not allowed on an immediate event/, /"one-shot" or "periodic"/],
+    ],
+    [
+      'timezone on immediate',
+      { type: 'immediate', threadId: THREAD, text: 'x', timezone: 'UTC' },
+      [/"timezone" is not allowed on an immediate event/],
+    ],
+    [
+      'typo field',
+      { type: 'periodic', threadId: THREAD, text: 'x', shedule: '0 9 * * *' },
+      [/"schedule" is missing/, /unknown field "shedule" \(did you mean "schedule"\?\)/],
+    ],
+    [
+      'unknown fields',
+      { ...base, priority: 1, tags: [] },
+      [/unknown fields "priority", "tags"/, /a periodic event has "type", .*"timezone"/],
+    ],
   ];
   for (const [name, body, patterns] of cases) {
     const error = parseError(body);
@@ -160,7 +237,13 @@ test('scheduleNameFor is deterministic, readable, and valid for long and unicode
   assert.match(long, valid);
   assert.ok(long.length <= 64);
   assert.ok(!long.includes('--'), long);
-  for (const key of ['events/a.json', `events/${'x'.repeat(1000)}.json`, 'events/ünïcödé 名前 ✓.json', 'events/-.json', 'events/a/b/c.json']) {
+  for (const key of [
+    'events/a.json',
+    `events/${'x'.repeat(1000)}.json`,
+    'events/ünïcödé 名前 ✓.json',
+    'events/-.json',
+    'events/a/b/c.json',
+  ]) {
     assert.match(scheduleNameFor(key), valid, key);
   }
   // Same file name in two folders, and names equal after truncation, stay apart.
@@ -274,7 +357,20 @@ test('fromSchedulerExpression reads at(), cron() and rate() back', () => {
 });
 
 test('cron round-trips through EventBridge form with the same fire times', () => {
-  const crons = ['0 9 * * 1-5', '30 8 1 * *', '*/15 * * * *', '0 9 * * */2', '0 9 * * 5-7', '0 9 * * FRI-SUN', '10-40/10 8-17 * * *', '0 0 1 jan,jul *', '0 0 */5 * *', '0 9 * * 0,7', '0 12 * * sat,sun', '45 23 28-31 2 *'];
+  const crons = [
+    '0 9 * * 1-5',
+    '30 8 1 * *',
+    '*/15 * * * *',
+    '0 9 * * */2',
+    '0 9 * * 5-7',
+    '0 9 * * FRI-SUN',
+    '10-40/10 8-17 * * *',
+    '0 0 1 jan,jul *',
+    '0 0 */5 * *',
+    '0 9 * * 0,7',
+    '0 12 * * sat,sun',
+    '45 23 28-31 2 *',
+  ];
   const from = new Date('2026-01-01T00:00:00Z');
   for (const five of crons) {
     const eb = cronToEventBridge(five);
@@ -282,7 +378,8 @@ test('cron round-trips through EventBridge form with the same fire times', () =>
     const back = fromSchedulerExpression(eb.expression);
     assert.equal(back.kind, 'cron', `${five} → ${eb.expression}`);
     if (back.kind !== 'cron') continue;
-    const runs = (pattern: string) => new Cron(pattern, { timezone: 'Europe/Berlin', paused: true, mode: '5-part' }).nextRuns(40, from).map((d) => d.toISOString());
+    const runs = (pattern: string) =>
+      new Cron(pattern, { timezone: 'Europe/Berlin', paused: true, mode: '5-part' }).nextRuns(40, from).map((d) => d.toISOString());
     assert.deepEqual(runs(back.fiveField), runs(five), `${five} → ${eb.expression} → ${back.fiveField}`);
   }
   // Exact text where the forms allow it.
@@ -337,14 +434,27 @@ test('DST overlap: a repeated wall time fires once (EventBridge) while croner ru
     for (let i = 0; i < 4; i++) runs.push(iso((t = nextFireTime('cron(0/30 * * * ? *)', tz, t, { dst })!))!);
     return runs;
   };
-  assert.deepEqual(series('croner'), ['2026-11-01T05:00:00.000Z', '2026-11-01T05:30:00.000Z', '2026-11-01T06:00:00.000Z', '2026-11-01T06:30:00.000Z']);
-  assert.deepEqual(series('eventbridge'), ['2026-11-01T05:00:00.000Z', '2026-11-01T05:30:00.000Z', '2026-11-01T07:00:00.000Z', '2026-11-01T07:30:00.000Z']);
+  assert.deepEqual(series('croner'), [
+    '2026-11-01T05:00:00.000Z',
+    '2026-11-01T05:30:00.000Z',
+    '2026-11-01T06:00:00.000Z',
+    '2026-11-01T06:30:00.000Z',
+  ]);
+  assert.deepEqual(series('eventbridge'), [
+    '2026-11-01T05:00:00.000Z',
+    '2026-11-01T05:30:00.000Z',
+    '2026-11-01T07:00:00.000Z',
+    '2026-11-01T07:30:00.000Z',
+  ]);
 });
 
 test('one-shot local times become instants in their zone, DST included', () => {
   // In the spring-forward gap: the first valid instant after it, 03:00 EDT = 07:00Z.
   assert.equal(zonedLocalToInstant('2026-03-08T02:30:00', 'America/New_York').toISOString(), '2026-03-08T07:00:00.000Z');
-  assert.equal(iso(nextFireTime('at(2026-03-08T02:30:00)', 'America/New_York', new Date('2026-01-01T00:00:00Z'))), '2026-03-08T07:00:00.000Z');
+  assert.equal(
+    iso(nextFireTime('at(2026-03-08T02:30:00)', 'America/New_York', new Date('2026-01-01T00:00:00Z'))),
+    '2026-03-08T07:00:00.000Z',
+  );
   // Just before and after the gap.
   assert.equal(zonedLocalToInstant('2026-03-08T01:59:59', 'America/New_York').toISOString(), '2026-03-08T06:59:59.000Z');
   assert.equal(zonedLocalToInstant('2026-03-08T03:00:00', 'America/New_York').toISOString(), '2026-03-08T07:00:00.000Z');
@@ -365,12 +475,24 @@ test('one-shot local times become instants in their zone, DST included', () => {
 });
 
 test('one-shot events: fire instant and isPast', () => {
-  const event = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2026-03-01T09:00:00', timezone: 'Asia/Kolkata' }) as OneShotEvent;
+  const event = parseOk({
+    type: 'one-shot',
+    threadId: THREAD,
+    text: 'x',
+    schedule: '2026-03-01T09:00:00',
+    timezone: 'Asia/Kolkata',
+  }) as OneShotEvent;
   assert.equal(oneShotInstant(event).toISOString(), '2026-03-01T03:30:00.000Z');
   assert.equal(isPast(event, new Date('2026-03-01T03:29:59Z')), false);
   assert.equal(isPast(event, new Date('2026-03-01T03:30:00Z')), false); // due, not past
   assert.equal(isPast(event, new Date('2026-03-01T03:30:01Z')), true);
-  const absolute = parseOk({ type: 'one-shot', threadId: THREAD, text: 'x', schedule: '2026-03-01T09:00:00-05:00', timezone: 'Europe/London' }) as OneShotEvent;
+  const absolute = parseOk({
+    type: 'one-shot',
+    threadId: THREAD,
+    text: 'x',
+    schedule: '2026-03-01T09:00:00-05:00',
+    timezone: 'Europe/London',
+  }) as OneShotEvent;
   assert.equal(oneShotInstant(absolute).toISOString(), '2026-03-01T14:00:00.000Z');
   // at() is answered even when it is before `after`: the caller decides what a past one-shot means.
   assert.equal(iso(nextFireTime('at(2020-01-01T00:00:00)', 'UTC', new Date('2026-01-01T00:00:00Z'))), '2020-01-01T00:00:00.000Z');

@@ -96,9 +96,10 @@ async function setup(t: TestContext, options: Partial<LocalEcsOptions> = {}): Pr
 }
 
 function runInput(token: string | undefined, extra: Partial<RunTaskCommandInput> = {}, env: Record<string, string> = {}) {
-  const environment = Object.entries({ ...(token === undefined ? {} : { SANDBOX_TOKEN: token }), ...env }).map(
-    ([name, value]) => ({ name, value }),
-  );
+  const environment = Object.entries({ ...(token === undefined ? {} : { SANDBOX_TOKEN: token }), ...env }).map(([name, value]) => ({
+    name,
+    value,
+  }));
   return {
     cluster: CLUSTER_ARN,
     taskDefinition: 'sandbox',
@@ -130,13 +131,7 @@ async function describe(client: ECSClient, taskArn: string, include?: 'TAGS'): P
   return task;
 }
 
-async function waitForStatus(
-  client: ECSClient,
-  taskArn: string,
-  status: string,
-  seen: string[] = [],
-  timeoutMs = 15_000,
-): Promise<Task> {
+async function waitForStatus(client: ECSClient, taskArn: string, status: string, seen: string[] = [], timeoutMs = 15_000): Promise<Task> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const task = await describe(client, taskArn);
@@ -250,10 +245,7 @@ test('two tasks get different IPs and listen on the same port; each answers only
   const { client } = await setup(t);
   const first = await runTask(client, runInput('token-a'));
   const second = await runTask(client, runInput('token-b'));
-  const [a, b] = await Promise.all([
-    waitForStatus(client, first.taskArn, 'RUNNING'),
-    waitForStatus(client, second.taskArn, 'RUNNING'),
-  ]);
+  const [a, b] = await Promise.all([waitForStatus(client, first.taskArn, 'RUNNING'), waitForStatus(client, second.taskArn, 'RUNNING')]);
   const ipA = privateIp(a);
   const ipB = privateIp(b);
   assert.ok(ipA && ipB && LOOPBACK_TASK_IP.test(ipA) && LOOPBACK_TASK_IP.test(ipB));
@@ -426,10 +418,7 @@ test('invalid requests fail like ECS does', async (t) => {
     client.send(new StopTaskCommand({ cluster: CLUSTER_ARN, task: 'ffffffffffffffffffffffffffffffff' })),
     (error: Error) => error instanceof InvalidParameterException && /task was not found/.test(error.message),
   );
-  await assert.rejects(
-    client.send(new DescribeTasksCommand({ cluster: CLUSTER_ARN, tasks: [] })),
-    InvalidParameterException,
-  );
+  await assert.rejects(client.send(new DescribeTasksCommand({ cluster: CLUSTER_ARN, tasks: [] })), InvalidParameterException);
   assert.equal(ecs.tasks.size, 0);
 });
 
@@ -489,9 +478,7 @@ test('close() stops every task and leaves no process behind', async (t) => {
     runTask(client, runInput('c')),
   ]);
   const running = await Promise.all(tasks.map((task) => waitForStatus(client, task.taskArn, 'RUNNING')));
-  const grandchild = (
-    (await (await get(`http://${privateIp(running[0]!)}:8080/echo`, 'a')).json()) as { grandchild: number }
-  ).grandchild;
+  const grandchild = ((await (await get(`http://${privateIp(running[0]!)}:8080/echo`, 'a')).json()) as { grandchild: number }).grandchild;
   const pids = [...ecs.tasks.values()].map((task) => task.pid!);
   assert.equal(pids.length, 3);
   assert.ok(pids.every(isAlive));
@@ -548,7 +535,11 @@ if (${JSON.stringify(ending)} === 'process.exit') process.exit(0);
       host.once('exit', (code, signal) => done({ code, signal })),
     );
     t.after(() => host.kill('SIGKILL'));
-    await eventually(() => stdout.includes('\n'), () => `the host printed nothing; stderr: ${stderr}`, 20_000);
+    await eventually(
+      () => stdout.includes('\n'),
+      () => `the host printed nothing; stderr: ${stderr}`,
+      20_000,
+    );
     const { pid, grandchild } = JSON.parse(stdout.trim()) as { pid: number; grandchild: number };
     if (ending === 'SIGTERM') {
       assert.ok(isAlive(pid) && isAlive(grandchild));
@@ -572,12 +563,17 @@ test("'ports' addressing (where only 127.0.0.1 binds): one IP, a distinct port p
     ['127.0.0.1', '127.0.0.1'],
   );
   assert.ok(ports[0] && ports[1] && ports[0] !== ports[1]);
-  assert.deepEqual(ports, tasks.map((task) => ecs.tasks.get(task.taskArn)?.port));
+  assert.deepEqual(
+    ports,
+    tasks.map((task) => ecs.tasks.get(task.taskArn)?.port),
+  );
   assert.equal((await get(`http://127.0.0.1:${ports[0]}/health`, 'a')).status, 200);
   assert.equal((await get(`http://127.0.0.1:${ports[1]}/health`, 'b')).status, 200);
 });
 
-test('the real sandbox command server runs as a task', { skip: !existsSync(REAL_SERVER) && 'containers/sandbox/server.ts does not exist yet' }, async (t) => {
+test('the real sandbox command server runs as a task', {
+  skip: !existsSync(REAL_SERVER) && 'containers/sandbox/server.ts does not exist yet',
+}, async (t) => {
   const { ecs, client } = await setup(t, { serverCommand: [process.execPath, '--import', 'tsx', REAL_SERVER], cwd: ROOT });
   const run = await runTask(client, runInput('real-token'));
   const running = await waitForStatus(client, run.taskArn, 'RUNNING', [], 30_000);

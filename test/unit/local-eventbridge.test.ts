@@ -316,7 +316,9 @@ test('S3 notifications poll by themselves every intervalMs', async (t) => {
     s3,
     bucket: BUCKET,
     intervalMs: 20,
-    configurations: [{ events: ['s3:ObjectCreated:*'], deliver: async (event) => void keys.push(...event.Records.map((r) => r.s3.object.key)) }],
+    configurations: [
+      { events: ['s3:ObjectCreated:*'], deliver: async (event) => void keys.push(...event.Records.map((r) => r.s3.object.key)) },
+    ],
   });
   t.after(() => notifications.stop());
   await put('anywhere/at all.txt', 'x');

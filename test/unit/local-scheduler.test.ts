@@ -42,11 +42,7 @@ interface Setup {
   invocations: Invocation[];
 }
 
-async function setup(
-  t: TestContext,
-  start: string,
-  options: Partial<LocalSchedulerOptions> = {},
-): Promise<Setup> {
+async function setup(t: TestContext, start: string, options: Partial<LocalSchedulerOptions> = {}): Promise<Setup> {
   const clock = createManualClock(start);
   const invocations: Invocation[] = [];
   const scheduler = await startLocalScheduler({
@@ -149,7 +145,10 @@ test('create, get, update, list and delete through the SDK, with its error types
     ['default/nightly', 'events/file-a', 'events/file-b', 'events/other'],
   );
   const disabled = await client.send(new ListSchedulesCommand({ State: 'DISABLED' }));
-  assert.deepEqual(disabled.Schedules?.map((item) => item.Name), ['nightly']);
+  assert.deepEqual(
+    disabled.Schedules?.map((item) => item.Name),
+    ['nightly'],
+  );
 
   await client.send(new DeleteScheduleCommand({ Name: 'file-a', GroupName: 'events' }));
   await assert.rejects(
@@ -205,7 +204,10 @@ test('an at() schedule fires once, at its wall-clock time in its time zone, and 
   // 09:30 in Los Angeles, which is on daylight time (UTC-7) since 2026-03-08: 16:30Z.
   await client.send(
     new CreateScheduleCommand(
-      schedule('reminder', 'at(2026-03-10T09:30:00)', { ScheduleExpressionTimezone: 'America/Los_Angeles', ActionAfterCompletion: 'DELETE' }),
+      schedule('reminder', 'at(2026-03-10T09:30:00)', {
+        ScheduleExpressionTimezone: 'America/Los_Angeles',
+        ActionAfterCompletion: 'DELETE',
+      }),
     ),
   );
   await client.send(new CreateScheduleCommand(schedule('kept', 'at(2026-03-10T18:00:00)', { ActionAfterCompletion: 'NONE' })));
@@ -235,9 +237,7 @@ test('an at() schedule fires once, at its wall-clock time in its time zone, and 
 
 test('a daily cron in America/New_York follows the clock change, in time order with other schedules', async (t) => {
   const { client, scheduler, invocations } = await setup(t, '2026-03-05T12:00:00Z');
-  await client.send(
-    new CreateScheduleCommand(schedule('daily', 'cron(0 9 * * ? *)', { ScheduleExpressionTimezone: 'America/New_York' })),
-  );
+  await client.send(new CreateScheduleCommand(schedule('daily', 'cron(0 9 * * ? *)', { ScheduleExpressionTimezone: 'America/New_York' })));
   // 24-hour periods from 13:30Z: between the cron's 14:00Z and, after the change, 13:00Z.
   await client.send(new CreateScheduleCommand(schedule('rate', 'rate(1 day)', { StartDate: new Date('2026-03-05T13:30:00Z') })));
 
@@ -359,12 +359,21 @@ test('a failing target is retried per RetryPolicy, then dead-lettered; context a
   await client.send(
     new CreateScheduleCommand({
       ...schedule('recovers', 'at(2026-03-02T06:00:00)'),
-      Target: { Arn: TARGET_ARN, RoleArn: ROLE_ARN, Input: contextInput, RetryPolicy: { MaximumRetryAttempts: 5 }, DeadLetterConfig: { Arn: DLQ_ARN } },
+      Target: {
+        Arn: TARGET_ARN,
+        RoleArn: ROLE_ARN,
+        Input: contextInput,
+        RetryPolicy: { MaximumRetryAttempts: 5 },
+        DeadLetterConfig: { Arn: DLQ_ARN },
+      },
     }),
   );
   await scheduler.advance(DAY);
   const retried = inputs.map((input) => JSON.parse(input) as { attempt: string; id: string });
-  assert.deepEqual(retried.map(({ attempt }) => attempt), ['1', '2']);
+  assert.deepEqual(
+    retried.map(({ attempt }) => attempt),
+    ['1', '2'],
+  );
   assert.equal(retried[0]?.id, retried[1]?.id);
   assert.notEqual(retried[0]?.id, attempts[0]?.id, 'another firing, another execution id');
   assert.equal(scheduler.deadLetters.length, 1);
@@ -425,5 +434,7 @@ test('without a clock, a timer fires what is due in real time', async (t) => {
   while (fired.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.ok(Date.now() >= due);
   await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.deepEqual(scheduledTimes(fired.map((input) => ({ arn: TARGET_ARN, input, at: '' }))), [new Date(due).toISOString().replace('.000Z', 'Z')]);
+  assert.deepEqual(scheduledTimes(fired.map((input) => ({ arn: TARGET_ARN, input, at: '' }))), [
+    new Date(due).toISOString().replace('.000Z', 'Z'),
+  ]);
 });

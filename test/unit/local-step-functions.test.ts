@@ -172,8 +172,7 @@ test('definitionFromTemplate resolves Lambda functions, versions, tables and pse
 
   const named = handmadeTemplate();
   Object.assign(named.Resources.RunsTable.Properties, { TableName: 'runs' });
-  const namedStates = (definitionFromTemplate(named, MACHINE_ID).definition as { States: Record<string, { Parameters?: object }> })
-    .States;
+  const namedStates = (definitionFromTemplate(named, MACHINE_ID).definition as { States: Record<string, { Parameters?: object }> }).States;
   assert.deepEqual(namedStates.Step?.Parameters, { 'remaining.$': '$.remaining', table: 'runs', region: 'local' });
   assert.throws(() => definitionFromTemplate(named, 'Nope'), /No AWS::StepFunctions::StateMachine/);
 });
@@ -362,9 +361,7 @@ test('TimeoutSeconds of the state machine ends a run TIMED_OUT', async (t) => {
   const gate = deferred();
   t.after(() => gate.resolve(undefined));
   const h = await handmadeHarness(t, () => gate.promise, { timeout: '1' });
-  const { executionArn } = await h.client.send(
-    new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: '{"remaining":1}' }),
-  );
+  const { executionArn } = await h.client.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: '{"remaining":1}' }));
   const record = await h.sfn.waitForExecution(executionArn!, 5_000);
   assert.equal(record.status, 'TIMED_OUT');
   assert.equal(record.error, 'States.Timeout');
@@ -385,9 +382,7 @@ test('an onStatusChange that throws is logged, and the server keeps serving', as
   t.after(() => {
     console.error = originalError;
   });
-  const { executionArn } = await h.client.send(
-    new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: '{"remaining":1}' }),
-  );
+  const { executionArn } = await h.client.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: '{"remaining":1}' }));
   await h.sfn.waitForExecution(executionArn!, 5_000);
   console.error = originalError;
   assert.equal(logged.length, 1);
@@ -400,14 +395,12 @@ test('API errors: unknown state machine, unknown execution, unknown operation; L
     h.client.send(new StartExecutionCommand({ stateMachineArn: localStateMachineArn('Other'), input: '{}' })),
     (error: Error) => error instanceof StateMachineDoesNotExist,
   );
-  await assert.rejects(
-    describe(h.client, 'arn:aws:states:local:000000000000:execution:RunMachine:nope'),
-    { name: 'ExecutionDoesNotExist' },
-  );
-  await assert.rejects(
-    h.client.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: 'not json' })),
-    { name: 'InvalidExecutionInput' },
-  );
+  await assert.rejects(describe(h.client, 'arn:aws:states:local:000000000000:execution:RunMachine:nope'), {
+    name: 'ExecutionDoesNotExist',
+  });
+  await assert.rejects(h.client.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: 'not json' })), {
+    name: 'InvalidExecutionInput',
+  });
 
   const response = await fetch(h.sfn.endpoint, {
     method: 'POST',
@@ -419,9 +412,7 @@ test('API errors: unknown state machine, unknown execution, unknown operation; L
 
   await h.client.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, name: 'listed', input: '{"remaining":1}' }));
   await h.sfn.waitForExecution('listed', 5_000);
-  const succeeded = await h.client.send(
-    new ListExecutionsCommand({ stateMachineArn: STATE_MACHINE_ARN, statusFilter: 'SUCCEEDED' }),
-  );
+  const succeeded = await h.client.send(new ListExecutionsCommand({ stateMachineArn: STATE_MACHINE_ARN, statusFilter: 'SUCCEEDED' }));
   assert.deepEqual(
     succeeded.executions?.map((execution) => execution.name),
     ['listed'],
@@ -476,7 +467,10 @@ test('Task states inside Map and Parallel branches are routed too', async (t) =>
   assert.equal(record.status, 'SUCCEEDED', `${record.error}: ${record.cause}`);
   assert.deepEqual(record.output, [{ sum: 12, status: 200 }, 'echo']);
   assert.deepEqual(
-    record.history.filter((state) => state.name === 'Double').map((state) => state.mapIndex).sort(),
+    record.history
+      .filter((state) => state.name === 'Double')
+      .map((state) => state.mapIndex)
+      .sort(),
     [0, 1, 2],
   );
 });
@@ -619,9 +613,7 @@ test('dynamodb:putItem / updateItem / getItem Task states run the real calls', {
     },
   };
   const h = await startHarness(t, definition, STATE_MACHINE_ARN, countdown, { dynamoDb });
-  const { executionArn } = await h.client.send(
-    new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: '{"id":"run-7"}' }),
-  );
+  const { executionArn } = await h.client.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, input: '{"id":"run-7"}' }));
   const record = await h.sfn.waitForExecution(executionArn!, 10_000);
   assert.equal(record.status, 'SUCCEEDED', `${record.error}: ${record.cause}`);
   assert.deepEqual(record.output, { id: 'run-7', got: { Item: { pk: { S: 'run-7' }, state: { S: 'done' } } } });

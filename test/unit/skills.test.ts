@@ -92,7 +92,10 @@ test('CRLF line endings and a byte-order mark are accepted; an empty body is all
 
 test('the malformed fixture is rejected with the YAML error and the line it is on', () => {
   const error = parseError(fixture('deploy-checklist'), 'skills/deploy-checklist/SKILL.md');
-  assert.equal(error, 'Skill skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: Nested mappings are not allowed in compact mappings).');
+  assert.equal(
+    error,
+    'Skill skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: Nested mappings are not allowed in compact mappings).',
+  );
 });
 
 test('each kind of malformed SKILL.md gets one sentence naming the file and the problem', () => {
@@ -100,13 +103,21 @@ test('each kind of malformed SKILL.md gets one sentence naming the file and the 
   const cases: [string, string, RegExp][] = [
     ['no frontmatter', '# Demo\n\nJust Markdown.\n', /has no YAML frontmatter/],
     ['unclosed frontmatter', '---\nname: demo\ndescription: A demo.\n\nBody\n', /frontmatter is never closed/],
-    ['YAML error', skillMd('name: demo\ndescription: "unterminated\nlicense: MIT'), /is not valid YAML \(line \d+: Missing closing "quote\)/],
+    [
+      'YAML error',
+      skillMd('name: demo\ndescription: "unterminated\nlicense: MIT'),
+      /is not valid YAML \(line \d+: Missing closing "quote\)/,
+    ],
     ['duplicate key', skillMd('name: demo\ndescription: a\ndescription: b'), /is not valid YAML \(line 4: Map keys must be unique\)/],
     ['empty frontmatter', '---\n---\nBody\n', /frontmatter is empty/],
     ['frontmatter is a list', skillMd('- name\n- description'), /must be a map of fields but is a list/],
     ['missing name', skillMd('description: A demo.'), /has no name/],
     ['name not a string', skillMd('name: 42\ndescription: A demo.'), /name must be a string but is a number/],
-    ['uppercase name', skillMd('name: Demo\ndescription: A demo.'), /name "Demo" is invalid \(use lowercase letters, digits and single hyphens/],
+    [
+      'uppercase name',
+      skillMd('name: Demo\ndescription: A demo.'),
+      /name "Demo" is invalid \(use lowercase letters, digits and single hyphens/,
+    ],
     ['underscore in name', skillMd('name: my_demo\ndescription: A demo.'), /name "my_demo" is invalid/],
     ['leading hyphen', skillMd('name: -demo\ndescription: A demo.'), /name "-demo" is invalid/],
     ['doubled hyphen', skillMd('name: de--mo\ndescription: A demo.'), /name "de--mo" is invalid/],
@@ -114,17 +125,57 @@ test('each kind of malformed SKILL.md gets one sentence naming the file and the 
     ['name is not the folder', skillMd('name: other\ndescription: A demo.'), /name "other" does not match its folder name "demo"/],
     ['missing description', skillMd('name: demo'), /has no description/],
     ['blank description', skillMd('name: demo\ndescription: "   "'), /description must be a non-empty string/],
-    ['description too long', skillMd(`name: demo\ndescription: ${long(1025)}`), /description is 1025 characters long, over the 1024-character limit/],
-    ['compatibility too long', skillMd(`name: demo\ndescription: A demo.\ncompatibility: ${long(501)}`), /compatibility is 501 characters long, over the 500-character limit/],
-    ['license not a string', skillMd('name: demo\ndescription: A demo.\nlicense: [MIT]'), /license must be a non-empty string but is a list/],
-    ['allowed-tools a map', skillMd('name: demo\ndescription: A demo.\nallowed-tools:\n  bash: yes'), /allowed-tools must be a space-separated string or a list of strings but is a map/],
-    ['metadata a list', skillMd('name: demo\ndescription: A demo.\nmetadata: [a, b]'), /metadata must be a map of string keys to string values but is a list/],
-    ['nested metadata', skillMd('name: demo\ndescription: A demo.\nmetadata:\n  owner:\n    team: x'), /metadata\.owner must be a string but is a map/],
-    ['unknown trigger', skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: sometimes'), /metadata\.trigger "sometimes" is not one of auto, keyword, manual/],
-    ['keyword trigger without keywords', skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: keyword'), /trigger is keyword but metadata\.keywords is missing or empty/],
-    ['keyword trigger with blank keywords', skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: keyword\n  keywords: " , "'), /metadata\.keywords is missing or empty/],
+    [
+      'description too long',
+      skillMd(`name: demo\ndescription: ${long(1025)}`),
+      /description is 1025 characters long, over the 1024-character limit/,
+    ],
+    [
+      'compatibility too long',
+      skillMd(`name: demo\ndescription: A demo.\ncompatibility: ${long(501)}`),
+      /compatibility is 501 characters long, over the 500-character limit/,
+    ],
+    [
+      'license not a string',
+      skillMd('name: demo\ndescription: A demo.\nlicense: [MIT]'),
+      /license must be a non-empty string but is a list/,
+    ],
+    [
+      'allowed-tools a map',
+      skillMd('name: demo\ndescription: A demo.\nallowed-tools:\n  bash: yes'),
+      /allowed-tools must be a space-separated string or a list of strings but is a map/,
+    ],
+    [
+      'metadata a list',
+      skillMd('name: demo\ndescription: A demo.\nmetadata: [a, b]'),
+      /metadata must be a map of string keys to string values but is a list/,
+    ],
+    [
+      'nested metadata',
+      skillMd('name: demo\ndescription: A demo.\nmetadata:\n  owner:\n    team: x'),
+      /metadata\.owner must be a string but is a map/,
+    ],
+    [
+      'unknown trigger',
+      skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: sometimes'),
+      /metadata\.trigger "sometimes" is not one of auto, keyword, manual/,
+    ],
+    [
+      'keyword trigger without keywords',
+      skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: keyword'),
+      /trigger is keyword but metadata\.keywords is missing or empty/,
+    ],
+    [
+      'keyword trigger with blank keywords',
+      skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: keyword\n  keywords: " , "'),
+      /metadata\.keywords is missing or empty/,
+    ],
     ['unknown top-level field', skillMd('name: demo\ndescription: A demo.\nauthor: sam'), /unknown frontmatter field "author"/],
-    ['trigger at the top level', skillMd('name: demo\ndescription: A demo.\ntrigger: manual'), /unknown frontmatter field "trigger" .*under metadata/],
+    [
+      'trigger at the top level',
+      skillMd('name: demo\ndescription: A demo.\ntrigger: manual'),
+      /unknown frontmatter field "trigger" .*under metadata/,
+    ],
   ];
   for (const [what, body, expected] of cases) {
     const error = parseError(body);
@@ -137,11 +188,16 @@ test('each kind of malformed SKILL.md gets one sentence naming the file and the 
 test('allowed-tools and keywords accept the forms people write', () => {
   const skill = parsed(
     'skills/demo/SKILL.md',
-    skillMd('name: demo\ndescription: A demo.\nallowed-tools: "Read, Grep  Bash(git add:*)"\nmetadata:\n  version: 1.0\n  trigger: keyword\n  keywords: deploy release  rollback'),
+    skillMd(
+      'name: demo\ndescription: A demo.\nallowed-tools: "Read, Grep  Bash(git add:*)"\nmetadata:\n  version: 1.0\n  trigger: keyword\n  keywords: deploy release  rollback',
+    ),
   );
   assert.deepEqual(skill.allowedTools, ['Read', 'Grep', 'Bash(git add:*)']);
   assert.deepEqual(skill.keywords, ['deploy', 'release', 'rollback']);
-  const listed = parsed('skills/demo/SKILL.md', skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: Keyword\n  keywords: [go live, ship]'));
+  const listed = parsed(
+    'skills/demo/SKILL.md',
+    skillMd('name: demo\ndescription: A demo.\nmetadata:\n  trigger: Keyword\n  keywords: [go live, ship]'),
+  );
   assert.equal(listed.trigger, 'keyword');
   assert.deepEqual(listed.keywords, ['go live', 'ship']);
 });
@@ -157,17 +213,28 @@ test('auto skills are always offered, keyword skills on a whole-word match, manu
   const skills = realSkills();
   assert.deepEqual(offeredNames(skills, 'Good morning!'), ['changelog', 'release-notes']);
   assert.deepEqual(offeredNames(skills, 'We have an OUTAGE in eu-west-1'), ['changelog', 'incident-triage', 'release-notes']);
-  assert.deepEqual(offeredNames(skills, 'Who is on-call? No, who is on  call this week?'), ['changelog', 'incident-triage', 'release-notes']);
+  assert.deepEqual(offeredNames(skills, 'Who is on-call? No, who is on  call this week?'), [
+    'changelog',
+    'incident-triage',
+    'release-notes',
+  ]);
   assert.deepEqual(offeredNames(skills, 'sev1: checkout is down'), ['changelog', 'incident-triage', 'release-notes']);
   // Whole words only: neither "incidents" nor "sev10" nor "on-call" (the keyword is "on call") match.
   assert.deepEqual(offeredNames(skills, 'How many incidents were sev10 last year? Ask on-call.'), ['changelog', 'release-notes']);
   assert.deepEqual(offeredNames(skills, 'Can you review this SQL?'), ['changelog', 'release-notes']);
-  assert.deepEqual(offeredNames(skills, 'Please use skill: sql-review on the migration below'), ['changelog', 'release-notes', 'sql-review']);
+  assert.deepEqual(offeredNames(skills, 'Please use skill: sql-review on the migration below'), [
+    'changelog',
+    'release-notes',
+    'sql-review',
+  ]);
 });
 
 test('"use skill: NAME" is case-insensitive, may repeat, and reports names that do not exist', () => {
   const skills = realSkills();
-  const result = selectSkills(skills, 'USE SKILL: SQL-Review, then Use Skill:`incident-triage` and use skill:  cost-report. Also use skill: sql-review.');
+  const result = selectSkills(
+    skills,
+    'USE SKILL: SQL-Review, then Use Skill:`incident-triage` and use skill:  cost-report. Also use skill: sql-review.',
+  );
   assert.deepEqual(
     result.offered.map((s) => s.name),
     ['changelog', 'incident-triage', 'release-notes', 'sql-review'],
@@ -249,7 +316,10 @@ test('all real fixtures load from the global scope; the malformed one is skipped
   const b = await bucket();
   await b.putFixtures('skills/');
   const skills = await b.load();
-  assert.deepEqual(skills.map((s) => s.name), REAL);
+  assert.deepEqual(
+    skills.map((s) => s.name),
+    REAL,
+  );
   for (const skill of skills) {
     assert.equal(skill.scope, 'global');
     assert.equal(skill.key, `skills/${skill.name}/SKILL.md`);
@@ -277,7 +347,8 @@ test('companion files are listed with their keys, subfolders included', async ()
 test('a narrower scope overrides a broader one by name, and other channels and threads are not read', async () => {
   const b = await bucket();
   await b.putFixtures('skills/', REAL);
-  const variant = (scope: string) => skillMd(`name: release-notes\ndescription: Release notes, the ${scope} way.`, `Use the ${scope} template.`);
+  const variant = (scope: string) =>
+    skillMd(`name: release-notes\ndescription: Release notes, the ${scope} way.`, `Use the ${scope} template.`);
   await b.putText('slack/skills/release-notes/SKILL.md', variant('transport'));
   await b.putText('slack/skills/changelog/SKILL.md', skillMd('name: changelog\ndescription: Changelog for Slack.'));
   await b.putText('slack/C1/skills/release-notes/SKILL.md', variant('channel'));
@@ -302,14 +373,20 @@ test('a narrower scope overrides a broader one by name, and other channels and t
 
   // Another channel of the same transport sees the transport's version, and its own skill.
   const other = await b.load('slack:C2:1.1');
-  assert.deepEqual(other.map((s) => `${s.name}@${s.scope}`), ['changelog@transport', 'incident-triage@global', 'payroll@channel', 'release-notes@transport', 'sql-review@global']);
+  assert.deepEqual(
+    other.map((s) => `${s.name}@${s.scope}`),
+    ['changelog@transport', 'incident-triage@global', 'payroll@channel', 'release-notes@transport', 'sql-review@global'],
+  );
 });
 
 test('channel ids are key-encoded as in the data tree', async () => {
   const b = await bucket();
   await b.putText('cli/dev%20box/skills/local-only/SKILL.md', skillMd('name: local-only\ndescription: For the dev box.'));
   const skills = await b.load('cli:dev box:t1');
-  assert.deepEqual(skills.map((s) => [s.name, s.scope, s.key]), [['local-only', 'channel', 'cli/dev%20box/skills/local-only/SKILL.md']]);
+  assert.deepEqual(
+    skills.map((s) => [s.name, s.scope, s.key]),
+    [['local-only', 'channel', 'cli/dev%20box/skills/local-only/SKILL.md']],
+  );
 });
 
 test('a malformed channel skill is skipped and logged while the other scopes still load', async () => {
@@ -320,7 +397,10 @@ test('a malformed channel skill is skipped and logged while the other scopes sti
   await b.putText('slack/skills/notes/README.md', 'A folder without a SKILL.md.');
   await b.putText('slack/skills/loose-file.md', 'Not in a skill folder.');
   const skills = await b.load();
-  assert.deepEqual(skills.map((s) => `${s.name}@${s.scope}`), REAL.map((n) => `${n}@global`));
+  assert.deepEqual(
+    skills.map((s) => `${s.name}@${s.scope}`),
+    REAL.map((n) => `${n}@global`),
+  );
   assert.deepEqual(b.problems.sort(), [
     'Skill folder slack/skills/notes/ was not loaded because it has no SKILL.md.',
     'Skill slack/C1/skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: Nested mappings are not allowed in compact mappings).',
@@ -342,7 +422,10 @@ test('listings are followed across pages', async (t) => {
     pageSize = undefined;
   });
   const skills = await b.load();
-  assert.deepEqual(skills.map((s) => s.name), [...names, 'hotel']);
+  assert.deepEqual(
+    skills.map((s) => s.name),
+    [...names, 'hotel'],
+  );
   assert.equal(listCalls, 4 + 1 + 1); // 7 keys in pages of 2, the empty transport scope, 1 channel key
 });
 
@@ -360,10 +443,16 @@ test('end to end: loaded skills, selected for a message, formatted with sandbox 
   const skills = await b.load();
 
   const quiet = selectSkills(skills, 'hello');
-  assert.deepEqual(quiet.offered.map((s) => s.name), ['changelog', 'release-notes']);
+  assert.deepEqual(
+    quiet.offered.map((s) => s.name),
+    ['changelog', 'release-notes'],
+  );
 
   const { offered, manualRequested } = selectSkills(skills, 'Incident! And use skill: SQL-REVIEW please, or use skill: db-tuning');
-  assert.deepEqual(offered.map((s) => s.name), ['changelog', 'incident-triage', 'release-notes', 'sql-review']);
+  assert.deepEqual(
+    offered.map((s) => s.name),
+    ['changelog', 'incident-triage', 'release-notes', 'sql-review'],
+  );
   assert.deepEqual(manualRequested, ['db-tuning']);
 
   const section = formatSkillsForPrompt(offered, sandboxPath);

@@ -144,7 +144,13 @@ after(async () => {
 test('a mention is delivered signed, as message + app_mention, and triggers onNewMention once', async () => {
   const sent = await slack.postUserMessage({ channel: 'C0LOCAL', text: `<@${slack.botUserId}> hello there` });
   assert.equal(sent.status, 200);
-  assert.deepEqual(sent.deliveries.map((d) => [d.type, d.status]), [['message', 200], ['app_mention', 200]]);
+  assert.deepEqual(
+    sent.deliveries.map((d) => [d.type, d.status]),
+    [
+      ['message', 200],
+      ['app_mention', 200],
+    ],
+  );
   const envelope = sent.deliveries[0]?.payload as Record<string, unknown>;
   assert.equal(envelope.type, 'event_callback');
   assert.match(String(envelope.event_id), /^Ev0/);
@@ -163,10 +169,7 @@ test('a mention is delivered signed, as message + app_mention, and triggers onNe
 
 test('handler replies land in the thread; the streamed reply arrives natively in several pieces', async () => {
   const sent = await slack.postUserMessage({ channel: 'C0LOCAL', text: `<@${slack.botUserId}> please stream` });
-  const streamed = await slack.waitFor(
-    () => botReplies('C0LOCAL', sent.ts).find((m) => m.local.stream?.state === 'stopped'),
-    10_000,
-  );
+  const streamed = await slack.waitFor(() => botReplies('C0LOCAL', sent.ts).find((m) => m.local.stream?.state === 'stopped'), 10_000);
   const replies = botReplies('C0LOCAL', sent.ts);
   assert.equal(replies[0]?.text, 'hi');
   assert.equal(replies[0]?.thread_ts, sent.ts);
@@ -187,7 +190,10 @@ test('a follow-up in the subscribed thread (no mention) is a message event only'
   const root = await slack.waitFor(() => mentions.find((m) => m.message.text.includes('please stream')));
   const threadTs = root.message.id;
   const sent = await slack.postUserMessage({ channel: 'C0LOCAL', text: 'one more thing', threadTs });
-  assert.deepEqual(sent.deliveries.map((d) => d.type), ['message']);
+  assert.deepEqual(
+    sent.deliveries.map((d) => d.type),
+    ['message'],
+  );
   const event = (sent.deliveries[0]?.payload as { event: Record<string, unknown> }).event;
   assert.equal(event.thread_ts, threadTs);
   assert.equal(event.parent_user_id, 'U0LOCALUSER');
@@ -212,7 +218,10 @@ test('fetching thread messages through the adapter returns the stored ones, pagi
 
   const all: Message[] = [];
   for await (const m of thread.allMessages) all.push(m);
-  assert.deepEqual(all.map((m) => m.id), stored);
+  assert.deepEqual(
+    all.map((m) => m.id),
+    stored,
+  );
   assert.equal(all[0]?.isMention, true);
   assert.equal(all.find((m) => m.text === 'hi')?.author.isMe, true);
 
@@ -252,7 +261,10 @@ test('edit, react, delete, ephemeral and file upload through the adapter', async
   await sent.addReaction('thumbs_up');
   let stored = slack.messages.get('C0LOCAL', sent.id);
   assert.equal(stored?.text, 'edited');
-  assert.deepEqual(stored?.local.versions.map((v) => v.text), ['to be edited', 'edited']);
+  assert.deepEqual(
+    stored?.local.versions.map((v) => v.text),
+    ['to be edited', 'edited'],
+  );
   assert.equal(stored?.reactions?.[0]?.count, 1);
   await sent.delete();
   stored = slack.messages.get('C0LOCAL', sent.id);
@@ -269,7 +281,10 @@ test('edit, react, delete, ephemeral and file upload through the adapter', async
   const download = await fetch(file.url_private, { headers: { Authorization: `Bearer ${BOT_TOKEN}` } });
   assert.equal(await download.text(), 'hello file');
   for (const m of ['files.getUploadURLExternal', 'files.completeUploadExternal']) {
-    assert.ok(slack.calls.some((c) => c.method === m), m);
+    assert.ok(
+      slack.calls.some((c) => c.method === m),
+      m,
+    );
   }
 });
 
@@ -328,5 +343,8 @@ test('the events endpoint rejects a bad signature; the local page and JSON views
   const listed = (await (await fetch(`${slack.url}/_local/messages?channel=C0LOCAL&thread_ts=${posted.ts}`)).json()) as {
     messages: StoredMessage[];
   };
-  assert.deepEqual(listed.messages.map((m) => m.text), ['from the cli']);
+  assert.deepEqual(
+    listed.messages.map((m) => m.text),
+    ['from the cli'],
+  );
 });

@@ -9,7 +9,10 @@ import type { ContextEntry } from '../../shared/store.ts';
 test('edit replaces a unique string, and explains not-found and not-unique', () => {
   const file = 'alpha\nbeta\nalpha\n';
   assert.equal(applyEdit(file, { path: 'f', old_string: 'beta', new_string: 'gamma' }).content, 'alpha\ngamma\nalpha\n');
-  assert.throws(() => applyEdit(file, { path: 'f', old_string: 'delta', new_string: 'x' }), (e: Error) => e instanceof ToolError && /not found in f/.test(e.message));
+  assert.throws(
+    () => applyEdit(file, { path: 'f', old_string: 'delta', new_string: 'x' }),
+    (e: Error) => e instanceof ToolError && /not found in f/.test(e.message),
+  );
   assert.throws(() => applyEdit(file, { path: 'f', old_string: 'alpha', new_string: 'x' }), /occurs 2 times in f/);
   const all = applyEdit(file, { path: 'f', old_string: 'alpha', new_string: 'x', replace_all: true });
   assert.deepEqual(all, { content: 'x\nbeta\nx\n', replaced: 2 });
@@ -50,7 +53,15 @@ test('tool results pair with their tool uses, one per step, in order', () => {
   const meta = { runId: 'r', at: '' };
   const context: ContextEntry[] = [
     { role: 'user', content: [{ text: 'hi' }], meta },
-    { role: 'assistant', content: [{ text: 'ok' }, { toolUse: { toolUseId: 'a', name: 'bash', input: {} } }, { toolUse: { toolUseId: 'b', name: 'read', input: { path: 'x' } } }], meta },
+    {
+      role: 'assistant',
+      content: [
+        { text: 'ok' },
+        { toolUse: { toolUseId: 'a', name: 'bash', input: {} } },
+        { toolUse: { toolUseId: 'b', name: 'read', input: { path: 'x' } } },
+      ],
+      meta,
+    },
   ];
   assert.equal(pendingToolCall(context)?.toolUseId, 'a');
   appendToolResult(context, pendingToolCall(context)!, { status: 'success', text: 'done' }, meta);
@@ -58,7 +69,10 @@ test('tool results pair with their tool uses, one per step, in order', () => {
   appendToolResult(context, pendingToolCall(context)!, { status: 'error', text: 'nope' }, meta);
   assert.equal(pendingToolCall(context), undefined);
   assert.equal(context.length, 3);
-  assert.deepEqual(context[2]!.content.map((b) => b.toolResult?.toolUseId), ['a', 'b']);
+  assert.deepEqual(
+    context[2]!.content.map((b) => b.toolResult?.toolUseId),
+    ['a', 'b'],
+  );
 });
 
 test('a tool use left without a result gets an error result before the next request', () => {
@@ -70,6 +84,9 @@ test('a tool use left without a result gets an error result before the next requ
   assert.equal(repaired.length, 3);
   assert.equal(repaired[2]!.content?.[0]?.toolResult?.toolUseId, 'a');
   assert.equal(repaired[2]!.content?.[0]?.toolResult?.status, 'error');
-  const trailing = repairToolPairs([{ role: 'user', content: [{ text: 'hi' }] }, { role: 'assistant', content: [{ toolUse: { toolUseId: 'z', name: 'bash', input: {} } }] }]);
+  const trailing = repairToolPairs([
+    { role: 'user', content: [{ text: 'hi' }] },
+    { role: 'assistant', content: [{ toolUse: { toolUseId: 'z', name: 'bash', input: {} } }] },
+  ]);
   assert.equal(trailing.at(-1)?.content?.[0]?.toolResult?.toolUseId, 'z');
 });

@@ -48,7 +48,9 @@ test('two threads editing one channel MEMORY.md at once keep both edits', async 
     });
   assert.equal((await edit(0, 'deploys happen on Tuesdays')).status, 'success');
   assert.equal((await edit(1, 'the on-call rota is in PagerDuty')).status, 'success');
-  const [first, second] = await Promise.all(threads.map((t, i) => syncOut({ s3: s3.client, bucket: 'bucket', address: boxes[i]! }, t.layout, states[i]!)));
+  const [first, second] = await Promise.all(
+    threads.map((t, i) => syncOut({ s3: s3.client, bucket: 'bucket', address: boxes[i]! }, t.layout, states[i]!)),
+  );
   // Exactly one write wins; the other is told, and its sandbox now holds the winner's version.
   const conflicts = [first!, second!].filter((r) => r.conflicts.length > 0);
   assert.equal(conflicts.length, 1);
@@ -59,7 +61,11 @@ test('two threads editing one channel MEMORY.md at once keep both edits', async 
   // The loser redoes its edit on the latest version (what the model is told to do), and syncs.
   const redo = await edit(loser, loser === 0 ? 'deploys happen on Tuesdays' : 'the on-call rota is in PagerDuty');
   assert.equal(redo.status, 'success');
-  const retried = await syncOut({ s3: s3.client, bucket: 'bucket', address: boxes[loser]! }, threads[loser]!.layout, (loser === 0 ? first : second)!.state);
+  const retried = await syncOut(
+    { s3: s3.client, bucket: 'bucket', address: boxes[loser]! },
+    threads[loser]!.layout,
+    (loser === 0 ? first : second)!.state,
+  );
   assert.equal(retried.conflicts.length, 0);
   const final = s3.objects.get('slack/C1/MEMORY.md')!.body.toString();
   assert.match(final, /deploys happen on Tuesdays/);
@@ -90,7 +96,10 @@ test('sync moves only what changed, and a new file never overwrites one created 
   await s3.client.send(new PutObjectCommand({ Bucket: 'bucket', Key: 'slack/C2/3.3/scratch/b.txt', Body: 'theirs' }));
   await sandbox.writeFile(box, `${layout.scratchPath}/b.txt`, 'mine');
   const racing = await syncOut(deps, layout, removed.state);
-  assert.deepEqual(racing.conflicts.map((c) => c.key), ['slack/C2/3.3/scratch/b.txt']);
+  assert.deepEqual(
+    racing.conflicts.map((c) => c.key),
+    ['slack/C2/3.3/scratch/b.txt'],
+  );
   assert.equal(s3.objects.get('slack/C2/3.3/scratch/b.txt')!.body.toString(), 'theirs');
 });
 
@@ -109,7 +118,10 @@ test('a stopped run cannot overwrite the context of the run that holds the threa
   stale.push({ role: 'assistant', content: [{ text: 'late' }], meta });
   await assert.rejects(saveContext(store, 'slack:C9:1.1', stale), ContextConflict);
   const saved = await loadContext(store, 'slack:C9:1.1');
-  assert.deepEqual(saved.map((e) => e.content[0]!.text), ['one', 'two']);
+  assert.deepEqual(
+    saved.map((e) => e.content[0]!.text),
+    ['one', 'two'],
+  );
   // The same array saves again (its etag moves with each save).
   current.push({ role: 'assistant', content: [{ text: 'three' }], meta });
   await saveContext(store, 'slack:C9:1.1', current);

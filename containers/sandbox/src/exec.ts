@@ -153,7 +153,10 @@ export class RunningCommand {
       // caller gets an answer.
       let timer: NodeJS.Timeout | undefined;
       const closed = await Promise.race([
-        this.closed.then(() => true, () => true),
+        this.closed.then(
+          () => true,
+          () => true,
+        ),
         new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), KILL_GRACE_MS))),
       ]);
       clearTimeout(timer);

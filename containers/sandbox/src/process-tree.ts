@@ -147,7 +147,10 @@ export class ProcessTree {
         frozen.add(info.pid);
       }
       if (round > 0 && fresh.length === 0) break;
-      each(fresh.map((info) => info.pid), 'SIGSTOP');
+      each(
+        fresh.map((info) => info.pid),
+        'SIGSTOP',
+      );
       group('SIGSTOP');
       table = listProcesses() ?? table;
     }

@@ -92,11 +92,7 @@ async function statOrNull(path: string): Promise<Stats | null> {
 }
 
 /** GET /files: the whole file in memory, so the hash in the header matches the bytes sent. */
-export async function readWorkspaceFile(
-  path: WorkspacePath,
-  given: string,
-  maxBytes: number,
-): Promise<{ data: Buffer; sha256: string }> {
+export async function readWorkspaceFile(path: WorkspacePath, given: string, maxBytes: number): Promise<{ data: Buffer; sha256: string }> {
   const info = await statOrNull(path.abs);
   if (!info) throw new HttpError(404, `no such file: ${given}`);
   if (!info.isFile()) throw new HttpError(400, `not a regular file: ${given}`);
@@ -211,10 +207,7 @@ export class Manifest {
 
   constructor(private readonly realRoot: string) {}
 
-  async list(
-    start: WorkspacePath,
-    limit: number,
-  ): Promise<{ files: Record<string, ManifestEntry>; truncated: boolean }> {
+  async list(start: WorkspacePath, limit: number): Promise<{ files: Record<string, ManifestEntry>; truncated: boolean }> {
     const files: Record<string, ManifestEntry> = {};
     const seen = new Set<string>();
     let count = 0;
