@@ -1,33 +1,21 @@
 // Slack Events API requests for the ack bench: the recorded mention payload (Chat SDK replay
 // fixture), made unique per request (event id, message ts: a new thread each time) and signed with
 // the stand-in's secret, either as an HTTP request or as the API Gateway event the webhook receives.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { signSlackRequest } from '../infra/local/slack.ts';
 
-const FIXTURE = process.env.BENCH_SLACK_FIXTURE ?? '/work/shared/fixtures/chat-sdk-replay/slack.json';
+const FIXTURE = new URL('../test/fixtures/chat-sdk-replay/slack.json', import.meta.url);
 
 interface MentionFixture {
   botUserId: string;
   mention: { event: Record<string, unknown>; [key: string]: unknown };
 }
 
-/** The recorded mention, or (without the fixture) a payload of the same shape. */
+/** The recorded mention (test/fixtures/chat-sdk-replay). */
 export function loadMention(): MentionFixture {
-  if (existsSync(FIXTURE)) return JSON.parse(readFileSync(FIXTURE, 'utf8')) as MentionFixture;
-  const botUserId = 'U00FAKEBOT01';
-  return {
-    botUserId,
-    mention: {
-      token: 'verification-token',
-      team_id: 'T00FAKE00AA',
-      api_app_id: 'A00FAKEAPP01',
-      event: { type: 'message', user: 'U00FAKEUSER1', ts: '', text: `<@${botUserId}> Hey`, channel: 'C00FAKECHAN1', event_ts: '' },
-      type: 'event_callback',
-      authorizations: [{ user_id: botUserId, is_bot: true }],
-    },
-  };
+  return JSON.parse(readFileSync(FIXTURE, 'utf8')) as MentionFixture;
 }
 
 let lastMicros = 0;

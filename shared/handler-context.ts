@@ -57,12 +57,10 @@ export async function agentFromEnv(logger: JsonLogger, loadChat: () => Promise<A
     // One workspace, one bot token: without the team id the adapter downloads with that token
     // (with it, it would look up a per-team installation, which a single-workspace app has none of).
     rehydrateAttachment: (attachment) =>
-      chat
-        .getAdapter('slack')
-        .rehydrateAttachment?.({
-          ...attachment,
-          fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined,
-        }) ?? attachment,
+      chat.getAdapter('slack').rehydrateAttachment?.({
+        ...attachment,
+        fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined,
+      }) ?? attachment,
     logger,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: handoffFromEnv(env),

@@ -190,7 +190,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node22',
     logLevel: 'warning',
   });
   const ecs = await startLocalEcs({

@@ -1,7 +1,7 @@
 // A local stand-in for Slack: the subset of the Web API that the Chat SDK Slack adapter
 // (@chat-adapter/slack 4.41.1, through @slack/web-api) calls on a bot's normal paths, plus an
 // Events API source that delivers signed `event_callback` POSTs shaped like the recorded payloads
-// in /work/shared/fixtures/chat-sdk-replay/. Point the adapter at it with `SLACK_API_URL` (or the
+// in test/fixtures/chat-sdk-replay/. Point the adapter at it with `SLACK_API_URL` (or the
 // adapter's `apiUrl` option) set to `apiUrl`; @slack/web-api appends the method name to it and
 // adds the trailing slash itself when missing.
 //

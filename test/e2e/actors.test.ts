@@ -270,7 +270,7 @@ test('200 threads with 3 prompts each keep every thread in order and never overl
 });
 
 // Slash commands and button clicks arrive form-encoded; shapes from the recorded Slack payloads.
-const fixtureDir = new URL('../../../shared/fixtures/chat-sdk-replay/', import.meta.url);
+const fixtureDir = new URL('../fixtures/chat-sdk-replay/', import.meta.url);
 async function postForm(fields: Record<string, string>) {
   const { signSlackRequest } = await import('../../infra/local/slack.ts');
   const { SIGNING_SECRET } = await import('../support/local-stack.ts');

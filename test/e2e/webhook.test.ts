@@ -8,7 +8,7 @@ import { signSlackRequest } from '../../infra/local/slack.ts';
 import { startTestStack, SIGNING_SECRET, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 
-const fixtures = JSON.parse(readFileSync(new URL('../../../shared/fixtures/chat-sdk-replay/slack.json', import.meta.url), 'utf8'));
+const fixtures = JSON.parse(readFileSync(new URL('../fixtures/chat-sdk-replay/slack.json', import.meta.url), 'utf8'));
 const BOT = fixtures.botUserId as string;
 
 let stack: TestStack;
