@@ -33,9 +33,15 @@ after(async () => {
   await emulator?.stop();
 });
 
+// DynamoDB Local runs a TTL sweeper on the real clock (items past their expiresAt vanish within
+// seconds), while the adapter judges expiry by the injected clock. The test clock therefore starts
+// a year ahead of real time: nothing a test writes can expire for real while the test runs.
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+const aheadOfRealTime = (ms = 0) => Math.floor(Date.now() / 1000) * 1000 + YEAR_MS + ms;
+
 /** A fresh adapter in its own key namespace, with a clock the test moves by hand. */
 function setup(): { state: StateAdapter; clock: { ms: number }; prefix: string } {
-  const clock = { ms: Date.now() };
+  const clock = { ms: aheadOfRealTime() };
   const prefix = `t-${randomUUID()}`;
   const state = createDynamoDbStateAdapter({ client, tableName: TABLE, keyPrefix: prefix, now: () => clock.ms });
   return { state, clock, prefix };
@@ -84,11 +90,12 @@ test('get/set round-trip JSON values exactly; missing and deleted keys read as n
 
 test('set stores expiresAt in epoch seconds rounded up, and nothing without a TTL', async () => {
   const { state, clock, prefix } = setup();
-  clock.ms = 1_700_000_000_250;
+  clock.ms = aheadOfRealTime(250);
+  const setAt = clock.ms;
   await state.set('ttl', 1, 1500);
   await state.set('forever', 2);
   const withTtl = await rawItem(`chat#${prefix}#kv#ttl`, 'kv');
-  assert.equal(withTtl?.[TABLE_KEYS.ttlAttribute], Math.ceil((1_700_000_000_250 + 1500) / 1000));
+  assert.equal(withTtl?.[TABLE_KEYS.ttlAttribute], Math.ceil((setAt + 1500) / 1000));
   const withoutTtl = await rawItem(`chat#${prefix}#kv#forever`, 'kv');
   assert.ok(withoutTtl);
   assert.equal(TABLE_KEYS.ttlAttribute in withoutTtl, false);
