@@ -34,7 +34,7 @@ import { summarize, type Summary } from './stats.ts';
 
 /** Stops before measuring: the first one also waits for the thread's sandbox to start. */
 const STOP_WARM_UP = 1;
-/** The sandbox step's flag poll (shared/agent.ts watchForStop). */
+/** The sandbox step's flag poll (shared/steps/run-control.ts watchForStop). */
 export const STOP_POLL_MS = 300;
 /** How often the bench looks for the sleeping process. */
 export const PID_POLL_MS = 2;

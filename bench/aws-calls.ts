@@ -5,7 +5,7 @@
 // every HTTP attempt, i.e. what AWS would bill and throttle.
 //
 // Which function made a call is read from the call's async stack trace (V8 keeps the awaiting
-// callers), e.g. `modelStep (shared/agent.ts)` or `handler (functions/ingress/dispatch.ts)`. Calls
+// callers), e.g. `modelStep (shared/steps/model.ts)` or `handler (functions/ingress/dispatch.ts)`. Calls
 // the trace cannot place (a Chat SDK write not awaited by the handler) are placed by time later.
 import { clients } from '../shared/aws.ts';
 import type { TestStack } from '../test/support/local-stack.ts';

@@ -9,7 +9,7 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { estimateTokens } from '../shared/compaction.ts';
 import { dataKeys, ROOT_KEYS, runIdFor } from '../shared/ids.ts';
-import { saveContext, type ContextEntry } from '../shared/store.ts';
+import { loadContext, saveContext, type ContextEntry } from '../shared/store.ts';
 import type { RecordedRequest, ScriptedTurn } from '../infra/local/bedrock.ts';
 import type { LocalExecution } from '../infra/local/step-functions.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
@@ -175,7 +175,8 @@ async function growThread(
 ): Promise<{ figures: StepFigures; threadTs: string; tokens: number }> {
   const opened = await post(stack, `context bench, ${pairs} messages`);
   const entries = history(pairs, opened.threadId);
-  await saveContext({ s3: stack.cloud.clients.s3, bucket: stack.cloud.names.bucket }, opened.threadId, entries);
+  const store = { s3: stack.cloud.clients.s3, bucket: stack.cloud.names.bucket };
+  await saveContext(store, opened.threadId, entries, (await loadContext(store, opened.threadId)).version);
   const base = { label: `${pairs.toLocaleString('en-US')} messages`, messages: pairs, compaction };
   const figures = await measuredPrompt(stack, recorder, base, 'what was the last thing we fixed?', opened.threadTs);
   return { figures, threadTs: opened.threadTs, tokens: estimateTokens(entries) };

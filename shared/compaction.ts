@@ -344,8 +344,7 @@ function summarisedCount(older: readonly ContextEntry[]): number {
  * Replaces the older part of the context with a model-written summary; the recent part is kept
  * verbatim. Does not check the threshold (see needsCompaction) and never throws: if the model
  * fails or answers nothing, the older part is dropped with a notice instead. The input is not
- * changed; to keep saveContext's conditional write, copy the result into the loaded array
- * (`context.splice(0, context.length, ...result.entries)`).
+ * changed: the caller saves the result under the version it loaded.
  */
 export async function compactContext(
   deps: Summarizer,

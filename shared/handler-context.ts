@@ -3,7 +3,7 @@
 import { clients, requireEnv } from './aws.ts';
 import { createAgentChat, threadFromJSON, type AgentChat } from './chat.ts';
 import type { SerializedThread } from 'chat';
-import type { AgentDeps } from './agent.ts';
+import type { AgentDeps } from './steps/deps.ts';
 import type { LifecycleDeps, SandboxConfig } from './sandbox/lifecycle.ts';
 import { createLogger, levelFromEnv, type JsonLogger } from './log.ts';
 import { loadSlackCredentials } from './slack-credentials.ts';
@@ -62,6 +62,7 @@ export async function agentFromEnv(logger: JsonLogger, loadChat: () => Promise<A
         fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined,
       }) ?? attachment,
     logger,
+    now: Date.now,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: handoffFromEnv(env),
   };

@@ -87,55 +87,57 @@ export function parseJsonl<T>(raw: string | undefined, what: string): T[] {
 
 const toJsonl = (items: unknown[]) => items.map((item) => JSON.stringify(item)).join('\n') + (items.length ? '\n' : '');
 
-/** The S3 ETag a context was loaded at (absent: the context did not exist), carried on the array. */
-const LOADED_AT = Symbol('context etag');
-type LoadedContext = ContextEntry[] & { [LOADED_AT]?: string | null };
+/** The S3 ETag a context was read at; null when it did not exist yet. */
+export type ContextVersion = string | null;
+
+/** A thread's context as read, with the version a save must match. */
+export interface LoadedContext {
+  entries: ContextEntry[];
+  version: ContextVersion;
+}
 
 /** Another writer changed the context since it was loaded: a step of a run that no longer holds the thread. */
 export class ContextConflict extends Error {
   override name = 'ContextConflict';
 }
 
-export async function loadContext(deps: StoreDeps, threadId: string): Promise<ContextEntry[]> {
+export async function loadContext(deps: StoreDeps, threadId: string): Promise<LoadedContext> {
   const key = dataKeys(threadId).context;
-  let raw: string | undefined;
-  let etag: string | null = null;
   try {
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-    raw = await out.Body?.transformToString('utf8');
-    etag = out.ETag ?? null;
+    const raw = await out.Body?.transformToString('utf8');
+    if (!out.ETag) throw new Error(`S3 returned ${key} without an ETag`);
+    return { entries: parseJsonl<ContextEntry>(raw, key), version: out.ETag };
   } catch (error) {
     if (!(error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))) throw error;
+    return { entries: [], version: null };
   }
-  const entries: LoadedContext = parseJsonl<ContextEntry>(raw, key);
-  Object.defineProperty(entries, LOADED_AT, { value: etag, enumerable: false, configurable: true });
-  return entries;
 }
 
 /**
- * Saves the context only if nobody changed it since it was loaded (S3 conditional write). Runs of a
- * thread are serialised by the lease, so a conflict means a stopped run's last step arrived late:
- * its write must not clobber the run that holds the thread now.
+ * Saves the context only if it is still at `version` (S3 conditional write) and returns the new
+ * version. Runs of a thread are serialised by the lease, so a conflict means a stopped run's last
+ * step arrived late: its write must not clobber the run that holds the thread now.
  */
-export async function saveContext(deps: StoreDeps, threadId: string, entries: ContextEntry[]): Promise<void> {
-  const loadedAt = (entries as LoadedContext)[LOADED_AT];
-  const condition = loadedAt === undefined ? {} : loadedAt === null ? { IfNoneMatch: '*' } : { IfMatch: loadedAt };
+export async function saveContext(deps: StoreDeps, threadId: string, entries: ContextEntry[], version: ContextVersion): Promise<string> {
+  const key = dataKeys(threadId).context;
+  const condition = version === null ? { IfNoneMatch: '*' } : { IfMatch: version };
   try {
     const out = await deps.s3.send(
-      new PutObjectCommand({
-        Bucket: deps.bucket,
-        Key: dataKeys(threadId).context,
-        Body: toJsonl(entries),
-        ContentType: 'application/x-ndjson',
-        ...condition,
-      }),
+      new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: toJsonl(entries), ContentType: 'application/x-ndjson', ...condition }),
     );
-    Object.defineProperty(entries, LOADED_AT, { value: out.ETag ?? undefined, enumerable: false, configurable: true });
+    if (!out.ETag) throw new Error(`S3 saved ${key} without returning an ETag`);
+    return out.ETag;
   } catch (error) {
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     if (status === 412 || status === 409) throw new ContextConflict(`context of ${threadId} changed since it was loaded`);
     throw error;
   }
+}
+
+/** Saves a loaded context in place: its version moves to the one just written. */
+export async function saveLoadedContext(deps: StoreDeps, threadId: string, context: LoadedContext): Promise<void> {
+  context.version = await saveContext(deps, threadId, context.entries, context.version);
 }
 
 export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEntry[]> {

@@ -1,5 +1,5 @@
 // One step of the agent loop, as the state machine calls it: { action, state }.
-import { runStep, type AgentDeps } from '../../shared/agent.ts';
+import { type AgentDeps, runStep } from '../../shared/steps/index.ts';
 import { agentFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
 

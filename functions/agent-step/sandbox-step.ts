@@ -2,8 +2,8 @@
 // Runs inside the VPC beside the sandbox tasks; reaches only DynamoDB and S3 (gateway endpoints).
 import { clients, requireEnv } from '../../shared/aws.ts';
 import { handlerLogger, handoffFromEnv, sandboxPortFromEnv } from '../../shared/handler-context.ts';
-import { countStep } from '../../shared/agent.ts';
-import { sandboxToolStep, type SandboxStepDeps } from '../../shared/sandbox-step.ts';
+import { countStep } from '../../shared/steps/run-control.ts';
+import { sandboxToolStep, type SandboxStepDeps } from '../../shared/steps/sandbox-tool.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
 
 const logger = handlerLogger('sandbox-step');
@@ -23,6 +23,7 @@ export async function handler(event: unknown) {
     actor: { db: clients.db(), tableName: requireEnv('TABLE_NAME') },
     port: sandboxPortFromEnv(process.env),
     logger,
+    now: Date.now,
   };
   const { loop, error: _error, ...run } = parsed.data.state;
   return countStep(loop, await sandboxToolStep(deps, run, loop ?? { step: 0, next: 'sandbox' }), handoffFromEnv(process.env));

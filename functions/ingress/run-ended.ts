@@ -2,7 +2,9 @@
 // failure handler itself failed) still releases its thread and starts the next queued prompt.
 // Everything it calls is idempotent, so a run the failure handler already closed is a no-op.
 import type { EventBridgeEvent } from 'aws-lambda';
-import { fail, removeStopCard, type AgentDeps } from '../../shared/agent.ts';
+import type { AgentDeps } from '../../shared/steps/deps.ts';
+import { fail } from '../../shared/steps/finish.ts';
+import { removeStopCard } from '../../shared/steps/stop-card.ts';
 import { releaseLease } from '../../shared/actor.ts';
 import { agentFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
 import { runInputSchema } from '../../shared/schemas.ts';

@@ -104,31 +104,39 @@ test('sync moves only what changed, and a new file never overwrites one created 
 });
 
 test('a stopped run cannot overwrite the context of the run that holds the thread now', async () => {
-  const { loadContext, saveContext, ContextConflict } = await import('../../shared/store.ts');
+  const { loadContext, saveContext, saveLoadedContext, ContextConflict } = await import('../../shared/store.ts');
   const s3 = conditionalS3();
   const store = { s3: s3.client, bucket: 'bucket' };
   const meta = { runId: 'r1', at: '' };
   const first = await loadContext(store, 'slack:C9:1.1');
-  first.push({ role: 'user', content: [{ text: 'one' }], meta });
-  await saveContext(store, 'slack:C9:1.1', first);
+  assert.equal(first.version, null, 'a context that does not exist yet reads at version null');
+  first.entries.push({ role: 'user', content: [{ text: 'one' }], meta });
+  await saveLoadedContext(store, 'slack:C9:1.1', first);
   const stale = await loadContext(store, 'slack:C9:1.1'); // a step of the run that gets stopped
   const current = await loadContext(store, 'slack:C9:1.1'); // the next run
-  current.push({ role: 'user', content: [{ text: 'two' }], meta: { ...meta, runId: 'r2' } });
-  await saveContext(store, 'slack:C9:1.1', current);
-  stale.push({ role: 'assistant', content: [{ text: 'late' }], meta });
-  await assert.rejects(saveContext(store, 'slack:C9:1.1', stale), ContextConflict);
+  current.entries.push({ role: 'user', content: [{ text: 'two' }], meta: { ...meta, runId: 'r2' } });
+  await saveLoadedContext(store, 'slack:C9:1.1', current);
+  stale.entries.push({ role: 'assistant', content: [{ text: 'late' }], meta });
+  await assert.rejects(saveContext(store, 'slack:C9:1.1', stale.entries, stale.version), ContextConflict);
+  // A copy of the entries is saved under the version it was read at: nothing rides on the array.
+  await assert.rejects(saveContext(store, 'slack:C9:1.1', [...stale.entries], stale.version), ContextConflict);
   const saved = await loadContext(store, 'slack:C9:1.1');
   assert.deepEqual(
-    saved.map((e) => e.content[0]!.text),
+    saved.entries.map((e) => e.content[0]!.text),
     ['one', 'two'],
   );
-  // The same array saves again (its etag moves with each save).
-  current.push({ role: 'assistant', content: [{ text: 'three' }], meta });
-  await saveContext(store, 'slack:C9:1.1', current);
+  // Saved in place, the loaded context moves to the version just written and saves again.
+  current.entries.push({ role: 'assistant', content: [{ text: 'three' }], meta });
+  await saveLoadedContext(store, 'slack:C9:1.1', current);
+  assert.equal(current.version, (await loadContext(store, 'slack:C9:1.1')).version);
   const fresh = await loadContext(store, 'slack:C9:2.2');
-  fresh.push({ role: 'user', content: [{ text: 'x' }], meta });
-  await saveContext(store, 'slack:C9:2.2', fresh);
+  fresh.entries.push({ role: 'user', content: [{ text: 'x' }], meta });
+  await saveLoadedContext(store, 'slack:C9:2.2', fresh);
   const racing = await loadContext(store, 'slack:C9:3.3');
-  await saveContext(store, 'slack:C9:3.3', [...fresh]);
-  await assert.rejects(saveContext(store, 'slack:C9:3.3', racing), ContextConflict, 'a new context never overwrites one created meanwhile');
+  await saveContext(store, 'slack:C9:3.3', [...fresh.entries], null);
+  await assert.rejects(
+    saveContext(store, 'slack:C9:3.3', racing.entries, racing.version),
+    ContextConflict,
+    'a new context never overwrites one created meanwhile',
+  );
 });

@@ -2,18 +2,18 @@
 // bring the workspace up to date from S3, run the tool, write what changed back to S3, save the
 // result in the context. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
-import { checkFlagsBetweenTools, routeAfterTool, watchForStop } from './agent.ts';
-import type { ActorDeps } from './actor.ts';
-import { cancel } from './sandbox/client.ts';
-import { loadContext, saveContext, type StoreDeps } from './store.ts';
-import { appendToolResult, pendingToolCall } from './tool-calls.ts';
-import { addressOf, getSandbox, markLost, saveSync, type SandboxStoreDeps } from './sandbox/lifecycle.ts';
-import { SandboxUnreachable } from './sandbox/client.ts';
-import { syncIn, syncOut, workspaceLayout } from './sandbox/workspace.ts';
-import { runSandboxTool, WORKSPACE_ROOT } from './tools/sandbox-tools.ts';
-import { isSandboxTool } from './tools/specs.ts';
-import type { LoopState, RunInput } from './schemas.ts';
-import type { JsonLogger } from './log.ts';
+import type { ActorDeps } from '../actor.ts';
+import type { JsonLogger } from '../log.ts';
+import { cancel, SandboxUnreachable } from '../sandbox/client.ts';
+import { addressOf, getSandbox, markLost, type SandboxStoreDeps, saveSync } from '../sandbox/lifecycle.ts';
+import { syncIn, syncOut, workspaceLayout } from '../sandbox/workspace.ts';
+import type { LoopState, RunInput } from '../schemas.ts';
+import { loadContext, type StoreDeps, saveLoadedContext } from '../store.ts';
+import { appendToolResult, pendingToolCall } from '../tool-calls.ts';
+import { runSandboxTool, WORKSPACE_ROOT } from '../tools/sandbox-tools.ts';
+import { isSandboxTool } from '../tools/specs.ts';
+import { stepMeta } from './deps.ts';
+import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 
 export interface SandboxStepDeps {
   store: StoreDeps;
@@ -22,12 +22,14 @@ export interface SandboxStepDeps {
   actor: Pick<ActorDeps, 'db' | 'tableName'>;
   port: number;
   logger: JsonLogger;
+  /** Epoch milliseconds. */
+  now: () => number;
 }
 
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   const context = await loadContext(deps.store, run.threadId);
-  const call = pendingToolCall(context);
-  if (!call || !isSandboxTool(call.name)) return routeAfterTool(context, loop.step, false);
+  const call = pendingToolCall(context.entries);
+  if (!call || !isSandboxTool(call.name)) return routeAfterTool(context.entries, loop.step, false);
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
   const item = await getSandbox(deps.sandboxes, run.threadId);
@@ -43,7 +45,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     const outcome = await runSandboxTool(address, layout, call).finally(() => stopWatch.stop());
     if (stopWatch.signal.aborted) {
       deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
-      return { step: loop.step, next: 'finish', stopReason: 'aborted' };
+      return stoppedAt(loop.step);
     }
     const after = await syncOut(sync, layout, before.state);
     await saveSync(deps.sandboxes, run.threadId, item.taskArn, after.state);
@@ -62,13 +64,13 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       s3Calls: before.stats.s3Calls + after.stats.s3Calls,
       conflicts: after.conflicts.length,
     });
-    appendToolResult(context, call, outcome, { runId: run.runId, step: loop.step, at: new Date().toISOString() });
+    appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step));
   } catch (error) {
     if (!(error instanceof SandboxUnreachable)) throw error;
     deps.logger.warn('sandbox lost; it will be replaced', { runId: run.runId, taskArn: item.taskArn, error });
     await markLost(deps.sandboxes, run.threadId, item.taskArn);
     return { step: loop.step, next: 'tool' };
   }
-  await saveContext(deps.store, run.threadId, context);
-  return routeAfterTool(context, loop.step, true);
+  await saveLoadedContext(deps.store, run.threadId, context);
+  return routeAfterTool(context.entries, loop.step, true);
 }

@@ -1,0 +1,93 @@
+// How a run ends. finish: the stop card goes, the exchange is logged, the lease passes to the next
+// prompt. fail (every Catch of the state machine, and the run-ended rule): a short human message in
+// the thread, once, then the same release, so the thread stays usable whatever went wrong.
+import { type Release, releaseLease } from '../actor.ts';
+import { describeFailure, parseStepFailure } from '../failures.ts';
+import { readRecord, writeRecord } from '../ledger.ts';
+import { textOf } from '../model.ts';
+import type { LoopState, RunInput, StepEvent } from '../schemas.ts';
+import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../store.ts';
+import type { AgentDeps } from './deps.ts';
+import { replyRecordName } from './reply.ts';
+import { loadSnapshot } from './snapshot.ts';
+import { type PostedMessage, removeStopCard } from './stop-card.ts';
+
+/** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */
+function exchangeLog(run: RunInput, entries: ContextEntry[], replies: Map<number, string>): LogEntry[] {
+  const attachments = entries.find((e) => e.meta.messageId === run.prompt.messageId)?.meta.attachments;
+  const log: LogEntry[] = [
+    {
+      date: run.prompt.postedAt,
+      messageId: run.prompt.messageId,
+      userId: run.prompt.author.userId,
+      userName: run.prompt.author.userName,
+      text: run.prompt.text,
+      isBot: false,
+      ...(attachments ? { attachments } : {}),
+    },
+  ];
+  for (const entry of entries) {
+    if (entry.role !== 'assistant' || entry.meta.runId !== run.runId) continue;
+    const text = textOf(entry.content);
+    if (!text) continue;
+    const step = entry.meta.step ?? 0;
+    log.push({
+      date: entry.meta.at,
+      messageId: replies.get(step) ?? `${run.runId}:${step}`,
+      userId: 'self',
+      userName: 'agent',
+      text,
+      isBot: true,
+    });
+  }
+  return log;
+}
+
+async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const { entries } = await loadContext(deps.store, run.threadId);
+  const replies = new Map<number, string>();
+  for (const entry of entries) {
+    if (entry.role !== 'assistant' || entry.meta.runId !== run.runId || entry.meta.step === undefined) continue;
+    const record = await readRecord<PostedMessage>(deps.ledger, run.runId, replyRecordName(entry.meta.step));
+    if (record) replies.set(entry.meta.step, record.messageId);
+  }
+  const log = exchangeLog(run, entries, replies);
+  await appendLog(deps.store, run.threadId, log);
+  deps.logger.info('exchange', {
+    runId: run.runId,
+    threadId: run.threadId,
+    outcome,
+    ...extra,
+    prompt: { user: run.prompt.author.userId, text: run.prompt.text },
+    replies: log.filter((e) => e.isBot).map((e) => e.text),
+  });
+}
+
+export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
+  await removeStopCard(deps, run);
+  await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
+  const release = await releaseLease(deps.actor, run.threadId, run.runId);
+  deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
+  return release;
+}
+
+const ERROR_REPLY = 'error-reply';
+
+export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['state']['error']): Promise<Release> {
+  const failure = parseStepFailure(error);
+  deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
+  await removeStopCard(deps, run);
+  const modelId = (await loadSnapshot(deps.store, run).catch(() => undefined))?.modelId ?? deps.defaultModelId;
+  if (!(await readRecord(deps.ledger, run.runId, ERROR_REPLY))) {
+    try {
+      const sent = await deps.thread(run).post(describeFailure(failure, modelId));
+      await writeRecord(deps.ledger, run.runId, ERROR_REPLY, { messageId: sent.id } satisfies PostedMessage);
+    } catch (postError) {
+      deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
+    }
+  }
+  await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
+    deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),
+  );
+  return releaseLease(deps.actor, run.threadId, run.runId);
+}

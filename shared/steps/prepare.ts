@@ -1,0 +1,117 @@
+// The prepare step, once per run: read settings, memory, skills and identity fresh, decide the
+// run's model and system prompt (the snapshot every later step uses), start the sandbox early,
+// and add what the thread said while the agent was away, then the prompt, to the context.
+import { attachmentBlocks, saveAttachments } from '../attachments.ts';
+import { contextText, backfill } from '../backfill.ts';
+import { ROOT_KEYS, parseThreadId } from '../ids.ts';
+import { warmSandbox } from '../sandbox/lifecycle.ts';
+import { workspaceLayout } from '../sandbox/workspace.ts';
+import type { LoopState, RunInput, Settings } from '../schemas.ts';
+import { formatSkillsForPrompt, loadSkills, selectSkills } from '../skills.ts';
+import { type LoadedContext, loadContext, loadSettings, readText, saveLoadedContext } from '../store.ts';
+import { buildSystemPrompt } from '../system-prompt.ts';
+import type { AgentDeps } from './deps.ts';
+import { isStopped, stoppedAt } from './run-control.ts';
+import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
+
+function skillsSection(skills: Awaited<ReturnType<typeof loadSkills>>, promptText: string): string {
+  const { offered, manualRequested } = selectSkills(skills, promptText);
+  const missing = manualRequested.length
+    ? `The user asked for skill(s) ${manualRequested.map((n) => `"${n}"`).join(', ')}, which do not exist here: say so.`
+    : '';
+  return [formatSkillsForPrompt(offered, (key) => `/workspace/data/${key}`), missing].filter(Boolean).join('\n\n');
+}
+
+function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) {
+  const { adapter, channel } = parseThreadId(run.threadId);
+  const channelModel = settings.channels[`${adapter}:${channel}`]?.model ?? {};
+  return {
+    modelId: channelModel.id ?? settings.model.id ?? defaultModelId,
+    maxOutputTokens: channelModel.maxOutputTokens ?? settings.model.maxOutputTokens ?? 4096,
+    temperature: channelModel.temperature ?? settings.model.temperature,
+  };
+}
+
+/** The prompt (after what was said while the agent was away), once: a retried prepare adds nothing. */
+async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext): Promise<void> {
+  if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
+  const filled = await backfill(deps.store, deps.thread(run), run, context.entries).catch((error: unknown) => {
+    deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
+    return undefined;
+  });
+  if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
+  const files = await saveAttachments({ store: deps.store, rehydrate: deps.rehydrateAttachment ?? ((a) => a) }, run).catch(
+    (error: unknown) => {
+      deps.logger.warn('could not save the attachments', { runId: run.runId, error });
+      return { saved: [], notes: ['the attached files could not be saved'] };
+    },
+  );
+  context.entries.push({
+    role: 'user',
+    content: [
+      { text: contextText(run.prompt.author.userName, run.prompt.text) },
+      ...attachmentBlocks(deps.store, files.saved, files.notes),
+    ],
+    meta: {
+      runId: run.runId,
+      messageId: run.prompt.messageId,
+      at: run.prompt.postedAt,
+      ...(files.saved.length ? { attachments: files.saved.map((a) => ({ original: a.original, local: a.local })) } : {}),
+    },
+  });
+  await saveLoadedContext(deps.store, run.threadId, context);
+}
+
+export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
+  const now = deps.now();
+  const layout = workspaceLayout(run.threadId);
+  // Memory is read fresh for every run: another thread may have written it a moment ago.
+  const skillProblems: string[] = [];
+  const [{ settings, problems }, skills, identity, systemNotes, context, ...memory] = await Promise.all([
+    loadSettings(deps.store),
+    loadSkills(deps.store, run.threadId, (problem) => skillProblems.push(problem)),
+    readText(deps.store, ROOT_KEYS.identity),
+    readText(deps.store, ROOT_KEYS.system),
+    loadContext(deps.store, run.threadId),
+    ...layout.memoryKeys.map((key) => readText(deps.store, key)),
+  ]);
+  for (const problem of problems) deps.logger.warn('settings.json ignored', { problem, runId: run.runId });
+  for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
+  const snapshot: RunSnapshot = {
+    ...modelChoice(settings, run, deps.defaultModelId),
+    maxModelSteps: settings.maxModelSteps,
+    maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
+    maxRunMinutes: settings.maxRunMinutes,
+    startedAt: now,
+    promptCaching: settings.promptCaching,
+    compaction: settings.compaction,
+    system: buildSystemPrompt({
+      identity,
+      systemNotes,
+      threadId: run.threadId,
+      runId: run.runId,
+      now: new Date(now),
+      workspace: layout,
+      memory: { global: memory[0], transport: memory[1], channel: memory[2] },
+      skills: skillsSection(skills, run.prompt.text),
+      cache: settings.promptCaching,
+    }),
+  };
+  if (deps.sandbox && settings.sandbox.startEarly) {
+    // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
+    await warmSandbox(deps.sandbox, run.threadId).catch((error: unknown) =>
+      deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
+    );
+  }
+  await saveSnapshot(deps.store, run, snapshot);
+  // Stopped before it began (a stop right after the prompt was admitted): end without working.
+  if (await isStopped(deps, run)) return stoppedAt(0);
+  await addPrompt(deps, run, context);
+  deps.logger.info('run prepared', {
+    runId: run.runId,
+    threadId: run.threadId,
+    modelId: snapshot.modelId,
+    contextMessages: context.entries.length,
+  });
+  return { step: 0, next: 'model' };
+}

@@ -1,0 +1,141 @@
+// What keeps threads and sandboxes from sticking when a release or a stop was lost: the stale-lease
+// reclaim in dispatch (against the local Step Functions, over its real API) and the idle sandbox
+// reaper (against the local ECS, whose tasks are real processes).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs.ts';
+import { localFunctionArn, startLocalStepFunctions, type LocalStepFunctions } from '../../infra/local/step-functions.ts';
+import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
+import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease } from '../../shared/control.ts';
+import { createLogger } from '../../shared/log.ts';
+import { getSandbox, reapIdleSandboxes, startSandbox, type LifecycleDeps } from '../../shared/sandbox/lifecycle.ts';
+import type { Prompt } from '../../shared/schemas.ts';
+import { LOCAL_CREDENTIALS, startTestTable, type TestTable } from '../support/dynamo.ts';
+
+const STATE_MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:recovery';
+const clock = { ms: Date.UTC(2026, 10, 24, 12, 0, 0) };
+let table: TestTable;
+let sfnStandIn: LocalStepFunctions;
+let sfn: SFNClient;
+let ecsStandIn: LocalEcs;
+let ecs: ECSClient;
+let workspaces: string;
+const holds = new Map<string, () => void>();
+
+before(async () => {
+  table = await startTestTable('recovery-test');
+  // One task that waits until the test lets its execution end.
+  sfnStandIn = await startLocalStepFunctions({
+    definition: { StartAt: 'Work', States: { Work: { Type: 'Task', Resource: localFunctionArn('Hold'), End: true } } },
+    stateMachineArn: STATE_MACHINE_ARN,
+    invokeFunction: (_id, payload) => new Promise((resolve) => holds.set((payload as { runId: string }).runId, () => resolve({}))),
+  });
+  sfn = new SFNClient({ endpoint: sfnStandIn.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  workspaces = mkdtempSync(join(tmpdir(), 'recovery-test-'));
+  ecsStandIn = await startLocalEcs({
+    serverCommand: [
+      process.execPath,
+      '-e',
+      "require('node:http').createServer((q, s) => s.end('{}')).listen(Number(process.env.SANDBOX_PORT), process.env.SANDBOX_HOST)",
+    ],
+    workspaceRoot: workspaces,
+  });
+  ecs = new ECSClient({ endpoint: ecsStandIn.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+});
+
+after(async () => {
+  for (const release of holds.values()) release();
+  sfn?.destroy();
+  ecs?.destroy();
+  await Promise.allSettled([sfnStandIn?.close(), ecsStandIn?.close(), table?.emulator.stop()]);
+  table?.raw.destroy();
+  rmSync(workspaces, { recursive: true, force: true });
+});
+
+function actorDeps(startRun: ActorDeps['startRun']): ActorDeps {
+  return { db: table.db, tableName: table.tableName, startRun, now: () => clock.ms };
+}
+
+const startExecution: ActorDeps['startRun'] = async (run) => {
+  await sfn.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, name: run.runId, input: JSON.stringify(run) }));
+};
+
+let threads = 0;
+function prompt(): Prompt {
+  const threadId = `slack:CREC:${++threads}.000`;
+  return {
+    threadId,
+    messageId: `${threads}.001`,
+    text: 'hi',
+    author: { userId: 'U1', userName: 'u' },
+    postedAt: new Date(clock.ms).toISOString(),
+    thread: { _type: 'chat:Thread', id: threadId, adapterName: 'slack', channelId: 'CREC', isDM: false },
+  };
+}
+
+const control = (actor: ActorDeps) => ({ actor, sfn, stateMachineArn: STATE_MACHINE_ARN, logger: createLogger({ level: 'silent' }) });
+
+test('a lease whose execution ended without releasing is reclaimed; a running one and a young one are kept', async () => {
+  const actor = actorDeps(startExecution);
+  const lost = prompt();
+  assert.equal(await admitPrompt(actor, lost), 'started');
+  const runId = (await getActor(actor, lost.threadId))!.current!.runId;
+
+  // Young lease: not even checked.
+  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, clock.ms + 1000), false);
+  // Old, but the execution is still running: kept.
+  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, clock.ms + LEASE_CHECK_AFTER_MS), false);
+  assert.equal((await getActor(actor, lost.threadId))?.status, 'running');
+
+  // The execution ends, and its release never arrives (the run-ended event was lost).
+  holds.get(runId)!();
+  const ended = await sfnStandIn.waitForExecution(executionArnFor(STATE_MACHINE_ARN, runId));
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, clock.ms + LEASE_CHECK_AFTER_MS), true);
+  assert.equal((await getActor(actor, lost.threadId))?.status, 'idle');
+});
+
+test('a lease whose execution was never started is left for the redelivered prompt to start', async () => {
+  const actor = actorDeps(async () => {
+    throw new Error('StartExecution failed');
+  });
+  const never = prompt();
+  await assert.rejects(admitPrompt(actor, never), /StartExecution failed/);
+  assert.equal(await reclaimStaleLease(control(actor), never.threadId, clock.ms + LEASE_CHECK_AFTER_MS), false);
+  assert.equal((await getActor(actor, never.threadId))?.started, false);
+});
+
+test('the reaper stops sandboxes idle past the timeout and keeps the ones in use', async () => {
+  const deps: LifecycleDeps = {
+    db: table.db,
+    tableName: table.tableName,
+    ecs,
+    now: () => clock.ms,
+    config: {
+      cluster: ecsStandIn.clusterArn,
+      taskDefinition: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
+      containerName: 'sandbox',
+      subnets: ['subnet-local'],
+      securityGroups: ['sg-local'],
+      port: 8080,
+      idleMinutes: 5,
+    },
+  };
+  const idle = await startSandbox(deps, 'slack:CREC:idle');
+  clock.ms += 4 * 60_000;
+  const busy = await startSandbox(deps, 'slack:CREC:busy');
+  clock.ms += 2 * 60_000;
+
+  assert.deepEqual(await reapIdleSandboxes(deps), ['slack:CREC:idle']);
+  assert.equal(await getSandbox(deps, 'slack:CREC:idle'), undefined);
+  assert.ok(await getSandbox(deps, 'slack:CREC:busy'));
+  const described = await ecs.send(new DescribeTasksCommand({ cluster: ecsStandIn.clusterArn, tasks: [idle.taskArn, busy.taskArn] }));
+  const status = Object.fromEntries((described.tasks ?? []).map((t) => [t.taskArn, t.desiredStatus]));
+  assert.equal(status[idle.taskArn], 'STOPPED');
+  assert.equal(status[busy.taskArn], 'RUNNING');
+});

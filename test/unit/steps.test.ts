@@ -1,0 +1,280 @@
+// Each agent step through its dependency seams (test/support/agent-harness.ts: DynamoDB Local, an
+// S3 with conditional writes, the Bedrock fake, the Slack stand-in behind the Chat SDK adapter),
+// with the clock in the test's hands.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { addSteer, getActor, requestStop } from '../../shared/actor.ts';
+import { dataKeys } from '../../shared/ids.ts';
+import type { LoopState, RunInput } from '../../shared/schemas.ts';
+import { STEER_SKIPPED } from '../../shared/steer.ts';
+import { fail, finish } from '../../shared/steps/finish.ts';
+import { handoff } from '../../shared/steps/handoff.ts';
+import { modelStep } from '../../shared/steps/model.ts';
+import { prepare } from '../../shared/steps/prepare.ts';
+import { HEARTBEAT_OK } from '../../shared/steps/reply.ts';
+import { countStep, routeAfterTool } from '../../shared/steps/run-control.ts';
+import { loadSnapshot } from '../../shared/steps/snapshot.ts';
+import { toolStep } from '../../shared/steps/tool.ts';
+import { loadContext, loadLog } from '../../shared/store.ts';
+import { startStepHarness, type StepHarness } from '../support/agent-harness.ts';
+
+let h: StepHarness;
+before(async () => {
+  h = await startStepHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+const entries = async (run: RunInput) => (await loadContext(h.deps.store, run.threadId)).entries;
+const toolUse = (name: string, input: Record<string, unknown>, id = `tu-${name}-${Math.random().toString(36).slice(2, 8)}`) => ({
+  name,
+  input,
+  toolUseId: id,
+});
+
+/** A prepared run: settings written first (if any), then prepare. */
+async function preparedRun(text: string, settings?: object): Promise<RunInput> {
+  await h.writeObject('settings.json', JSON.stringify(settings ?? {}));
+  const run = await h.newRun(text);
+  assert.deepEqual(await prepare(h.deps, run), { step: 0, next: 'model' });
+  return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+// prepare
+
+test('prepare fixes the run snapshot (channel model over deployment model) and adds the prompt once', async () => {
+  const run = await h.newRun('hello there');
+  const channel = run.threadId.split(':')[1];
+  await h.writeObject(
+    'settings.json',
+    JSON.stringify({
+      model: { id: 'deployment-model' },
+      channels: { [`slack:${channel}`]: { model: { id: 'channel-model', maxOutputTokens: 99 } } },
+    }),
+  );
+  await h.writeObject('MEMORY.md', 'the deploy freeze starts on Friday');
+  assert.deepEqual(await prepare(h.deps, run), { step: 0, next: 'model' });
+  const snapshot = await loadSnapshot(h.deps.store, run);
+  assert.equal(snapshot.modelId, 'channel-model');
+  assert.equal(snapshot.maxOutputTokens, 99);
+  assert.equal(snapshot.startedAt, h.clock.ms, 'the run limit counts from the injected clock');
+  assert.match(JSON.stringify(snapshot.system), /deploy freeze starts on Friday/);
+  // A retried prepare (Lambda redelivery) does not add the prompt twice.
+  await prepare(h.deps, run);
+  const context = await entries(run);
+  assert.equal(context.filter((e) => e.meta.messageId === run.prompt.messageId).length, 1);
+  assert.equal(context.at(-1)?.content[0]?.text, 'dana: hello there');
+  await h.writeObject('settings.json', '{}');
+});
+
+test('prepare of a run stopped before it began ends it without touching the context', async () => {
+  const run = await h.newRun('never mind');
+  await requestStop(h.deps.actor, run.threadId);
+  assert.deepEqual(await prepare(h.deps, run), { step: 0, next: 'finish', stopReason: 'aborted' });
+  assert.deepEqual(await entries(run), []);
+});
+
+// ---------------------------------------------------------------------------------------------
+// model
+
+test('model streams the answer into the thread, saves it with its usage, and finishes', async () => {
+  const run = await preparedRun('what is 2+2?');
+  h.bedrock.script({ text: 'It is four.', usage: { inputTokens: 40, outputTokens: 5, cacheReadInputTokens: 30 } });
+  assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 1, next: 'finish', stopReason: 'end_turn' });
+  assert.deepEqual(
+    h.botMessages(run).map((m) => m.text),
+    ['It is four.'],
+  );
+  const answer = (await entries(run)).at(-1)!;
+  assert.equal(answer.role, 'assistant');
+  assert.equal(answer.meta.usage?.cacheReadInputTokens, 30);
+  assert.equal(answer.meta.at, new Date(h.clock.ms).toISOString());
+  // A retry of the same step (the Lambda died after saving) neither calls the model nor posts again.
+  const calls = h.bedrock.requests.length;
+  assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 1, next: 'finish', stopReason: 'end_turn' });
+  assert.equal(h.bedrock.requests.length, calls);
+  assert.equal(h.botMessages(run).length, 1);
+});
+
+test('model with tool calls routes to the tool step and shows the Stop button', async () => {
+  const run = await preparedRun('list the files');
+  h.bedrock.script({ text: 'Looking.', toolUses: [toolUse('bash', { command: 'ls' })] });
+  assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 1, next: 'tool', stopReason: 'tool_use' });
+  assert.ok(h.botMessages(run).some((m) => JSON.stringify(m.blocks ?? []).includes('stop-run')));
+});
+
+test('limit: calls over maxToolCallsPerTurn are answered with an error, not run', async () => {
+  const run = await preparedRun('three things', { maxToolCallsPerTurn: 2 });
+  const uses = [toolUse('bash', { command: 'a' }), toolUse('bash', { command: 'b' }), toolUse('bash', { command: 'c' })];
+  h.bedrock.script({ toolUses: uses });
+  await modelStep(h.deps, run, { step: 0, next: 'model' });
+  const results = (await entries(run)).at(-1)!.content.map((b) => b.toolResult);
+  assert.equal(results.length, 1);
+  assert.equal(results[0]?.toolUseId, uses[2]!.toolUseId);
+  assert.match(String(results[0]?.content?.[0]?.text), /at most 2 tool calls/);
+});
+
+test('limit: the run ends with a message once it reaches maxModelSteps', async () => {
+  const run = await preparedRun('keep going', { maxModelSteps: 2 });
+  h.bedrock.script({ toolUses: [toolUse('bash', { command: 'true' })] });
+  assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 1, next: 'tool', stopReason: 'tool_use' });
+  h.bedrock.script({ toolUses: [toolUse('bash', { command: 'true' })] });
+  const state = await modelStep(h.deps, run, { step: 1, next: 'model' });
+  assert.deepEqual(state, { step: 2, next: 'finish', stopReason: 'limit' });
+  assert.match(h.botMessages(run).at(-1)!.text, /limit of 2 model calls/);
+});
+
+test('limit: the run ends with a message once maxRunMinutes have passed on the clock', async () => {
+  const run = await preparedRun('a long job', { maxRunMinutes: 10 });
+  h.bedrock.script({ toolUses: [toolUse('bash', { command: 'true' })] });
+  assert.equal((await modelStep(h.deps, run, { step: 0, next: 'model' })).next, 'tool');
+  h.clock.ms += 10 * 60_000;
+  h.bedrock.script({ toolUses: [toolUse('bash', { command: 'true' })] });
+  assert.deepEqual(await modelStep(h.deps, run, { step: 1, next: 'model' }), { step: 2, next: 'finish', stopReason: 'limit' });
+  assert.match(h.botMessages(run).at(-1)!.text, /time limit of 10 minutes/);
+});
+
+test('model: steering that arrived while the model answered becomes another turn', async () => {
+  const run = await preparedRun('write a haiku');
+  h.bedrock.script({ text: 'Autumn moonlight...' });
+  await addSteer(h.deps.actor, run.threadId, 'make it about winter');
+  assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 1, next: 'model', stopReason: 'end_turn' });
+  assert.match(JSON.stringify((await entries(run)).at(-1)!.content), /make it about winter/);
+});
+
+test('model: a heartbeat that has nothing to say posts nothing; one that does, posts it whole', async () => {
+  const quiet = await h.newRun('check the inbox', { heartbeat: true });
+  await prepare(h.deps, quiet);
+  h.bedrock.script({ text: HEARTBEAT_OK });
+  await modelStep(h.deps, quiet, { step: 0, next: 'model' });
+  assert.deepEqual(h.botMessages(quiet), []);
+  const loud = await h.newRun('check the inbox', { heartbeat: true });
+  await prepare(h.deps, loud);
+  h.bedrock.script({ text: 'Two invoices are overdue.' });
+  await modelStep(h.deps, loud, { step: 0, next: 'model' });
+  assert.deepEqual(
+    h.botMessages(loud).map((m) => m.text),
+    ['Two invoices are overdue.'],
+  );
+});
+
+test('model: an answer cut off at the output limit says so in the thread and in the context', async () => {
+  const run = await preparedRun('tell me everything');
+  h.bedrock.script({ text: 'Once upon a', stopReason: 'max_tokens' });
+  await modelStep(h.deps, run, { step: 0, next: 'model' });
+  assert.match(h.botMessages(run).at(-1)!.text, /cut off at the output limit/);
+  assert.match(JSON.stringify((await entries(run)).at(-1)!.content), /cut off at the output limit/);
+});
+
+test('model: a stop flagged before the call ends the run without calling the model', async () => {
+  const run = await preparedRun('stop me');
+  await requestStop(h.deps.actor, run.threadId);
+  const calls = h.bedrock.requests.length;
+  assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 0, next: 'finish', stopReason: 'aborted' });
+  assert.equal(h.bedrock.requests.length, calls);
+});
+
+// ---------------------------------------------------------------------------------------------
+// tool
+
+async function runWithToolCalls(...uses: ReturnType<typeof toolUse>[]): Promise<RunInput> {
+  const run = await preparedRun('use tools');
+  h.bedrock.script({ toolUses: uses });
+  await modelStep(h.deps, run, { step: 0, next: 'model' });
+  return run;
+}
+
+test('tool: a sandbox tool without a sandbox gets a clear error result; the loop goes on', async () => {
+  const run = await runWithToolCalls(toolUse('bash', { command: 'ls' }), toolUse('search_channel', { query: 'deploy' }));
+  assert.deepEqual(await toolStep(h.deps, run, { step: 1, next: 'tool' }), { step: 1, next: 'tool' });
+  const result = (await entries(run)).at(-1)!.content[0]!.toolResult;
+  assert.equal(result?.status, 'error');
+  assert.match(String(result?.content?.[0]?.text), /no sandbox/);
+  // The chat tool runs here, in agent-step, and then it is the model's turn again.
+  assert.deepEqual(await toolStep(h.deps, run, { step: 1, next: 'tool' }), { step: 1, next: 'model' });
+  assert.equal((await entries(run)).at(-1)!.content.length, 2);
+});
+
+test('tool: a steer skips the remaining calls and goes back to the model; a stop ends the run', async () => {
+  const steered = await runWithToolCalls(toolUse('search_channel', { query: 'a' }), toolUse('search_channel', { query: 'b' }));
+  await addSteer(h.deps.actor, steered.threadId, 'only look at last week');
+  assert.deepEqual(await toolStep(h.deps, steered, { step: 1, next: 'tool' }), { step: 1, next: 'model' });
+  const context = await entries(steered);
+  assert.equal(context.at(-2)!.content.filter((b) => b.toolResult?.content?.[0]?.text === STEER_SKIPPED).length, 2);
+  assert.match(JSON.stringify(context.at(-1)!.content), /only look at last week/);
+
+  const stopped = await runWithToolCalls(toolUse('search_channel', { query: 'a' }));
+  await requestStop(h.deps.actor, stopped.threadId);
+  assert.deepEqual(await toolStep(h.deps, stopped, { step: 1, next: 'tool' }), { step: 1, next: 'finish', stopReason: 'aborted' });
+});
+
+test('routeAfterTool sends the next sandbox call to the sandbox step only from inside the sandbox step', () => {
+  const pending = [
+    {
+      role: 'assistant' as const,
+      content: [{ toolUse: { toolUseId: 'a', name: 'bash', input: {} } }],
+      meta: { runId: 'r', at: '' },
+    },
+  ];
+  assert.deepEqual(routeAfterTool(pending, 3, true), { step: 3, next: 'sandbox' });
+  assert.deepEqual(routeAfterTool(pending, 3, false), { step: 3, next: 'tool' });
+  assert.deepEqual(routeAfterTool([], 3, true), { step: 3, next: 'model' });
+});
+
+// ---------------------------------------------------------------------------------------------
+// finish, fail, hand-over
+
+test('finish removes the Stop button, logs the exchange and passes the thread on', async () => {
+  const run = await runWithToolCalls(toolUse('search_channel', { query: 'x' }));
+  h.bedrock.script({ text: 'Found nothing.' });
+  await toolStep(h.deps, run, { step: 1, next: 'tool' });
+  await modelStep(h.deps, run, { step: 1, next: 'model' });
+  const release = await finish(h.deps, run, { step: 2, next: 'finish', stopReason: 'end_turn' });
+  assert.equal(release.outcome, 'idle');
+  assert.equal((await getActor(h.deps.actor, run.threadId))?.status, 'idle');
+  assert.ok(!h.botMessages(run).some((m) => JSON.stringify(m.blocks ?? []).includes('stop-run')), 'the Stop button is gone');
+  const log = await loadLog(h.deps.store, run.threadId);
+  assert.deepEqual(
+    log.map((e) => [e.isBot, e.text]),
+    [
+      [false, 'use tools'],
+      [true, 'Found nothing.'],
+    ],
+  );
+});
+
+test('fail posts one message naming the problem, even when retried, and frees the thread', async () => {
+  const run = await preparedRun('break');
+  const error = { Error: 'ThrottlingException', Cause: JSON.stringify({ errorType: 'ThrottlingException', errorMessage: 'slow down' }) };
+  assert.equal((await fail(h.deps, run, error)).outcome, 'idle');
+  assert.equal((await fail(h.deps, run, error)).outcome, 'not-holder');
+  assert.equal(h.botMessages(run).length, 1);
+  assert.equal((await getActor(h.deps.actor, run.threadId))?.status, 'idle');
+});
+
+test('handoff names the next execution on the actor first, then starts it where the loop was', async () => {
+  const run = await preparedRun('a very long run');
+  const loop: LoopState = { step: 7, next: 'handoff', resume: 'sandbox', work: 1000 };
+  assert.deepEqual(await handoff(h.deps, run, loop), { ...loop, next: 'finish' });
+  assert.equal((await getActor(h.deps.actor, run.threadId))?.current?.executionName, `${run.runId}-2`);
+  assert.deepEqual(h.started.at(-1), { ...run, executionName: `${run.runId}-2`, loop: { step: 7, next: 'sandbox', work: 0 } });
+});
+
+test('countStep hands over after the limit, and never from a finished or handed-over run', () => {
+  assert.deepEqual(countStep({ step: 1, next: 'tool', work: 2 }, { step: 1, next: 'sandbox' }, 3), {
+    step: 1,
+    next: 'handoff',
+    resume: 'sandbox',
+    work: 3,
+  });
+  assert.deepEqual(countStep({ step: 1, next: 'tool', work: 2 }, { step: 2, next: 'finish' }, 3), { step: 2, next: 'finish', work: 3 });
+  assert.deepEqual(countStep(undefined, { step: 0, next: 'model' }), { step: 0, next: 'model', work: 1 });
+});
+
+test('the snapshot and the context live under the thread, keyed by run', async () => {
+  const run = await preparedRun('where is it kept?');
+  assert.ok(h.s3.objects.has(`${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`));
+  assert.ok(h.s3.objects.has(dataKeys(run.threadId).context));
+});
