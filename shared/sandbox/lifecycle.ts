@@ -229,20 +229,3 @@ export async function reapIdleSandboxes(
   } while (startKey);
   return stopped;
 }
-
-/** Marks the sandbox as used (the idle clock restarts). */
-export async function touchSandbox(deps: SandboxStoreDeps, threadId: string): Promise<void> {
-  await deps.db
-    .send(
-      new UpdateCommand({
-        TableName: deps.tableName,
-        Key: key(threadId),
-        UpdateExpression: 'SET lastUsedAt = :now',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': (deps.now ?? Date.now)() },
-      }),
-    )
-    .catch((error: unknown) => {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-    });
-}

@@ -7,7 +7,6 @@ export const CHAT_TOOLS = ['upload', 'search_channel'] as const;
 export type ToolName = (typeof SANDBOX_TOOLS)[number] | (typeof CHAT_TOOLS)[number];
 
 export const isSandboxTool = (name: string | undefined) => (SANDBOX_TOOLS as readonly string[]).includes(name ?? '');
-export const isChatTool = (name: string | undefined) => (CHAT_TOOLS as readonly string[]).includes(name ?? '');
 
 export const DEFAULT_BASH_TIMEOUT_SECONDS = 120;
 export const MAX_BASH_TIMEOUT_SECONDS = 3600;
