@@ -1,6 +1,11 @@
 // One sandbox task per thread: started on demand (as early as a run begins), reused while alive,
 // replaced when it died, stopped when idle. The sandbox item in DynamoDB records the task, its
 // address, its per-task token and what of S3 its workspace holds.
+//
+// Only the sandbox-step function (inside the VPC, in the one security group the task admits) can
+// reach a task, so this module, which runs in agent-step outside the VPC, never talks to the task:
+// RUNNING with an address is ready here, and sandbox-step waits for the command server to answer
+// (waitUntilAnswering) before the first call.
 import { DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type ECSClient, type Task } from '@aws-sdk/client-ecs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +28,10 @@ export interface SandboxItem {
   token: string;
   status: 'starting' | 'running' | 'lost' | 'stopping';
   ip?: string;
+  /** The command server has answered once (set by sandbox-step). */
+  answered?: boolean;
+  /** Tasks started for this thread in a row whose server never answered. */
+  failedStarts?: number;
   startedAt: number;
   lastUsedAt: number;
   synced: SyncState;
@@ -97,8 +106,11 @@ async function describe(deps: LifecycleDeps, taskArn: string): Promise<Task | un
   return out.tasks?.[0];
 }
 
+/** Replacing tasks whose server never answered stops after this many in a row. */
+export const MAX_FAILED_STARTS = 3;
+
 /** Starts a task for the thread and records it; does not wait for it. */
-export async function startSandbox(deps: LifecycleDeps, threadId: string): Promise<SandboxItem> {
+export async function startSandbox(deps: LifecycleDeps, threadId: string, failedStarts = 0): Promise<SandboxItem> {
   const token = randomBytes(32).toString('hex');
   const out = await deps.ecs.send(
     new RunTaskCommand({
@@ -121,7 +133,16 @@ export async function startSandbox(deps: LifecycleDeps, threadId: string): Promi
     throw Object.assign(new Error(`Could not start a sandbox: ${reason || 'no task returned'}`), { name: 'SandboxStartFailed' });
   }
   const now = (deps.now ?? Date.now)();
-  const item: SandboxItem = { threadId, taskArn: task.taskArn, token, status: 'starting', startedAt: now, lastUsedAt: now, synced: {} };
+  const item: SandboxItem = {
+    threadId,
+    taskArn: task.taskArn,
+    token,
+    status: 'starting',
+    startedAt: now,
+    lastUsedAt: now,
+    synced: {},
+    ...(failedStarts ? { failedStarts } : {}),
+  };
   await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...key(threadId), ...item } }));
   return item;
 }
@@ -133,8 +154,20 @@ export async function warmSandbox(deps: LifecycleDeps, threadId: string): Promis
   await startSandbox(deps, threadId);
 }
 
+/** A lost task whose server never answered counts against the thread's start attempts. */
+function failedStartsAfter(item: SandboxItem): number {
+  if (item.status !== 'lost' || item.answered) return 0;
+  const failed = (item.failedStarts ?? 0) + 1;
+  if (failed >= MAX_FAILED_STARTS) {
+    throw Object.assign(new Error(`The sandbox started ${failed} times but its command server never answered`), {
+      name: 'SandboxStartFailed',
+    });
+  }
+  return failed;
+}
+
 /**
- * The thread's sandbox, ready to take requests: the recorded task if it is alive and answering,
+ * The thread's sandbox with a running task and its address: the recorded task if it is alive,
  * otherwise a new one (a dead task is replaced transparently; its files come back from S3).
  */
 export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Promise<SandboxItem> {
@@ -142,44 +175,74 @@ export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Prom
   const deadline = (deps.now ?? Date.now)() + (deps.startTimeoutMs ?? 180_000);
   let item = await getSandbox(deps, threadId);
   if (!item || item.status === 'lost' || item.status === 'stopping') {
+    const failedStarts = item ? failedStartsAfter(item) : 0;
     if (item) await stopTask(deps, item.taskArn, 'replaced');
-    item = await startSandbox(deps, threadId);
+    item = await startSandbox(deps, threadId, failedStarts);
   }
   for (let replaced = 0; ; ) {
     const task = await describe(deps, item.taskArn);
     const ip = privateIp(task);
     if (task?.lastStatus === 'RUNNING' && ip) {
-      const address = { baseUrl: `http://${ip}:${deps.config.port}`, token: item.token };
-      if (await health(address)) {
-        if (item.status !== 'running' || item.ip !== ip) {
-          item = { ...item, status: 'running', ip };
-          await deps.db.send(
-            new UpdateCommand({
-              TableName: deps.tableName,
-              Key: key(threadId),
-              UpdateExpression: 'SET #status = :running, ip = :ip, lastUsedAt = :now',
-              ConditionExpression: 'taskArn = :task',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':running': 'running', ':ip': ip, ':now': (deps.now ?? Date.now)(), ':task': item.taskArn },
-            }),
-          );
-        }
-        return item;
+      if (item.status !== 'running' || item.ip !== ip) {
+        item = { ...item, status: 'running', ip };
+        await deps.db.send(
+          new UpdateCommand({
+            TableName: deps.tableName,
+            Key: key(threadId),
+            UpdateExpression: 'SET #status = :running, ip = :ip, lastUsedAt = :now',
+            ConditionExpression: 'taskArn = :task',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':running': 'running', ':ip': ip, ':now': (deps.now ?? Date.now)(), ':task': item.taskArn },
+          }),
+        );
       }
+      return item;
     }
     if (!task || task.lastStatus === 'STOPPED' || task.desiredStatus === 'STOPPED') {
       if (++replaced > 2)
         throw Object.assign(new Error(`The sandbox keeps stopping: ${task?.stoppedReason ?? 'task missing'}`), {
           name: 'SandboxStartFailed',
         });
-      item = await startSandbox(deps, threadId);
+      item = await startSandbox(deps, threadId, item.failedStarts);
       continue;
     }
     if ((deps.now ?? Date.now)() > deadline) {
       throw Object.assign(new Error('The sandbox did not start in time'), { name: 'SandboxStartFailed' });
     }
-    await sleep(task.lastStatus === 'RUNNING' ? 200 : 1000);
+    await sleep(1000);
   }
+}
+
+/**
+ * In sandbox-step, before the first call to a new task: wait until its command server answers
+ * (a container is RUNNING before its server listens). False when it never does in time.
+ */
+export async function waitUntilAnswering(
+  deps: SandboxStoreDeps & { sleep?: (ms: number) => Promise<void>; answerTimeoutMs?: number },
+  item: SandboxItem,
+  address: SandboxAddress,
+): Promise<boolean> {
+  if (item.answered) return true;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const deadline = (deps.now ?? Date.now)() + (deps.answerTimeoutMs ?? 60_000);
+  while (!(await health(address))) {
+    if ((deps.now ?? Date.now)() > deadline) return false;
+    await sleep(250);
+  }
+  await deps.db
+    .send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: key(item.threadId),
+        UpdateExpression: 'SET answered = :true REMOVE failedStarts',
+        ConditionExpression: 'taskArn = :task',
+        ExpressionAttributeValues: { ':true': true, ':task': item.taskArn },
+      }),
+    )
+    .catch((error: unknown) => {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
+  return true;
 }
 
 async function stopTask(deps: { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster'> }, taskArn: string, reason: string): Promise<void> {

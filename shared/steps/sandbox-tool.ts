@@ -5,7 +5,7 @@
 import type { ActorDeps } from '../actor.ts';
 import type { JsonLogger } from '../log.ts';
 import { cancel, SandboxUnreachable } from '../sandbox/client.ts';
-import { addressOf, getSandbox, markLost, type SandboxStoreDeps, saveSync } from '../sandbox/lifecycle.ts';
+import { addressOf, getSandbox, markLost, type SandboxStoreDeps, saveSync, waitUntilAnswering } from '../sandbox/lifecycle.ts';
 import { syncIn, syncOut, workspaceLayout } from '../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../schemas.ts';
 import { loadContext, type StoreDeps, saveLoadedContext } from '../store.ts';
@@ -35,6 +35,11 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   const item = await getSandbox(deps.sandboxes, run.threadId);
   const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
   if (!item || !address) return { step: loop.step, next: 'tool' };
+  if (!(await waitUntilAnswering(deps.sandboxes, item, address))) {
+    deps.logger.warn('sandbox never answered; it will be replaced', { runId: run.runId, taskArn: item.taskArn });
+    await markLost(deps.sandboxes, run.threadId, item.taskArn);
+    return { step: loop.step, next: 'tool' };
+  }
   const layout = workspaceLayout(run.threadId);
   const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address };
   try {

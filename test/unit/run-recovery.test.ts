@@ -13,7 +13,17 @@ import { localFunctionArn, startLocalStepFunctions, type LocalStepFunctions } fr
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
 import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease } from '../../shared/control.ts';
 import { createLogger } from '../../shared/log.ts';
-import { getSandbox, reapIdleSandboxes, startSandbox, type LifecycleDeps } from '../../shared/sandbox/lifecycle.ts';
+import {
+  addressOf,
+  ensureSandbox,
+  getSandbox,
+  type LifecycleDeps,
+  MAX_FAILED_STARTS,
+  markLost,
+  reapIdleSandboxes,
+  startSandbox,
+  waitUntilAnswering,
+} from '../../shared/sandbox/lifecycle.ts';
 import type { Prompt } from '../../shared/schemas.ts';
 import { LOCAL_CREDENTIALS, startTestTable, type TestTable } from '../support/dynamo.ts';
 
@@ -138,4 +148,59 @@ test('the reaper stops sandboxes idle past the timeout and keeps the ones in use
   const status = Object.fromEntries((described.tasks ?? []).map((t) => [t.taskArn, t.desiredStatus]));
   assert.equal(status[idle.taskArn], 'STOPPED');
   assert.equal(status[busy.taskArn], 'RUNNING');
+});
+
+test('agent-step takes RUNNING with an address as ready; sandbox-step waits until the server answers', async () => {
+  const deps: LifecycleDeps = {
+    db: table.db,
+    tableName: table.tableName,
+    ecs,
+    now: () => clock.ms,
+    config: {
+      cluster: ecsStandIn.clusterArn,
+      taskDefinition: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
+      containerName: 'sandbox',
+      subnets: ['subnet-local'],
+      securityGroups: ['sg-local'],
+      // Nothing listens here: ensureSandbox must not depend on reaching the task.
+      port: 9,
+      idleMinutes: 5,
+    },
+  };
+  const item = await ensureSandbox(deps, 'slack:CREC:ready');
+  assert.equal(item.status, 'running');
+  assert.ok(item.ip);
+  const silent = addressOf(item, 9)!;
+  const ticking = { ...deps, sleep: async () => void (clock.ms += 1000), answerTimeoutMs: 3000 };
+  assert.equal(await waitUntilAnswering(ticking, item, silent), false, 'a server that never answers is given up on');
+  const listening = addressOf(item, ecsStandIn.tasks.get(item.taskArn)!.port)!;
+  assert.equal(await waitUntilAnswering(ticking, item, listening), true);
+  assert.equal((await getSandbox(deps, 'slack:CREC:ready'))?.answered, true);
+});
+
+test('tasks whose server never answers are replaced a bounded number of times, then the start fails', async () => {
+  const deps: LifecycleDeps = {
+    db: table.db,
+    tableName: table.tableName,
+    ecs,
+    now: () => clock.ms,
+    config: {
+      cluster: ecsStandIn.clusterArn,
+      taskDefinition: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
+      containerName: 'sandbox',
+      subnets: ['subnet-local'],
+      securityGroups: ['sg-local'],
+      port: 8080,
+      idleMinutes: 5,
+    },
+  };
+  const thread = 'slack:CREC:never-answers';
+  for (let attempt = 1; attempt < MAX_FAILED_STARTS; attempt++) {
+    const item = await ensureSandbox(deps, thread);
+    await markLost(deps, thread, item.taskArn);
+  }
+  const last = await ensureSandbox(deps, thread);
+  assert.equal(last.failedStarts, MAX_FAILED_STARTS - 1);
+  await markLost(deps, thread, last.taskArn);
+  await assert.rejects(ensureSandbox(deps, thread), { name: 'SandboxStartFailed', message: /never answered/ });
 });
