@@ -197,6 +197,11 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
     'The reaper describes and stops idle sandbox tasks, whose ids are assigned by ECS at RunTask; the ARN is limited to tasks of the sandbox cluster, and the statement also requires ecs:cluster to be that cluster.',
   );
   acknowledge(
+    roleOf(reaper.handler),
+    iam5Resource(task, task.containerInstanceArns),
+    "The reaper's orphan sweep lists the sandbox cluster's tasks; ecs:ListTasks authorizes against the cluster's container instances (Fargate has none), so the ARN names that cluster with a wildcard, and the statement also requires ecs:cluster to be that cluster.",
+  );
+  acknowledge(
     roleOf(agentRun.agentStep),
     taskArns,
     "Agent-step describes and stops its thread's sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.",

@@ -1,5 +1,5 @@
 // The idle reaper: every minute, stops the sandbox tasks whose thread has not used them for
-// sandboxIdleMinutes, and forgets tasks that stopped by themselves. Fargate bills per second while a
+// sandboxIdleMinutes, and any sandbox task that no record owns (an orphan, after a grace period). Fargate bills per second while a
 // task runs, so an idle sandbox costs nothing once reaped. A missed tick is simply made up by the next
 // one, so the schedule target needs no dead-letter queue.
 import { Duration } from 'aws-cdk-lib';
@@ -40,7 +40,7 @@ export class SandboxReaper extends Construct {
       },
     });
     props.table.grantReadWriteData(this.handler);
-    props.task.grantStop(this.handler);
+    props.task.grantSweep(this.handler);
 
     this.rule = new Rule(this, 'Schedule', {
       description: 'Stops idle sandbox tasks',

@@ -126,6 +126,11 @@ export class SandboxTask extends Construct implements SandboxLauncher {
   }
 
   /** ARN pattern of this cluster's tasks (ecs:DescribeTasks, ecs:StopTask and ecs:TagResource act on tasks). */
+  /** What ecs:ListTasks authorizes against: the cluster's container instances (Fargate tasks run on none). */
+  get containerInstanceArns(): string {
+    return Stack.of(this).formatArn({ service: 'ecs', resource: 'container-instance', resourceName: `${this.cluster.clusterName}/*` });
+  }
+
   get taskArns(): string {
     return Stack.of(this).formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*` });
   }
@@ -172,6 +177,22 @@ export class SandboxTask extends Construct implements SandboxLauncher {
         effect: Effect.ALLOW,
         actions: ['ecs:DescribeTasks', 'ecs:StopTask'],
         resources: [this.taskArns],
+        conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
+      }),
+    );
+  }
+
+  /** List this cluster's tasks, to find the ones no record owns (the reaper's orphan sweep). */
+  grantSweep(grantee: IGrantable): void {
+    this.grantStop(grantee);
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        // ListTasks authorizes against the cluster's container instances; Fargate tasks have none.
+        actions: ['ecs:ListTasks'],
+        resources: [
+          Stack.of(this).formatArn({ service: 'ecs', resource: 'container-instance', resourceName: `${this.cluster.clusterName}/*` }),
+        ],
         conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
       }),
     );

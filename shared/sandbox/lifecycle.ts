@@ -6,7 +6,7 @@
 // reach a task, so this module, which runs in agent-step outside the VPC, never talks to the task:
 // RUNNING with an address is ready here, and sandbox-step waits for the command server to answer
 // (waitUntilAnswering) before the first call.
-import { DescribeTasksCommand, RunTaskCommand, StopTaskCommand, type ECSClient, type Task } from '@aws-sdk/client-ecs';
+import { DescribeTasksCommand, ListTasksCommand, RunTaskCommand, StopTaskCommand, type ECSClient, type Task } from '@aws-sdk/client-ecs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { health, type SandboxAddress } from './client.ts';
@@ -106,6 +106,9 @@ async function describe(deps: LifecycleDeps, taskArn: string): Promise<Task | un
   return out.tasks?.[0];
 }
 
+/** Every sandbox task carries this startedBy; the orphan sweep looks at these tasks only. */
+export const STARTED_BY = 'threadwork-sandbox';
+
 /** Replacing tasks whose server never answered stops after this many in a row. */
 export const MAX_FAILED_STARTS = 3;
 
@@ -118,7 +121,7 @@ export async function startSandbox(deps: LifecycleDeps, threadId: string, failed
       taskDefinition: deps.config.taskDefinition,
       launchType: 'FARGATE',
       count: 1,
-      startedBy: 'threadwork-sandbox',
+      startedBy: STARTED_BY,
       networkConfiguration: {
         awsvpcConfiguration: { subnets: deps.config.subnets, securityGroups: deps.config.securityGroups, assignPublicIp: 'DISABLED' },
       },
@@ -245,19 +248,17 @@ export async function waitUntilAnswering(
   return true;
 }
 
+/** A replaced task is stopped on a best-effort basis: one that survives is found by the orphan sweep. */
 async function stopTask(deps: { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster'> }, taskArn: string, reason: string): Promise<void> {
   await deps.ecs
     .send(new StopTaskCommand({ cluster: deps.config.cluster, task: taskArn, reason: `threadwork: ${reason}` }))
     .catch(() => undefined);
 }
 
-/** Stops sandboxes idle for longer than the idle timeout. Returns the threads whose sandbox stopped. */
-export async function reapIdleSandboxes(
-  deps: SandboxStoreDeps & { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster' | 'idleMinutes'> },
-): Promise<string[]> {
-  const now = (deps.now ?? Date.now)();
-  const cutoff = now - deps.config.idleMinutes * 60_000;
-  const stopped: string[] = [];
+type ReaperDeps = SandboxStoreDeps & { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster' | 'idleMinutes'> };
+
+async function allSandboxes(deps: SandboxStoreDeps): Promise<SandboxItem[]> {
+  const items: SandboxItem[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await deps.db.send(
@@ -266,29 +267,102 @@ export async function reapIdleSandboxes(
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': SANDBOXES },
         ExclusiveStartKey: startKey,
+        ConsistentRead: true,
       }),
     );
-    for (const raw of out.Items ?? []) {
-      const item = raw as SandboxItem;
-      if (item.lastUsedAt > cutoff) continue;
-      try {
-        // Only if nobody used it since we looked: a tool call in between keeps it.
-        await deps.db.send(
-          new DeleteCommand({
-            TableName: deps.tableName,
-            Key: key(item.threadId),
-            ConditionExpression: 'lastUsedAt = :seen AND taskArn = :task',
-            ExpressionAttributeValues: { ':seen': item.lastUsedAt, ':task': item.taskArn },
-          }),
-        );
-      } catch (error) {
-        if ((error as Error).name === 'ConditionalCheckFailedException') continue;
-        throw error;
-      }
-      await stopTask(deps, item.taskArn, 'idle');
-      stopped.push(item.threadId);
-    }
+    items.push(...((out.Items ?? []) as SandboxItem[]));
     startKey = out.LastEvaluatedKey;
   } while (startKey);
+  return items;
+}
+
+/** Claims an idle sandbox for stopping, unless a tool call used it since it was read. */
+async function claimForStop(deps: SandboxStoreDeps, item: SandboxItem): Promise<boolean> {
+  try {
+    await deps.db.send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: key(item.threadId),
+        UpdateExpression: 'SET #status = :stopping',
+        ConditionExpression: 'lastUsedAt = :seen AND taskArn = :task',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':stopping': 'stopping', ':seen': item.lastUsedAt, ':task': item.taskArn },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/**
+ * Stops sandboxes idle for longer than the idle timeout. The record goes only after StopTask
+ * succeeded: a failed stop leaves it 'stopping', and the next run of the reaper tries again.
+ * Returns the threads whose sandbox stopped.
+ */
+export async function reapIdleSandboxes(deps: ReaperDeps): Promise<string[]> {
+  const cutoff = (deps.now ?? Date.now)() - deps.config.idleMinutes * 60_000;
+  const stopped: string[] = [];
+  const failures: unknown[] = [];
+  for (const item of await allSandboxes(deps)) {
+    if (item.status !== 'stopping' && (item.lastUsedAt > cutoff || !(await claimForStop(deps, item)))) continue;
+    // One task that cannot be stopped now must not keep the others running.
+    await stopAndForget(deps, item).then(
+      () => stopped.push(item.threadId),
+      (error: unknown) => failures.push(error),
+    );
+  }
+  if (failures.length) throw new AggregateError(failures, `${failures.length} idle sandbox(es) could not be stopped; the next run retries`);
   return stopped;
+}
+
+async function stopAndForget(deps: ReaperDeps, item: SandboxItem): Promise<void> {
+  await deps.ecs.send(new StopTaskCommand({ cluster: deps.config.cluster, task: item.taskArn, reason: 'threadwork: idle' }));
+  await deps.db
+    .send(
+      new DeleteCommand({
+        TableName: deps.tableName,
+        Key: key(item.threadId),
+        ConditionExpression: 'taskArn = :task AND #status = :stopping',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':task': item.taskArn, ':stopping': 'stopping' },
+      }),
+    )
+    .catch((error: unknown) => {
+      // Replaced meanwhile by a new task for the thread: that record stays.
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
+}
+
+/** How long a task may run without a record before the sweep takes it for an orphan. */
+export const ORPHAN_GRACE_MS = 10 * 60_000;
+
+/**
+ * Stops sandbox tasks that no record owns (a RunTask whose record write failed, a replaced task
+ * whose stop failed): they would otherwise run, and bill, until someone noticed. Tasks younger than
+ * the grace period are left alone: their record may be on its way.
+ */
+export async function sweepOrphanedTasks(deps: ReaperDeps, graceMs = ORPHAN_GRACE_MS): Promise<string[]> {
+  const owned = new Set((await allSandboxes(deps)).map((item) => item.taskArn));
+  const running: string[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await deps.ecs.send(
+      new ListTasksCommand({ cluster: deps.config.cluster, startedBy: STARTED_BY, desiredStatus: 'RUNNING', nextToken }),
+    );
+    running.push(...(page.taskArns ?? []).filter((arn) => !owned.has(arn)));
+    nextToken = page.nextToken;
+  } while (nextToken);
+  const cutoff = (deps.now ?? Date.now)() - graceMs;
+  const orphans: string[] = [];
+  for (let i = 0; i < running.length; i += 100) {
+    const described = await deps.ecs.send(new DescribeTasksCommand({ cluster: deps.config.cluster, tasks: running.slice(i, i + 100) }));
+    for (const task of described.tasks ?? []) {
+      if (!task.taskArn || (task.createdAt?.getTime() ?? 0) > cutoff) continue;
+      await deps.ecs.send(new StopTaskCommand({ cluster: deps.config.cluster, task: task.taskArn, reason: 'threadwork: orphaned' }));
+      orphans.push(task.taskArn);
+    }
+  }
+  return orphans;
 }

@@ -392,7 +392,7 @@ test('agent-step IAM: RunTask of the task definition in this cluster, PassRole o
   assert.deepEqual(ecsActions, ['ecs:DescribeTasks', 'ecs:RunTask', 'ecs:StopTask', 'ecs:TagResource']);
 });
 
-test("only agent-step may start sandboxes or pass roles (besides the scheduler, which passes its schedule role); the reaper only describes and stops this cluster's tasks", () => {
+test("only agent-step may start sandboxes or pass roles (besides the scheduler, which passes its schedule role); the reaper only lists, describes and stops this cluster's tasks", () => {
   const { stack, statementsOf, ofType, functionStatements, idOf } = isolated;
   for (const [roleId] of ofType('AWS::IAM::Role')) {
     if (roleId === idOf(stack.functions.agentStep.role!)) continue;
@@ -403,9 +403,10 @@ test("only agent-step may start sandboxes or pass roles (besides the scheduler, 
   }
   const reaper = functionStatements('sandboxReaper');
   const ecs = reaper.filter((s) => list(s.Action).some((a) => a.startsWith('ecs:')));
-  assert.equal(ecs.length, 1);
-  assert.deepEqual(list(ecs[0]!.Action).sort(), ['ecs:DescribeTasks', 'ecs:StopTask']);
-  assert.deepEqual(ecs[0]!.Condition, { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] } } });
+  assert.deepEqual(ecs.map((s) => list(s.Action).sort()).sort(), [['ecs:DescribeTasks', 'ecs:StopTask'], ['ecs:ListTasks']]);
+  for (const statement of ecs) {
+    assert.deepEqual(statement.Condition, { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] } } });
+  }
   for (const action of reaper.flatMap((s) => list(s.Action))) assert.match(action, /^(dynamodb|ecs|logs|xray):/, action);
 });
 

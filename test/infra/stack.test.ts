@@ -513,6 +513,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'sandboxReaper')} ${sandboxTasks}`,
+    `${roleOfFunction(stack, 'sandboxReaper')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs.ts';
 import { localFunctionArn, startLocalStepFunctions, type LocalStepFunctions } from '../../infra/local/step-functions.ts';
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
@@ -22,6 +23,7 @@ import {
   markLost,
   reapIdleSandboxes,
   startSandbox,
+  sweepOrphanedTasks,
   waitUntilAnswering,
 } from '../../shared/sandbox/lifecycle.ts';
 import type { Prompt } from '../../shared/schemas.ts';
@@ -120,8 +122,8 @@ test('a lease whose execution was never started is left for the redelivered prom
   assert.equal((await getActor(actor, never.threadId))?.started, false);
 });
 
-test('the reaper stops sandboxes idle past the timeout and keeps the ones in use', async () => {
-  const deps: LifecycleDeps = {
+function reaperDeps(port = 8080): LifecycleDeps {
+  return {
     db: table.db,
     tableName: table.tableName,
     ecs,
@@ -132,10 +134,14 @@ test('the reaper stops sandboxes idle past the timeout and keeps the ones in use
       containerName: 'sandbox',
       subnets: ['subnet-local'],
       securityGroups: ['sg-local'],
-      port: 8080,
+      port,
       idleMinutes: 5,
     },
   };
+}
+
+test('the reaper stops sandboxes idle past the timeout and keeps the ones in use', async () => {
+  const deps = reaperDeps();
   const idle = await startSandbox(deps, 'slack:CREC:idle');
   clock.ms += 4 * 60_000;
   const busy = await startSandbox(deps, 'slack:CREC:busy');
@@ -151,22 +157,8 @@ test('the reaper stops sandboxes idle past the timeout and keeps the ones in use
 });
 
 test('agent-step takes RUNNING with an address as ready; sandbox-step waits until the server answers', async () => {
-  const deps: LifecycleDeps = {
-    db: table.db,
-    tableName: table.tableName,
-    ecs,
-    now: () => clock.ms,
-    config: {
-      cluster: ecsStandIn.clusterArn,
-      taskDefinition: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
-      containerName: 'sandbox',
-      subnets: ['subnet-local'],
-      securityGroups: ['sg-local'],
-      // Nothing listens here: ensureSandbox must not depend on reaching the task.
-      port: 9,
-      idleMinutes: 5,
-    },
-  };
+  // Nothing listens on port 9: ensureSandbox must not depend on reaching the task.
+  const deps = reaperDeps(9);
   const item = await ensureSandbox(deps, 'slack:CREC:ready');
   assert.equal(item.status, 'running');
   assert.ok(item.ip);
@@ -179,21 +171,7 @@ test('agent-step takes RUNNING with an address as ready; sandbox-step waits unti
 });
 
 test('tasks whose server never answers are replaced a bounded number of times, then the start fails', async () => {
-  const deps: LifecycleDeps = {
-    db: table.db,
-    tableName: table.tableName,
-    ecs,
-    now: () => clock.ms,
-    config: {
-      cluster: ecsStandIn.clusterArn,
-      taskDefinition: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
-      containerName: 'sandbox',
-      subnets: ['subnet-local'],
-      securityGroups: ['sg-local'],
-      port: 8080,
-      idleMinutes: 5,
-    },
-  };
+  const deps = reaperDeps();
   const thread = 'slack:CREC:never-answers';
   for (let attempt = 1; attempt < MAX_FAILED_STARTS; attempt++) {
     const item = await ensureSandbox(deps, thread);
@@ -203,4 +181,34 @@ test('tasks whose server never answers are replaced a bounded number of times, t
   assert.equal(last.failedStarts, MAX_FAILED_STARTS - 1);
   await markLost(deps, thread, last.taskArn);
   await assert.rejects(ensureSandbox(deps, thread), { name: 'SandboxStartFailed', message: /never answered/ });
+});
+
+test('a failed StopTask keeps the record, and the next run of the reaper stops the task', async () => {
+  const deps = reaperDeps();
+  const item = await startSandbox(deps, 'slack:CREC:stubborn');
+  clock.ms += 10 * 60_000;
+  const failing = {
+    ...deps,
+    ecs: new ECSClient({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 }),
+  };
+  await assert.rejects(reapIdleSandboxes(failing));
+  failing.ecs.destroy();
+  assert.equal((await getSandbox(deps, 'slack:CREC:stubborn'))?.status, 'stopping', 'the record is kept for the retry');
+  assert.ok((await reapIdleSandboxes(deps)).includes('slack:CREC:stubborn'));
+  assert.equal(await getSandbox(deps, 'slack:CREC:stubborn'), undefined);
+  assert.equal(ecsStandIn.tasks.get(item.taskArn)?.desiredStatus, 'STOPPED');
+});
+
+test('the sweep stops sandbox tasks that no record owns, once past the grace period', async () => {
+  const deps = reaperDeps();
+  clock.ms = Date.now();
+  const owned = await startSandbox(deps, 'slack:CREC:owned');
+  // A RunTask whose record was never written (the write failed after the task started).
+  const orphan = await startSandbox(deps, 'slack:CREC:orphan');
+  await table.db.send(new DeleteCommand({ TableName: table.tableName, Key: { pk: 'sandboxes', sk: 'slack:CREC:orphan' } }));
+  assert.deepEqual(await sweepOrphanedTasks(deps, 60_000), [], 'young tasks may still get their record');
+  clock.ms += 61_000;
+  assert.deepEqual(await sweepOrphanedTasks(deps, 60_000), [orphan.taskArn]);
+  assert.equal(ecsStandIn.tasks.get(orphan.taskArn)?.desiredStatus, 'STOPPED');
+  assert.equal(ecsStandIn.tasks.get(owned.taskArn)?.desiredStatus, 'RUNNING');
 });
