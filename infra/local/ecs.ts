@@ -331,14 +331,7 @@ interface TaskRecord {
 }
 
 type TimeField =
-  | 'createdAt'
-  | 'pullStartedAt'
-  | 'pullStoppedAt'
-  | 'startedAt'
-  | 'connectivityAt'
-  | 'stoppingAt'
-  | 'executionStoppedAt'
-  | 'stoppedAt';
+  'createdAt' | 'pullStartedAt' | 'pullStoppedAt' | 'startedAt' | 'connectivityAt' | 'stoppingAt' | 'executionStoppedAt' | 'stoppedAt';
 
 type Operation = (input: Record<string, unknown>) => unknown;
 
