@@ -2,7 +2,8 @@
 // reason the finding is accepted. cdk-nag v3 uses CDK's own Validations.acknowledge(); a finding on
 // a wildcard is acknowledged by its exact id (e.g. AwsSolutions-IAM5[Resource::*]), so a new
 // wildcard fails the synth until someone looks at it.
-import { type App, Stack, Validations } from 'aws-cdk-lib';
+import { type App, ArnFormat, Stack, Validations } from 'aws-cdk-lib';
+import type { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { IConstruct } from 'constructs';
@@ -17,6 +18,7 @@ import type { WebhookApi } from './constructs/webhook-api.ts';
 import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import type { SandboxStep } from './constructs/sandbox-step.ts';
+import type { SandboxImageBuild } from './constructs/sandbox-image.ts';
 import type { SandboxTask } from './constructs/sandbox-task.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
 
@@ -184,11 +186,15 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
     'AwsSolutions-ECS2',
     'The container environment holds only SANDBOX_WORKSPACE (/workspace) and SANDBOX_PORT (8080), both public and fixed; the only secret, the per-task token, is passed as a RunTask container override and never stored in the task definition.',
   );
-  acknowledge(
-    task.executionRole,
-    'AwsSolutions-IAM5[Resource::*]',
-    'Pulling the sandbox image needs ecr:GetAuthorizationToken, which does not support resource-level permissions; the layer and image actions name the one asset repository.',
-  );
+  // An image from a public registry other than ECR needs no ECR permission at all.
+  if (task.image.build || task.image.prebuiltRepositoryArn) {
+    acknowledge(
+      task.executionRole,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Pulling the sandbox image needs ecr:GetAuthorizationToken, which does not support resource-level permissions; the layer and image actions name the one repository of the sandbox image.',
+    );
+  }
+  if (task.image.build) acknowledgeImageBuild(task.image.build);
 
   // Starting and stopping sandbox tasks: task ids are random, so the ARN names the cluster and a wildcard id.
   acknowledge(
@@ -227,6 +233,56 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
   );
 }
 
+/**
+ * The deploy-time image build (@cdklabs/deploy-time-build): a CodeBuild project and a custom resource
+ * function the library creates. Their log groups and managed policies are replaced in sandbox-image.ts;
+ * what remains below is what the library's constructs grant and cannot be narrowed from outside.
+ */
+function acknowledgeImageBuild(build: SandboxImageBuild): void {
+  const { project, handler } = build;
+  const stack = Stack.of(project);
+  acknowledge(
+    resourceOf(handler),
+    'AwsSolutions-L1',
+    '@cdklabs/deploy-time-build 0.0.6 sets nodejs22.x (the runtime it is tested on) for its custom resource function, which runs only during deploys to start the image build.',
+  );
+  acknowledge(
+    resourceOf(project),
+    'AwsSolutions-CB4',
+    'The image build produces no build artifacts (NO_ARTIFACTS): its one output is the image it pushes to the sandbox ECR repository, which ECR encrypts at rest; a customer managed key would have nothing to encrypt.',
+  );
+  const role = project.role;
+  if (!role) throw new Error(`${project.node.path} has no role`);
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::*]',
+    'The build logs in to ECR and ECR Public (ecr:GetAuthorizationToken, ecr-public:GetAuthorizationToken, and sts:GetServiceBearerToken limited to ecr-public by sts:AWSServiceName); none supports resource-level permissions. Pushing and pulling layers names the sandbox repository only.',
+  );
+  acknowledge(
+    role,
+    iam5Resource(
+      project,
+      stack.formatArn({
+        service: 'logs',
+        resource: 'log-group',
+        resourceName: `/aws/codebuild/${project.projectName}:*`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    ),
+    "CDK's default for a CodeBuild project: CodeBuild writes each build's log stream, named per build, into the project's own log group /aws/codebuild/<project>, which this stack creates with the deployment's retention.",
+  );
+  acknowledge(
+    role,
+    iam5Resource(project, stack.formatArn({ service: 'codebuild', resource: 'report-group', resourceName: `${project.projectName}-*` })),
+    "CDK's default for a CodeBuild project: test-report actions on report groups named after the project. The image build creates no reports; the statement reaches only report groups with that project's name prefix.",
+  );
+  const asset = build.build.node.findChild('Source') as Asset;
+  const assetRead =
+    "deploy-time-build grants its build read access to its source (the sandbox build context, uploaded as a CDK file asset) with CDK's Asset.grantRead: Get*/List* on the CDK bootstrap assets bucket only, which the library gives no way to narrow to the one object.";
+  for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) acknowledge(role, `AwsSolutions-IAM5[Action::${action}]`, assetRead);
+  acknowledge(role, iam5Resource(project, asset.bucket.arnForObjects('*')), assetRead);
+}
+
 function acknowledge(scope: IConstruct, id: string, reason: string): void {
   Validations.of(scope).acknowledge({ id, reason });
 }
@@ -262,6 +318,8 @@ function flattenIntrinsics(value: unknown): string {
     }
     if (Array.isArray(fn['Fn::GetAtt'])) return `<${(fn['Fn::GetAtt'] as string[]).join('.')}>`;
     if (typeof fn.Ref === 'string') return `<${fn.Ref}>`;
+    // CDK's bootstrap bucket names: Fn::Sub of pseudo parameters, which cdk-nag writes as <AWS::AccountId>.
+    if (typeof fn['Fn::Sub'] === 'string') return fn['Fn::Sub'].replace(/\$\{([^}]+)\}/g, '<$1>');
   }
   throw new Error(`cannot name the nag finding for ${JSON.stringify(value)}`);
 }

@@ -2,6 +2,7 @@
 // Values given with -c arrive as strings, so numbers are parsed and checked here, once.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
 
 export interface DeploymentSettings {
   /** Bedrock model id or inference profile id the agent calls by default. */
@@ -17,6 +18,11 @@ export interface DeploymentSettings {
   readonly sandboxNetwork: SandboxNetworkMode;
   /** How many Availability Zones the sandbox VPC spans (each AZ adds interface endpoints to pay for). */
   readonly sandboxAzs: number;
+  /**
+   * A prebuilt sandbox image to run instead of building containers/sandbox in CodeBuild at deploy.
+   * In isolated mode it must be a private ECR image: the VPC has no route to any other registry.
+   */
+  readonly sandboxImageUri?: string;
   /** Fargate CPU units of one sandbox task (1024 = 1 vCPU). */
   readonly sandboxCpu: number;
   /** Memory of one sandbox task in MiB; must be a combination Fargate allows with sandboxCpu. */
@@ -96,19 +102,42 @@ function readRunTimeout(raw: unknown): number {
   return minutes;
 }
 
-type SandboxSettings = Pick<DeploymentSettings, 'sandboxNetwork' | 'sandboxAzs' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes'>;
+type SandboxSettings = Pick<
+  DeploymentSettings,
+  'sandboxNetwork' | 'sandboxAzs' | 'sandboxImageUri' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes'
+>;
+
+const MAX_SANDBOX_AZS = 3;
 
 function readSandboxSettings(node: Node): SandboxSettings {
   const sandboxCpu = readWholeNumber(node, 'sandboxCpu', FARGATE_CPUS[0]!, FARGATE_CPUS.at(-1)!);
   const sandboxMemoryMiB = readWholeNumber(node, 'sandboxMemoryMiB', 512, 122880);
   checkFargateSize(sandboxCpu, sandboxMemoryMiB);
+  const sandboxNetwork = readSandboxNetwork(node.tryGetContext('sandboxNetwork'));
+  const sandboxImageUri = readImageUri(node.tryGetContext('sandboxImageUri'), sandboxNetwork);
   return {
-    sandboxNetwork: readSandboxNetwork(node.tryGetContext('sandboxNetwork')),
-    sandboxAzs: readWholeNumber(node, 'sandboxAzs', 1, 3),
+    sandboxNetwork,
+    sandboxAzs: readWholeNumber(node, 'sandboxAzs', 1, MAX_SANDBOX_AZS),
+    ...(sandboxImageUri && { sandboxImageUri }),
     sandboxCpu,
     sandboxMemoryMiB,
     sandboxIdleMinutes: readWholeNumber(node, 'sandboxIdleMinutes', 1, 120),
   };
+}
+
+function readImageUri(raw: unknown, network: SandboxNetworkMode): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !isImageReference(raw)) {
+    throw new Error(
+      `context sandboxImageUri must be a container image reference of at most ${MAX_IMAGE_URI_LENGTH} characters, such as 123456789012.dkr.ecr.us-east-1.amazonaws.com/sandbox:v1; got ${JSON.stringify(raw)}`,
+    );
+  }
+  if (network === 'isolated' && !parseEcrImage(raw)) {
+    throw new Error(
+      `context sandboxImageUri must be a private Amazon ECR image (<account>.dkr.ecr.<region>.amazonaws.com/<repository>:<tag>) when sandboxNetwork is isolated: isolated tasks reach no other registry; got ${JSON.stringify(raw)}`,
+    );
+  }
+  return raw;
 }
 
 function readSandboxNetwork(raw: unknown): SandboxNetworkMode {

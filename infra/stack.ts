@@ -69,7 +69,7 @@ export class AgentRuntimeStack extends Stack {
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
     const { modelId, logRetentionDays: logRetention, runTimeoutMinutes } = props.settings;
-    const { sandboxNetwork, sandboxAzs, sandboxCpu, sandboxMemoryMiB, sandboxIdleMinutes } = props.settings;
+    const { sandboxNetwork, sandboxAzs, sandboxImageUri, sandboxCpu, sandboxMemoryMiB, sandboxIdleMinutes } = props.settings;
 
     // Shared state.
     const state = new StateTable(this, 'State');
@@ -88,6 +88,7 @@ export class AgentRuntimeStack extends Stack {
       memoryMiB: sandboxMemoryMiB,
       idleMinutes: sandboxIdleMinutes,
       logRetention,
+      prebuiltImageUri: sandboxImageUri,
     });
     // Neither sandbox function gets the Slack secret: they never talk to Slack.
     const sandboxStep = new SandboxStep(this, 'SandboxStep', {

@@ -1,14 +1,26 @@
-// The sandbox container image: containers/sandbox built for ARM64 as a CDK Docker image asset.
-// Its Dockerfile copies the command server's esbuild bundle (dist/server.mjs), so the bundle is built
-// here first, synchronously, whenever it is missing or older than the server's sources. Synth only
-// stages the directory; Docker builds the image at deploy (cdk deploy / cdk-assets publish).
+// The sandbox container image, from one of two places:
+//
+//   built at deploy (default)  containers/sandbox is uploaded as a plain file asset and built for ARM64
+//                              by AWS CodeBuild on an ARM64 host (@cdklabs/deploy-time-build), then
+//                              pushed to this stack's ECR repository. `cdk deploy` runs no Docker.
+//   prebuilt                   the deployment setting sandboxImageUri names an image; nothing is built.
+//
+// The Dockerfile copies the command server's esbuild bundle (dist/server.mjs), so a real synth builds
+// the bundle first, synchronously, whenever it is missing or older than the server's sources.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, Stack } from 'aws-cdk-lib';
+import { ContainerImageBuild } from '@cdklabs/deploy-time-build';
+import { Annotations, IgnoreMode, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Project } from 'aws-cdk-lib/aws-codebuild';
+import { Repository, TagMutability } from 'aws-cdk-lib/aws-ecr';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import { ContainerImage } from 'aws-cdk-lib/aws-ecs';
-import type { Construct } from 'constructs';
+import { CfnRole, Effect, type IRole, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { type CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct, type IConstruct } from 'constructs';
+import { parseEcrImage } from '../image-uri.ts';
 import { PROJECT_ROOT } from './agent-function.ts';
 
 /** The image's build context, relative to the repository root. */
@@ -17,14 +29,168 @@ export const SANDBOX_BUILD_SCRIPT = `${SANDBOX_IMAGE_DIR}/build.mjs`;
 export const SANDBOX_SERVER_SOURCE = `${SANDBOX_IMAGE_DIR}/server.ts`;
 export const SANDBOX_SERVER_BUNDLE = `${SANDBOX_IMAGE_DIR}/dist/server.mjs`;
 
-export function sandboxImage(scope: Construct): ContainerImage {
+/** Built images the repository keeps; older ones expire (a task definition names only the newest). */
+export const SANDBOX_IMAGES_KEPT = 5;
+
+// Construct ids deploy-time-build gives the stack-wide singletons it creates (its function and project).
+const BUILD_HANDLER_ID = 'DeployTimeBuildCustomResourceHandler';
+const BUILD_PROJECT_ID = 'ContainerImageBuildArm64';
+
+export interface SandboxImageProps {
+  /** A prebuilt image to run (deployment setting sandboxImageUri); without it the image is built at deploy. */
+  readonly prebuiltImageUri?: string;
+  /** The task execution role, which pulls the image. */
+  readonly executionRole: IRole;
+  readonly logRetention: RetentionDays;
+}
+
+/** What the deploy-time build consists of, for tests and nag acknowledgements. */
+export interface SandboxImageBuild {
+  readonly repository: Repository;
+  readonly build: ContainerImageBuild;
+  /** The CodeBuild project that runs `docker buildx build` (one per stack, shared by every ContainerImageBuild). */
+  readonly project: Project;
+  readonly projectLogs: LogGroup;
+  /** The custom resource function that starts the build (one per stack). */
+  readonly handler: LambdaFunction;
+  readonly handlerLogs: LogGroup;
+}
+
+export class SandboxImage extends Construct {
+  readonly containerImage: ContainerImage;
+  /** Present when the image is built at deploy. */
+  readonly build?: SandboxImageBuild;
+  /** Present when sandboxImageUri names a private ECR image: the repository the execution role may pull from. */
+  readonly prebuiltRepositoryArn?: string;
+
+  constructor(scope: Construct, id: string, props: SandboxImageProps) {
+    super(scope, id);
+    if (props.prebuiltImageUri) {
+      this.containerImage = ContainerImage.fromRegistry(props.prebuiltImageUri);
+      const ecr = parseEcrImage(props.prebuiltImageUri);
+      // Any other registry must be public: the task definition holds no registry credentials.
+      if (ecr) {
+        this.prebuiltRepositoryArn = Stack.of(this).formatArn({
+          service: 'ecr',
+          account: ecr.account,
+          region: ecr.region,
+          resource: 'repository',
+          resourceName: ecr.repositoryName,
+        });
+        const repository = Repository.fromRepositoryAttributes(this, 'PrebuiltRepository', {
+          repositoryArn: this.prebuiltRepositoryArn,
+          repositoryName: ecr.repositoryName,
+        });
+        repository.grantPull(props.executionRole);
+      }
+      return;
+    }
+    this.build = buildAtDeploy(this, props.logRetention);
+    this.containerImage = this.build.build.toEcsDockerImageCode();
+  }
+}
+
+function buildAtDeploy(scope: Construct, logRetention: RetentionDays): SandboxImageBuild {
   const directory = join(PROJECT_ROOT, SANDBOX_IMAGE_DIR);
   if (!existsSync(join(directory, 'Dockerfile'))) {
     throw new Error(`${SANDBOX_IMAGE_DIR}/Dockerfile not found: the sandbox image cannot be built without it`);
   }
   // Tests and the local cloud synthesize with bundling switched off; only a real synth builds.
   if (Stack.of(scope).bundlingRequired) buildServerBundle(scope);
-  return ContainerImage.fromAsset(directory, { platform: Platform.LINUX_ARM64 });
+
+  // Our own repository rather than the library's default one: immutable tags (every build pushes a new
+  // random tag), old images expire, and the repository goes with the stack (the image is rebuilt from source).
+  const repository = new Repository(scope, 'Repository', {
+    imageTagMutability: TagMutability.IMMUTABLE,
+    imageScanOnPush: true,
+    lifecycleRules: [{ description: `Keep the ${SANDBOX_IMAGES_KEPT} newest sandbox images`, maxImageCount: SANDBOX_IMAGES_KEPT }],
+    removalPolicy: RemovalPolicy.DESTROY,
+    emptyOnDelete: true,
+  });
+  const build = new ContainerImageBuild(scope, 'Build', {
+    directory,
+    platform: Platform.LINUX_ARM64,
+    repository,
+    // The build context is uploaded as a file asset, filtered like Docker filters it.
+    ignoreMode: IgnoreMode.DOCKER,
+    exclude: buildContextExcludes(directory),
+  });
+
+  const stack = Stack.of(scope);
+  const handler = stackSingleton(stack, BUILD_HANDLER_ID, LambdaFunction);
+  const project = stackSingleton(stack, BUILD_PROJECT_ID, Project);
+  const handlerLogs = tightenBuildHandler(scope, handler, logRetention);
+  const projectLogs = tightenBuildProject(scope, project, logRetention);
+  // The build must find its log group in place: otherwise CodeBuild creates one that never expires.
+  build.node.findChild('Resource').node.addDependency(projectLogs);
+  return { repository, build, project, projectLogs, handler, handlerLogs };
+}
+
+/**
+ * The context's .dockerignore patterns, plus the Dockerfile: Docker always reads the Dockerfile even
+ * when .dockerignore excludes it, but the uploaded copy must contain it for CodeBuild to build.
+ */
+function buildContextExcludes(directory: string): string[] {
+  const dockerignore = join(directory, '.dockerignore');
+  const patterns = existsSync(dockerignore)
+    ? readFileSync(dockerignore, 'utf8')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '' && !line.startsWith('#'))
+    : [];
+  return [...patterns, '!Dockerfile'];
+}
+
+/**
+ * The build's custom resource function: a log group with the deployment's retention (in place of the
+ * never-shortened one CDK would create for it), and a role that writes to that group only instead of
+ * carrying AWSLambdaBasicExecutionRole (which allows writing to every log group).
+ */
+function tightenBuildHandler(scope: Construct, handler: LambdaFunction, logRetention: RetentionDays): LogGroup {
+  const logGroup = new LogGroup(scope, 'BuildHandlerLogs', { retention: logRetention });
+  handler.node.tryRemoveChild('LogGroup');
+  (handler.node.defaultChild as CfnFunction).loggingConfig = { logGroup: logGroup.logGroupName };
+  const role = handler.role as Role;
+  dropManagedPolicies(role);
+  logGroup.grantWrite(role);
+  return logGroup;
+}
+
+/**
+ * The CodeBuild project: a log group with the deployment's retention at the name CodeBuild writes to
+ * (its role may write there only), and instead of the AmazonElasticContainerRegistryPublicReadOnly
+ * managed policy the two actions the build's `docker login public.ecr.aws` needs.
+ */
+function tightenBuildProject(scope: Construct, project: Project, logRetention: RetentionDays): LogGroup {
+  const role = project.role as Role;
+  dropManagedPolicies(role);
+  role.addToPrincipalPolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['ecr-public:GetAuthorizationToken'], resources: ['*'] }));
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ['sts:GetServiceBearerToken'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'sts:AWSServiceName': 'ecr-public.amazonaws.com' } },
+    }),
+  );
+  return new LogGroup(scope, 'BuildLogs', {
+    logGroupName: `/aws/codebuild/${project.projectName}`,
+    retention: logRetention,
+  });
+}
+
+/** Clears the managed policies the library attached (the role's explicit statements replace them). */
+function dropManagedPolicies(role: Role): void {
+  const cfnRole = role.node.defaultChild;
+  if (!(cfnRole instanceof CfnRole)) throw new Error(`${role.node.path} has no CfnRole`);
+  cfnRole.managedPolicyArns = undefined;
+}
+
+/** A construct deploy-time-build creates once per stack, found by its id prefix. */
+function stackSingleton<T extends IConstruct>(stack: Stack, idPrefix: string, type: abstract new (...args: never[]) => T): T {
+  const found = stack.node.children.filter((child): child is T => child.node.id.startsWith(idPrefix) && child instanceof type);
+  if (found.length !== 1) throw new Error(`expected one ${idPrefix}* in ${stack.node.path}, found ${found.length}`);
+  return found[0]!;
 }
 
 function buildServerBundle(scope: Construct): void {

@@ -5,7 +5,7 @@
 //   and /tmp, the server on 8080/tcp. Its task role has no policies: nothing in the task can call AWS
 //   (the sandbox-step function moves files between S3 and the task). The execution role only pulls the
 //   image and writes the container's logs. The per-task token arrives as a RunTask container override.
-import { Stack } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import {
   Capability,
   Cluster,
@@ -21,7 +21,7 @@ import {
 import { Effect, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { sandboxImage } from './sandbox-image.ts';
+import { SandboxImage } from './sandbox-image.ts';
 import type { SandboxNetwork } from './sandbox-network.ts';
 import type { SandboxSecurityGroups } from './sandbox-security-groups.ts';
 
@@ -44,6 +44,8 @@ export interface SandboxTaskProps {
   readonly memoryMiB: number;
   readonly idleMinutes: number;
   readonly logRetention: RetentionDays;
+  /** A prebuilt image to run (deployment setting sandboxImageUri) instead of building containers/sandbox at deploy. */
+  readonly prebuiltImageUri?: string;
 }
 
 export class SandboxTask extends Construct implements SandboxLauncher {
@@ -52,6 +54,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
   readonly container: ContainerDefinition;
   readonly taskRole: Role;
   readonly executionRole: Role;
+  readonly image: SandboxImage;
   readonly logGroup: LogGroup;
   /** What a function that starts sandboxes (RunTask) needs to know, as environment variables. */
   readonly launchEnvironment: Record<string, string>;
@@ -91,10 +94,15 @@ export class SandboxTask extends Construct implements SandboxLauncher {
     const linuxParameters = new LinuxParameters(this, 'LinuxParameters', { initProcessEnabled: false });
     linuxParameters.dropCapabilities(Capability.ALL);
 
+    this.image = new SandboxImage(this, 'Image', {
+      prebuiltImageUri: props.prebuiltImageUri,
+      executionRole: this.executionRole,
+      logRetention: props.logRetention,
+    });
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
     this.container = this.taskDefinition.addContainer(SANDBOX_CONTAINER_NAME, {
       containerName: SANDBOX_CONTAINER_NAME,
-      image: sandboxImage(this),
+      image: this.image.containerImage,
       essential: true,
       user: SANDBOX_USER,
       readonlyRootFilesystem: true,
@@ -104,6 +112,13 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       environment: { SANDBOX_WORKSPACE: SANDBOX_WRITABLE_PATHS.workspace, SANDBOX_PORT: String(SANDBOX_PORT) },
       logging: LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'sandbox' }),
     });
+    if (this.image.prebuiltRepositoryArn) {
+      // CDK warns that fromRegistry grants no ECR pull; SandboxImage grants it on exactly that repository.
+      Validations.of(this.container).acknowledge({
+        id: 'Annotation::@aws-cdk/aws-ecs:ecrImageRequiresPolicy',
+        reason: 'The execution role is granted pull on exactly the repository sandboxImageUri names (SandboxImage).',
+      });
+    }
     this.container.addMountPoints(
       ...Object.entries(SANDBOX_WRITABLE_PATHS).map(([sourceVolume, containerPath]) => ({
         sourceVolume,

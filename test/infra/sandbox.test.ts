@@ -1,18 +1,14 @@
 // Template tests for the sandbox: the Fargate task definition, the VPC in both network modes, the
 // security groups between the sandbox-step function and the task, who may start and stop tasks, the
-// idle reaper's schedule, cdk-nag in both modes, and the container image asset.
+// idle reaper's schedule and cdk-nag in both modes. The image is in sandbox-image.test.ts.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { SANDBOX_IMAGE_DIR } from '../../infra/constructs/sandbox-image.ts';
 import type { FunctionRole } from '../../infra/function-entries.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
-import { flatten, logicalId, STACK_NAME, synth, type Synthesized } from './synth.ts';
+import { flatten, logicalId, synth, type Synthesized } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
@@ -466,29 +462,5 @@ test('cdk-nag AwsSolutions: clean in both network modes, every acknowledgement r
       assert.match(id, /^AwsSolutions-[A-Z]+\d+(\[.+\])?$/, `${mode} ${path}`);
       assert.ok(reason.trim().length >= 40, `${mode} ${path} ${id}: reason too short`);
     }
-  }
-});
-
-test('image: containers/sandbox as an ARM64 Docker asset; a real synth builds the server bundle and stages it with the Dockerfile', () => {
-  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-sandbox-'));
-  try {
-    const bundled = synth({ bundle: true, outdir, settings: { sandboxNetwork: 'egress' } });
-    const assembly = bundled.app.synth();
-    const manifest = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.assets.json`), 'utf8')) as {
-      dockerImages: Record<string, { source: { directory: string; platform?: string } }>;
-    };
-    const images = Object.values(manifest.dockerImages);
-    assert.equal(images.length, 1);
-    assert.equal(images[0]!.source.platform, 'linux/arm64');
-    const staged = join(assembly.directory, images[0]!.source.directory);
-    assert.ok(existsSync(join(staged, 'Dockerfile')));
-    assert.ok(existsSync(join(staged, 'dist', 'server.mjs')), `${SANDBOX_IMAGE_DIR}/dist/server.mjs was built and staged`);
-    // The task definition points at that image.
-    const [container] = (
-      bundled.template.toJSON().Resources[logicalId(bundled.stack, bundled.stack.sandbox.task.taskDefinition)] as Resource
-    ).Properties.ContainerDefinitions as { Image: { 'Fn::Sub': string } }[];
-    assert.match(container!.Image['Fn::Sub'], /container-assets/);
-  } finally {
-    rmSync(outdir, { recursive: true, force: true });
   }
 });

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
 import { parseModelId } from '../../infra/constructs/bedrock-access.ts';
+import { isImageReference, parseEcrImage } from '../../infra/image-uri.ts';
 import { DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
 
 const settingsFrom = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
@@ -73,6 +74,49 @@ test('invalid sandbox settings fail the synth with a message naming the setting'
   assert.throws(() => settingsFrom({ sandboxCpu: 256, sandboxMemoryMiB: 1536 }), /use 512, 1024, 2048/);
   assert.throws(() => settingsFrom({ sandboxCpu: 8192, sandboxMemoryMiB: 18432 }), /steps of 4096/);
   assert.throws(() => settingsFrom({ sandboxCpu: 'lots' }), /sandboxCpu/);
+});
+
+test('sandboxImageUri: a private ECR image in any mode; another registry only with egress', () => {
+  const ecr = '123456789012.dkr.ecr.us-east-1.amazonaws.com/sandbox:v1';
+  assert.equal(settingsFrom({ sandboxImageUri: ecr }).sandboxImageUri, ecr);
+  assert.equal(settingsFrom({}).sandboxImageUri, undefined);
+  const digest = `123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/team/sandbox@sha256:${'a'.repeat(64)}`;
+  assert.equal(settingsFrom({ sandboxImageUri: digest }).sandboxImageUri, digest);
+  for (const uri of [
+    'ghcr.io/acme/sandbox:1.2',
+    'public.ecr.aws/acme/sandbox:latest',
+    'node:22-bookworm-slim',
+    'registry.example.com:5000/a/b',
+  ]) {
+    assert.equal(settingsFrom({ sandboxNetwork: 'egress', sandboxImageUri: uri }).sandboxImageUri, uri);
+    assert.throws(
+      () => settingsFrom({ sandboxImageUri: uri }),
+      /sandboxImageUri must be a private Amazon ECR image .* when sandboxNetwork is isolated/,
+    );
+  }
+  for (const bad of ['', 'Sandbox:v1', 'acme/sandbox:', 'acme/sandbox:v1 --rm', `a/${'b'.repeat(260)}`, 42]) {
+    assert.throws(
+      () => settingsFrom({ sandboxNetwork: 'egress', sandboxImageUri: bad }),
+      /sandboxImageUri must be a container image reference/,
+    );
+  }
+});
+
+test('image URIs: which are private ECR images, and their account, Region and repository', () => {
+  assert.deepEqual(parseEcrImage('123456789012.dkr.ecr.eu-west-1.amazonaws.com/team/sandbox:v1'), {
+    account: '123456789012',
+    region: 'eu-west-1',
+    repositoryName: 'team/sandbox',
+  });
+  assert.deepEqual(parseEcrImage('123456789012.dkr.ecr-fips.us-gov-west-1.amazonaws.com/sandbox'), {
+    account: '123456789012',
+    region: 'us-gov-west-1',
+    repositoryName: 'sandbox',
+  });
+  for (const other of ['public.ecr.aws/acme/sandbox:1', 'ghcr.io/acme/sandbox', '12345.dkr.ecr.us-east-1.amazonaws.com/x', 'sandbox:v1']) {
+    assert.equal(parseEcrImage(other), undefined, other);
+    assert.ok(isImageReference(other), other);
+  }
 });
 
 test('numbers given as strings (cdk deploy -c key=value) are parsed', () => {

@@ -243,9 +243,10 @@ test('buckets: SSE-S3, all public access blocked, SSL-only; the data bucket is v
 });
 
 /**
- * Lambda functions CDK adds for its own custom resources: the VPC's default-security-group restriction
- * (a CustomResourceProvider, whose role carries AWSLambdaBasicExecutionRole) and the AwsCustomResource
- * that looks up the S3 and DynamoDB prefix lists (given our own role and log group).
+ * Lambda functions CDK and libraries add for custom resources: the VPC's default-security-group
+ * restriction (a CustomResourceProvider, whose role carries AWSLambdaBasicExecutionRole), the
+ * AwsCustomResource that looks up the S3 and DynamoDB prefix lists (given our own role and log group),
+ * the bucket notifications handler, and deploy-time-build's function that starts the image build.
  */
 const cdkProviderFunctions = (): Record<string, Resource> =>
   Object.fromEntries(
@@ -263,9 +264,10 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'AWS679f53fac002430cb0da5b7982bd2287',
       'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
       'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
+      'DeployTimeBuildCustomResourceHandlerdb740fd554364a848a09e6dfcd01f4f3',
     ],
   );
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 3);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 4);
   for (const role of ROLES) {
     const fn = props(stack.functions[role]);
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -426,6 +428,12 @@ test('secret: SlackCredentials JSON with a generated signing secret and a bot to
   assert.match((JSON.parse(generate.SecretStringTemplate) as { botToken: string }).botToken, /^xoxb-/);
 });
 
+/**
+ * The one place with action wildcards: deploy-time-build's Asset.grantRead, so its CodeBuild project can
+ * download the sandbox build context from the CDK bootstrap assets bucket (acknowledged in infra/nag.ts).
+ */
+const ASSET_READ_ACTIONS = ['s3:GetBucket*', 's3:GetObject*', 's3:List*'];
+
 test('least privilege: no action wildcards; secrets, queue and table grants name their one resource', () => {
   const queueArn = (queue: IConstruct) => ({ 'Fn::GetAtt': [idOf(queue), 'Arn'] });
   // Besides the inbox: the scheduler function's failed-invocations destination, the schedule role's DLQ.
@@ -436,6 +444,15 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
   for (const { policy, statements } of policies(stack)) {
     for (const s of statements) {
       assert.equal(s.Effect, 'Allow', roleOf(policy));
+      const imageBuild = roleOf(policy) === stack.sandbox.task.image.build?.project.role?.node.path;
+      if (imageBuild && list(s.Action).some((a) => a.includes('*'))) {
+        assert.deepEqual(list(s.Action).sort(), ASSET_READ_ACTIONS);
+        assert.deepEqual(list(s.Resource).map(flatten).sort(), [
+          'arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>',
+          'arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*',
+        ]);
+        continue;
+      }
       for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
       const actions = list(s.Action);
       if (actions.some((a) => a.startsWith('secretsmanager:'))) {
@@ -504,6 +521,9 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
   const bucketObjects = `<${idOf(stack.bucket)}.Arn>/*`;
   const sandboxTasks = `arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/<${idOf(stack.sandbox.task.cluster)}>/*`;
   const networkInterfaces = 'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*';
+  const imageBuild = stack.sandbox.task.image.build!;
+  const imageBuildRole = imageBuild.project.role!.node.path;
+  const imageBuildProject = idOf(imageBuild.project);
   const expected = [
     ...ROLES.map((r) => `${roleOfFunction(stack, r)} *`),
     `${stack.stateMachine.role.node.path} *`,
@@ -516,6 +536,10 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'sandboxReaper')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
+    `${imageBuildRole} *`,
+    `${imageBuildRole} arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<${imageBuildProject}>:*`,
+    `${imageBuildRole} arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<${imageBuildProject}>-*`,
+    `${imageBuildRole} arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*`,
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,
     `${roleOfFunction(stack, 'webhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,

@@ -73,8 +73,8 @@ export function flatten(value: unknown): string {
     }
     if (Array.isArray(fn['Fn::GetAtt'])) return `<${(fn['Fn::GetAtt'] as string[]).join('.')}>`;
     if (typeof fn.Ref === 'string') return `<${fn.Ref}>`;
-    // Fn::Sub without variables (CDK's asset repository and bucket names): its ${...} placeholders stay as they are.
-    if (typeof fn['Fn::Sub'] === 'string') return fn['Fn::Sub'];
+    // Fn::Sub of pseudo parameters (CDK's bootstrap bucket and repository names), written as cdk-nag does.
+    if (typeof fn['Fn::Sub'] === 'string') return fn['Fn::Sub'].replace(/\$\{([^}]+)\}/g, '<$1>');
   }
   throw new Error(`cannot flatten ${JSON.stringify(value)}`);
 }
