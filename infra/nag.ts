@@ -18,6 +18,8 @@ import type { WebhookApi } from './constructs/webhook-api.ts';
 import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import type { SandboxStep } from './constructs/sandbox-step.ts';
+import type { DeployTimeProvider } from './constructs/deploy-time-provider.ts';
+import type { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
 import type { SandboxImageBuild } from './constructs/sandbox-image.ts';
 import type { SandboxTask } from './constructs/sandbox-task.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
@@ -41,6 +43,7 @@ export interface NagScope {
   readonly eventBus: AgentEventBus;
   readonly eventSchedules: EventSchedules;
   readonly sandbox: {
+    readonly availabilityZones: SandboxAvailabilityZones;
     readonly prefixLists: AwsPrefixLists;
     readonly task: SandboxTask;
     readonly step: SandboxStep;
@@ -177,7 +180,11 @@ function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules)
 }
 
 function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agentRun: AgentRun): void {
-  const { prefixLists, task, step, reaper } = sandbox;
+  const { availabilityZones, prefixLists, task, step, reaper } = sandbox;
+  acknowledgeDeployTimeProvider(
+    availabilityZones.provider,
+    `${XRAY_REASON} ec2:DescribeAvailabilityZones (read-only) does not support them either; it is the handler's only other action, used once per deploy to choose the sandbox VPC's zones.`,
+  );
   const taskArns = iam5Resource(task, task.taskArns);
 
   // The sandbox task: environment variables are its two fixed, non-secret settings.
@@ -281,6 +288,21 @@ function acknowledgeImageBuild(build: SandboxImageBuild): void {
     "deploy-time-build grants its build read access to its source (the sandbox build context, uploaded as a CDK file asset) with CDK's Asset.grantRead: Get*/List* on the CDK bootstrap assets bucket only, which the library gives no way to narrow to the one object.";
   for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) acknowledge(role, `AwsSolutions-IAM5[Action::${action}]`, assetRead);
   acknowledge(role, iam5Resource(project, asset.bucket.arnForObjects('*')), assetRead);
+}
+
+/** A custom resource provider of this project (createDeployTimeProvider): its handler and its framework function. */
+function acknowledgeDeployTimeProvider({ handler, frameworkRole }: DeployTimeProvider, wildcardReason: string): void {
+  acknowledge(
+    resourceOf(handler),
+    'AwsSolutions-L1',
+    'nodejs22.x is the runtime this project targets and tests on; move to nodejs24.x deliberately, after testing on it.',
+  );
+  acknowledge(roleOf(handler), 'AwsSolutions-IAM5[Resource::*]', wildcardReason);
+  acknowledge(
+    frameworkRole,
+    iam5Resource(handler, `${handler.functionArn}:*`),
+    "CDK's Provider framework invokes its handler through grantInvoke, which covers the function and its versions (<arn>:*); the role may invoke and describe that one handler and write its own log group, nothing else.",
+  );
 }
 
 function acknowledge(scope: IConstruct, id: string, reason: string): void {

@@ -19,6 +19,11 @@ export interface DeploymentSettings {
   /** How many Availability Zones the sandbox VPC spans (each AZ adds interface endpoints to pay for). */
   readonly sandboxAzs: number;
   /**
+   * The AZ IDs (e.g. use1-az1) the sandbox VPC spans, when the deployment names them; otherwise the
+   * stack picks sandboxAzs zones at deploy time. When given, sandboxAzs is their count.
+   */
+  readonly sandboxAzIds?: readonly string[];
+  /**
    * A prebuilt sandbox image to run instead of building containers/sandbox in CodeBuild at deploy.
    * In isolated mode it must be a private ECR image: the VPC has no route to any other registry.
    */
@@ -104,7 +109,7 @@ function readRunTimeout(raw: unknown): number {
 
 type SandboxSettings = Pick<
   DeploymentSettings,
-  'sandboxNetwork' | 'sandboxAzs' | 'sandboxImageUri' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes'
+  'sandboxNetwork' | 'sandboxAzs' | 'sandboxAzIds' | 'sandboxImageUri' | 'sandboxCpu' | 'sandboxMemoryMiB' | 'sandboxIdleMinutes'
 >;
 
 const MAX_SANDBOX_AZS = 3;
@@ -114,15 +119,38 @@ function readSandboxSettings(node: Node): SandboxSettings {
   const sandboxMemoryMiB = readWholeNumber(node, 'sandboxMemoryMiB', 512, 122880);
   checkFargateSize(sandboxCpu, sandboxMemoryMiB);
   const sandboxNetwork = readSandboxNetwork(node.tryGetContext('sandboxNetwork'));
+  const sandboxAzIds = readAzIds(node.tryGetContext('sandboxAzIds'));
   const sandboxImageUri = readImageUri(node.tryGetContext('sandboxImageUri'), sandboxNetwork);
   return {
     sandboxNetwork,
-    sandboxAzs: readWholeNumber(node, 'sandboxAzs', 1, MAX_SANDBOX_AZS),
+    sandboxAzs: sandboxAzIds?.length ?? readWholeNumber(node, 'sandboxAzs', 1, MAX_SANDBOX_AZS),
+    ...(sandboxAzIds && { sandboxAzIds }),
     ...(sandboxImageUri && { sandboxImageUri }),
     sandboxCpu,
     sandboxMemoryMiB,
     sandboxIdleMinutes: readWholeNumber(node, 'sandboxIdleMinutes', 1, 120),
   };
+}
+
+// An AZ ID: the Region's short code, "-az" and a number (use1-az1, apne1-az4, cnn1-az2).
+const AZ_ID = /^[a-z]{2,}[0-9]+-az[0-9]+$/;
+
+/** AZ IDs as a list (cdk.json) or comma-separated (-c sandboxAzIds=use1-az1,use1-az2). */
+function readAzIds(raw: unknown): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const ids = typeof raw === 'string' ? raw.split(',').map((id) => id.trim()) : raw;
+  const valid =
+    Array.isArray(ids) &&
+    ids.length >= 1 &&
+    ids.length <= MAX_SANDBOX_AZS &&
+    ids.every((id) => typeof id === 'string' && AZ_ID.test(id)) &&
+    new Set(ids).size === ids.length;
+  if (!valid) {
+    throw new Error(
+      `context sandboxAzIds must be 1 to ${MAX_SANDBOX_AZS} different AZ IDs such as use1-az1 (aws ec2 describe-availability-zones shows them); got ${JSON.stringify(raw)}`,
+    );
+  }
+  return ids as string[];
 }
 
 function readImageUri(raw: unknown, network: SandboxNetworkMode): string | undefined {

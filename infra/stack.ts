@@ -27,6 +27,7 @@ import { RunEnded } from './constructs/run-ended.ts';
 import { SlackSecret } from './constructs/slack-secret.ts';
 import { StateTable } from './constructs/state-table.ts';
 import { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
+import { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
 import { SandboxNetwork } from './constructs/sandbox-network.ts';
 import { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
@@ -46,6 +47,7 @@ export type AgentRuntimeFunctions = { readonly [role in FunctionRole]: NodejsFun
 
 /** The sandbox's parts, for tests and tools that need them. */
 export interface AgentRuntimeSandbox {
+  readonly availabilityZones: SandboxAvailabilityZones;
   readonly network: SandboxNetwork;
   readonly securityGroups: SandboxSecurityGroups;
   readonly prefixLists: AwsPrefixLists;
@@ -69,7 +71,7 @@ export class AgentRuntimeStack extends Stack {
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
     const { modelId, logRetentionDays: logRetention, runTimeoutMinutes } = props.settings;
-    const { sandboxNetwork, sandboxAzs, sandboxImageUri, sandboxCpu, sandboxMemoryMiB, sandboxIdleMinutes } = props.settings;
+    const { sandboxNetwork, sandboxAzs, sandboxAzIds, sandboxImageUri, sandboxCpu, sandboxMemoryMiB, sandboxIdleMinutes } = props.settings;
 
     // Shared state.
     const state = new StateTable(this, 'State');
@@ -78,7 +80,12 @@ export class AgentRuntimeStack extends Stack {
     const shared = { table: state.table, slackSecret: slack.secret, logRetention };
 
     // The sandbox: where the agent's tools run, one Fargate task per thread.
-    const network = new SandboxNetwork(this, 'SandboxNetwork', { mode: sandboxNetwork, azs: sandboxAzs, logRetention });
+    const availabilityZones = new SandboxAvailabilityZones(this, 'SandboxAzs', { count: sandboxAzs, zoneIds: sandboxAzIds, logRetention });
+    const network = new SandboxNetwork(this, 'SandboxNetwork', {
+      mode: sandboxNetwork,
+      availabilityZones: availabilityZones.names,
+      logRetention,
+    });
     const prefixLists = new AwsPrefixLists(this, 'PrefixLists', { logRetention });
     const securityGroups = new SandboxSecurityGroups(this, 'SandboxSecurityGroups', { network, prefixLists, port: SANDBOX_PORT });
     const sandboxTask = new SandboxTask(this, 'SandboxTask', {
@@ -159,7 +166,7 @@ export class AgentRuntimeStack extends Stack {
     this.slackSecret = slack.secret;
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
-    this.sandbox = { network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule };
+    this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule };
     this.eventBus = eventBus;
     this.eventSchedules = eventSchedules;
 
@@ -196,7 +203,7 @@ export class AgentRuntimeStack extends Stack {
       slack,
       eventBus,
       eventSchedules,
-      sandbox: { prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper },
+      sandbox: { availabilityZones, prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper },
     });
   }
 }

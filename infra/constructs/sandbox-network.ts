@@ -7,8 +7,8 @@
 //                       lives in): sandbox commands reach the internet. Same gateway endpoints; no
 //                       interface endpoints (the NAT reaches ECR and Logs).
 //
-// Fewer AZs mean fewer interface endpoints to pay for (sandboxAzs, default 1). Every flow is logged.
-import { Fn } from 'aws-cdk-lib';
+// Fewer AZs mean fewer interface endpoints to pay for (sandboxAzs, default 1); which zones is decided
+// at deploy time (SandboxAvailabilityZones). Every flow is logged.
 import {
   FlowLogDestination,
   FlowLogTrafficType,
@@ -28,8 +28,8 @@ import type { SandboxNetworkMode } from '../settings.ts';
 
 export interface SandboxNetworkProps {
   readonly mode: SandboxNetworkMode;
-  /** Availability Zones to span, 1..3. */
-  readonly azs: number;
+  /** Names of the Availability Zones to span (1..3; deploy-time values from SandboxAvailabilityZones). */
+  readonly availabilityZones: string[];
   readonly logRetention: RetentionDays;
 }
 
@@ -54,9 +54,9 @@ export class SandboxNetwork extends Construct {
 
     this.vpc = new Vpc(this, 'Vpc', {
       ipAddresses: IpAddresses.cidr('10.20.0.0/16'),
-      // The stack is environment-agnostic, where maxAzs stops at 2; naming the AZs by index works in
-      // any Region and lets a deployment span up to 3.
-      availabilityZones: Array.from({ length: props.azs }, (_, i) => Fn.select(i, Fn.getAzs())),
+      // Named explicitly: in this environment-agnostic stack maxAzs would stop at 2 and pick zones by
+      // index, some of which Lambda or Fargate do not support.
+      availabilityZones: props.availabilityZones,
       // The sandbox subnets come first, so they keep their CIDRs (and are updated, not replaced) when
       // a deployment switches between the modes; only routes and the public subnet come and go.
       subnetConfiguration: [

@@ -208,20 +208,6 @@ test('both modes: VPC flow logs (all traffic) to a log group with retention', ()
   }
 });
 
-test('sandboxAzs spans the VPC (and its interface endpoints) over 2 or 3 AZs by index', () => {
-  for (const azs of [2, 3]) {
-    const { ofType } = inspect(synth({ settings: { sandboxAzs: String(azs) } }));
-    const subnets = ofType('AWS::EC2::Subnet').map(([, s]) => s.Properties.AvailabilityZone);
-    assert.deepEqual(
-      subnets,
-      Array.from({ length: azs }, (_, i) => ({ 'Fn::Select': [i, { 'Fn::GetAZs': '' }] })),
-    );
-    for (const [, e] of ofType('AWS::EC2::VPCEndpoint').filter(([, e]) => e.Properties.VpcEndpointType === 'Interface')) {
-      assert.equal(list(e.Properties.SubnetIds).length, azs);
-    }
-  }
-});
-
 test('task security group: ingress only from the sandbox-step security group on 8080/tcp', () => {
   for (const { stack, props, rulesOf, groupId } of [isolated, egress]) {
     const { task, step } = stack.sandbox.securityGroups;

@@ -76,6 +76,20 @@ test('invalid sandbox settings fail the synth with a message naming the setting'
   assert.throws(() => settingsFrom({ sandboxCpu: 'lots' }), /sandboxCpu/);
 });
 
+test('sandboxAzIds: 1 to 3 distinct AZ IDs, as a list or comma-separated; they set the count', () => {
+  assert.deepEqual(settingsFrom({ sandboxAzIds: 'use1-az1, use1-az4' }).sandboxAzIds, ['use1-az1', 'use1-az4']);
+  assert.equal(settingsFrom({ sandboxAzIds: 'use1-az1,use1-az4', sandboxAzs: 1 }).sandboxAzs, 2);
+  assert.deepEqual(settingsFrom({ sandboxAzIds: ['apne1-az4'] }).sandboxAzIds, ['apne1-az4']);
+  assert.equal(settingsFrom({}).sandboxAzIds, undefined);
+  for (const bad of ['', 'us-east-1a', 'use1-az1,use1-az1', 'use1-az1,use1-az2,use1-az4,use1-az6', [], 3]) {
+    assert.throws(
+      () => settingsFrom({ sandboxAzIds: bad }),
+      /sandboxAzIds must be 1 to 3 different AZ IDs such as use1-az1/,
+      JSON.stringify(bad),
+    );
+  }
+});
+
 test('sandboxImageUri: a private ECR image in any mode; another registry only with egress', () => {
   const ecr = '123456789012.dkr.ecr.us-east-1.amazonaws.com/sandbox:v1';
   assert.equal(settingsFrom({ sandboxImageUri: ecr }).sandboxImageUri, ecr);

@@ -265,9 +265,11 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
       'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
       'DeployTimeBuildCustomResourceHandlerdb740fd554364a848a09e6dfcd01f4f3',
+      'SandboxAzsLookupHandler',
+      'SandboxAzsLookupProviderframeworkonEvent',
     ],
   );
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 4);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 6);
   for (const role of ROLES) {
     const fn = props(stack.functions[role]);
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -521,6 +523,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
   const bucketObjects = `<${idOf(stack.bucket)}.Arn>/*`;
   const sandboxTasks = `arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/<${idOf(stack.sandbox.task.cluster)}>/*`;
   const networkInterfaces = 'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*';
+  const azLookup = stack.sandbox.availabilityZones.provider;
   const imageBuild = stack.sandbox.task.image.build!;
   const imageBuildRole = imageBuild.project.role!.node.path;
   const imageBuildProject = idOf(imageBuild.project);
@@ -537,6 +540,8 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
     `${imageBuildRole} *`,
+    `${azLookup.handler.role!.node.path} *`,
+    `${azLookup.frameworkRole.node.path} <${idOf(azLookup.handler)}.Arn>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<${imageBuildProject}>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<${imageBuildProject}>-*`,
     `${imageBuildRole} arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*`,
