@@ -169,14 +169,6 @@ function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules)
       `This queue is itself ${role}: nothing consumes it automatically, an alarm fires when it holds a message, so it needs no DLQ of its own.`,
     );
   }
-
-  // CDK's BucketNotificationsHandler: a deploy-time custom resource that CDK builds itself.
-  const handlerRole = eventBus.notificationsHandler.node.findChild('Role');
-  acknowledge(
-    handlerRole,
-    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    "CDK's BucketNotificationsHandler attaches AWSLambdaBasicExecutionRole to its own role (even to a role passed in); the function runs only during deploys, to write the data bucket's notification configuration (its other policy allows s3:PutBucketNotification on that one bucket only), and the managed policy only adds CloudWatch Logs writes.",
-  );
 }
 
 function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agentRun: AgentRun): void {

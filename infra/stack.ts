@@ -36,6 +36,7 @@ import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
 import { SLACK_EVENTS_PATH, WebhookApi } from './constructs/webhook-api.ts';
 import type { FunctionRole } from './function-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
+import { checkStackName, derivedName } from './stack-names.ts';
 import type { DeploymentSettings } from './settings.ts';
 
 export interface AgentRuntimeStackProps extends StackProps {
@@ -70,6 +71,8 @@ export class AgentRuntimeStack extends Stack {
 
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
+    // Before anything is named after it.
+    checkStackName(this.stackName);
     const { modelId, logRetentionDays: logRetention, runTimeoutMinutes } = props.settings;
     const { sandboxNetwork, sandboxAzs, sandboxAzIds, sandboxImageUri, sandboxCpu, sandboxMemoryMiB, sandboxIdleMinutes } = props.settings;
 
@@ -142,7 +145,9 @@ export class AgentRuntimeStack extends Stack {
     });
 
     // The event bus: event files, their schedules and bus events become prompts in the inbox.
-    const eventSchedules = new EventSchedules(this, 'EventSchedules', { targetFunctionName: `${this.stackName}-Scheduler` });
+    const eventSchedules = new EventSchedules(this, 'EventSchedules', {
+      targetFunctionName: derivedName('schedulerFunction', this.stackName),
+    });
     const eventBus = new AgentEventBus(this, 'EventBus', {
       ...shared,
       schedules: eventSchedules,

@@ -5,7 +5,7 @@
 // The agent-step function needs the state machine's ARN (to start the next queued prompt when a run
 // finishes) while the state machine references the function: a CloudFormation cycle. The state
 // machine therefore gets an explicit name and the function is given the ARN computed from it.
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -15,6 +15,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { DefinitionBody, LogLevel, QueryLanguage, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
+import { derivedName } from '../stack-names.ts';
 import { createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
 import { agentRunDefinition } from './agent-run-definition.ts';
@@ -48,7 +49,7 @@ export class AgentRun extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     this.modelId = props.modelId;
-    const stateMachineName = `${stack.stackName}-AgentRun`;
+    const stateMachineName = derivedName('stateMachine', stack.stackName);
     this.stateMachineArn = stack.formatArn({
       service: 'states',
       resource: 'stateMachine',
@@ -88,7 +89,12 @@ export class AgentRun extends Construct {
     }
     props.sandbox.grantLaunch(this.agentStep);
 
-    const logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    const logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: derivedName('stateMachineLogGroup', stack.stackName),
+      retention: props.logRetention,
+      // Named, so a retained group would make the next deploy under the same stack name fail.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,
       stateMachineType: StateMachineType.STANDARD,

@@ -9,12 +9,12 @@
 // All three invoke the function asynchronously. What EventBridge cannot deliver lands in the rule's
 // dead-letter queue; what the function fails on after Lambda's retries lands in a failed-invocations
 // queue. Each queue has an alarm.
-import { Duration, Stack } from 'aws-cdk-lib';
+import { type CfnResource, Duration, Stack } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -25,7 +25,9 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
+import { derivedName } from '../stack-names.ts';
 import { createAgentFunction } from './agent-function.ts';
+import { giveLogGroup, writeLogsOnlyTo } from './custom-resource-functions.ts';
 import { createDeadLetterAlarm } from './dead-letter-alarm.ts';
 import type { EventSchedules } from './event-schedules.ts';
 
@@ -133,10 +135,19 @@ export class AgentEventBus extends Construct {
     const notificationsHandler = stack.node.children.find((c) => c.node.id.startsWith(NOTIFICATIONS_HANDLER_ID));
     if (!notificationsHandler) throw new Error('the bucket notifications handler was not created');
     this.notificationsHandler = notificationsHandler;
+    // It runs during deploys only: its logs get the deployment's retention, its role writes only there
+    // (in place of AWSLambdaBasicExecutionRole) besides s3:PutBucketNotification on this bucket.
+    const handlerLogs = giveLogGroup(
+      this,
+      'NotificationsHandlerLogs',
+      notificationsHandler.node.findChild('Resource') as CfnResource,
+      props.logRetention,
+    );
+    writeLogsOnlyTo(notificationsHandler.node.findChild('Role') as Role, handlerLogs);
 
     // Input 3: the custom bus. Any event whose detail has `text`; the function checks the rest.
     this.bus = new EventBus(this, 'Bus', {
-      eventBusName: `${stack.stackName}-events`,
+      eventBusName: derivedName('eventBus', stack.stackName),
       description: 'Events with detail {text, threadId | adapterId + channelId} become prompts to the agent',
     });
     // SSE-SQS (not KMS): EventBridge can deliver to it without a key policy.

@@ -11,6 +11,7 @@ import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws
 import { type CfnScheduleGroup, ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { derivedName } from '../stack-names.ts';
 import { createDeadLetterAlarm } from './dead-letter-alarm.ts';
 
 export interface EventSchedulesProps {
@@ -36,7 +37,7 @@ export class EventSchedules extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
 
-    const groupName = `${stack.stackName}-events`;
+    const groupName = derivedName('scheduleGroup', stack.stackName);
     this.group = new ScheduleGroup(this, 'Group', {
       scheduleGroupName: groupName,
       // Its schedules invoke this stack's function: without the stack they have nothing to invoke,

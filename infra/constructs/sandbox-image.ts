@@ -11,17 +11,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContainerImageBuild } from '@cdklabs/deploy-time-build';
-import { Annotations, IgnoreMode, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, type CfnResource, IgnoreMode, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Project } from 'aws-cdk-lib/aws-codebuild';
 import { Repository, TagMutability } from 'aws-cdk-lib/aws-ecr';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import { ContainerImage } from 'aws-cdk-lib/aws-ecs';
-import { CfnRole, Effect, type IRole, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
-import { type CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { type CfnRole, Effect, type IRole, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import { parseEcrImage } from '../image-uri.ts';
 import { PROJECT_ROOT } from './agent-function.ts';
+import { giveLogGroup, writeLogsOnlyTo } from './custom-resource-functions.ts';
 
 /** The image's build context, relative to the repository root. */
 export const SANDBOX_IMAGE_DIR = 'containers/sandbox';
@@ -142,17 +143,13 @@ function buildContextExcludes(directory: string): string[] {
 }
 
 /**
- * The build's custom resource function: a log group with the deployment's retention (in place of the
- * never-shortened one CDK would create for it), and a role that writes to that group only instead of
- * carrying AWSLambdaBasicExecutionRole (which allows writing to every log group).
+ * The build's custom resource function: a log group with the deployment's retention instead of the
+ * never-shortened one CDK creates for it, and a role that writes only there.
  */
 function tightenBuildHandler(scope: Construct, handler: LambdaFunction, logRetention: RetentionDays): LogGroup {
-  const logGroup = new LogGroup(scope, 'BuildHandlerLogs', { retention: logRetention });
   handler.node.tryRemoveChild('LogGroup');
-  (handler.node.defaultChild as CfnFunction).loggingConfig = { logGroup: logGroup.logGroupName };
-  const role = handler.role as Role;
-  dropManagedPolicies(role);
-  logGroup.grantWrite(role);
+  const logGroup = giveLogGroup(scope, 'BuildHandlerLogs', handler.node.defaultChild as CfnResource, logRetention);
+  writeLogsOnlyTo(handler.role as Role, logGroup);
   return logGroup;
 }
 
@@ -163,7 +160,8 @@ function tightenBuildHandler(scope: Construct, handler: LambdaFunction, logReten
  */
 function tightenBuildProject(scope: Construct, project: Project, logRetention: RetentionDays): LogGroup {
   const role = project.role as Role;
-  dropManagedPolicies(role);
+  // The role's own statements stay; only the managed policy goes.
+  (role.node.defaultChild as CfnRole).managedPolicyArns = undefined;
   role.addToPrincipalPolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['ecr-public:GetAuthorizationToken'], resources: ['*'] }));
   role.addToPrincipalPolicy(
     new PolicyStatement({
@@ -177,13 +175,6 @@ function tightenBuildProject(scope: Construct, project: Project, logRetention: R
     logGroupName: `/aws/codebuild/${project.projectName}`,
     retention: logRetention,
   });
-}
-
-/** Clears the managed policies the library attached (the role's explicit statements replace them). */
-function dropManagedPolicies(role: Role): void {
-  const cfnRole = role.node.defaultChild;
-  if (!(cfnRole instanceof CfnRole)) throw new Error(`${role.node.path} has no CfnRole`);
-  cfnRole.managedPolicyArns = undefined;
 }
 
 /** A construct deploy-time-build creates once per stack, found by its id prefix. */

@@ -9,6 +9,7 @@
 //
 // Fewer AZs mean fewer interface endpoints to pay for (sandboxAzs, default 1); which zones is decided
 // at deploy time (SandboxAvailabilityZones). Every flow is logged.
+import { type CfnResource, Stack } from 'aws-cdk-lib';
 import {
   FlowLogDestination,
   FlowLogTrafficType,
@@ -25,6 +26,10 @@ import {
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { SandboxNetworkMode } from '../settings.ts';
+import { giveLogGroup } from './custom-resource-functions.ts';
+
+// The stack-wide provider CDK creates for restrictDefaultSecurityGroup.
+const RESTRICT_DEFAULT_SG_PROVIDER_ID = 'Custom::VpcRestrictDefaultSGCustomResourceProvider';
 
 export interface SandboxNetworkProps {
   readonly mode: SandboxNetworkMode;
@@ -69,6 +74,10 @@ export class SandboxNetwork extends Construct {
       // The default security group (which nothing here uses) is stripped of its rules.
       restrictDefaultSecurityGroup: true,
     });
+    // CDK's function that strips that group runs during deploys only; its logs get the deployment's
+    // retention. (Its role is a raw CloudFormation role with AWSLambdaBasicExecutionRole, left as it is.)
+    const restrictProvider = Stack.of(this).node.findChild(RESTRICT_DEFAULT_SG_PROVIDER_ID);
+    giveLogGroup(this, 'RestrictDefaultSgLogs', restrictProvider.node.findChild('Handler') as CfnResource, props.logRetention);
     this.subnets = { subnetType };
 
     this.flowLogGroup = new LogGroup(this, 'FlowLogs', { retention: props.logRetention });

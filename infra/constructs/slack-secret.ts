@@ -6,6 +6,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { derivedName } from '../stack-names.ts';
 
 /** Shape of the secret's JSON value, as the functions read it. */
 export interface SlackCredentials {
@@ -23,7 +24,7 @@ export class SlackSecret extends Construct {
     const template: Omit<SlackCredentials, 'signingSecret'> = { botToken: BOT_TOKEN_PLACEHOLDER };
     this.secret = new Secret(this, 'SlackCredentials', {
       // Prefixed with the stack name so two deployments in one account do not collide.
-      secretName: `${Stack.of(this).stackName}/SlackCredentials`,
+      secretName: derivedName('slackSecret', Stack.of(this).stackName),
       description: 'Slack app credentials: {"signingSecret": "...", "botToken": "xoxb-..."}. Replace the placeholders.',
       generateSecretString: {
         secretStringTemplate: JSON.stringify(template),

@@ -58,7 +58,7 @@ test('task definition: Fargate, ARM64 Linux, cpu/memory from the settings, one c
   assert.equal(containers[0]!.Essential, true);
 });
 
-test('container: non-root uid 1000, read-only root filesystem, ALL capabilities dropped, init process, not privileged', () => {
+test('container: non-root uid 1000, read-only root filesystem, ALL capabilities dropped, no ECS init process (the image runs tini), not privileged', () => {
   const { props, stack } = isolated;
   const [container] = props(stack.sandbox.task.taskDefinition).ContainerDefinitions as Record<string, unknown>[];
   assert.equal(container!.User, '1000');

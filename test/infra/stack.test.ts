@@ -284,16 +284,23 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
   for (const [id, group] of Object.entries(template.findResources('AWS::Logs::LogGroup')) as [string, Resource][]) {
     assert.equal(group.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays, id);
   }
-  // No deprecated logRetention custom resource, no AWSLambdaBasicExecutionRole (IAM4) on our roles. The
-  // exceptions are the roles of CDK's restrict-default-security-group provider and of its bucket
-  // notifications handler, which CDK builds itself (each runs only during deploys: one revokes the
-  // default security group's rules, the other writes the data bucket's notification configuration).
+  // Every function, custom resource functions included, logs to a log group with the retention setting
+  // (otherwise Lambda creates /aws/lambda/<name> on first use, kept forever).
+  for (const [id, fn] of Object.entries(template.findResources('AWS::Lambda::Function')) as [string, Resource][]) {
+    const logGroup = (fn.Properties.LoggingConfig as { LogGroup?: { Ref: string } } | undefined)?.LogGroup?.Ref;
+    assert.ok(logGroup, `${id} has no log group of its own`);
+    assert.equal(resource(logGroup).Type, 'AWS::Logs::LogGroup', id);
+    assert.equal(resource(logGroup).Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays, id);
+  }
+  // No deprecated logRetention custom resource, no AWSLambdaBasicExecutionRole (IAM4) on any role but
+  // the one of CDK's restrict-default-security-group provider, a raw CloudFormation role CDK builds
+  // itself (the function runs only during deploys, to revoke the default security group's rules).
   template.resourceCountIs('Custom::LogRetention', 0);
   const roleOfProvider = (prefix: string): string =>
     (
       Object.entries(cdkProviderFunctions()).find(([id]) => id.startsWith(prefix))![1].Properties.Role as { 'Fn::GetAtt': [string, string] }
     )['Fn::GetAtt'][0];
-  const providerRoles = [roleOfProvider('CustomVpcRestrictDefaultSG'), roleOfProvider('BucketNotificationsHandler')];
+  const providerRoles = [roleOfProvider('CustomVpcRestrictDefaultSG')];
   for (const [id, role] of Object.entries(template.findResources('AWS::IAM::Role')) as [string, Resource][]) {
     if (providerRoles.includes(id)) continue;
     assert.equal(role.Properties.ManagedPolicyArns, undefined, `${id} has managed policies`);
@@ -386,7 +393,7 @@ test('functions: environment, timeout and memory per role', () => {
   }
 });
 
-test('state machine: Standard, named, run timeout, logging ALL without execution data, tracing', () => {
+test('state machine: Standard, named, run timeout, logging ALL without execution data to a vended-logs group, tracing', () => {
   template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
   const sm = props(stack.stateMachine);
   assert.equal(sm.StateMachineType, 'STANDARD');
@@ -401,6 +408,10 @@ test('state machine: Standard, named, run timeout, logging ALL without execution
   assert.equal(logging.IncludeExecutionData, false);
   const logGroup = resource(logging.Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0]);
   assert.equal(logGroup.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays);
+  // Under Step Functions' vended-logs prefix; named, so deleted with the stack (a retained one would
+  // block the next deploy under the same name).
+  assert.equal(logGroup.Properties.LogGroupName, `/aws/vendedlogs/states/${STATE_MACHINE_NAME}`);
+  assert.equal(logGroup.DeletionPolicy, 'Delete');
 });
 
 test('run-ended rule: this state machine, FAILED/TIMED_OUT/ABORTED, retried target with an encrypted DLQ', () => {
