@@ -22,6 +22,7 @@ import type { DeployTimeProvider } from './constructs/deploy-time-provider.ts';
 import type { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
 import type { SandboxImageBuild } from './constructs/sandbox-image.ts';
 import type { SandboxTask } from './constructs/sandbox-task.ts';
+import type { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
 
 /**
@@ -48,6 +49,7 @@ export interface NagScope {
     readonly task: SandboxTask;
     readonly step: SandboxStep;
     readonly reaper: SandboxReaper;
+    readonly teardown: SandboxTeardown;
   };
 }
 
@@ -172,7 +174,7 @@ function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules)
 }
 
 function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agentRun: AgentRun): void {
-  const { availabilityZones, prefixLists, task, step, reaper } = sandbox;
+  const { availabilityZones, prefixLists, task, step, reaper, teardown } = sandbox;
   acknowledgeDeployTimeProvider(
     availabilityZones.provider,
     `${XRAY_REASON} ec2:DescribeAvailabilityZones (read-only) does not support them either; it is the handler's only other action, used once per deploy to choose the sandbox VPC's zones.`,
@@ -210,6 +212,20 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
     roleOf(agentRun.agentStep),
     taskArns,
     "Agent-step describes and stops its thread's sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.",
+  );
+
+  // The teardown: on stack deletion, lists, stops and describes the cluster's tasks.
+  const stopTasks = teardown.provider;
+  acknowledgeDeployTimeProvider(stopTasks, XRAY_REASON);
+  acknowledge(
+    roleOf(stopTasks.handler),
+    taskArns,
+    'On stack deletion the teardown stops every sandbox task and waits for them; task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id, and the statement also requires ecs:cluster to be that cluster.',
+  );
+  acknowledge(
+    roleOf(stopTasks.handler),
+    iam5Resource(task, task.containerInstanceArns),
+    "The teardown lists the sandbox cluster's tasks; ecs:ListTasks authorizes against the cluster's container instances (Fargate has none), so the ARN names that cluster with a wildcard, and the statement also requires ecs:cluster to be that cluster.",
   );
 
   // The sandbox-step function, inside the VPC.

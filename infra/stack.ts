@@ -32,6 +32,7 @@ import { SandboxNetwork } from './constructs/sandbox-network.ts';
 import { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
 import { SandboxStep } from './constructs/sandbox-step.ts';
+import { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
 import { SLACK_EVENTS_PATH, WebhookApi } from './constructs/webhook-api.ts';
 import type { FunctionRole } from './function-entries.ts';
@@ -54,6 +55,7 @@ export interface AgentRuntimeSandbox {
   readonly prefixLists: AwsPrefixLists;
   readonly task: SandboxTask;
   readonly reaperRule: Rule;
+  readonly teardown: SandboxTeardown;
 }
 
 export class AgentRuntimeStack extends Stack {
@@ -125,6 +127,14 @@ export class AgentRuntimeStack extends Stack {
       sandboxStep: sandboxStep.handler,
       sandbox: sandboxTask,
     });
+    // cdk destroy: stops the running sandbox tasks before the cluster and the VPC go.
+    const teardown = new SandboxTeardown(this, 'SandboxTeardown', {
+      task: sandboxTask,
+      network,
+      securityGroups,
+      launchers: [agentRun.agentStep],
+      logRetention,
+    });
     const webhook = new WebhookApi(this, 'Webhook', {
       ...shared,
       inbox: inbox.queue,
@@ -171,7 +181,7 @@ export class AgentRuntimeStack extends Stack {
     this.slackSecret = slack.secret;
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
-    this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule };
+    this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule, teardown };
     this.eventBus = eventBus;
     this.eventSchedules = eventSchedules;
 
@@ -208,7 +218,7 @@ export class AgentRuntimeStack extends Stack {
       slack,
       eventBus,
       eventSchedules,
-      sandbox: { availabilityZones, prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper },
+      sandbox: { availabilityZones, prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper, teardown },
     });
   }
 }

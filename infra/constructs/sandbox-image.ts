@@ -174,6 +174,8 @@ function tightenBuildProject(scope: Construct, project: Project, logRetention: R
   return new LogGroup(scope, 'BuildLogs', {
     logGroupName: `/aws/codebuild/${project.projectName}`,
     retention: logRetention,
+    // Build logs matter while deploying; the image is rebuilt from source after a new deploy.
+    removalPolicy: RemovalPolicy.DESTROY,
   });
 }
 

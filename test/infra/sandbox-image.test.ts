@@ -85,6 +85,7 @@ test('default: the build logs to log groups with the retention setting; no role 
   const projectLogs = resources[idOf(image.projectLogs)]!;
   assert.equal(flatten(projectLogs.Properties.LogGroupName), `/aws/codebuild/<${idOf(image.project)}>`);
   assert.equal(projectLogs.Properties.RetentionInDays, DEFAULT_SETTINGS.logRetentionDays);
+  assert.equal(projectLogs.DeletionPolicy, 'Delete');
   assert.ok(resources[idOf(image.build.node.findChild('Resource'))]!.DependsOn!.includes(idOf(image.projectLogs)));
   // The custom resource function logs to its own group.
   const handler = resources[idOf(image.handler)]!;

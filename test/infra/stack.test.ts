@@ -267,9 +267,11 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'DeployTimeBuildCustomResourceHandlerdb740fd554364a848a09e6dfcd01f4f3',
       'SandboxAzsLookupHandler',
       'SandboxAzsLookupProviderframeworkonEvent',
+      'SandboxTeardownStopTasksHandler',
+      'SandboxTeardownStopTasksProviderframeworkonEvent',
     ],
   );
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 6);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 8);
   for (const role of ROLES) {
     const fn = props(stack.functions[role]);
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -535,6 +537,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
   const sandboxTasks = `arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/<${idOf(stack.sandbox.task.cluster)}>/*`;
   const networkInterfaces = 'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*';
   const azLookup = stack.sandbox.availabilityZones.provider;
+  const stopTasks = stack.sandbox.teardown.provider;
   const imageBuild = stack.sandbox.task.image.build!;
   const imageBuildRole = imageBuild.project.role!.node.path;
   const imageBuildProject = idOf(imageBuild.project);
@@ -553,6 +556,10 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${imageBuildRole} *`,
     `${azLookup.handler.role!.node.path} *`,
     `${azLookup.frameworkRole.node.path} <${idOf(azLookup.handler)}.Arn>:*`,
+    `${stopTasks.handler.role!.node.path} *`,
+    `${stopTasks.handler.role!.node.path} ${sandboxTasks}`,
+    `${stopTasks.handler.role!.node.path} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
+    `${stopTasks.frameworkRole.node.path} <${idOf(stopTasks.handler)}.Arn>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<${imageBuildProject}>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<${imageBuildProject}>-*`,
     `${imageBuildRole} arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*`,
