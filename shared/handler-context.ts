@@ -9,8 +9,7 @@ import { createLogger, levelFromEnv, type JsonLogger } from './log.ts';
 import { loadSlackCredentials } from './slack-credentials.ts';
 import { executionStarter } from './runs.ts';
 import type { ActorDeps } from './actor.ts';
-
-export const DEFAULT_MODEL_ID = 'global.anthropic.claude-sonnet-4-5-20250929-v1:0';
+import { DEFAULT_MODEL_ID } from './defaults.ts';
 
 export function handlerLogger(component: string, env = process.env): JsonLogger {
   return createLogger({ level: levelFromEnv(env), fields: { component } });

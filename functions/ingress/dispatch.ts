@@ -9,7 +9,7 @@ import { clients, requireEnv } from '../../shared/aws.ts';
 import { threadFromJSON } from '../../shared/chat.ts';
 import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
 import { actorFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
-import { channelKeyOf } from '../../shared/ingress.ts';
+import { channelKeyOf } from '../../shared/ids.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
 import { loadSettings } from '../../shared/store.ts';
 
