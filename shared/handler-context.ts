@@ -12,7 +12,7 @@ import type { ActorDeps } from './actor.ts';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
 
 export function handlerLogger(component: string, env = process.env): JsonLogger {
-  return createLogger({ level: levelFromEnv(env), fields: { component } });
+  return createLogger({ level: levelFromEnv(env), component });
 }
 
 export function chatFromEnv(logger: JsonLogger, env = process.env): () => Promise<AgentChat> {
