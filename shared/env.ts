@@ -45,6 +45,8 @@ const slack = {
   SLACK_SECRET_ARN: optional,
   SLACK_SIGNING_SECRET: optional,
   SLACK_BOT_TOKEN: optional,
+  /** How long a read of the secret is reused: a rotated secret is picked up within this time. */
+  SLACK_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
   BOT_USER_NAME: optional,
   /** How often a post-and-edit streamed reply is edited (Slack rate-limits chat.update). */
   STREAM_UPDATE_INTERVAL_MS: wholeFrom(250, 1000),

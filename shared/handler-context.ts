@@ -6,8 +6,7 @@ import { createAgentChat, threadFromJSON, type AgentChat } from './chat.ts';
 import type { AgentDeps } from './steps/deps.ts';
 import type { LifecycleDeps, SandboxConfig } from './sandbox/lifecycle.ts';
 import { createLogger, levelFromEnv, type JsonLogger } from './log.ts';
-import { loadSlackCredentials } from './slack-credentials.ts';
-import { lazy } from './lazy.ts';
+import { sameCredentials, slackCredentials, type SlackCredentials } from './slack-credentials.ts';
 import { executionStarter } from './runs.ts';
 import type { ActorDeps } from './actor.ts';
 import type { ControlDeps } from './control.ts';
@@ -17,21 +16,36 @@ export function handlerLogger(component: string, env = process.env): JsonLogger 
   return createLogger({ level: levelFromEnv(env), component });
 }
 
-/** The Chat SDK instance, made on first use (`setup` wires it: the webhook's handlers, say). */
+/**
+ * The Chat SDK instance for the current Slack credentials: a rotated secret gets a new instance, so
+ * it is used without a cold start. `setup` wires each new instance (the webhook adds its handlers).
+ */
 export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: AgentChat) => void): () => Promise<AgentChat> {
-  return lazy(async () => {
-    const { SLACK_SECRET_ARN, SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN } = env;
-    const chat = createAgentChat({
-      credentials: await loadSlackCredentials({ SLACK_SECRET_ARN, SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN }, clients.secrets),
-      db: clients.db(),
-      tableName: env.TABLE_NAME,
-      logger,
-      userName: env.BOT_USER_NAME,
-      streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
-    });
-    setup?.(chat);
-    return chat;
-  });
+  const credentials = slackCredentials(
+    env.SLACK_SECRET_ARN
+      ? { secretArn: env.SLACK_SECRET_ARN, maxAgeSeconds: env.SLACK_SECRET_MAX_AGE_SECONDS }
+      : // Both set: the environment schema requires them without a secret.
+        { credentials: { signingSecret: env.SLACK_SIGNING_SECRET!, botToken: env.SLACK_BOT_TOKEN! } },
+    clients.secrets,
+  );
+  let current: { credentials: SlackCredentials; chat: AgentChat } | undefined;
+  return async () => {
+    const latest = await credentials();
+    if (!current || !sameCredentials(current.credentials, latest)) {
+      if (current) logger.info('Slack credentials changed: a new chat instance uses them');
+      const chat = createAgentChat({
+        credentials: latest,
+        db: clients.db(),
+        tableName: env.TABLE_NAME,
+        logger,
+        userName: env.BOT_USER_NAME,
+        streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
+      });
+      setup?.(chat);
+      current = { credentials: latest, chat };
+    }
+    return current.chat;
+  };
 }
 
 export function actorFromEnv(logger: JsonLogger, env: { TABLE_NAME: string; STATE_MACHINE_ARN: string }): ActorDeps {
