@@ -1,7 +1,9 @@
 // The inbox consumer: admit each prompt to its thread's actor (take the lease and start a run, or
-// queue behind the running one, or refuse it as busy past the queue depth). Within a message group,
-// a failure fails the rest of that group's records in the batch too, so a retry never reorders a
-// thread's prompts.
+// queue behind the running one, or refuse it as busy past the queue depth). Powertools' SQS FIFO
+// batch processor runs the records in order; with skipGroupOnError a failure fails the rest of that
+// message group's records in the batch too, so a retry never reorders a thread's prompts, while
+// other threads' prompts go on.
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { admitPrompt } from '../../shared/actor.ts';
@@ -88,23 +90,20 @@ function promptOf(record: SQSRecord): Prompt | undefined {
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const deps = await init();
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  const failedGroups = new Set<string>();
-  for (const record of event.Records) {
-    const group = record.attributes.MessageGroupId ?? record.messageId;
-    if (failedGroups.has(group)) {
-      failures.push({ itemIdentifier: record.messageId });
-      continue;
-    }
+  const admitRecord = async (record: SQSRecord) => {
     const prompt = promptOf(record);
-    if (!prompt) continue;
+    if (!prompt) return;
     try {
       await admit(deps, prompt);
     } catch (error) {
       logger.error('admission failed; will retry', { threadId: prompt.threadId, messageId: prompt.messageId, error });
-      failedGroups.add(group);
-      failures.push({ itemIdentifier: record.messageId });
+      throw error;
     }
-  }
-  return { batchItemFailures: failures };
+  };
+  // A processor per invocation: it holds the batch's state. A batch that failed whole is reported
+  // like a partial one (every record listed), not thrown.
+  return processPartialResponse(event, admitRecord, new SqsFifoPartialProcessorAsync(), {
+    skipGroupOnError: true,
+    throwOnFullBatchFailure: false,
+  });
 }
