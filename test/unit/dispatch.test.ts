@@ -10,7 +10,7 @@ import { ApiError, serveAwsJson } from '../../infra/local/aws-protocol.ts';
 import { startSqsAndS3, type Emulator } from '../../infra/local/emulators.ts';
 import { getActor } from '../../shared/actor.ts';
 import { runIdFor } from '../../shared/ids.ts';
-import type { Prompt } from '../../shared/schemas.ts';
+import { promptFor as prompt } from '../support/prompts.ts';
 import { LOCAL_CREDENTIALS, startTestTable, type TestTable } from '../support/dynamo.ts';
 
 const REFUSED_THREAD = 'slack:C1:2.0000';
@@ -71,17 +71,6 @@ after(async () => {
   table.raw.destroy();
   await Promise.all([table.emulator.stop(), sqsS3.stop(), sfn.close()]);
 });
-
-function prompt(threadId: string, messageId: string): Prompt {
-  return {
-    threadId,
-    messageId,
-    text: `prompt ${messageId}`,
-    author: { userId: 'U1', userName: 'alice' },
-    postedAt: new Date(0).toISOString(),
-    thread: { _type: 'chat:Thread', id: threadId, adapterName: 'slack', channelId: 'slack:C1', isDM: false },
-  };
-}
 
 function record(messageId: string, group: string, body: string): SQSRecord {
   return {

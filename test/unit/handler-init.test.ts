@@ -4,9 +4,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startSqsAndS3, type Emulator } from '../../infra/local/emulators.ts';
+import { LOCAL_CREDENTIALS as credentials } from '../support/dynamo.ts';
 import { startSecretsManager, type SecretsStandIn } from '../support/secrets-manager.ts';
 
-const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 let sqsS3: Emulator;
 let secrets: SecretsStandIn;
 let sqs: SQSClient;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { slackCredentials } from '../../shared/slack-credentials.ts';
+import { LOCAL_CREDENTIALS } from '../support/dynamo.ts';
 import { startSecretsManager, type SecretsStandIn } from '../support/secrets-manager.ts';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-AbCdEf';
@@ -12,11 +13,7 @@ let secrets: SecretsStandIn;
 let client: SecretsManagerClient;
 before(async () => {
   secrets = await startSecretsManager();
-  client = new SecretsManagerClient({
-    endpoint: secrets.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  client = new SecretsManagerClient({ endpoint: secrets.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
 });
 after(async () => {
   client.destroy();
