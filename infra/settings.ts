@@ -3,6 +3,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
+import { DEFAULT_MODEL_ID } from '../shared/defaults.ts';
 
 export interface DeploymentSettings {
   /** Bedrock model id or inference profile id the agent calls by default. */
@@ -40,7 +41,7 @@ export const SANDBOX_NETWORK_MODES = ['isolated', 'egress'] as const;
 export type SandboxNetworkMode = (typeof SANDBOX_NETWORK_MODES)[number];
 
 export const DEFAULT_SETTINGS: DeploymentSettings = {
-  modelId: 'global.anthropic.claude-sonnet-4-5-20250929-v1:0',
+  modelId: DEFAULT_MODEL_ID,
   logRetentionDays: RetentionDays.ONE_MONTH,
   runTimeoutMinutes: 60,
   sandboxNetwork: 'isolated',

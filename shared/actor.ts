@@ -9,6 +9,7 @@ import {
   type DynamoDBDocumentClient,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed, transactionCancellationReasons } from './aws-errors.ts';
 import { runIdFor } from './ids.ts';
 import type { Prompt, RunInput } from './schemas.ts';
 
@@ -57,16 +58,6 @@ const admittedKey = (threadId: string, messageId: string) => ({ pk: `admitted#${
 export async function getActor(deps: ActorDeps, threadId: string): Promise<ActorItem | undefined> {
   const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: actorKey(threadId), ConsistentRead: true }));
   return out.Item as ActorItem | undefined;
-}
-
-function cancellationReasons(error: unknown): string[] | undefined {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
-  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-  return reasons.map((r) => r.Code ?? 'None');
-}
-
-function isConditionFailure(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
 /**
@@ -154,7 +145,7 @@ async function admitWith(
     );
     return 'done';
   } catch (error) {
-    const reasons = cancellationReasons(error);
+    const reasons = transactionCancellationReasons(error);
     if (!reasons) throw error;
     if (reasons[0] === 'ConditionalCheckFailed') return 'duplicate';
     if (reasons[1] !== 'ConditionalCheckFailed') throw error;
@@ -186,7 +177,7 @@ async function startAndMark(deps: ActorDeps, run: RunInput): Promise<void> {
     );
   } catch (error) {
     // The run already finished and handed the lease on: nothing to mark.
-    if (!isConditionFailure(error)) throw error;
+    if (!isConditionalCheckFailed(error)) throw error;
   }
 }
 
@@ -246,7 +237,7 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
       );
       return { outcome: 'idle' };
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
       // A prompt was queued meanwhile: read again and decide again.
     }
   }
@@ -269,7 +260,7 @@ export async function requestStop(deps: ActorDeps, threadId: string): Promise<Ru
     );
     return (out.Attributes as ActorItem | undefined)?.current;
   } catch (error) {
-    if (isConditionFailure(error)) return undefined;
+    if (isConditionalCheckFailed(error)) return undefined;
     throw error;
   }
 }
@@ -293,7 +284,7 @@ export async function addSteer(deps: ActorDeps, threadId: string, text: string):
     );
     return true;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (isConditionalCheckFailed(error)) return false;
     throw error;
   }
 }
@@ -325,7 +316,7 @@ export async function takeSteer(deps: Pick<ActorDeps, 'db' | 'tableName'>, threa
     );
     return ((out.Attributes as ActorItem | undefined)?.steer ?? []).map((s) => s.text);
   } catch (error) {
-    if (isConditionFailure(error)) return [];
+    if (isConditionalCheckFailed(error)) return [];
     throw error;
   }
 }

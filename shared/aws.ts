@@ -33,10 +33,3 @@ export const clients = {
   ecs: once(() => new ECSClient({})),
   scheduler: once(() => new SchedulerClient({})),
 };
-
-/** Reads a required environment variable with a message that names it. */
-export function requireEnv(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`Missing required environment variable ${name}`);
-  return value;
-}

@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Lock, QueueEntry, StateAdapter } from 'chat';
 import { TABLE_KEYS } from './table.ts';
+import { isConditionalCheckFailed } from './aws-errors.ts';
 
 export interface DynamoDbStateAdapterOptions {
   client: DynamoDBDocumentClient;
@@ -236,7 +237,7 @@ async function dequeue(ctx: Context, threadId: string): Promise<QueueEntry | nul
     const head = asStringList(result.Attributes?.items)[0];
     return head === undefined ? null : decode<QueueEntry>(head);
   } catch (error) {
-    if (isConditionFailure(error)) return null; // missing, empty or expired
+    if (isConditionalCheckFailed(error)) return null; // missing, empty or expired
     throw error;
   }
 }
@@ -280,7 +281,7 @@ async function appendToLiveList(ctx: Context, key: Item, encoded: string, expire
     );
     return asStringList(result.Attributes?.items).length;
   } catch (error) {
-    if (isConditionFailure(error)) return undefined;
+    if (isConditionalCheckFailed(error)) return undefined;
     throw error;
   }
 }
@@ -358,14 +359,9 @@ async function succeeds(write: () => Promise<unknown>): Promise<boolean> {
     await write();
     return true;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (isConditionalCheckFailed(error)) return false;
     throw error;
   }
-}
-
-// Matched by name rather than instanceof so a second copy of the SDK in the bundle cannot break it.
-function isConditionFailure(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
 function expiry(ctx: Context, ttlMs: number | undefined): { [TABLE_KEYS.ttlAttribute]?: number } {

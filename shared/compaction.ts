@@ -8,6 +8,7 @@ import {
   type ContentBlock,
   type ToolResultContentBlock,
 } from '@aws-sdk/client-bedrock-runtime';
+import { DEFAULT_COMPACTION_SETTINGS } from './defaults.ts';
 import { dataKeys } from './ids.ts';
 import { textOf } from './model.ts';
 import type { ContextEntry } from './store.ts';
@@ -95,12 +96,7 @@ export interface CompactionSettings {
   thresholdRatio: number;
 }
 
-export const DEFAULT_COMPACTION_SETTINGS: Readonly<CompactionSettings> = Object.freeze({
-  contextWindowTokens: 200_000,
-  reservedOutputTokens: 16_384,
-  keepRecentTokens: 20_000,
-  thresholdRatio: 0.8,
-});
+export { DEFAULT_COMPACTION_SETTINGS };
 
 export function resolveCompactionSettings(settings: Partial<CompactionSettings> = {}): CompactionSettings {
   const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));

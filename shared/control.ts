@@ -1,5 +1,6 @@
 // stop and steer: they bypass the queue and act on the thread's running run at once.
 import { DescribeExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { isExecutionDoesNotExist } from './aws-errors.ts';
 import { addSteer, getActor, releaseLease, requestStop, type ActorDeps } from './actor.ts';
 import type { JsonLogger } from './log.ts';
 
@@ -49,7 +50,7 @@ export async function stopThread(deps: ControlDeps, threadId: string, reason = '
     );
   } catch (error) {
     // Not started yet: it sees the flag when it does. Already ended: nothing to stop.
-    if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
+    if (!isExecutionDoesNotExist(error)) throw error;
   }
   deps.logger.info('run stopped', { threadId, runId: run.runId, reason });
   return 'stopped';
@@ -80,7 +81,7 @@ export async function reclaimStaleLease(deps: ControlDeps, threadId: string, now
       )
     ).status;
   } catch (error) {
-    if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
+    if (!isExecutionDoesNotExist(error)) throw error;
     if (!actor.started) return false; // never started: the prompt's redelivery starts it
   }
   if (status === 'RUNNING' || status === 'PENDING_REDRIVE') return false;

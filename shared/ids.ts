@@ -16,6 +16,12 @@ export function parseThreadId(threadId: string): ThreadAddress {
   return { adapter, channel, thread: rest.join(':') };
 }
 
+/**
+ * `adapter:channel` of a thread id: the key of per-channel settings and of a user's recent thread
+ * in a channel (slash commands know the channel, not the thread).
+ */
+export const channelKeyOf = (threadId: string): string => threadId.split(':').slice(0, 2).join(':');
+
 /** Key-safe encoding of one path segment: keeps [A-Za-z0-9._-], escapes the rest as %XX. */
 export function encodeSegment(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -3,7 +3,7 @@
 // else happens in the request, so Slack gets its ack in well under 3 s.
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Message, Thread } from 'chat';
-import { dedupIdFor } from './ids.ts';
+import { channelKeyOf, dedupIdFor } from './ids.ts';
 import { MAX_PROMPT_CHARS, promptSchema, type Prompt } from './schemas.ts';
 import type { AgentChat } from './chat.ts';
 import type { JsonLogger } from './log.ts';
@@ -15,9 +15,6 @@ export interface IngressDeps {
   control: ControlDeps;
   logger: JsonLogger;
 }
-
-/** `adapter:channel` of a thread id: slash commands know the channel, not the thread. */
-export const channelKeyOf = (threadId: string) => threadId.split(':').slice(0, 2).join(':');
 
 const REPLIES = {
   stopped: 'Stopped.',

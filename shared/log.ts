@@ -1,53 +1,72 @@
-// Structured JSON logs (one object per line, CloudWatch-friendly), also usable as the Chat SDK's
-// logger. Values under secret-looking keys are redacted before anything is written.
-import type { Logger } from 'chat';
+// Structured JSON logs, one object per line, through Powertools for AWS Lambda's Logger: errors keep
+// their stack and cause, correlation ids ride on child loggers (`with`), and LOG_LEVEL (or
+// POWERTOOLS_LOG_LEVEL) sets the level. Also the Chat SDK's logger. Values under secret-looking keys
+// are redacted, at any depth, before anything is written.
+import { Logger, type LogItem } from '@aws-lambda-powertools/logger';
+import type { Logger as ChatLogger } from 'chat';
 
-export type Level = 'debug' | 'info' | 'warn' | 'error';
-const ORDER: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'critical', 'silent'] as const;
+export type Level = (typeof LEVELS)[number];
+
 // Ends in 'token' (botToken, token) but not token counts (inputTokens); the usual secret words anywhere.
 const SECRET_KEY = /token$|secret|password|authorization|signature|cookie|credential/i;
 
-export interface JsonLogger extends Logger {
+export interface JsonLogger extends ChatLogger {
+  /** A logger for a part of this one: its lines say `component: parent.prefix`. */
   child(prefix: string): JsonLogger;
-  with(fields: Record<string, unknown>): JsonLogger;
+  /** This logger with these keys on every line: correlation ids (runId, threadId, ...). */
+  with(keys: Record<string, unknown>): JsonLogger;
 }
 
-function redact(value: unknown, depth = 0): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message };
-  if (depth > 4 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1)]));
+type Extra = Parameters<Logger['info']> extends [unknown, ...infer Rest] ? Rest : never;
+type LoggerOptions = NonNullable<ConstructorParameters<typeof Logger>[0]>;
+
+/** Powertools' Logger, with its lines going to `write` (a test's capture) instead of stdout/stderr. */
+class LineLogger extends Logger {
+  readonly #write: (line: string) => void;
+
+  constructor(options: LoggerOptions, write: (line: string) => void) {
+    super(options);
+    this.#write = write;
+  }
+
+  // Children (createChild) are made here, so they write to the same place.
+  protected override createLogger(options: LoggerOptions = {}): Logger {
+    return new LineLogger(options, this.#write);
+  }
+
+  protected override printLog(_level: number, log: LogItem): void {
+    log.prepareForPrint();
+    this.#write(JSON.stringify(log.getAttributes(), this.getJsonReplacer()));
+  }
 }
 
-export function createLogger(
-  options: { level?: Level | 'silent'; fields?: Record<string, unknown>; write?: (line: string) => void } = {},
-): JsonLogger {
-  const min = ORDER[options.level ?? 'info'];
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
-  const base = options.fields ?? {};
-  const emit = (level: Level, message: string, args: unknown[]) => {
-    if (ORDER[level] < min) return;
-    const extra =
-      args.length === 1 && args[0] && typeof args[0] === 'object' && !(args[0] instanceof Error)
-        ? (args[0] as Record<string, unknown>)
-        : args.length
-          ? { args }
-          : {};
-    write(JSON.stringify(redact({ level, time: new Date().toISOString(), message, ...base, ...extra })));
-  };
-  const make = (fields: Record<string, unknown>): JsonLogger =>
-    createLogger({ level: options.level, write, fields: { ...base, ...fields } });
+function wrap(logger: Logger, component: string | undefined): JsonLogger {
   return {
-    debug: (m, ...a) => emit('debug', m, a),
-    info: (m, ...a) => emit('info', m, a),
-    warn: (m, ...a) => emit('warn', m, a),
-    error: (m, ...a) => emit('error', m, a),
-    child: (prefix) => make({ component: base.component ? `${String(base.component)}.${prefix}` : prefix }),
-    with: (fields) => make(fields),
+    debug: (message, ...args) => logger.debug(message, ...(args as Extra)),
+    info: (message, ...args) => logger.info(message, ...(args as Extra)),
+    warn: (message, ...args) => logger.warn(message, ...(args as Extra)),
+    error: (message, ...args) => logger.error(message, ...(args as Extra)),
+    child: (prefix) => {
+      const name = component ? `${component}.${prefix}` : prefix;
+      return wrap(logger.createChild({ persistentKeys: { component: name } }), name);
+    },
+    with: (keys) => wrap(logger.createChild({ persistentKeys: keys }), component),
   };
 }
 
-export function levelFromEnv(env: Record<string, string | undefined>): Level | 'silent' {
-  const level = env.LOG_LEVEL?.toLowerCase();
-  return level && level in ORDER ? (level as Level | 'silent') : 'info';
+export function createLogger(options: { level?: Level; component?: string; write?: (line: string) => void } = {}): JsonLogger {
+  const settings: LoggerOptions = {
+    serviceName: 'threadwork',
+    logLevel: (options.level ?? 'info').toUpperCase() as Uppercase<Level>,
+    persistentKeys: options.component ? { component: options.component } : {},
+    jsonReplacerFn: (key, value) => (SECRET_KEY.test(key) ? '[redacted]' : value),
+  };
+  return wrap(options.write ? new LineLogger(settings, options.write) : new Logger(settings), options.component);
+}
+
+/** POWERTOOLS_LOG_LEVEL, else LOG_LEVEL, in any case; 'info' when unset or unknown (logging never fails a handler). */
+export function levelFromEnv(env: Record<string, string | undefined>): Level {
+  const level = (env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL)?.toLowerCase();
+  return LEVELS.find((l) => l === level) ?? 'info';
 }

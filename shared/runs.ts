@@ -1,6 +1,7 @@
 // Starting a run = starting its Step Functions execution, named by the run id so that a duplicate
 // start (a redelivered prompt, a retried hand-over) is harmless.
 import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { isExecutionAlreadyExists } from './aws-errors.ts';
 import type { RunInput } from './schemas.ts';
 import type { JsonLogger } from './log.ts';
 
@@ -10,7 +11,7 @@ export function executionStarter(sfn: SFNClient, stateMachineArn: string, logger
       await sfn.send(new StartExecutionCommand({ stateMachineArn, name: run.executionName ?? run.runId, input: JSON.stringify(run) }));
     } catch (error) {
       // Same name, different input: the run was started before with a different copy of the prompt.
-      if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {
+      if (isExecutionAlreadyExists(error)) {
         logger.warn('run already started', { runId: run.runId });
         return;
       }

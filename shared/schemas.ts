@@ -1,5 +1,7 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
 import { z } from 'zod';
+import { DEFAULT_COMPACTION_SETTINGS } from './defaults.ts';
+import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 
 /** Slack allows 40,000 characters in a message; anything longer is not a chat message. */
 export const MAX_PROMPT_CHARS = 40_000;
@@ -41,17 +43,17 @@ export type RunInput = z.infer<typeof runInputSchema>;
 
 export const loopStateSchema = z.object({
   step: z.number().int().nonnegative(),
-  next: z.enum(['model', 'tool', 'sandbox', 'handoff', 'finish']),
+  next: z.enum(NEXT_VALUES),
   stopReason: z.string().optional(),
   /** Steps taken in this execution; past a bound the run hands over to a fresh execution. */
   work: z.number().int().nonnegative().optional(),
   /** Where a handed-over run resumes. */
-  resume: z.enum(['model', 'tool', 'sandbox']).optional(),
+  resume: z.enum(CONTINUING_STEPS).optional(),
 });
 export type LoopState = z.infer<typeof loopStateSchema>;
 
 export const stepEventSchema = z.object({
-  action: z.enum(['prepare', 'model', 'tool', 'handoff', 'finish', 'fail']),
+  action: z.enum(STEP_ACTIONS),
   state: runInputSchema.extend({
     loop: loopStateSchema.optional(),
     /** Set by the state machine's Catch: `{ Error, Cause }`. */
@@ -85,12 +87,12 @@ export const settingsSchema = z.object({
   /** When the context is summarised (seed defaults; token estimates, see shared/compaction.ts). */
   compaction: z
     .object({
-      contextWindowTokens: z.number().int().positive().default(200_000),
-      reservedOutputTokens: z.number().int().nonnegative().default(16_384),
-      keepRecentTokens: z.number().int().positive().default(20_000),
-      thresholdRatio: z.number().positive().max(1).default(0.8),
+      contextWindowTokens: z.number().int().positive().default(DEFAULT_COMPACTION_SETTINGS.contextWindowTokens),
+      reservedOutputTokens: z.number().int().nonnegative().default(DEFAULT_COMPACTION_SETTINGS.reservedOutputTokens),
+      keepRecentTokens: z.number().int().positive().default(DEFAULT_COMPACTION_SETTINGS.keepRecentTokens),
+      thresholdRatio: z.number().positive().max(1).default(DEFAULT_COMPACTION_SETTINGS.thresholdRatio),
     })
-    .default({ contextWindowTokens: 200_000, reservedOutputTokens: 16_384, keepRecentTokens: 20_000, thresholdRatio: 0.8 }),
+    .default({ ...DEFAULT_COMPACTION_SETTINGS }),
   /** Bedrock prompt caching (cachePoint blocks); turn off for models without it. */
   promptCaching: z.boolean().default(true),
   sandbox: z

@@ -1,6 +1,9 @@
-// Slack credentials come from Secrets Manager in AWS (SLACK_SECRET_ARN); the local cloud passes them
-// as environment variables instead. They never enter logs or the model's context.
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+// Slack credentials come from Secrets Manager in AWS (SLACK_SECRET_ARN), read through Powertools'
+// secrets provider: a read is reused for maxAgeSeconds, so a rotated secret is picked up within
+// that time, without a cold start. The local cloud passes them as environment variables instead.
+// They never enter logs or the model's context.
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { z } from 'zod';
 
 export interface SlackCredentials {
@@ -8,23 +11,30 @@ export interface SlackCredentials {
   botToken: string;
 }
 
+export type SlackCredentialSource = { secretArn: string; maxAgeSeconds: number } | { credentials: SlackCredentials };
+
 const secretSchema = z.object({ signingSecret: z.string().min(1), botToken: z.string().min(1) });
 
-export async function loadSlackCredentials(
-  env: Record<string, string | undefined>,
-  secrets: () => SecretsManagerClient,
-): Promise<SlackCredentials> {
-  if (env.SLACK_SECRET_ARN) {
-    const out = await secrets().send(new GetSecretValueCommand({ SecretId: env.SLACK_SECRET_ARN }));
-    const parsed = secretSchema.safeParse(JSON.parse(out.SecretString ?? '{}'));
+/** The current credentials, from the secret (cached for maxAgeSeconds) or as given. */
+export function slackCredentials(source: SlackCredentialSource, secrets: () => SecretsManagerClient): () => Promise<SlackCredentials> {
+  if ('credentials' in source) return async () => source.credentials;
+  let provider: SecretsProvider | undefined;
+  return async () => {
+    provider ??= new SecretsProvider({ awsSdkV3Client: secrets() });
+    const raw = await provider.get(source.secretArn, { maxAge: source.maxAgeSeconds });
+    let json: unknown;
+    try {
+      json = JSON.parse(typeof raw === 'string' ? raw : '');
+    } catch {
+      json = undefined;
+    }
+    const parsed = secretSchema.safeParse(json);
     if (!parsed.success) {
       throw new Error('The Slack secret must be JSON {"signingSecret": "...", "botToken": "xoxb-..."} (see README, "Deploying")');
     }
     return parsed.data;
-  }
-  const { SLACK_SIGNING_SECRET: signingSecret, SLACK_BOT_TOKEN: botToken } = env;
-  if (!signingSecret || !botToken) {
-    throw new Error('Set SLACK_SECRET_ARN, or SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN');
-  }
-  return { signingSecret, botToken };
+  };
 }
+
+export const sameCredentials = (a: SlackCredentials, b: SlackCredentials) =>
+  a.signingSecret === b.signingSecret && a.botToken === b.botToken;

@@ -1,22 +1,17 @@
 // One step of the agent loop, as the state machine calls it: { action, state }.
-import { type AgentDeps, runStep } from '../../shared/steps/index.ts';
-import { agentFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { runStep } from '../../shared/steps/index.ts';
+import { agentEnv, readEnv } from '../../shared/env.ts';
+import { agentFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { lazy } from '../../shared/lazy.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
+import { parseOrThrow } from '../../shared/validation.ts';
 
 const logger = handlerLogger('agent-step');
-const loadChat = chatFromEnv(logger);
-let deps: Promise<AgentDeps> | undefined;
+const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv)));
 
 export async function handler(event: unknown) {
-  const parsed = stepEventSchema.safeParse(event);
-  if (!parsed.success) {
-    // A malformed step event is a wiring bug: fail loudly with what was wrong.
-    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw Object.assign(new Error(`Invalid step event: ${detail}`), { name: 'InvalidStepEvent' });
-  }
-  deps ??= agentFromEnv(logger, loadChat).catch((error: unknown) => {
-    deps = undefined;
-    throw error;
-  });
-  return runStep(await deps, parsed.data);
+  // A malformed step event is a wiring bug: fail loudly with what was wrong.
+  const step = parseOrThrow(stepEventSchema, event, 'Invalid step event', 'InvalidStepEvent');
+  const { runId, threadId } = step.state;
+  return runStep(await (await agent()).deps(logger.with({ runId, threadId, action: step.action })), step);
 }

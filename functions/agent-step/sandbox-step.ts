@@ -1,30 +1,31 @@
 // A sandbox tool call (bash, read, write, edit), as the state machine's SandboxTool state calls it.
 // Runs inside the VPC beside the sandbox tasks; reaches only DynamoDB and S3 (gateway endpoints).
-import { clients, requireEnv } from '../../shared/aws.ts';
-import { handlerLogger, handoffFromEnv, sandboxPortFromEnv } from '../../shared/handler-context.ts';
+import { clients } from '../../shared/aws.ts';
+import { readEnv, sandboxStepEnv } from '../../shared/env.ts';
+import { handlerLogger } from '../../shared/handler-context.ts';
 import { countStep } from '../../shared/steps/run-control.ts';
-import { sandboxToolStep, type SandboxStepDeps } from '../../shared/steps/sandbox-tool.ts';
+import { lazy } from '../../shared/lazy.ts';
+import { sandboxToolStep } from '../../shared/steps/sandbox-tool.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
+import { parseOrThrow } from '../../shared/validation.ts';
 
 const logger = handlerLogger('sandbox-step');
-let deps: SandboxStepDeps | undefined;
+const init = lazy(() => {
+  const env = readEnv(sandboxStepEnv);
+  const table = { db: clients.db(), tableName: env.TABLE_NAME };
+  return {
+    deps: { store: { s3: clients.s3(), bucket: env.DATA_BUCKET }, sandboxes: table, actor: table, port: env.SANDBOX_PORT, now: Date.now },
+    handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
+  };
+});
 
 export async function handler(event: unknown) {
-  const parsed = stepEventSchema.safeParse(event);
-  if (!parsed.success || parsed.data.action !== 'tool') {
-    const detail = parsed.success
-      ? `action ${parsed.data.action} is not a sandbox step`
-      : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw Object.assign(new Error(`Invalid sandbox step event: ${detail}`), { name: 'InvalidStepEvent' });
+  const step = parseOrThrow(stepEventSchema, event, 'Invalid sandbox step event', 'InvalidStepEvent');
+  if (step.action !== 'tool') {
+    throw Object.assign(new Error(`Invalid sandbox step event: action ${step.action} is not a sandbox step`), { name: 'InvalidStepEvent' });
   }
-  deps ??= {
-    store: { s3: clients.s3(), bucket: requireEnv('DATA_BUCKET') },
-    sandboxes: { db: clients.db(), tableName: requireEnv('TABLE_NAME') },
-    actor: { db: clients.db(), tableName: requireEnv('TABLE_NAME') },
-    port: sandboxPortFromEnv(process.env),
-    logger,
-    now: Date.now,
-  };
-  const { loop, error: _error, ...run } = parsed.data.state;
-  return countStep(loop, await sandboxToolStep(deps, run, loop ?? { step: 0, next: 'sandbox' }), handoffFromEnv(process.env));
+  const { deps, handoffAfterSteps } = await init();
+  const { loop, error: _error, ...run } = step.state;
+  const log = logger.with({ runId: run.runId, threadId: run.threadId });
+  return countStep(loop, await sandboxToolStep({ ...deps, logger: log }, run, loop ?? { step: 0, next: 'sandbox' }), handoffAfterSteps);
 }

@@ -1,95 +1,109 @@
 // The inbox consumer: admit each prompt to its thread's actor (take the lease and start a run, or
-// queue behind the running one, or refuse it as busy past the queue depth). Within a message group,
-// a failure fails the rest of that group's records in the batch too, so a retry never reorders a
-// thread's prompts.
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+// queue behind the running one, or refuse it as busy past the queue depth). Powertools' SQS FIFO
+// batch processor runs the records in order; with skipGroupOnError a failure fails the rest of that
+// message group's records in the batch too, so a retry never reorders a thread's prompts, while
+// other threads' prompts go on.
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { admitPrompt } from '../../shared/actor.ts';
-import { clients, requireEnv } from '../../shared/aws.ts';
-import { threadFromJSON } from '../../shared/chat.ts';
+import { clients } from '../../shared/aws.ts';
+import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
-import { actorFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
-import { channelKeyOf } from '../../shared/ingress.ts';
+import { dispatchEnv, readEnv } from '../../shared/env.ts';
+import { chatFromEnv, controlFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { channelKeyOf } from '../../shared/ids.ts';
+import { lazy } from '../../shared/lazy.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
 import { loadSettings } from '../../shared/store.ts';
+import { formatIssues } from '../../shared/validation.ts';
 
-const logger = handlerLogger('dispatch');
-const actor = actorFromEnv(logger);
-const control: ControlDeps = { actor, sfn: clients.sfn(), stateMachineArn: requireEnv('STATE_MACHINE_ARN'), logger };
-const loadChat = chatFromEnv(logger);
-
-// settings.json is read at most once a minute per container (SETTINGS_CACHE_SECONDS): queue limits
-// need not be instant.
-const cacheMs = (Number(process.env.SETTINGS_CACHE_SECONDS ?? 60) || 0) * 1000;
-let settings: { value: Settings; at: number } | undefined;
-async function currentSettings(): Promise<Settings> {
-  if (!settings || Date.now() - settings.at >= cacheMs) {
-    const loaded = await loadSettings({ s3: clients.s3(), bucket: requireEnv('DATA_BUCKET') });
-    for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
-    settings = { value: loaded.settings, at: Date.now() };
-  }
-  return settings.value;
+interface DispatchDeps {
+  control: ControlDeps;
+  loadChat(): Promise<AgentChat>;
+  settings(): Promise<Settings>;
 }
 
-async function replyBusy(prompt: Prompt, depth: number): Promise<void> {
-  const thread = threadFromJSON(await loadChat(), prompt.thread as SerializedThread);
+const logger = handlerLogger('dispatch');
+const init = lazy((): DispatchDeps => {
+  const env = readEnv(dispatchEnv);
+  return {
+    control: controlFromEnv(logger, env),
+    loadChat: chatFromEnv(logger, env),
+    settings: cachedSettings({ s3: clients.s3(), bucket: env.DATA_BUCKET }, env.SETTINGS_CACHE_SECONDS * 1000),
+  };
+});
+
+/** settings.json, read at most once per `cacheMs` per container: queue limits need not be instant. */
+function cachedSettings(store: Parameters<typeof loadSettings>[0], cacheMs: number): () => Promise<Settings> {
+  let settings: { value: Settings; at: number } | undefined;
+  return async () => {
+    if (!settings || Date.now() - settings.at >= cacheMs) {
+      const loaded = await loadSettings(store);
+      for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
+      settings = { value: loaded.settings, at: Date.now() };
+    }
+    return settings.value;
+  };
+}
+
+async function replyBusy(deps: DispatchDeps, prompt: Prompt, depth: number): Promise<void> {
+  const thread = threadFromJSON(await deps.loadChat(), prompt.thread as SerializedThread);
   const text = `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
   const ephemeral = await thread.postEphemeral(prompt.author.userId, text, { fallbackToDM: false });
   if (!ephemeral) await thread.post(text);
 }
 
-async function admit(prompt: Prompt): Promise<void> {
-  const config = await currentSettings();
+async function admit(deps: DispatchDeps, prompt: Prompt): Promise<void> {
+  const config = await deps.settings();
   const mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
-  await reclaimStaleLease(control, prompt.threadId);
-  const admission = await admitPrompt(actor, prompt, { maxQueueDepth: config.maxQueueDepth, mode });
-  logger.info('prompt admitted', { threadId: prompt.threadId, messageId: prompt.messageId, admission, mode });
+  await reclaimStaleLease(deps.control, prompt.threadId);
+  const admission = await admitPrompt(deps.control.actor, prompt, { maxQueueDepth: config.maxQueueDepth, mode });
+  const log = logger.with({ threadId: prompt.threadId, messageId: prompt.messageId });
+  log.info('prompt admitted', { admission, mode });
   if (admission === 'busy') {
     // Not lost silently: the prompt is in the logs, and its author is told.
-    logger.warn('prompt refused: queue full', {
-      threadId: prompt.threadId,
-      messageId: prompt.messageId,
-      user: prompt.author.userId,
-      text: prompt.text,
-    });
-    await replyBusy(prompt, config.maxQueueDepth);
+    log.warn('prompt refused: queue full', { user: prompt.author.userId, text: prompt.text });
+    await replyBusy(deps, prompt, config.maxQueueDepth);
   } else if (admission === 'queued' && mode === 'interrupt') {
-    await stopThread(control, prompt.threadId, 'interrupted by a newer message');
+    await stopThread(deps.control, prompt.threadId, 'interrupted by a newer message');
   }
 }
 
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  const failedGroups = new Set<string>();
-  for (const record of event.Records) {
-    const group = record.attributes.MessageGroupId ?? record.messageId;
-    if (failedGroups.has(group)) {
-      failures.push({ itemIdentifier: record.messageId });
-      continue;
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(record.body);
-    } catch {
-      body = undefined;
-    }
-    const parsed = promptSchema.safeParse(body);
-    if (!parsed.success) {
-      // It can never succeed; retrying would only hold the thread's queue. Keep it in the logs.
-      logger.error('inbox message rejected', {
-        messageId: record.messageId,
-        issues: parsed.error.issues,
-        body: record.body.slice(0, 2000),
-      });
-      continue;
-    }
-    try {
-      await admit(parsed.data);
-    } catch (error) {
-      logger.error('admission failed; will retry', { threadId: parsed.data.threadId, messageId: parsed.data.messageId, error });
-      failedGroups.add(group);
-      failures.push({ itemIdentifier: record.messageId });
-    }
+function promptOf(record: SQSRecord): Prompt | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    body = undefined;
   }
-  return { batchItemFailures: failures };
+  const parsed = promptSchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  // It can never succeed; retrying would only hold the thread's queue. Keep it in the logs.
+  logger.error('inbox message rejected', {
+    messageId: record.messageId,
+    issues: formatIssues(parsed.error),
+    body: record.body.slice(0, 2000),
+  });
+  return undefined;
+}
+
+export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+  const deps = await init();
+  const admitRecord = async (record: SQSRecord) => {
+    const prompt = promptOf(record);
+    if (!prompt) return;
+    try {
+      await admit(deps, prompt);
+    } catch (error) {
+      logger.error('admission failed; will retry', { threadId: prompt.threadId, messageId: prompt.messageId, error });
+      throw error;
+    }
+  };
+  // A processor per invocation: it holds the batch's state. A batch that failed whole is reported
+  // like a partial one (every record listed), not thrown.
+  return processPartialResponse(event, admitRecord, new SqsFifoPartialProcessorAsync(), {
+    skipGroupOnError: true,
+    throwOnFullBatchFailure: false,
+  });
 }

@@ -2,11 +2,12 @@
 // failure handler itself failed) still releases its thread and starts the next queued prompt.
 // Everything it calls is idempotent, so a run the failure handler already closed is a no-op.
 import type { EventBridgeEvent } from 'aws-lambda';
-import type { AgentDeps } from '../../shared/steps/deps.ts';
 import { fail } from '../../shared/steps/finish.ts';
 import { removeStopCard } from '../../shared/steps/stop-card.ts';
 import { releaseLease } from '../../shared/actor.ts';
-import { agentFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { agentEnv, readEnv } from '../../shared/env.ts';
+import { agentFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { lazy } from '../../shared/lazy.ts';
 import { runInputSchema } from '../../shared/schemas.ts';
 
 interface ExecutionStatusChange {
@@ -19,8 +20,7 @@ interface ExecutionStatusChange {
 }
 
 const logger = handlerLogger('run-ended');
-const loadChat = chatFromEnv(logger);
-let deps: Promise<AgentDeps> | undefined;
+const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv)));
 
 export async function handler(event: EventBridgeEvent<'Step Functions Execution Status Change', ExecutionStatusChange>) {
   const { detail } = event;
@@ -30,17 +30,13 @@ export async function handler(event: EventBridgeEvent<'Step Functions Execution 
     return { released: 'not-a-run' };
   }
   const run = parsed.data;
-  deps ??= agentFromEnv(logger, loadChat).catch((error: unknown) => {
-    deps = undefined;
-    throw error;
-  });
-  const agent = await deps;
-  logger.warn('run ended abnormally', { runId: run.runId, threadId: run.threadId, status: detail.status, error: detail.error });
+  const deps = await (await agent()).deps(logger.with({ runId: run.runId, threadId: run.threadId }));
+  deps.logger.warn('run ended abnormally', { status: detail.status, error: detail.error });
   if (detail.status === 'ABORTED') {
     // Stopped on purpose: the one who stopped it has answered; free the thread for what waits.
-    await removeStopCard(agent, run);
-    return { released: (await releaseLease(agent.actor, run.threadId, run.runId)).outcome };
+    await removeStopCard(deps, run);
+    return { released: (await releaseLease(deps.actor, run.threadId, run.runId)).outcome };
   }
   const error = { Error: detail.status === 'TIMED_OUT' ? 'States.Timeout' : (detail.error ?? 'States.Runtime'), Cause: detail.cause ?? '' };
-  return { released: (await fail(agent, run, error)).outcome };
+  return { released: (await fail(deps, run, error)).outcome };
 }

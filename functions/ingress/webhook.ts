@@ -1,26 +1,19 @@
 // POST /slack/events and GET /health. Verification, url_verification, redelivery dedupe and
 // parsing are the Chat SDK Slack adapter's; our handlers only enqueue (shared/ingress.ts).
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { clients, requireEnv } from '../../shared/aws.ts';
-import { actorFromEnv, chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { clients } from '../../shared/aws.ts';
+import { readEnv, webhookEnv } from '../../shared/env.ts';
+import { chatFromEnv, controlFromEnv, handlerLogger } from '../../shared/handler-context.ts';
 import { bodyBytes, jsonResult, MAX_BODY_BYTES, toRequest, toResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
-import type { AgentChat } from '../../shared/chat.ts';
+import { lazy } from '../../shared/lazy.ts';
 
 const logger = handlerLogger('webhook');
-const loadChat = chatFromEnv(logger);
-let wired: Promise<AgentChat> | undefined;
-
-function chat(): Promise<AgentChat> {
-  return (wired ??= loadChat().then((c) => {
-    const control = { actor: actorFromEnv(logger), sfn: clients.sfn(), stateMachineArn: requireEnv('STATE_MACHINE_ARN'), logger };
-    wireIngress(c, { enqueue: sqsEnqueue(clients.sqs(), requireEnv('INBOX_QUEUE_URL')), control, logger });
-    return c;
-  })).catch((error: unknown) => {
-    wired = undefined;
-    throw error;
-  });
-}
+const init = lazy(() => {
+  const env = readEnv(webhookEnv);
+  const ingress = { enqueue: sqsEnqueue(clients.sqs(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
+  return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress));
+});
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
@@ -29,8 +22,9 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   if (bodyBytes(event) > MAX_BODY_BYTES) {
     return jsonResult(413, { error: `Request body over the ${MAX_BODY_BYTES}-byte limit` });
   }
+  const chat = await (await init())();
   const pending: Promise<unknown>[] = [];
-  const response = await (await chat()).webhooks.slack(toRequest(event), { waitUntil: (p) => void pending.push(p) });
+  const response = await chat.webhooks.slack(toRequest(event), { waitUntil: (p) => void pending.push(p) });
   // Handlers only enqueue, so waiting for them keeps the ack fast and makes the enqueue durable.
   const outcomes = await Promise.allSettled(pending);
   for (const outcome of outcomes) {

@@ -3,39 +3,36 @@
 //   a schedule firing (EventBridge Scheduler's target input) -> a prompt
 //   an event on the custom EventBridge bus ({ text, threadId | adapterId + channelId }) -> a prompt
 import type { EventBridgeEvent, S3Event } from 'aws-lambda';
-import { clients, requireEnv } from '../../shared/aws.ts';
+import { clients } from '../../shared/aws.ts';
+import { readEnv, schedulerEnv } from '../../shared/env.ts';
 import { chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
-import { busDetailSchema, fireEvent, firingSchema, type FireDeps, type Firing } from '../../shared/events/fire.ts';
+import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, type EventFileDeps } from '../../shared/events/files.ts';
+import { lazy } from '../../shared/lazy.ts';
+import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
 
 const logger = handlerLogger('scheduler');
-const loadChat = chatFromEnv(logger);
-
-let fireDeps: Promise<FireDeps> | undefined;
-function fire(firing: Firing) {
-  fireDeps ??= loadChat().then((chat) => ({
-    chat,
-    enqueue: sqsEnqueue(clients.sqs(), requireEnv('INBOX_QUEUE_URL')),
-    ledger: { db: clients.db(), tableName: requireEnv('TABLE_NAME') },
-    logger,
-  }));
-  return fireDeps.then((deps) => fireEvent(deps, firing));
-}
-
-function fileDeps(): EventFileDeps {
-  return {
+const init = lazy(() => {
+  const env = readEnv(schedulerEnv);
+  const loadChat = chatFromEnv(logger, env);
+  const enqueue = sqsEnqueue(clients.sqs(), env.INBOX_QUEUE_URL);
+  const ledger = { db: clients.db(), tableName: env.TABLE_NAME };
+  const fire = async (firing: Firing) =>
+    fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing);
+  const files: EventFileDeps = {
     s3: clients.s3(),
-    bucket: requireEnv('DATA_BUCKET'),
+    bucket: env.DATA_BUCKET,
     scheduler: clients.scheduler(),
-    groupName: requireEnv('SCHEDULE_GROUP_NAME'),
-    roleArn: requireEnv('SCHEDULER_ROLE_ARN'),
-    targetArn: requireEnv('SCHEDULER_TARGET_ARN'),
-    deadLetterArn: requireEnv('SCHEDULE_DLQ_ARN'),
+    groupName: env.SCHEDULE_GROUP_NAME,
+    roleArn: env.SCHEDULER_ROLE_ARN,
+    targetArn: env.SCHEDULER_TARGET_ARN,
+    deadLetterArn: env.SCHEDULE_DLQ_ARN,
     fire,
     logger,
   };
-}
+  return { fire, files };
+});
 
 const isS3Event = (event: unknown): event is S3Event =>
   Array.isArray((event as S3Event)?.Records) && (event as S3Event).Records.every((r) => r.eventSource === 'aws:s3');
@@ -46,35 +43,24 @@ const isBusEvent = (event: unknown): event is EventBridgeEvent<string, unknown> 
 const objectKey = (raw: string) => decodeURIComponent(raw.replace(/\+/g, ' '));
 
 export async function handler(event: unknown) {
+  const { fire, files } = await init();
   if (isS3Event(event)) {
     const outcomes = [];
     // One at a time, in order: two notifications for one file must not race each other.
-    for (const record of event.Records) outcomes.push(await onEventFile(fileDeps(), objectKey(record.s3.object.key)));
+    for (const record of event.Records) outcomes.push(await onEventFile(files, objectKey(record.s3.object.key)));
     return { outcomes };
   }
   if (isBusEvent(event)) {
     const detail = busDetailSchema.safeParse(event.detail);
     if (!detail.success) {
       // Retrying cannot fix it; the rule's DLQ is for delivery failures, so say so in the logs.
-      logger.error('bus event rejected', {
-        id: event.id,
-        source: event.source,
-        issues: detail.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
-      });
+      logger.error('bus event rejected', { id: event.id, source: event.source, issues: formatIssues(detail.error) });
       return { rejected: true };
     }
     await fire({ kind: 'bus', origin: `${event.source} ${event['detail-type']}`, firingId: `bus-${event.id}`, ...detail.data });
     return { fired: true };
   }
-  const firing = firingSchema.safeParse(event);
-  if (!firing.success) {
-    throw Object.assign(
-      new Error(
-        `Not an event file notification, a schedule firing or a bus event: ${firing.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      ),
-      { name: 'InvalidSchedulerInput' },
-    );
-  }
-  await fire(firing.data);
+  const what = 'Not an event file notification, a schedule firing or a bus event';
+  await fire(parseOrThrow(firingSchema, event, what, 'InvalidSchedulerInput'));
   return { fired: true };
 }

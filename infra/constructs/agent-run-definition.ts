@@ -19,11 +19,10 @@ import { Choice, Condition, Fail, type IChainable, JitterType, Succeed, TaskInpu
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
+import type { ContinuingStep, NextValue, StepAction } from '../../shared/step-contract.ts';
 
-export type AgentStepAction = 'prepare' | 'model' | 'tool' | 'handoff' | 'finish' | 'fail';
-
-/** Values of $.loop.next that lead to another step; anything else (or nothing) finishes the run. */
-export const NEXT_STEPS = { model: 'Model', tool: 'Tool', sandbox: 'SandboxTool' } as const;
+/** The state that runs each value of $.loop.next that leads to another step. */
+export const NEXT_STEPS = { model: 'Model', tool: 'Tool', sandbox: 'SandboxTool' } as const satisfies Record<ContinuingStep, string>;
 
 export const RUN_FAILED_ERROR = 'AgentRunFailed';
 
@@ -35,7 +34,7 @@ export interface AgentRunFunctions {
 }
 
 export function agentRunDefinition(scope: Construct, functions: AgentRunFunctions): IChainable {
-  const step = (id: string, action: AgentStepAction, lambdaFunction: IFunction = functions.agentStep) =>
+  const step = (id: string, action: StepAction, lambdaFunction: IFunction = functions.agentStep) =>
     LambdaInvoke.jsonPath(scope, id, {
       lambdaFunction,
       payload: TaskInput.fromObject({ action, 'state.$': '$' }),
@@ -73,16 +72,12 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   }
 
   // isPresent first: a Choice on a missing path is a runtime error, not "otherwise".
-  const nextIs = (value: keyof typeof NEXT_STEPS) =>
-    Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', value));
+  const nextIs = (value: NextValue) => Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', value));
   const nextStep = Choice.jsonPath(scope, 'NextStep')
     .when(nextIs('model'), model)
     .when(nextIs('tool'), tool)
     .when(nextIs('sandbox'), sandboxTool)
-    .when(
-      Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', 'handoff')),
-      handoff.next(new Succeed(scope, 'HandedOff')),
-    )
+    .when(nextIs('handoff'), handoff.next(new Succeed(scope, 'HandedOff')))
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
   // Both tool steps return to the choice: the handler decides what follows (more tools, the model, finish).
   tool.next(nextStep);

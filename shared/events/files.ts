@@ -3,15 +3,14 @@
 // means the newest version always wins, and one file never has two schedules: its schedule's name
 // is derived from its key).
 import {
-  ConflictException,
   CreateScheduleCommand,
   DeleteScheduleCommand,
-  ResourceNotFoundException,
   UpdateScheduleCommand,
   type CreateScheduleCommandInput,
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { isConflict, isResourceNotFound, isS3NotFound } from '../aws-errors.ts';
 import { errorFileKey, isEventFileKey, parseEventFile, scheduleNameFor, type EventFile } from './schema.ts';
 import { isPast, toSchedulerExpression } from './schedule-expressions.ts';
 import type { Firing } from './fire.ts';
@@ -39,7 +38,7 @@ async function readObject(deps: EventFileDeps, key: string): Promise<{ body: str
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
     return { body: (await out.Body?.transformToString('utf8')) ?? '', etag: (out.ETag ?? '').replaceAll('"', '') };
   } catch (error) {
-    if ((error as Error).name === 'NoSuchKey' || (error as Error).name === 'NotFound') return undefined;
+    if (isS3NotFound(error)) return undefined;
     throw error;
   }
 }
@@ -48,7 +47,7 @@ async function deleteSchedule(deps: EventFileDeps, name: string): Promise<void> 
   try {
     await deps.scheduler.send(new DeleteScheduleCommand({ Name: name, GroupName: deps.groupName }));
   } catch (error) {
-    if (!(error instanceof ResourceNotFoundException) && (error as Error).name !== 'ResourceNotFoundException') throw error;
+    if (!isResourceNotFound(error)) throw error;
   }
 }
 
@@ -100,12 +99,12 @@ async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile
   try {
     await deps.scheduler.send(new UpdateScheduleCommand(input));
   } catch (error) {
-    if (!(error instanceof ResourceNotFoundException) && (error as Error).name !== 'ResourceNotFoundException') throw error;
+    if (!isResourceNotFound(error)) throw error;
     try {
       await deps.scheduler.send(new CreateScheduleCommand(input));
     } catch (createError) {
       // Another notification for the same file created it meanwhile: make it this version.
-      if (!(createError instanceof ConflictException) && (createError as Error).name !== 'ConflictException') throw createError;
+      if (!isConflict(createError)) throw createError;
       await deps.scheduler.send(new UpdateScheduleCommand(input));
     }
   }

@@ -8,15 +8,7 @@ import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
 import type { Prompt } from '../schemas.ts';
 import { MAX_PROMPT_CHARS } from '../schemas.ts';
 import type { JsonLogger } from '../log.ts';
-
-const target = {
-  threadId: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]*:[^:]+:.+$/, 'threadId must look like adapter:channel:thread')
-    .optional(),
-  adapterId: z.string().min(1).optional(),
-  channelId: z.string().min(1).optional(),
-};
+import { checkEventTarget, eventTargetShape } from './target.ts';
 
 export const firingSchema = z
   .object({
@@ -28,19 +20,15 @@ export const firingSchema = z
     text: z.string().min(1).max(MAX_PROMPT_CHARS),
     note: z.string().optional(),
     heartbeat: z.boolean().optional(),
-    ...target,
+    ...eventTargetShape,
   })
-  .refine(
-    (f) => Boolean(f.threadId) !== Boolean(f.adapterId && f.channelId),
-    'a firing targets a threadId, or an adapterId with a channelId',
-  );
+  .superRefine(checkEventTarget);
 export type Firing = z.infer<typeof firingSchema>;
 
 /** What another AWS service (or anyone with events:PutEvents) sends on the custom bus. */
 export const busDetailSchema = z
-  .object({ text: z.string().min(1).max(MAX_PROMPT_CHARS), ...target })
-  .strict()
-  .refine((d) => Boolean(d.threadId) !== Boolean(d.adapterId && d.channelId), 'detail needs threadId, or adapterId and channelId');
+  .strictObject({ text: z.string().min(1).max(MAX_PROMPT_CHARS), ...eventTargetShape })
+  .superRefine(checkEventTarget);
 
 export interface FireDeps {
   chat: AgentChat;

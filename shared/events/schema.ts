@@ -22,8 +22,9 @@
 // - A leading byte-order mark is ignored (editors on Windows add one; JSON.parse refuses it).
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { parseThreadId } from '../ids.ts';
 import { MAX_PROMPT_CHARS } from '../schemas.ts';
+import { q, stringField, typeName } from './fields.ts';
+import { checkEventTarget, eventTargetShape } from './target.ts';
 import { canonicalTimeZone, parseCron, parseOneShotTime, periodicCronProblem, timeZoneProblem } from './schedule-expressions.ts';
 
 export const EVENT_TYPES = ['immediate', 'one-shot', 'periodic'] as const;
@@ -32,50 +33,12 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** The event text becomes a chat message; Slack's message limit (shared with prompts). */
 export const MAX_EVENT_TEXT_CHARS = MAX_PROMPT_CHARS;
 
-const q = (s: string) => JSON.stringify(s);
-const typeName = (v: unknown) =>
-  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-
-/** A string field whose zod errors read as sentences about the field. */
-function stringField(field: string, missing: string) {
-  return z.string({
-    error: (iss) =>
-      iss.input === undefined
-        ? `"${field}" is missing${missing ? `: ${missing}` : ''}`
-        : `"${field}" must be a string, not ${typeName(iss.input)}`,
-  });
-}
-
 const textSchema = stringField('text', 'it is the message the agent receives')
   .refine((s) => s.trim().length > 0, { error: '"text" is empty: it is the message the agent receives' })
   .refine((s) => s.length <= MAX_EVENT_TEXT_CHARS, {
     error: (iss) =>
       `"text" is ${(iss.input as string).length.toLocaleString('en-US')} characters, over the ${MAX_EVENT_TEXT_CHARS.toLocaleString('en-US')}-character limit`,
   });
-
-const threadIdSchema = stringField('threadId', '').refine(
-  (s) => {
-    if (/\s/.test(s)) return false;
-    try {
-      parseThreadId(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  {
-    error: (iss) =>
-      `"threadId" ${q(iss.input as string)} is not a thread id: expected adapter:channel:thread, like "slack:C123ABC:1234567890.123456"`,
-  },
-);
-
-const adapterIdSchema = stringField('adapterId', '').refine((s) => /^[a-z][a-z0-9-]*$/.test(s), {
-  error: (iss) => `"adapterId" ${q(iss.input as string)} is not an adapter id: lowercase letters, digits and "-", like "slack"`,
-});
-
-const channelIdSchema = stringField('channelId', '').refine((s) => s.length > 0 && !/\s/.test(s), {
-  error: (iss) => `"channelId" ${q(iss.input as string)} is not a channel id: a non-empty id without spaces, like "C123ABC"`,
-});
 
 const timezoneSchema = stringField('timezone', '')
   .superRefine((s, ctx) => {
@@ -118,21 +81,15 @@ const periodicScheduleSchema = stringField('schedule', 'a periodic event needs a
   },
 );
 
-const targetShape = {
-  threadId: threadIdSchema.optional(),
-  adapterId: adapterIdSchema.optional(),
-  channelId: channelIdSchema.optional(),
-};
-
 export const immediateEventSchema = z.strictObject({
   type: z.literal('immediate'),
-  ...targetShape,
+  ...eventTargetShape,
   text: textSchema,
 });
 
 export const oneShotEventSchema = z.strictObject({
   type: z.literal('one-shot'),
-  ...targetShape,
+  ...eventTargetShape,
   text: textSchema,
   /** `YYYY-MM-DDTHH:MM[:SS]` local time in `timezone`, or an absolute time with `Z`/offset. */
   schedule: oneShotScheduleSchema,
@@ -141,7 +98,7 @@ export const oneShotEventSchema = z.strictObject({
 
 export const periodicEventSchema = z.strictObject({
   type: z.literal('periodic'),
-  ...targetShape,
+  ...eventTargetShape,
   text: textSchema,
   /** 5-field cron (minute hour day-of-month month day-of-week) in `timezone`. */
   schedule: periodicScheduleSchema,
@@ -153,37 +110,11 @@ export const periodicEventSchema = z.strictObject({
   heartbeat: z.boolean({ error: '"heartbeat" must be true or false' }).optional(),
 });
 
-/** The problems with an event's target, as sentences (empty when it is fine). Reads raw input. */
-function targetProblems(value: Record<string, unknown>): string[] {
-  const has = (k: string) => value[k] !== undefined;
-  if (has('threadId') && (has('adapterId') || has('channelId'))) {
-    const extra = ['adapterId', 'channelId']
-      .filter(has)
-      .map((k) => `"${k}"`)
-      .join(' and ');
-    return [
-      `set either "threadId" (an existing thread) or "adapterId" + "channelId" (a new thread), not both: remove ${extra} or "threadId"`,
-    ];
-  }
-  if (has('threadId')) return [];
-  if (has('adapterId') && !has('channelId'))
-    return ['"adapterId" needs "channelId": the channel to start the new thread in, like "C123ABC"'];
-  if (has('channelId') && !has('adapterId')) return ['"channelId" needs "adapterId": the chat adapter of that channel, like "slack"'];
-  if (!has('adapterId')) {
-    return ['no target: set "threadId" to post in an existing thread, or "adapterId" and "channelId" to start a new thread in a channel'];
-  }
-  return [];
-}
-
 /** The event file schema: a discriminated union on `type`, with the target rule on top. */
-export const eventFileSchema = z.discriminatedUnion('type', [immediateEventSchema, oneShotEventSchema, periodicEventSchema]).superRefine(
-  (value, ctx) => {
-    if (typeof value !== 'object' || value === null) return;
-    for (const message of targetProblems(value as Record<string, unknown>)) ctx.addIssue({ code: 'custom', message, path: [] });
-  },
+export const eventFileSchema = z
+  .discriminatedUnion('type', [immediateEventSchema, oneShotEventSchema, periodicEventSchema])
   // Run even when a field failed, so one pass reports every problem.
-  { when: () => true },
-);
+  .superRefine(checkEventTarget, { when: () => true });
 
 export type EventFile = z.output<typeof eventFileSchema>;
 export type ImmediateEvent = Extract<EventFile, { type: 'immediate' }>;

@@ -6,6 +6,7 @@
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
+import { isS3PreconditionFailed } from '../aws-errors.ts';
 import * as sandbox from './client.ts';
 import type { SandboxAddress } from './client.ts';
 
@@ -120,16 +121,6 @@ export async function syncIn(deps: SyncDeps, layout: WorkspaceLayout, state: Syn
   return { state: next, stats };
 }
 
-function isPreconditionFailure(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return (
-    e?.name === 'PreconditionFailed' ||
-    e?.$metadata?.httpStatusCode === 412 ||
-    e?.name === 'ConditionalRequestConflict' ||
-    e?.$metadata?.httpStatusCode === 409
-  );
-}
-
 /**
  * Sandbox -> S3: write back what the last tool changed. Writes are conditional on the ETag the
  * sandbox started from (If-Match) or on absence (If-None-Match), so a file another thread changed
@@ -158,7 +149,7 @@ export async function syncOut(
       stats.bytesOut += body.length;
       stats.filesOut++;
     } catch (error) {
-      if (!isPreconditionFailure(error)) throw error;
+      if (!isS3PreconditionFailed(error)) throw error;
       conflicts.push({ key, path });
       // Replace the sandbox's copy with the latest, so the model's retry starts from it.
       stats.s3Calls++;
@@ -174,7 +165,7 @@ export async function syncOut(
     // Removed in the sandbox: remove from S3 (memory files are never deleted, only emptied).
     stats.s3Calls++;
     await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key, IfMatch: state[key]!.etag })).catch((error: unknown) => {
-      if (!isPreconditionFailure(error)) throw error;
+      if (!isS3PreconditionFailed(error)) throw error;
     });
     delete next[key];
   }

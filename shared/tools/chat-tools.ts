@@ -6,6 +6,7 @@ import type { Thread } from 'chat';
 import { toS3Key, type WorkspaceLayout } from '../sandbox/workspace.ts';
 import { resolveToolPath, WORKSPACE_ROOT, type ToolCall, type ToolOutcome } from './sandbox-tools.ts';
 import { ToolError } from './text.ts';
+import { isS3NotFound } from '../aws-errors.ts';
 
 export interface ChatToolDeps {
   thread: Thread;
@@ -28,7 +29,7 @@ async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> 
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
     body = Buffer.from(await out.Body!.transformToByteArray());
   } catch (error) {
-    if ((error as Error).name === 'NoSuchKey') throw new ToolError(`no such file: ${WORKSPACE_ROOT}/${path}`);
+    if (isS3NotFound(error)) throw new ToolError(`no such file: ${WORKSPACE_ROOT}/${path}`);
     throw error;
   }
   const limit = deps.maxUploadBytes ?? 100 * 1024 * 1024;

@@ -1,7 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { admitPrompt, getActor, releaseLease, type ActorDeps } from '../../shared/actor.ts';
-import type { Prompt, RunInput } from '../../shared/schemas.ts';
+import type { RunInput } from '../../shared/schemas.ts';
+import { promptFor as prompt } from '../support/prompts.ts';
 import { startTestTable, type TestTable } from '../support/dynamo.ts';
 
 let table: TestTable;
@@ -12,17 +13,6 @@ after(async () => {
   table.raw.destroy();
   await table.emulator.stop();
 });
-
-function prompt(threadId: string, messageId: string): Prompt {
-  return {
-    threadId,
-    messageId,
-    text: `prompt ${messageId}`,
-    author: { userId: 'U1', userName: 'alice' },
-    postedAt: new Date(0).toISOString(),
-    thread: { _type: 'chat:Thread', id: threadId, adapterName: 'slack', channelId: 'slack:C1', isDM: false },
-  };
-}
 
 function deps(overrides: Partial<ActorDeps> = {}): ActorDeps & { started: RunInput[] } {
   const started: RunInput[] = [];

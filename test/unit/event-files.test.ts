@@ -19,6 +19,8 @@ import {
   toSchedulerExpression,
   zonedLocalToInstant,
 } from '../../shared/events/schedule-expressions.ts';
+import { busDetailSchema, firingSchema } from '../../shared/events/fire.ts';
+import { formatIssues } from '../../shared/validation.ts';
 
 const KEY = 'events/weekly-report.json';
 const THREAD = 'slack:C123ABC:1234567890.123456';
@@ -506,4 +508,20 @@ test('nextFireTime: rate adds to `after`; an invalid expression throws', () => {
   assert.equal(iso(nextFireTime('rate(5 minutes)', 'UTC', new Date('2026-01-01T00:00:00Z'))), '2026-01-01T00:05:00.000Z');
   assert.throws(() => nextFireTime('cron(0 9 L * ? *)', 'UTC', new Date()), /Invalid schedule expression/);
   assert.throws(() => nextFireTime('every day', 'UTC', new Date()), /Invalid schedule expression/);
+});
+
+test('firings and bus events follow the target rule of event files, with the same sentences', () => {
+  const firing = { kind: 'bus', origin: 'my.ci Deploy', firingId: 'bus-1', text: 'green' };
+  assert.ok(firingSchema.safeParse({ ...firing, threadId: THREAD }).success);
+  assert.ok(firingSchema.safeParse({ ...firing, adapterId: 'slack', channelId: 'C123ABC' }).success);
+  const both = busDetailSchema.safeParse({ text: 'green', threadId: THREAD, adapterId: 'slack' });
+  assert.ok(!both.success);
+  assert.match(formatIssues(both.error), /^\(root\): set either "threadId" .* not both: remove "adapterId" or "threadId"$/);
+  const file = parseEventFile(KEY, JSON.stringify({ type: 'immediate', text: 'green', threadId: THREAD, adapterId: 'slack' }));
+  assert.ok(!file.ok);
+  assert.equal(file.error, `${KEY}: ${both.error.issues[0]!.message}`);
+  const badThread = firingSchema.safeParse({ ...firing, threadId: 'not a thread' });
+  assert.ok(!badThread.success);
+  assert.match(formatIssues(badThread.error), /^threadId: "threadId" "not a thread" is not a thread id/);
+  assert.ok(!busDetailSchema.safeParse({ text: 'green', threadId: THREAD, extra: 1 }).success, 'the bus detail is strict');
 });

@@ -1,0 +1,14 @@
+// Defaults that the stack, the handlers and the settings schema all state: one place each.
+
+/** The Bedrock inference profile the agent calls unless settings.json or BEDROCK_MODEL_ID say otherwise. */
+export const DEFAULT_MODEL_ID = 'global.anthropic.claude-sonnet-4-5-20250929-v1:0';
+
+/** When a context is compacted (token estimates; see shared/compaction.ts). */
+export const DEFAULT_COMPACTION_SETTINGS: Readonly<
+  Record<'contextWindowTokens' | 'reservedOutputTokens' | 'keepRecentTokens' | 'thresholdRatio', number>
+> = Object.freeze({
+  contextWindowTokens: 200_000,
+  reservedOutputTokens: 16_384,
+  keepRecentTokens: 20_000,
+  thresholdRatio: 0.8,
+});

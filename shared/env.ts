@@ -1,0 +1,129 @@
+// Each handler's environment as one zod schema, read once when the handler initialises. A missing or
+// invalid variable is an error that names it (and every other one wrong), not a default in disguise.
+import { z } from 'zod';
+import { DEFAULT_MODEL_ID } from './defaults.ts';
+import { parseOrThrow } from './validation.ts';
+
+const required = z.string({ error: 'is not set' }).min(1, 'is empty');
+const optional = z.string().optional();
+
+/** A number `ok` accepts; `fallback` when unset (or empty). */
+function numberVar<F extends number | undefined>(ok: (n: number) => boolean, expected: string, fallback: F) {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx): number | F => {
+      if (raw === undefined || raw.trim() === '') return fallback;
+      const value = Number(raw);
+      if (ok(value)) return value;
+      ctx.addIssue({ code: 'custom', message: `must be ${expected}, not ${JSON.stringify(raw)}` });
+      return z.NEVER;
+    });
+}
+const wholeFrom = <F extends number | undefined>(min: number, fallback: F) =>
+  numberVar((n) => Number.isInteger(n) && n >= min, `a whole number from ${min}`, fallback);
+const positive = <F extends number | undefined>(fallback: F) =>
+  numberVar((n) => Number.isFinite(n) && n > 0, 'a positive number', fallback);
+const nonNegative = <F extends number | undefined>(fallback: F) =>
+  numberVar((n) => Number.isFinite(n) && n >= 0, 'a number from 0', fallback);
+
+/** Comma-separated ids (subnets, security groups). */
+const list = optional.transform((value) =>
+  (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+);
+
+const table = { TABLE_NAME: required };
+const bucket = { DATA_BUCKET: required };
+const stateMachine = { STATE_MACHINE_ARN: required };
+const inbox = { INBOX_QUEUE_URL: required };
+
+/** The Slack app: a Secrets Manager secret in AWS, or plain variables in the local cloud. */
+const slack = {
+  SLACK_SECRET_ARN: optional,
+  SLACK_SIGNING_SECRET: optional,
+  SLACK_BOT_TOKEN: optional,
+  /** How long a read of the secret is reused: a rotated secret is picked up within this time. */
+  SLACK_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
+  BOT_USER_NAME: optional,
+  /** How often a post-and-edit streamed reply is edited (Slack rate-limits chat.update). */
+  STREAM_UPDATE_INTERVAL_MS: wholeFrom(250, 1000),
+};
+
+function slackSource(env: { SLACK_SECRET_ARN?: string; SLACK_SIGNING_SECRET?: string; SLACK_BOT_TOKEN?: string }, ctx: z.RefinementCtx) {
+  if (env.SLACK_SECRET_ARN || (env.SLACK_SIGNING_SECRET && env.SLACK_BOT_TOKEN)) return;
+  ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
+}
+
+/** Where the agent's sandboxes run; without SANDBOX_CLUSTER_ARN there are none. */
+const sandboxLaunch = {
+  SANDBOX_CLUSTER_ARN: optional,
+  SANDBOX_TASK_DEFINITION_ARN: z.string().default(''),
+  SANDBOX_CONTAINER_NAME: z.string().default('sandbox'),
+  SANDBOX_SUBNET_IDS: list,
+  SANDBOX_SECURITY_GROUP_IDS: list,
+  SANDBOX_IDLE_MINUTES: positive(5),
+};
+const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
+/** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
+const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
+
+export const webhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack }).superRefine(slackSource);
+
+export const dispatchEnv = z
+  .object({
+    ...table,
+    ...stateMachine,
+    ...bucket,
+    ...slack,
+    /** settings.json is re-read at most this often: queue limits need not be instant. */
+    SETTINGS_CACHE_SECONDS: nonNegative(60),
+  })
+  .superRefine(slackSource);
+
+/** agent-step and run-ended. */
+export const agentEnv = z
+  .object({
+    ...table,
+    ...stateMachine,
+    ...bucket,
+    ...slack,
+    BEDROCK_MODEL_ID: optional.transform((id) => id || DEFAULT_MODEL_ID),
+    /** The throttling retry (unset: shared/model.ts's defaults). */
+    BEDROCK_RETRY_ATTEMPTS: wholeFrom(1, undefined),
+    BEDROCK_RETRY_BASE_MS: nonNegative(undefined),
+    ...handoff,
+    ...sandboxLaunch,
+    ...sandboxPort,
+  })
+  .superRefine(slackSource);
+
+export const sandboxStepEnv = z.object({ ...table, ...bucket, ...sandboxPort, ...handoff });
+
+export const sandboxReaperEnv = z.object({ ...table, ...sandboxLaunch, ...sandboxPort, SANDBOX_CLUSTER_ARN: required });
+
+export const schedulerEnv = z
+  .object({
+    ...table,
+    ...bucket,
+    ...inbox,
+    ...slack,
+    SCHEDULE_GROUP_NAME: required,
+    /** The role EventBridge Scheduler assumes, the function it invokes, and where failed firings go. */
+    SCHEDULER_ROLE_ARN: required,
+    SCHEDULER_TARGET_ARN: required,
+    SCHEDULE_DLQ_ARN: required,
+  })
+  .superRefine(slackSource);
+
+/** What the Chat SDK instance is built from. */
+export type ChatEnv = z.output<z.ZodObject<typeof slack>> & { TABLE_NAME: string };
+export type AgentEnv = z.output<typeof agentEnv>;
+export type SandboxLaunchEnv = Pick<z.output<typeof agentEnv>, keyof typeof sandboxLaunch | 'SANDBOX_PORT'>;
+
+/** The handler's configuration, or an error naming every missing or invalid variable. */
+export function readEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.output<S> {
+  return parseOrThrow(schema, env, 'Invalid environment', 'InvalidEnvironment');
+}
