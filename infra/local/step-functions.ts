@@ -33,14 +33,6 @@ const PROTOCOL = {
   internalErrorType: 'InternalFailure',
 };
 
-// aws-local-stepfunctions calls Promise.withResolvers (ES2024) in every Task state; Node 20 lacks it.
-installPromiseWithResolvers();
-
-function installPromiseWithResolvers(): void {
-  const promiseConstructor = Promise as unknown as { withResolvers?: unknown };
-  if (typeof promiseConstructor.withResolvers !== 'function') promiseConstructor.withResolvers = withResolvers;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Local identities: what CloudFormation would resolve at deploy time, resolved for one machine.
 // ---------------------------------------------------------------------------------------------
@@ -425,7 +417,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
   function entryArrival(key: string): { promise: Promise<Entry>; cancel(): void } {
     const existing = findEntry(key);
     if (existing) return { promise: Promise.resolve(existing), cancel: () => undefined };
-    const { promise, resolve } = withResolvers<Entry>();
+    const { promise, resolve } = Promise.withResolvers<Entry>();
     const waiter = { key, resolve };
     arrivals.add(waiter);
     return { promise, cancel: () => arrivals.delete(waiter) };
@@ -620,7 +612,7 @@ function taskHandlerFor(resource: string, context: TaskContext): TaskHandler {
 async function untilStopped(signal: AbortSignal, task: () => Promise<JsonValue> | JsonValue): Promise<JsonValue> {
   const stopped = () => new NonRecoverableError('The execution has ended');
   if (signal.aborted) throw stopped();
-  const { promise, reject } = withResolvers<never>();
+  const { promise, reject } = Promise.withResolvers<never>();
   const onAbort = () => reject(stopped());
   signal.addEventListener('abort', onAbort, { once: true });
   try {
@@ -916,16 +908,6 @@ function optionalString(value: unknown): string | undefined {
 
 function epochSeconds(date: Date): number {
   return date.getTime() / 1000;
-}
-
-function withResolvers<T>(): { promise: Promise<T>; resolve(value: T): void; reject(reason: unknown): void } {
-  let resolve!: (value: T) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }
 
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
