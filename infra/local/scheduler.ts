@@ -29,13 +29,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  fromSchedulerExpression,
-  nextFireTime,
-  timeZoneProblem,
-  zonedLocalToInstant,
-  type ParsedSchedulerExpression,
-} from '../../shared/events/schedule-expressions.ts';
+import { timeZoneProblem, zonedLocalToInstant } from '../../shared/events/schedule-expressions.ts';
+import { fromSchedulerExpression, type ParsedSchedulerExpression } from './scheduler/expressions.ts';
+import { nextFireTime } from './scheduler/next-fire.ts';
 import { LOCAL_ACCOUNT, LOCAL_PARTITION, LOCAL_REGION } from './step-functions.ts';
 import { ApiError, isPlainObject, readBody, sendJson as sendAwsJson } from './aws-protocol.ts';
 
@@ -189,13 +185,6 @@ export interface LocalScheduler {
   tick(): Promise<void>;
   close(): Promise<void>;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Schedule expressions: shared/events/schedule-expressions.ts reads them (fromSchedulerExpression)
-// and computes cron fire times the way AWS documents them around DST (nextFireTime). Its scope is
-// what the stack emits: cron() without L, W, # or a year other than '*', which it refuses (and so
-// does this stand-in, with a ValidationException).
-// ---------------------------------------------------------------------------------------------
 
 type ParsedExpression = Exclude<ParsedSchedulerExpression, { kind: 'invalid' }>;
 
