@@ -78,3 +78,13 @@ export async function serveAwsJson(
     sendJson(response, 500, { __type: options.internalErrorType, message: String(error) }, options.contentType);
   }
 }
+
+/** A response without its undefined members: AWS leaves absent fields out. */
+export function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
+}
+
+/** AWS JSON protocols send timestamps as epoch seconds. */
+export function epochSeconds(date: Date): number {
+  return date.getTime() / 1000;
+}

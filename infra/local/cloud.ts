@@ -24,16 +24,9 @@ import { build as esbuild } from 'esbuild';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  definitionFromTemplate,
-  functionLogicalIdFromArn,
-  localFunctionArn,
-  matchesEventPattern,
-  resolveIntrinsics,
-  startLocalStepFunctions,
-  type ExecutionStatusChangeEvent,
-  type LocalStepFunctions,
-} from './step-functions.ts';
+import { definitionFromTemplate, functionLogicalIdFromArn, localFunctionArn, resolveIntrinsics } from './template.ts';
+import { matchesEventPattern } from './event-pattern.ts';
+import { startLocalStepFunctions, type ExecutionStatusChangeEvent, type LocalStepFunctions } from './step-functions/index.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- CloudFormation template JSON */
 type Template = { Resources: Record<string, { Type: string; Properties?: any }> };

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LOCAL_ACCOUNT, LOCAL_REGION } from './step-functions.ts';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from './template.ts';
 import { ApiError, isPlainObject, readBody, parseRequestBody, sendJson as sendAwsJson } from './aws-protocol.ts';
 
 const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
@@ -67,7 +67,7 @@ export interface LocalEventBridgeOptions {
   rules: LocalEventBridgeRule[];
   /** Invokes a rule target (e.g. the Lambda function behind arn) with its payload. */
   invokeTarget(arn: string, payload: unknown, event: LocalBusEvent): Promise<void>;
-  /** The event pattern matcher: pass matchesEventPattern from ./step-functions.ts. */
+  /** The event pattern matcher: pass matchesEventPattern from ./event-pattern.ts. */
   matches(pattern: object, event: object): boolean;
   /** Default LOCAL_REGION / LOCAL_ACCOUNT, as in the other stand-ins. */
   region?: string;

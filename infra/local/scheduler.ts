@@ -32,7 +32,7 @@ import type { AddressInfo } from 'node:net';
 import { timeZoneProblem, zonedLocalToInstant } from '../../shared/events/schedule-expressions.ts';
 import { fromSchedulerExpression, type ParsedSchedulerExpression } from './scheduler/expressions.ts';
 import { nextFireTime } from './scheduler/next-fire.ts';
-import { LOCAL_ACCOUNT, LOCAL_PARTITION, LOCAL_REGION } from './step-functions.ts';
+import { LOCAL_ACCOUNT, LOCAL_PARTITION, LOCAL_REGION } from './template.ts';
 import { ApiError, isPlainObject, readBody, sendJson as sendAwsJson } from './aws-protocol.ts';
 
 const JSON_CONTENT_TYPE = 'application/json';

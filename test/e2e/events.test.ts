@@ -8,7 +8,7 @@ import { createManualClock } from '../../infra/local/scheduler.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { scheduleNameFor } from '../../shared/events/schema.ts';
-import { resolveIntrinsics } from '../../infra/local/step-functions.ts';
+import { resolveIntrinsics } from '../../infra/local/template.ts';
 
 // The scheduler's clock is manual; the functions' clock is real time, so dates lie in the future.
 // DST in New York starts on 2027-03-14.
