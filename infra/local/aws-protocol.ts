@@ -88,3 +88,25 @@ export function withoutUndefined<T extends object>(value: T): T {
 export function epochSeconds(date: Date): number {
   return date.getTime() / 1000;
 }
+
+/**
+ * One page of a listing and the opaque token for the next one (its offset), as List operations
+ * page. A token this did not make is `invalidToken()`.
+ */
+export function offsetPage<T>(
+  items: readonly T[],
+  maxResults: number,
+  nextToken: unknown,
+  invalidToken: () => Error,
+): { page: T[]; nextToken: string | undefined } {
+  let offset = 0;
+  if (nextToken !== undefined && nextToken !== null) {
+    offset = Number(Buffer.from(String(nextToken), 'base64').toString('utf8'));
+    if (!Number.isInteger(offset) || offset < 0) throw invalidToken();
+  }
+  const end = offset + maxResults;
+  return {
+    page: items.slice(offset, end),
+    nextToken: end < items.length ? Buffer.from(String(end), 'utf8').toString('base64') : undefined,
+  };
+}

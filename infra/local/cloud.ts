@@ -14,7 +14,7 @@ import { startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
 import { createLocalTable } from './tables.ts';
 import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api-gateway.ts';
 import { startSqsPoller, type SqsPoller } from './sqs-poller.ts';
-import { startLocalEcs, type LocalEcs } from './ecs.ts';
+import { startLocalEcs, type LocalEcs } from './ecs/index.ts';
 import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from './scheduler.ts';
 import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs.ts';
+import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs/index.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from '../../infra/local/step-functions/index.ts';
 import { localFunctionArn } from '../../infra/local/template.ts';
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
