@@ -110,3 +110,39 @@ export function offsetPage<T>(
     nextToken: end < items.length ? Buffer.from(String(end), 'utf8').toString('base64') : undefined,
   };
 }
+
+export type RestJsonRoute = (input: { name?: string; query: URLSearchParams; body: Record<string, unknown> }) => unknown;
+
+/**
+ * Serves one restJson1 request: the operation is the HTTP method and path, routed by keys such as
+ * `POST /schedules/{Name}` (one path parameter at most); errors carry an x-amzn-ErrorType header
+ * and a {"Message"} body.
+ */
+export async function serveRestJson(
+  service: string,
+  routes: Record<string, RestJsonRoute>,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  try {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const [collection = '', name, ...rest] = url.pathname.split('/').filter((segment) => segment !== '');
+    const routeKey = name === undefined ? `${request.method} /${collection}` : `${request.method} /${collection}/{Name}`;
+    const route = rest.length === 0 && Object.hasOwn(routes, routeKey) ? routes[routeKey] : undefined;
+    const body = await readBody(request);
+    if (!route) throw new ApiError('UnknownOperationException', `No operation for ${request.method} ${url.pathname}`, 404);
+    const input = {
+      name: name === undefined ? undefined : decodeURIComponent(name),
+      query: url.searchParams,
+      body: parseRequestBody(body),
+    };
+    sendJson(response, 200, await route(input), 'application/json');
+  } catch (error) {
+    if (error instanceof ApiError) {
+      sendJson(response, error.statusCode, { Message: error.message }, 'application/json', error.type);
+      return;
+    }
+    console.error(`[${service}] request failed:`, error);
+    sendJson(response, 500, { Message: String(error) }, 'application/json', 'InternalServerException');
+  }
+}

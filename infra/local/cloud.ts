@@ -15,7 +15,7 @@ import { createLocalTable } from './tables.ts';
 import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api-gateway.ts';
 import { startSqsPoller, type SqsPoller } from './sqs-poller.ts';
 import { startLocalEcs, type LocalEcs } from './ecs/index.ts';
-import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from './scheduler.ts';
+import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from './scheduler/index.ts';
 import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';
 import { startS3Notifications, type S3Notifications } from './s3-notifications.ts';

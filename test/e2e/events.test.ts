@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { createManualClock } from '../../infra/local/scheduler.ts';
+import { createManualClock } from '../../infra/local/scheduler/index.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { scheduleNameFor } from '../../shared/events/schema.ts';

@@ -1,7 +1,7 @@
 // The whole local cloud for end-to-end tests: the stack's handlers on the emulators, with the
 // protocol-level Bedrock fake as the model and the Slack stand-in as the workspace.
 import { startLocalCloud, type LocalCloud } from '../../infra/local/cloud.ts';
-import type { SchedulerClock } from '../../infra/local/scheduler.ts';
+import type { SchedulerClock } from '../../infra/local/scheduler/index.ts';
 import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack.ts';
 import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
 

@@ -20,7 +20,7 @@ import {
   type LocalScheduler,
   type LocalSchedulerOptions,
   type ManualClock,
-} from '../../infra/local/scheduler.ts';
+} from '../../infra/local/scheduler/index.ts';
 
 const TARGET_ARN = 'arn:aws:lambda:local:000000000000:function:Scheduled';
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/scheduler';
