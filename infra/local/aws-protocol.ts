@@ -2,6 +2,7 @@
 // JSON body, answer in AWS's shape, and an error type the SDK recognises by name.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { readRequestBytes } from './http-server.ts';
 
 /** An API error as AWS returns it: a type the SDK maps to an exception class, and a status. */
 export class ApiError extends Error {
@@ -19,9 +20,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 export async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return (await readRequestBytes(request)).toString('utf8');
 }
 
 /** A request body that must be a JSON object (empty counts as {}). */

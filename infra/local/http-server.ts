@@ -1,6 +1,6 @@
 // One way for every local stand-in to listen: on a loopback address, on the port asked for or any
 // free one, and to close without waiting for idle keep-alive connections.
-import { createServer, type RequestListener } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface LocalHttpServer {
@@ -27,4 +27,10 @@ export async function listenLocally(handler: RequestListener, options: { port?: 
       return closed;
     },
   };
+}
+
+export async function readRequestBytes(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { startLocalCloud } from './cloud.ts';
-import { startSlackStandIn } from './slack.ts';
+import { startSlackStandIn } from './slack/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
 

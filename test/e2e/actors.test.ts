@@ -272,7 +272,7 @@ test('200 threads with 3 prompts each keep every thread in order and never overl
 // Slash commands and button clicks arrive form-encoded; shapes from the recorded Slack payloads.
 const fixtureDir = new URL('../fixtures/chat-sdk-replay/', import.meta.url);
 async function postForm(fields: Record<string, string>) {
-  const { signSlackRequest } = await import('../../infra/local/slack.ts');
+  const { signSlackRequest } = await import('../../infra/local/slack/index.ts');
   const { SIGNING_SECRET } = await import('../support/local-stack.ts');
   const body = new URLSearchParams(fields).toString();
   return fetch(stack.cloud.slackEventsUrl, {

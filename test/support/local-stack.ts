@@ -2,7 +2,7 @@
 // protocol-level Bedrock fake as the model and the Slack stand-in as the workspace.
 import { startLocalCloud, type LocalCloud } from '../../infra/local/cloud.ts';
 import type { SchedulerClock } from '../../infra/local/scheduler/index.ts';
-import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack.ts';
+import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack/index.ts';
 import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
 
 export const SIGNING_SECRET = 'test-signing-secret';
