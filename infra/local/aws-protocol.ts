@@ -1,5 +1,6 @@
-// What every local AWS stand-in needs to speak the AWS JSON protocols: read a request, parse its
-// JSON body, answer in AWS's shape, and an error type the SDK recognises by name.
+// What every local AWS stand-in needs to speak the AWS JSON protocols (awsJson1.0/1.1 with
+// X-Amz-Target, and restJson1): read a request, parse its JSON body, answer in AWS's shape with
+// an error type the SDK recognises by name, and page listings.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { readRequestBytes } from './http-server.ts';
@@ -19,12 +20,12 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export async function readBody(request: IncomingMessage): Promise<string> {
+async function readBody(request: IncomingMessage): Promise<string> {
   return (await readRequestBytes(request)).toString('utf8');
 }
 
 /** A request body that must be a JSON object (empty counts as {}). */
-export function parseRequestBody(body: string, status = 400): Record<string, unknown> {
+function parseRequestBody(body: string): Record<string, unknown> {
   if (body.trim() === '') return {};
   try {
     const parsed: unknown = JSON.parse(body);
@@ -32,11 +33,11 @@ export function parseRequestBody(body: string, status = 400): Record<string, unk
   } catch {
     // fall through
   }
-  throw new ApiError('SerializationException', 'The request body is not a JSON object', status);
+  throw new ApiError('SerializationException', 'The request body is not a JSON object');
 }
 
 /** `application/x-amz-json-1.0` (Step Functions), `-1.1` (ECS, EventBridge), or `application/json` (REST). */
-export function sendJson(response: ServerResponse, statusCode: number, body: unknown, contentType: string, errorType?: string): void {
+function sendJson(response: ServerResponse, statusCode: number, body: unknown, contentType: string, errorType?: string): void {
   const text = JSON.stringify(body);
   response.writeHead(statusCode, {
     'Content-Type': contentType,
