@@ -35,11 +35,7 @@ export interface ScriptedToolUse {
 
 /** Exception members of the ConverseStreamOutput union (camelCase, as on the wire). */
 export type StreamExceptionType =
-  | 'internalServerException'
-  | 'modelStreamErrorException'
-  | 'validationException'
-  | 'throttlingException'
-  | 'serviceUnavailableException';
+  'internalServerException' | 'modelStreamErrorException' | 'validationException' | 'throttlingException' | 'serviceUnavailableException';
 
 export interface Usage {
   inputTokens: number;

@@ -486,7 +486,7 @@ export function periodicCronProblem(expression: string): string | null {
 /** Sorted numbers as a list, with runs of three or more as ranges: [2,3,4,5,6] → "2-6". */
 export function compressRuns(values: number[]): string {
   const out: string[] = [];
-  for (let i = 0; i < values.length; ) {
+  for (let i = 0; i < values.length;) {
     let j = i;
     while (j + 1 < values.length && values[j + 1] === values[j]! + 1) j++;
     if (j - i >= 2) out.push(`${values[i]}-${values[j]}`);

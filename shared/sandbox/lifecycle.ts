@@ -182,7 +182,7 @@ export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Prom
     if (item) await stopTask(deps, item.taskArn, 'replaced');
     item = await startSandbox(deps, threadId, failedStarts);
   }
-  for (let replaced = 0; ; ) {
+  for (let replaced = 0; ;) {
     const task = await describe(deps, item.taskArn);
     const ip = privateIp(task);
     if (task?.lastStatus === 'RUNNING' && ip) {

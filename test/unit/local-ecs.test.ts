@@ -571,18 +571,22 @@ test("'ports' addressing (where only 127.0.0.1 binds): one IP, a distinct port p
   assert.equal((await get(`http://127.0.0.1:${ports[1]}/health`, 'b')).status, 200);
 });
 
-test('the real sandbox command server runs as a task', {
-  skip: !existsSync(REAL_SERVER) && 'containers/sandbox/server.ts does not exist yet',
-}, async (t) => {
-  const { ecs, client } = await setup(t, { serverCommand: [process.execPath, '--import', 'tsx', REAL_SERVER], cwd: ROOT });
-  const run = await runTask(client, runInput('real-token'));
-  const running = await waitForStatus(client, run.taskArn, 'RUNNING', [], 30_000);
-  const ip = privateIp(running);
-  assert.equal((await get(`http://${ip}:8080/health`, 'real-token')).status, 200);
-  assert.notEqual((await get(`http://${ip}:8080/health`, 'wrong')).status, 200);
-  const pid = ecs.tasks.get(run.taskArn)?.pid;
-  assert.ok(pid);
-  await client.send(new StopTaskCommand({ cluster: CLUSTER_ARN, task: run.taskArn }));
-  await waitForStatus(client, run.taskArn, 'STOPPED');
-  assert.equal(isAlive(pid), false);
-});
+test(
+  'the real sandbox command server runs as a task',
+  {
+    skip: !existsSync(REAL_SERVER) && 'containers/sandbox/server.ts does not exist yet',
+  },
+  async (t) => {
+    const { ecs, client } = await setup(t, { serverCommand: [process.execPath, '--import', 'tsx', REAL_SERVER], cwd: ROOT });
+    const run = await runTask(client, runInput('real-token'));
+    const running = await waitForStatus(client, run.taskArn, 'RUNNING', [], 30_000);
+    const ip = privateIp(running);
+    assert.equal((await get(`http://${ip}:8080/health`, 'real-token')).status, 200);
+    assert.notEqual((await get(`http://${ip}:8080/health`, 'wrong')).status, 200);
+    const pid = ecs.tasks.get(run.taskArn)?.pid;
+    assert.ok(pid);
+    await client.send(new StopTaskCommand({ cluster: CLUSTER_ARN, task: run.taskArn }));
+    await waitForStatus(client, run.taskArn, 'STOPPED');
+    assert.equal(isAlive(pid), false);
+  },
+);

@@ -59,7 +59,7 @@ function wipeStartupEnv(name: string): boolean {
     const prefix = Buffer.from(`${name}=`);
     let wiped = false;
     // Entries are NUL-terminated "NAME=value" strings laid end to end.
-    for (let at = 0; at < block.length; ) {
+    for (let at = 0; at < block.length;) {
       let next = block.indexOf(0, at);
       if (next < 0) next = block.length;
       if (block.subarray(at, at + prefix.length).equals(prefix)) {

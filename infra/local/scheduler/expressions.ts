@@ -5,10 +5,7 @@
 import { compressRuns, DAY_NAMES, MONTH_NAMES, parseCron, parseLocalDateTime } from '../../../shared/events/schedule-expressions.ts';
 
 export type ParsedSchedulerExpression =
-  | { kind: 'at'; local: string }
-  | { kind: 'cron'; fiveField: string }
-  | { kind: 'rate'; ms: number }
-  | { kind: 'invalid'; error: string };
+  { kind: 'at'; local: string } | { kind: 'cron'; fiveField: string } | { kind: 'rate'; ms: number } | { kind: 'invalid'; error: string };
 
 type Result<T> = { ok: true; value: T } | { ok: false; error: string };
 
