@@ -21,22 +21,28 @@ export function functionLogicalIdFromArn(arn: string): string | undefined {
   return match?.[1];
 }
 
-interface TemplateResource {
+export interface TemplateResource {
   Type: string;
   Properties?: Record<string, unknown>;
 }
 
-interface CfnTemplate {
+export interface CfnTemplate {
   Resources?: Record<string, TemplateResource>;
 }
 
 const STATE_MACHINE_TYPE = 'AWS::StepFunctions::StateMachine';
 const LAMBDA_TYPES = new Set(['AWS::Lambda::Function', 'AWS::Lambda::Version', 'AWS::Lambda::Alias']);
 
-const PSEUDO_PARAMETERS: Record<string, string> = {
+/** The stack's name locally: synthesizeLocalStack's stack id (cloud.ts). */
+export const LOCAL_STACK_NAME = 'Threadwork';
+
+/** Pseudo parameters, as CloudFormation would resolve them in the local region and account. */
+export const PSEUDO_PARAMETERS: Record<string, string> = {
   'AWS::Partition': LOCAL_PARTITION,
   'AWS::Region': LOCAL_REGION,
   'AWS::AccountId': LOCAL_ACCOUNT,
+  'AWS::URLSuffix': 'amazonaws.com',
+  'AWS::StackName': LOCAL_STACK_NAME,
 };
 
 /** The state machine's ASL (DefinitionString, as CDK emits it), resolved. */
@@ -69,34 +75,72 @@ function onlyStateMachineId(template: CfnTemplate): string {
  * Resolves the CloudFormation intrinsics the stack's wiring uses (Ref, Fn::GetAtt, Fn::Join) to
  * local values: Lambda functions/versions/aliases → local function ARN, tables → their name, state
  * machines → local ARN, anything else → a `local-<LogicalId>` placeholder.
+ * The local cloud's wiring relies on these shortcuts; what CloudFormation itself would yield (for
+ * IAM policies) is resolveCloudFormation's, in resources.ts.
  */
 export function resolveIntrinsics(template: object, value: unknown): unknown {
-  const cfn = template as CfnTemplate;
-  if (Array.isArray(value)) return value.map((item) => resolveIntrinsics(cfn, item));
+  return resolveWith({ ref: resolveRef, getAtt: resolveGetAtt }, template as CfnTemplate, value);
+}
+
+/** How Ref and Fn::GetAtt resolve; the other intrinsics are the same for every resolution. */
+export interface IntrinsicResolver {
+  ref(template: CfnTemplate, logicalId: string): unknown;
+  getAtt(template: CfnTemplate, logicalId: string, attribute: string): unknown;
+}
+
+export function resolveWith(resolver: IntrinsicResolver, template: CfnTemplate, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => resolveWith(resolver, template, item));
   if (!isPlainObject(value)) return value;
   const keys = Object.keys(value);
   const [onlyKey] = keys;
   if (keys.length === 1 && onlyKey !== undefined && (onlyKey === 'Ref' || onlyKey.startsWith('Fn::'))) {
-    return resolveIntrinsic(cfn, onlyKey, value[onlyKey]);
+    return resolveIntrinsic(resolver, template, onlyKey, value[onlyKey]);
   }
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveIntrinsics(cfn, item)]));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveWith(resolver, template, item)]));
 }
 
-function resolveIntrinsic(template: CfnTemplate, intrinsic: string, argument: unknown): unknown {
+function resolveIntrinsic(resolver: IntrinsicResolver, template: CfnTemplate, intrinsic: string, argument: unknown): unknown {
+  const resolve = (value: unknown) => resolveWith(resolver, template, value);
   switch (intrinsic) {
     case 'Ref':
-      return resolveRef(template, String(argument));
+      return resolver.ref(template, String(argument));
     case 'Fn::GetAtt': {
       const [logicalId, attribute] = Array.isArray(argument) ? argument : String(argument).split('.');
-      return resolveGetAtt(template, String(logicalId), String(resolveIntrinsics(template, attribute)));
+      return resolver.getAtt(template, String(logicalId), String(resolve(attribute)));
     }
     case 'Fn::Join': {
       const [separator, parts] = argument as [string, unknown[]];
-      return (resolveIntrinsics(template, parts) as unknown[]).map(String).join(separator);
+      return (resolve(parts) as unknown[]).map(String).join(separator);
+    }
+    case 'Fn::Sub':
+      return substitute(resolver, template, argument);
+    case 'Fn::Select': {
+      const [index, list] = resolve(argument) as [unknown, unknown[]];
+      const item = list[Number(index)];
+      if (item === undefined) throw new Error(`Fn::Select index ${String(index)} is out of range`);
+      return item;
+    }
+    case 'Fn::Split': {
+      const [separator, text] = resolve(argument) as [string, unknown];
+      return String(text).split(separator);
     }
     default:
       throw new Error(`Unsupported intrinsic ${intrinsic} in the template`);
   }
+}
+
+// Fn::Sub: "${Name}" is a pseudo parameter, a variable of the second form, or a Ref; "${Id.Attr}"
+// a GetAtt; "${!Literal}" stays "${Literal}".
+function substitute(resolver: IntrinsicResolver, template: CfnTemplate, argument: unknown): string {
+  const [text, variables] = Array.isArray(argument) ? (argument as [string, Record<string, unknown>?]) : [String(argument), undefined];
+  const values = (resolveWith(resolver, template, variables ?? {}) ?? {}) as Record<string, unknown>;
+  return text.replace(/\$\{([^}]*)\}/g, (_match, name: string) => {
+    if (name.startsWith('!')) return `\${${name.slice(1)}}`;
+    if (Object.hasOwn(values, name)) return String(values[name]);
+    const dot = name.indexOf('.');
+    if (dot > 0 && !name.startsWith('AWS::')) return String(resolver.getAtt(template, name.slice(0, dot), name.slice(dot + 1)));
+    return String(resolver.ref(template, name));
+  });
 }
 
 function resolveRef(template: CfnTemplate, logicalId: string): unknown {
@@ -115,7 +159,7 @@ function resolveGetAtt(template: CfnTemplate, logicalId: string, attribute: stri
   return `local-${logicalId}.${attribute}`;
 }
 
-function requireResource(template: CfnTemplate, logicalId: string): TemplateResource {
+export function requireResource(template: CfnTemplate, logicalId: string): TemplateResource {
   const resource = template.Resources?.[logicalId];
   if (!resource) throw new Error(`The template refers to ${logicalId}, which it does not define`);
   return resource;

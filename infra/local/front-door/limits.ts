@@ -58,7 +58,11 @@ export function dynamoDbViolation(operation: string, input: Record<string, unkno
     };
   }
   if (bodyBytes > DYNAMODB_TRANSACTION_BYTES) {
-    return { status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'Transaction request cannot be larger than 4 MB' };
+    return {
+      status: 400,
+      type: 'com.amazon.coral.validate#ValidationException',
+      message: 'Transaction request cannot be larger than 4 MB',
+    };
   }
   return undefined;
 }
