@@ -25,20 +25,16 @@ import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from '.
 import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';
 import { startS3Notifications, type S3Notifications } from './s3-notifications.ts';
 import { matchesEventPattern } from './event-pattern.ts';
-import { definitionFromTemplate, functionLogicalIdFromArn, localFunctionArn, resolveIntrinsics } from './template.ts';
+import { functionLogicalIdFromArn } from './template.ts';
+import { localGetAtt, localPhysicalName, resolveCloudFormation } from './resources.ts';
+import { createLocalIam } from './iam/index.ts';
+import type { AwsCall } from './front-door/index.ts';
+import { startAwsEndpoints } from './cloud/endpoints.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
 import { createLocalResources, resourcesOfType, type Template } from './cloud/resources.ts';
-import {
-  apiRoutes,
-  customBusRules,
-  inboxPoller,
-  notificationConfigurations,
-  scheduledRules,
-  statusChangeRules,
-  type Invoke,
-} from './cloud/triggers.ts';
+import { apiRoutes, customBusRules, inboxPoller, notificationConfigurations, scheduledRules, statusChangeRules } from './cloud/triggers.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- handler events and results are JSON */
 type Handler = (event: any) => Promise<any>;
@@ -96,6 +92,8 @@ export interface LocalCloud {
   s3Notifications: S3Notifications;
   /** The local Lambda: its invocations say which function version ran what. */
   lambda: LocalLambda;
+  /** Every AWS call the functions made, with the role that made it (through the front doors). */
+  awsCalls: AwsCall[];
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
   names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string };
@@ -109,6 +107,13 @@ export interface LocalCloud {
 }
 
 const OPERATOR_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+/** The command server's port in the template (SANDBOX_PORT); locally a free port stands in for it. */
+const TEMPLATE_SANDBOX_PORT = 8080;
+
+/** The state machine's ASL, resolved as CloudFormation would (version ARNs with their qualifier). */
+function stateMachineDefinition(template: Template, stateMachineId: string): object {
+  return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
+}
 
 export function synthesizeLocalStack(modelId?: string) {
   // Bundling is for deployment; locally the handlers run from source.
@@ -159,7 +164,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   // Sandbox tasks: the same command server, as a plain process per task on its own loopback address.
   const sandboxPort = options.sandboxPort ?? (await freePort());
   const sandboxRoot = mkdtempSync(join(tmpdir(), 'threadwork-sandboxes-'));
+  const [clusterId] = resourcesOfType(template, 'AWS::ECS::Cluster')[0]!;
   const ecs = await startLocalEcs({
+    clusterArn: localGetAtt(template, clusterId, 'Arn'),
     serverCommand: [process.execPath, await bundleSandboxServer(sandboxRoot)],
     workspaceRoot: join(sandboxRoot, 'tasks'),
     sandboxPort,
@@ -170,45 +177,42 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
 
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const iam = createLocalIam(template);
+  const endpoints = await startAwsEndpoints(
+    {
+      DYNAMODB: dynamo.endpoint,
+      S3: sqsS3.endpoint,
+      SQS: sqsS3.endpoint,
+      SFN: `http://127.0.0.1:${stepFunctionsPort}`,
+      ECS: ecs.endpoint,
+      SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
+      EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
+    },
+    () => iam,
+  );
   const common: Record<string, string> = {
     AWS_REGION: region,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_ENDPOINT_URL_SQS: sqsS3.endpoint,
-    AWS_ENDPOINT_URL_S3: sqsS3.endpoint,
-    AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${stepFunctionsPort}`,
-    AWS_ENDPOINT_URL_ECS: ecs.endpoint,
-    AWS_ENDPOINT_URL_SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
+    ...endpoints.variables,
     AWS_S3_FORCE_PATH_STYLE: 'true',
     ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
     ...options.env,
-  };
-  const localValues: Record<string, string> = {
-    TABLE_NAME: resources.table,
-    DATA_BUCKET: resources.bucket,
-    INBOX_QUEUE_URL: resources.inboxUrl,
-    STATE_MACHINE_ARN: resources.stateMachineArn,
-    SANDBOX_CLUSTER_ARN: ecs.clusterArn,
-    SANDBOX_TASK_DEFINITION_ARN: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
-    SANDBOX_PORT: String(sandboxPort),
-    SCHEDULER_TARGET_ARN: localFunctionArn(logicalIds.scheduler),
   };
   const versions = functionVersions({
     template,
     logicalIds,
     common,
-    localValues,
+    // What only exists locally: the emulator's queue URL, the command server's free port.
+    localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
     // Locally the Slack secret is two plain variables (the secret holds them in AWS).
     secretVariables: { SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken } },
-    credentials: () => (options.useAmbientCredentials ? undefined : OPERATOR_CREDENTIALS),
-    localPorts: {
-      [Number(template.Resources[logicalIds.sandboxStep]?.Properties?.Environment?.Variables?.SANDBOX_PORT ?? 8080)]: sandboxPort,
-    },
+    // Each function signs as its own role, so the front doors can hold it to that role's policies.
+    credentials: (role) => (options.useAmbientCredentials ? undefined : iam.accessKeyFor(iam.roleOf(logicalIds[role])!)),
+    localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
   });
   const lambda = createLocalLambda({ root: PROJECT_ROOT });
   lambda.publish(Object.values(versions));
 
-  const roleOf = new Map(Object.entries(logicalIds).map(([role, id]) => [id, role as FunctionRole]));
+  const roleOf = new Map(Object.entries(logicalIds).map(([role, id]) => [localPhysicalName(template, id), role as FunctionRole]));
   const faults: Required<Fault>[] = [];
   const takeFault = (role: FunctionRole, payload: unknown, when: Fault['when']) => {
     const action = (payload as { action?: string } | undefined)?.action;
@@ -217,11 +221,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     fault.times--;
     throw Object.assign(new Error(`injected crash ${when} ${role}${action ? ` ${action}` : ''}`), { name: fault.errorName });
   };
-  const invoke: Invoke = async (functionId, event, kind = 'sync') => {
+  const invoke = async (functionId: string, event: unknown, kind: 'sync' | 'async' = 'sync', version?: number) => {
     const role = roleOf.get(functionId);
     if (!role) throw new Error(`No local function ${functionId}`);
     takeFault(role, event, 'before');
-    const result = await lambda.invoke(functionId, event, { kind });
+    const result = await lambda.invoke(functionId, event, { kind, version });
     takeFault(role, event, 'after');
     return result;
   };
@@ -241,7 +245,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   // The stack's schedule groups, as CloudFormation would create them.
   const schedulerClient = new SchedulerClient({ endpoint: scheduler.endpoint, region, credentials });
   for (const [id] of resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')) {
-    await schedulerClient.send(new CreateScheduleGroupCommand({ Name: String(resolveIntrinsics(template, { Ref: id })) }));
+    await schedulerClient.send(new CreateScheduleGroupCommand({ Name: String(resolveCloudFormation(template, { Ref: id })) }));
   }
   schedulerClient.destroy();
   const eventBridge = await startLocalEventBridge({
@@ -257,11 +261,23 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     configurations: notificationConfigurations(template, invokeArn),
     onError: (error) => report('s3-notifications', error),
   });
+  // The state machine's role invokes the functions and reads the actor item: both checked as on AWS.
+  const stateMachineRole = iam.roleOf(resources.stateMachineId)!;
+  const stateMachineDb = new DynamoDBClient({
+    endpoint: endpoints.variables.AWS_ENDPOINT_URL_DYNAMODB,
+    region,
+    credentials: iam.accessKeyFor(stateMachineRole),
+  });
   const stepFunctions = await startLocalStepFunctions({
-    definition: definitionFromTemplate(template, resources.stateMachineId).definition,
+    definition: stateMachineDefinition(template, resources.stateMachineId),
     stateMachineArn: resources.stateMachineArn,
-    invokeFunction: (functionId, payload) => invoke(functionId, payload),
-    dynamoDb: clients.dynamodb,
+    invokeFunction: async (functionArn, payload) => {
+      const decision = await iam.authorize({ role: stateMachineRole }, { action: 'lambda:InvokeFunction', resource: functionArn });
+      if (!decision.allowed) throw Object.assign(new Error(decision.message), { name: 'Lambda.AWSLambdaException' });
+      const version = /:function:[^:]+:(\d+)$/.exec(functionArn)?.[1];
+      return invoke(functionLogicalIdFromArn(functionArn) ?? functionArn, payload, 'sync', version ? Number(version) : undefined);
+    },
+    dynamoDb: stateMachineDb,
     onStatusChange: statusChangeRules(template, invoke, report),
     retryIntervalMs: options.retryIntervalMs,
     port: stepFunctionsPort,
@@ -276,7 +292,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const poller = inboxPoller(template, { sqs: clients.sqs, queueUrl: resources.inboxUrl, queueArn: resources.inboxArn }, invoke, report);
 
   const handlers = Object.fromEntries(
-    Object.entries(logicalIds).map(([role, functionId]) => [role, (event: unknown) => invoke(functionId, event)]),
+    Object.entries(logicalIds).map(([role, id]) => [role, (event: unknown) => invoke(localPhysicalName(template, id), event)]),
   ) as Record<FunctionRole, Handler>;
   return {
     apiUrl: api.url,
@@ -289,6 +305,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     eventBridge,
     s3Notifications,
     lambda,
+    awsCalls: endpoints.calls,
     handlers,
     names: { table: resources.table, bucket: resources.bucket, inboxUrl: resources.inboxUrl, dlqUrl: resources.dlqUrl },
     clients,
@@ -298,7 +315,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await Promise.allSettled([poller.stop(), s3Notifications.stop(), scheduler.close(), eventBridge.close()]);
-      await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close(), lambda.close()]);
+      await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close(), lambda.close(), endpoints.close()]);
+      stateMachineDb.destroy();
       rmSync(sandboxRoot, { recursive: true, force: true });
       for (const client of Object.values(clients)) client.destroy();
       await Promise.allSettled([dynamo.stop(), sqsS3.stop()]);

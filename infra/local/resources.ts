@@ -193,6 +193,14 @@ function valuesOf(template: CfnTemplate, logicalId: string): Values {
         ref: () => ec2Id('sg', logicalId),
         attributes: { GroupId: () => ec2Id('sg', logicalId), VpcId: () => resolve(properties.VpcId) },
       };
+    case 'AWS::ApiGatewayV2::Api':
+      return { ref: () => `local-${logicalId}`, attributes: { ApiEndpoint: () => `https://local-${logicalId}.execute-api.local` } };
+    case 'AWS::ApiGatewayV2::Integration':
+    case 'AWS::ApiGatewayV2::Route':
+    case 'AWS::ApiGatewayV2::Stage':
+    case 'AWS::Lambda::EventSourceMapping':
+      // Generated ids nothing compares with an ARN: the local cloud keys its wiring by them.
+      return { ref: () => `local-${logicalId}`, attributes: {} };
     default: {
       const prefix = EC2_ID_PREFIXES[resource.Type];
       if (prefix) return { ref: () => ec2Id(prefix, logicalId), attributes: { Id: () => ec2Id(prefix, logicalId) } };

@@ -103,7 +103,9 @@ async function startHarness(
     definition,
     stateMachineArn,
     retryIntervalMs: 1,
-    invokeFunction: (fn, payload) => {
+    // Tasks name the function by ARN (qualified or not); these tests speak of the function's name.
+    invokeFunction: (arn, payload) => {
+      const fn = functionLogicalIdFromArn(arn) ?? arn;
       calls.push({ fn, payload });
       return invoke(fn, payload);
     },

@@ -4,7 +4,7 @@
 import { FUNCTION_ENTRIES, type FunctionRole } from '../../function-entries.ts';
 import type { LocalFunctionVersion } from '../lambda/runtime.ts';
 import { workerNetwork } from '../lambda/network-policy.ts';
-import { resolveIntrinsics } from '../template.ts';
+import { localPhysicalName, resolveCloudFormation } from '../resources.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- CloudFormation template JSON */
 type Template = { Resources: Record<string, { Type: string; Properties?: any }> };
@@ -49,9 +49,13 @@ export function functionVersions(inputs: FunctionEnvironmentInputs): Record<Func
   const entries = Object.entries(FUNCTION_ENTRIES) as [FunctionRole, string][];
   return Object.fromEntries(
     entries.map(([role, entry]) => {
-      const functionId = logicalIds[role];
-      const resource = template.Resources[functionId];
-      const variables = (resolveIntrinsics(template, resource?.Properties?.Environment?.Variables ?? {}) ?? {}) as Record<string, unknown>;
+      const logicalId = logicalIds[role];
+      const functionId = localPhysicalName(template, logicalId);
+      const resource = template.Resources[logicalId];
+      const variables = (resolveCloudFormation(template, resource?.Properties?.Environment?.Variables ?? {}) ?? {}) as Record<
+        string,
+        unknown
+      >;
       const own: Record<string, string> = {};
       for (const [name, value] of Object.entries(variables)) {
         const replacement = inputs.secretVariables[name];
@@ -71,7 +75,7 @@ export function functionVersions(inputs: FunctionEnvironmentInputs): Record<Func
         functionId,
         entry,
         env,
-        network: workerNetwork(template, functionId, env, inputs.localPorts),
+        network: workerNetwork(template, logicalId, env, inputs.localPorts),
       };
       return [role, version];
     }),

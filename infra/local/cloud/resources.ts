@@ -7,7 +7,7 @@ import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { AgentRuntimeStack } from '../../stack.ts';
 import { createLocalTable } from '../tables.ts';
-import { resolveIntrinsics } from '../template.ts';
+import { localPhysicalName, resolveCloudFormation } from '../resources.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- CloudFormation template JSON */
 export type Template = { Resources: Record<string, { Type: string; Properties?: any }> };
@@ -38,12 +38,12 @@ export async function createLocalResources(
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient },
   options: { visibilityTimeoutSeconds?: number },
 ): Promise<LocalResources> {
-  const resolve = (value: unknown) => resolveIntrinsics(template, value);
+  const resolve = (value: unknown) => resolveCloudFormation(template, value);
   const [tableId] = onlyResource(template, 'AWS::DynamoDB::Table');
   const table = String(resolve({ Ref: tableId }));
   await createLocalTable(clients.dynamodb, table);
   const dataBucketId = stack.getLogicalId(stack.bucket.node.defaultChild as CfnElement);
-  const bucket = String(resolve({ Ref: dataBucketId })).toLowerCase();
+  const bucket = String(resolve({ Ref: dataBucketId }));
   await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
 
   const inboxId = stack.getLogicalId(stack.inbox.node.defaultChild as CfnElement);
@@ -51,10 +51,12 @@ export async function createLocalResources(
   const dlqId = String(inboxProps.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
   const queueArn = async (url: string | undefined) =>
     (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
-  const dlq = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${dlqId}.fifo`, Attributes: { FifoQueue: 'true' } }));
+  const dlq = await clients.sqs.send(
+    new CreateQueueCommand({ QueueName: localPhysicalName(template, dlqId), Attributes: { FifoQueue: 'true' } }),
+  );
   const inbox = await clients.sqs.send(
     new CreateQueueCommand({
-      QueueName: `${inboxId}.fifo`,
+      QueueName: localPhysicalName(template, inboxId),
       Attributes: {
         FifoQueue: 'true',
         ContentBasedDeduplication: String(inboxProps.ContentBasedDeduplication ?? false),

@@ -9,20 +9,21 @@ import type { LocalEventBridgeOptions } from '../eventbridge.ts';
 import type { S3NotificationsOptions } from '../s3-notifications.ts';
 import { startSqsPoller, type SqsPoller } from '../sqs-poller.ts';
 import type { ExecutionStatusChangeEvent } from '../step-functions/index.ts';
-import { functionLogicalIdFromArn, resolveIntrinsics } from '../template.ts';
+import { resolveCloudFormation } from '../resources.ts';
+import { functionLogicalIdFromArn } from '../template.ts';
 import { onlyResource, resourcesOfType, type Template } from './resources.ts';
 
 export type Invoke = (functionId: string, event: unknown, kind?: 'sync' | 'async') => Promise<unknown>;
 export type Report = (where: string, error: unknown) => void;
 
-const functionOf = (template: Template, arn: unknown) => functionLogicalIdFromArn(String(resolveIntrinsics(template, arn)));
+const functionOf = (template: Template, arn: unknown) => functionLogicalIdFromArn(String(resolveCloudFormation(template, arn)));
 
 /** The default bus: which execution endings reach which function. */
 export function statusChangeRules(template: Template, invoke: Invoke, report: Report) {
   const rules = resourcesOfType(template, 'AWS::Events::Rule')
     .filter(([, rule]) => rule.Properties.EventPattern && !rule.Properties.EventBusName)
     .map(([, rule]) => ({
-      pattern: resolveIntrinsics(template, rule.Properties.EventPattern) as object,
+      pattern: resolveCloudFormation(template, rule.Properties.EventPattern) as object,
       targets: (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionOf(template, t.Arn)),
     }));
   return async (event: ExecutionStatusChangeEvent) => {
@@ -67,10 +68,10 @@ export function customBusRules(template: Template): LocalEventBridgeOptions['rul
     .filter(([, rule]) => rule.Properties.EventPattern && rule.Properties.EventBusName)
     .map(([id, rule]) => ({
       name: id,
-      eventBusName: String(resolveIntrinsics(template, rule.Properties.EventBusName)),
-      pattern: resolveIntrinsics(template, rule.Properties.EventPattern) as object,
+      eventBusName: String(resolveCloudFormation(template, rule.Properties.EventBusName)),
+      pattern: resolveCloudFormation(template, rule.Properties.EventPattern) as object,
       targets: (rule.Properties.Targets as { Arn: unknown; InputPath?: string }[]).map((t) => ({
-        arn: String(resolveIntrinsics(template, t.Arn)),
+        arn: String(resolveCloudFormation(template, t.Arn)),
         inputPath: t.InputPath,
       })),
     }));
@@ -89,7 +90,7 @@ export function notificationConfigurations(template: Template, invokeArn: (arn: 
       }[]
     ).map((c): S3NotificationsOptions['configurations'][number] => {
       const rule = (name: string) => c.Filter?.Key?.FilterRules?.find((f) => f.Name.toLowerCase() === name)?.Value;
-      const arn = String(resolveIntrinsics(template, c.LambdaFunctionArn));
+      const arn = String(resolveCloudFormation(template, c.LambdaFunctionArn));
       return {
         prefix: rule('prefix'),
         suffix: rule('suffix'),
@@ -110,7 +111,7 @@ export function apiRoutes(template: Template, invoke: Invoke): Record<string, Ht
   );
   const routes: Record<string, HttpHandler> = {};
   for (const [, route] of resourcesOfType(template, 'AWS::ApiGatewayV2::Route')) {
-    const target = resolveIntrinsics(template, route.Properties.Target) as string;
+    const target = resolveCloudFormation(template, route.Properties.Target) as string;
     const functionId = integrations.get(target.replace(/^integrations\/local-/, ''));
     if (!functionId) throw new Error(`Route ${route.Properties.RouteKey} has no local integration (${target})`);
     routes[route.Properties.RouteKey] = (event: APIGatewayProxyEventV2) =>

@@ -4,8 +4,7 @@
 // recorded with who made it, so tests and the bench can count what each function does.
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenLocally, readRequestBytes, type LocalHttpServer } from '../http-server.ts';
-import type { LocalIam } from '../iam/index.ts';
-import { authorizationsFor, deniedResponse } from '../iam/index.ts';
+import { authorizationsFor, type Decision, deniedResponse, type LocalIam } from '../iam/index.ts';
 import { dynamoDbViolation, sqsViolation, type LimitViolation } from './limits.ts';
 import { signedBy } from './signer.ts';
 
@@ -88,40 +87,34 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
     const iam = options.iam();
     const principal = iam.principalOf(accessKeyId);
     const caller = principal === 'operator' ? 'operator' : principal.role;
-    const authorizations = authorizationsFor({
+    const request = {
       service,
       method: incoming.method ?? 'GET',
       url: url.toString(),
       headers: incoming.headers as Record<string, string | undefined>,
       body,
-    });
+    };
+    const authorizations = authorizationsFor(request, iam.stackFacts);
     const operation = jsonTarget(incoming.headers) ?? authorizations[0]?.action.split(':')[1] ?? incoming.method ?? '';
     const record = (status: number, responseBytes: number) =>
       options.onCall?.({ service, operation, caller, status, requestBytes: body.length, responseBytes, at: Date.now() });
-
-    for (const authorization of authorizations) {
-      const decision = iam.authorize(principal, authorization);
-      if (decision.allowed) continue;
+    const deny = (status: number, decision: Pick<Decision, 'message'>) => {
       const denied = deniedResponse(service, decision);
-      response.writeHead(denied.status, denied.headers);
-      response.end(denied.body);
-      return record(denied.status, Buffer.byteLength(denied.body));
-    }
+      response.writeHead(status, denied.headers);
+      response.end(incoming.method === 'HEAD' ? undefined : denied.body);
+      record(status, Buffer.byteLength(denied.body));
+    };
+
+    const decision = await iam.authorizeRequest(principal, request);
+    if (!decision.allowed) return deny(deniedResponse(service, decision).status, decision);
     const violation = limitViolation(service, operation, body);
     if (violation) return record(sendError(response, service, violation), 0);
 
     const reply = await forward(upstream, incoming, body);
-    // S3 tells a caller that may not list the bucket nothing about which keys exist: 403, not 404.
     const read = authorizations.find((a) => a.action === 's3:GetObject');
-    if (reply.status === 404 && read && service === 's3' && principal !== 'operator') {
-      const bucketArn = read.resource.split('/')[0]!;
-      const listing = iam.authorize(principal, { action: 's3:ListBucket', resource: bucketArn });
-      if (!listing.allowed) {
-        const denied = deniedResponse(service, iam.authorize(principal, { action: 's3:ListBucket', resource: bucketArn }));
-        response.writeHead(403, denied.headers);
-        response.end(denied.body);
-        return record(403, Buffer.byteLength(denied.body));
-      }
+    if (reply.status === 404 && read && (await iam.missingKeyStatus(principal, read.resource.split('/')[0]!)) === 403) {
+      // S3 tells a caller that may not list the bucket nothing about which keys exist: 403, not 404.
+      return deny(403, { message: 'Access Denied' });
     }
     response.writeHead(reply.status, reply.headers);
     response.end(reply.body);

@@ -28,7 +28,8 @@ export interface ExecutionsOptions {
   /** ASL, e.g. from definitionFromTemplate. JSONPath only (no JSONata). */
   definition: object;
   stateMachineArn: string;
-  invokeFunction(functionLogicalId: string, payload: unknown): Promise<unknown>;
+  /** Invokes a function by ARN (qualified by version or alias, or not) or name, as the state machine's role. */
+  invokeFunction(functionArn: string, payload: unknown): Promise<unknown>;
   /** Executes arn:aws:states:::dynamodb:* Task states. */
   dynamoDb?: DynamoDBClient;
   onStatusChange?(event: ExecutionStatusChangeEvent): void | Promise<void>;

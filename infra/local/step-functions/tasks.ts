@@ -20,7 +20,8 @@ type TaskHandler = TaskHandlers[string];
 export type JsonValue = Parameters<TaskHandler>[0];
 
 export interface TaskContext {
-  invokeFunction(functionLogicalId: string, payload: unknown): Promise<unknown>;
+  /** Invokes a function by ARN (qualified by version or alias, or not) or name, as the state machine's role. */
+  invokeFunction(functionArn: string, payload: unknown): Promise<unknown>;
   dynamoDb?: DynamoDBClient;
   /** Aborted when the execution ends (stopped, timed out): pending tasks give up. */
   signal: AbortSignal;
@@ -58,8 +59,7 @@ export function taskHandlers(definition: Machine, context: TaskContext): TaskHan
 }
 
 function taskHandlerFor(resource: string, context: TaskContext): TaskHandler {
-  const functionLogicalId = functionLogicalIdFromArn(resource);
-  if (functionLogicalId) return (input) => invokeLambda(context, functionLogicalId, input);
+  if (functionLogicalIdFromArn(resource)) return (input) => invokeLambda(context, resource, input);
   if (/^arn:[^:]+:states:::lambda:invoke$/.test(resource)) return (input) => lambdaInvokeIntegration(context, input);
   const dynamoAction = /^arn:[^:]+:states:::dynamodb:(getItem|putItem|updateItem)$/.exec(resource)?.[1];
   if (dynamoAction) return (input) => dynamoDbIntegration(context, dynamoAction, input);
@@ -83,10 +83,10 @@ async function untilStopped(signal: AbortSignal, task: () => Promise<JsonValue> 
   }
 }
 
-async function invokeLambda(context: TaskContext, functionLogicalId: string, payload: unknown): Promise<JsonValue> {
+async function invokeLambda(context: TaskContext, functionArn: string, payload: unknown): Promise<JsonValue> {
   try {
     // Payload and result cross a JSON boundary in AWS: no shared references, undefined → null.
-    const result = await context.invokeFunction(functionLogicalId, jsonCopy(payload));
+    const result = await context.invokeFunction(functionArn, jsonCopy(payload));
     return jsonCopy(result) as JsonValue;
   } catch (error) {
     throw lambdaFailure(error);
@@ -110,8 +110,7 @@ function lambdaFailure(error: unknown): Error {
 // arn:aws:states:::lambda:invoke: the task input is the Invoke request, the result is the response.
 async function lambdaInvokeIntegration(context: TaskContext, input: JsonValue): Promise<JsonValue> {
   const request = (isPlainObject(input) ? input : {}) as { FunctionName?: unknown; Payload?: unknown };
-  const functionLogicalId = functionLogicalIdFromArn(String(request.FunctionName)) ?? String(request.FunctionName);
-  return { Payload: await invokeLambda(context, functionLogicalId, request.Payload ?? {}), StatusCode: 200 };
+  return { Payload: await invokeLambda(context, String(request.FunctionName), request.Payload ?? {}), StatusCode: 200 };
 }
 
 // arn:aws:states:::dynamodb:*: Parameters are the API request in DynamoDB JSON, the result is the
