@@ -96,7 +96,7 @@ export interface LocalCloud {
   awsCalls: AwsCall[];
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
-  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string };
+  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string };
   /** The operator's clients: full access, as a person with the account's admin role. */
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   /** What every function's environment shares (endpoints, region). */
@@ -307,7 +307,13 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     lambda,
     awsCalls: endpoints.calls,
     handlers,
-    names: { table: resources.table, bucket: resources.bucket, inboxUrl: resources.inboxUrl, dlqUrl: resources.dlqUrl },
+    names: {
+      table: resources.table,
+      bucket: resources.bucket,
+      inboxUrl: resources.inboxUrl,
+      dlqUrl: resources.dlqUrl,
+      scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
+    },
     clients,
     env: common,
     poller,
