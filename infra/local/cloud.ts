@@ -27,7 +27,8 @@ import { startS3Notifications, type S3Notifications } from './s3-notifications.t
 import { matchesEventPattern } from './event-pattern.ts';
 import { functionLogicalIdFromArn } from './template.ts';
 import { localGetAtt, localPhysicalName, resolveCloudFormation } from './resources.ts';
-import { createLocalIam } from './iam/index.ts';
+import { createLocalIam, signingOf } from './iam/index.ts';
+import type { ModelAuthorizer } from './bedrock.ts';
 import type { AwsCall } from './front-door/index.ts';
 import { startAwsEndpoints } from './cloud/endpoints.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
@@ -59,6 +60,8 @@ export interface LocalCloudOptions {
   sandboxPort?: number;
   /** Extra environment for the handlers (LOG_LEVEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...). */
   env?: Record<string, string>;
+  /** Changes the synthesized template before the local cloud reads it (tests of what AWS would refuse). */
+  transformTemplate?: (template: Template) => Template;
   onError?: (where: string, error: unknown) => void;
 }
 
@@ -94,6 +97,8 @@ export interface LocalCloud {
   lambda: LocalLambda;
   /** Every AWS call the functions made, with the role that made it (through the front doors). */
   awsCalls: AwsCall[];
+  /** Bedrock's side of the local IAM, for a local model endpoint (the Bedrock fake's setAuthorizer). */
+  authorizeModelRequest: ModelAuthorizer;
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
   names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string };
@@ -150,7 +155,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     startSqsAndS3(),
     Promise.resolve(synthesizeLocalStack(options.modelId)),
   ]);
-  const { template, logicalIds } = synth;
+  const { logicalIds } = synth;
+  const template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
   const region = process.env.AWS_REGION ?? 'us-east-1';
   const credentials = OPERATOR_CREDENTIALS;
   const clients = {
@@ -306,6 +312,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     s3Notifications,
     lambda,
     awsCalls: endpoints.calls,
+    authorizeModelRequest: async (request) => {
+      const signing = signingOf(request);
+      return iam.authorizeRequest(iam.principalOf(signing?.accessKeyId), { ...request, service: 'bedrock' });
+    },
     handlers,
     names: {
       table: resources.table,
