@@ -17,6 +17,8 @@ export interface AwsCall {
   requestBytes: number;
   responseBytes: number;
   at: number;
+  /** Why IAM refused the call, when it did. */
+  denied?: string;
 }
 
 export interface FrontDoor {
@@ -96,13 +98,13 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
     };
     const authorizations = authorizationsFor(request, iam.stackFacts);
     const operation = jsonTarget(incoming.headers) ?? authorizations[0]?.action.split(':')[1] ?? incoming.method ?? '';
-    const record = (status: number, responseBytes: number) =>
-      options.onCall?.({ service, operation, caller, status, requestBytes: body.length, responseBytes, at: Date.now() });
+    const record = (status: number, responseBytes: number, denied?: string) =>
+      options.onCall?.({ service, operation, caller, status, requestBytes: body.length, responseBytes, at: Date.now(), denied });
     const deny = (status: number, decision: Pick<Decision, 'message'>) => {
       const denied = deniedResponse(service, decision);
       response.writeHead(status, denied.headers);
       response.end(incoming.method === 'HEAD' ? undefined : denied.body);
-      record(status, Buffer.byteLength(denied.body));
+      record(status, Buffer.byteLength(denied.body), decision.message);
     };
 
     const decision = await iam.authorizeRequest(principal, request);
