@@ -26,7 +26,7 @@ import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';
 import { startS3Notifications, type S3Notifications } from './s3-notifications.ts';
 import { matchesEventPattern } from './event-pattern.ts';
 import { functionLogicalIdFromArn } from './template.ts';
-import { localGetAtt, localPhysicalName, resolveCloudFormation } from './resources.ts';
+import { LOCAL_VERSION_PROPERTY, localGetAtt, localPhysicalName, resolveCloudFormation } from './resources.ts';
 import { createLocalIam, signingOf } from './iam/index.ts';
 import type { ModelAuthorizer } from './bedrock.ts';
 import type { AwsCall } from './front-door/index.ts';
@@ -107,6 +107,11 @@ export interface LocalCloud {
   /** What every function's environment shares (endpoints, region). */
   env: Record<string, string>;
   poller: SqsPoller;
+  /**
+   * `cdk deploy` of a changed stack: new function versions, roles and state machine definition (for
+   * executions started after it; running ones go on with theirs). The wiring of triggers stays.
+   */
+  redeploy(change: { modelId?: string; transformTemplate?: LocalCloudOptions['transformTemplate'] }): Promise<void>;
   injectFault(fault: Fault): void;
   stop(): Promise<void>;
 }
@@ -156,7 +161,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     Promise.resolve(synthesizeLocalStack(options.modelId)),
   ]);
   const { logicalIds } = synth;
-  const template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
+  let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
   const region = process.env.AWS_REGION ?? 'us-east-1';
   const credentials = OPERATOR_CREDENTIALS;
   const clients = {
@@ -183,7 +188,6 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
 
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const iam = createLocalIam(template);
   const endpoints = await startAwsEndpoints(
     {
       DYNAMODB: dynamo.endpoint,
@@ -203,20 +207,45 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
     ...options.env,
   };
-  const versions = functionVersions({
-    template,
-    logicalIds,
-    common,
-    // What only exists locally: the emulator's queue URL, the command server's free port.
-    localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
-    // Locally the Slack secret is two plain variables (the secret holds them in AWS).
-    secretVariables: { SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken } },
-    // Each function signs as its own role, so the front doors can hold it to that role's policies.
-    credentials: (role) => (options.useAmbientCredentials ? undefined : iam.accessKeyFor(iam.roleOf(logicalIds[role])!)),
-    localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
-  });
   const lambda = createLocalLambda({ root: PROJECT_ROOT });
-  lambda.publish(Object.values(versions));
+  let iam = createLocalIam(template);
+  /**
+   * What `cdk deploy` does to the functions, their roles and the state machine: every function gets
+   * a new version (unqualified calls go to it), each new AWS::Lambda::Version is numbered, a version
+   * the new template no longer has is deleted unless it was retained, and the roles' policies are
+   * the new template's. Returns the state machine definition for executions started from now on.
+   */
+  const deploy = async (next: Template, previous?: Template): Promise<object> => {
+    const keys = createLocalIam(next);
+    const versions = functionVersions({
+      template: next,
+      logicalIds,
+      common,
+      // What only exists locally: the emulator's queue URL, the command server's free port.
+      localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
+      // Locally the Slack secret is two plain variables (the secret holds them in AWS).
+      secretVariables: { SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken } },
+      // Each function signs as its own role, so the front doors can hold it to that role's policies.
+      credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role])!)),
+      localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
+    });
+    const published = lambda.publish(Object.values(versions));
+    for (const [id, version] of resourcesOfType(next, 'AWS::Lambda::Version')) {
+      const functionName = String(resolveCloudFormation(next, version.Properties.FunctionName));
+      const kept = previous?.Resources[id]?.Properties?.[LOCAL_VERSION_PROPERTY];
+      version.Properties[LOCAL_VERSION_PROPERTY] = kept ?? published[functionName];
+    }
+    for (const [id, version] of previous ? resourcesOfType(previous, 'AWS::Lambda::Version') : []) {
+      if (next.Resources[id] || previous!.Resources[id]?.DeletionPolicy === 'Retain') continue;
+      await lambda.remove(
+        String(resolveCloudFormation(previous!, version.Properties.FunctionName)),
+        version.Properties[LOCAL_VERSION_PROPERTY],
+      );
+    }
+    iam = createLocalIam(next);
+    return stateMachineDefinition(next, resources.stateMachineId);
+  };
+  const definition = await deploy(template);
 
   const roleOf = new Map(Object.entries(logicalIds).map(([role, id]) => [localPhysicalName(template, id), role as FunctionRole]));
   const faults: Required<Fault>[] = [];
@@ -275,7 +304,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     credentials: iam.accessKeyFor(stateMachineRole),
   });
   const stepFunctions = await startLocalStepFunctions({
-    definition: stateMachineDefinition(template, resources.stateMachineId),
+    definition,
     stateMachineArn: resources.stateMachineArn,
     invokeFunction: async (functionArn, payload) => {
       const decision = await iam.authorize({ role: stateMachineRole }, { action: 'lambda:InvokeFunction', resource: functionArn });
@@ -300,7 +329,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const handlers = Object.fromEntries(
     Object.entries(logicalIds).map(([role, id]) => [role, (event: unknown) => invoke(localPhysicalName(template, id), event)]),
   ) as Record<FunctionRole, Handler>;
-  return {
+  const cloud: LocalCloud = {
     apiUrl: api.url,
     slackEventsUrl: `${api.url}/slack/events`,
     template,
@@ -327,6 +356,13 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     clients,
     env: common,
     poller,
+    async redeploy(change) {
+      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId).template;
+      const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
+      stepFunctions.updateDefinition(await deploy(next, template));
+      template = next;
+      cloud.template = next;
+    },
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
@@ -338,4 +374,5 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       await Promise.allSettled([dynamo.stop(), sqsS3.stop()]);
     },
   };
+  return cloud;
 }

@@ -209,8 +209,17 @@ function valuesOf(template: CfnTemplate, logicalId: string): Values {
   }
 }
 
-// Each AWS::Lambda::Version publishes the next version of its function: numbered in template order.
+/**
+ * Where the local cloud records the number a deploy gave an AWS::Lambda::Version (a later deploy
+ * keeps the version and its number while its resource stays): a property CloudFormation never sets.
+ */
+export const LOCAL_VERSION_PROPERTY = 'LocalVersionNumber';
+
+// Each AWS::Lambda::Version publishes the next version of its function: the number the local cloud
+// recorded for it, or else numbered in template order (a first deploy).
 function versionNumber(template: CfnTemplate, logicalId: string): number {
+  const recorded = template.Resources?.[logicalId]?.Properties?.[LOCAL_VERSION_PROPERTY];
+  if (typeof recorded === 'number') return recorded;
   const functionOf = (id: string) => JSON.stringify(template.Resources?.[id]?.Properties?.FunctionName);
   const target = functionOf(logicalId);
   const versions = Object.entries(template.Resources ?? {})

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { gate } from '../../infra/local/bedrock.ts';
 import { startTestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -73,3 +74,57 @@ test('a permission removed from the template fails end to end as on AWS: AccessD
   assert.equal(stack.bedrock.requests.length, 0, 'the request never reached a model');
   assert.ok(agentStepRole);
 });
+
+test('a deploy in the middle of a run: the run finishes on the version it started with, the next run uses the new one', async (t) => {
+  const stack = await startTestStack();
+  t.after(() => stack.stop());
+  const agentStep = (version: number) =>
+    stack.cloud.lambda.invocations.filter((i) => i.functionId.startsWith('AgentRunAgentStep') && i.version === version).length;
+  const held = gate();
+  stack.bedrock.script(
+    { toolUses: [use('bash', { command: 'echo before the deploy' })], hold: held.promise },
+    { text: 'Finished on the old version.' },
+  );
+  const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> a long job' });
+  await eventually(() => stack.bedrock.requests.length === 1, 30_000, 'the first model call');
+
+  await stack.cloud.redeploy({ transformTemplate: newAgentStepCode });
+  const beforeRelease = agentStep(1);
+  held.release();
+  const runs = () => [...stack.cloud.stepFunctions.executions.values()];
+  await eventually(() => runs()[0]?.status !== 'RUNNING', 60_000, 'the first run to end');
+  assert.equal(runs()[0]?.status, 'SUCCEEDED', `the first run ended ${runs()[0]?.status}: ${runs()[0]?.error} ${runs()[0]?.cause}`);
+  assert.ok(agentStep(1) > beforeRelease, 'its later steps ran on version 1');
+  assert.equal(agentStep(2), 0, 'nothing of the first run ran on version 2');
+  const afterFirstRun = agentStep(1);
+  assert.ok(
+    stack.slack.messages.thread(first.channel, first.threadTs).some((m) => m.text === 'Finished on the old version.'),
+    'the answer reached the thread',
+  );
+
+  stack.bedrock.script({ text: 'New version here.' });
+  const second = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> and now?' });
+  await eventually(
+    () => stack.slack.messages.thread(second.channel, second.threadTs).some((m) => m.text === 'New version here.'),
+    60_000,
+    'the second answer',
+  );
+  assert.ok(agentStep(2) > 0, 'the next run ran on version 2');
+  assert.equal(agentStep(1), afterFirstRun, 'and not on version 1');
+});
+
+/**
+ * What new agent-step code does to the template: the function's configuration changes, and CDK
+ * names its current version after a hash of it, so the version resource gets a new logical id.
+ */
+function newAgentStepCode(template: Template): Template {
+  const [versionId] = Object.entries(template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Version' && id.startsWith('AgentRunAgentStepCurrentVersion'),
+  )!;
+  const renamed = JSON.parse(JSON.stringify(template).replaceAll(versionId, `${versionId}Next`)) as Template;
+  const [, fn] = Object.entries(renamed.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('AgentRunAgentStep'),
+  )!;
+  fn.Properties.Environment.Variables.CODE_REVISION = '2';
+  return renamed;
+}

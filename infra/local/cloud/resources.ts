@@ -10,7 +10,7 @@ import { createLocalTable } from '../tables.ts';
 import { localPhysicalName, resolveCloudFormation } from '../resources.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- CloudFormation template JSON */
-export type Template = { Resources: Record<string, { Type: string; Properties?: any }> };
+export type Template = { Resources: Record<string, { Type: string; Properties?: any; DeletionPolicy?: string }> };
 
 export function resourcesOfType(template: Template, type: string) {
   return Object.entries(template.Resources).filter(([, r]) => r.Type === type);

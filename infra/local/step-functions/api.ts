@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, epochSeconds, withoutUndefined, type AwsJsonOperation } from '../aws-protocol.ts';
 import type { LocalExecution } from './execution-record.ts';
 import type { Execution, Executions } from './executions.ts';
-import type { JsonValue } from './tasks.ts';
+import { STATE_DATA_LIMIT, type JsonValue } from './tasks.ts';
 
 export function stepFunctionsOperations(stateMachineArn: string, executions: Executions): Record<string, AwsJsonOperation> {
   const requireStateMachine = (arn: unknown) => {
@@ -21,6 +21,13 @@ export function stepFunctionsOperations(stateMachineArn: string, executions: Exe
       requireStateMachine(request.stateMachineArn);
       const name = request.name === undefined ? randomUUID() : validExecutionName(request.name);
       const rawInput = typeof request.input === 'string' ? request.input : '{}';
+      const inputBytes = Buffer.byteLength(rawInput);
+      if (inputBytes > STATE_DATA_LIMIT) {
+        throw new ApiError(
+          'ValidationException',
+          `1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to ${STATE_DATA_LIMIT} (the input is ${inputBytes} bytes)`,
+        );
+      }
       const existing = executions.find(name);
       // Idempotent for STANDARD workflows only while the execution runs with the same input;
       // a closed execution or another input is ExecutionAlreadyExists.

@@ -46,8 +46,12 @@ const FAIL_STATE_DEFAULT_CAUSE = 'Execution failed because of a Fail state';
 
 export function createExecutions(options: ExecutionsOptions) {
   const arnParts = parseStateMachineArn(options.stateMachineArn);
-  const definition = localizedDefinition(options.definition);
-  const machine = new StateMachine(definition as unknown as StateMachineDefinition);
+  const build = (source: object) => {
+    const definition = localizedDefinition(source);
+    return { definition, machine: new StateMachine(definition as unknown as StateMachineDefinition) };
+  };
+  // A deploy changes the definition for executions started after it; running ones keep theirs.
+  let current = build(options.definition);
   const byArn = new Map<string, Execution>();
   const records = new Map<string, LocalExecution>();
   const arrivals = new Set<{ key: string; resolve(execution: Execution): void }>();
@@ -69,6 +73,7 @@ export function createExecutions(options: ExecutionsOptions) {
       history: [],
     };
     const stopSignal = new AbortController();
+    const { definition, machine } = current;
     const run = machine.run(input, {
       overrides: {
         taskResourceLocalHandlers: taskHandlers(definition, { ...options, signal: stopSignal.signal }),
@@ -148,7 +153,21 @@ export function createExecutions(options: ExecutionsOptions) {
     }
   }
 
-  return { records: records as ReadonlyMap<string, LocalExecution>, find, start, stop, waitFor, stopAll, all: () => [...byArn.values()] };
+  /** What a deploy does to the state machine: executions started from now on use this definition. */
+  function updateDefinition(source: object): void {
+    current = build(source);
+  }
+
+  return {
+    records: records as ReadonlyMap<string, LocalExecution>,
+    find,
+    start,
+    stop,
+    waitFor,
+    stopAll,
+    updateDefinition,
+    all: () => [...byArn.values()],
+  };
 }
 
 export type Executions = ReturnType<typeof createExecutions>;

@@ -28,6 +28,8 @@ export interface LocalStepFunctions {
   executions: ReadonlyMap<string, LocalExecution>;
   /** Resolves once the execution (by ARN or name) has ended and onStatusChange has returned. */
   waitForExecution(executionArnOrName: string, timeoutMs?: number): Promise<LocalExecution>;
+  /** A deploy's new definition, for executions started after it. */
+  updateDefinition(definition: object): void;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
     endpoint: server.url,
     executions: executions.records,
     waitForExecution: executions.waitFor,
+    updateDefinition: executions.updateDefinition,
     async close() {
       executions.stopAll();
       await server.close();

@@ -39,6 +39,21 @@ class NonRecoverableError extends Error {
   }
 }
 
+/** Step Functions' limit on an execution's input and on the data a state passes on, in bytes (UTF-8). */
+export const STATE_DATA_LIMIT = 256 * 1024;
+
+// The state data limit ends the execution: States.ALL does not catch States.DataLimitExceeded.
+class DataLimitExceeded extends NonRecoverableError {
+  override name = 'States.DataLimitExceeded';
+}
+
+function checkStateData(what: string, value: unknown): void {
+  const bytes = Buffer.byteLength(JSON.stringify(value ?? null));
+  if (bytes > STATE_DATA_LIMIT) {
+    throw new DataLimitExceeded(`The ${what} is ${bytes} bytes, over the ${STATE_DATA_LIMIT}-byte limit of a state's data`);
+  }
+}
+
 // aws-local-stepfunctions matches Retry/Catch ErrorEquals against `error.name` and puts
 // `error.message` in the Cause, so a task failure carries the AWS error name and cause that way.
 class TaskFailure extends Error {
@@ -53,7 +68,13 @@ export function taskHandlers(definition: Machine, context: TaskContext): TaskHan
   forEachState(definition, (name, state) => {
     if (state.Type !== 'Task') return;
     const handler = taskHandlerFor(String(state.Resource), context);
-    handlers[name] = (input) => untilStopped(context.signal, () => handler(input));
+    handlers[name] = (input) =>
+      untilStopped(context.signal, async () => {
+        checkStateData(`input of state ${name}`, input);
+        const result = await handler(input);
+        checkStateData(`result of state ${name}`, result);
+        return result;
+      });
   });
   return handlers;
 }
