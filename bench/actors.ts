@@ -27,7 +27,7 @@ import { documentClient } from '../shared/aws.ts';
 import { executionArnFor } from '../shared/control.ts';
 import { runIdFor } from '../shared/ids.ts';
 import { workspaceLayout } from '../shared/sandbox/workspace.ts';
-import type { LocalExecution } from '../infra/local/step-functions.ts';
+import type { LocalExecution } from '../infra/local/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 import { runsSummary, waitForQuiet } from './quiet.ts';
 import { summarize, type Summary } from './stats.ts';

@@ -11,7 +11,7 @@ import { estimateTokens } from '../shared/compaction.ts';
 import { dataKeys, ROOT_KEYS, runIdFor } from '../shared/ids.ts';
 import { loadContext, saveContext, type ContextEntry } from '../shared/store.ts';
 import type { RecordedRequest, ScriptedTurn } from '../infra/local/bedrock.ts';
-import type { LocalExecution } from '../infra/local/step-functions.ts';
+import type { LocalExecution } from '../infra/local/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 import { runsSummary, waitForQuiet } from './quiet.ts';
 import { installS3Recorder, type S3Recorder } from './s3-traffic.ts';

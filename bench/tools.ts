@@ -20,7 +20,7 @@ import { exec, type SandboxAddress } from '../shared/sandbox/client.ts';
 import type { SandboxItem } from '../shared/sandbox/lifecycle.ts';
 import { workspaceLayout, type WorkspaceLayout } from '../shared/sandbox/workspace.ts';
 import type { ScriptedTurn } from '../infra/local/bedrock.ts';
-import type { LocalExecution } from '../infra/local/step-functions.ts';
+import type { LocalExecution } from '../infra/local/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 import type { AwsCallCounter } from './aws-calls.ts';
 import { waitForQuiet, runsSummary } from './quiet.ts';

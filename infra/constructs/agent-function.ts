@@ -4,7 +4,7 @@
 // log group in the account). A function placed in a VPC gets the network-interface permissions Lambda
 // needs, scoped to its subnets and security groups (instead of AWSLambdaVPCAccessExecutionRole).
 import { fileURLToPath } from 'node:url';
-import { type Duration, Stack } from 'aws-cdk-lib';
+import { type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -32,6 +32,11 @@ export interface AgentFunctionProps {
   readonly logRetention: RetentionDays;
   /** Run the function inside a VPC (it then reaches only what the subnets' routes and its security groups allow). */
   readonly vpc?: AgentFunctionVpc;
+  /**
+   * Keep every published version when a deploy replaces it: a state machine execution invokes the
+   * version it started with until it ends, so a version must outlive the deploy that retires it.
+   */
+  readonly retainVersions?: boolean;
 }
 
 export interface AgentFunctionVpc {
@@ -62,6 +67,7 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
     role,
     logGroup,
     tracing: Tracing.ACTIVE,
+    ...(props.retainVersions && { currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN } }),
     environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
     ...(props.vpc && {
       vpc: props.vpc.vpc,

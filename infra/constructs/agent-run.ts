@@ -68,6 +68,7 @@ export class AgentRun extends Construct {
       description: 'One step of the agent loop: prepare, model (with tools), finish, fail',
       timeout: Duration.minutes(15),
       memorySize: 1024,
+      retainVersions: true,
       logRetention: props.logRetention,
       environment: {
         TABLE_NAME: props.table.tableName,
@@ -112,5 +113,14 @@ export class AgentRun extends Construct {
       tracingEnabled: true,
       comment: 'One agent run per prompt: prepare, model and tool steps until done, finish',
     });
+    // A run invokes the versions it started with; after a deploy those are no longer the ones the
+    // definition names, so the role may invoke every version of the two step functions.
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['lambda:InvokeFunction'],
+        resources: [`${this.agentStep.functionArn}:*`, `${props.sandboxStep.functionArn}:*`],
+      }),
+    );
   }
 }

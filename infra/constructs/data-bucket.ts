@@ -57,3 +57,16 @@ export function grantObjectReadWrite(bucket: IBucket, grantee: IGrantable): void
     new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
   );
 }
+
+/**
+ * Read keys that may not exist yet (settings.json on a fresh deployment): GetObject on exactly those
+ * keys, and ListBucket, without which S3 answers a missing key with 403 AccessDenied instead of 404.
+ */
+export function grantOptionalRead(bucket: IBucket, grantee: IGrantable, keys: string[]): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:GetObject'], resources: keys.map((key) => bucket.arnForObjects(key)) }),
+  );
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+  );
+}

@@ -14,6 +14,8 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
+import { grantOptionalRead } from './data-bucket.ts';
+import { ROOT_KEYS } from '../../shared/ids.ts';
 
 /** Exported because the inbox's visibility timeout is derived from it. */
 export const DISPATCH_TIMEOUT = Duration.seconds(30);
@@ -53,9 +55,8 @@ export class Dispatch extends Construct {
     this.handler.addToRolePolicy(
       new PolicyStatement({ actions: ['states:StopExecution', 'states:DescribeExecution'], resources: [props.executionArns] }),
     );
-    this.handler.addToRolePolicy(
-      new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.bucket.arnForObjects('settings.json')] }),
-    );
+    // settings.json is optional: a fresh deployment has none.
+    grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
     props.slackSecret.grantRead(this.handler);
 
     this.handler.addEventSource(

@@ -33,6 +33,7 @@ export class SandboxStep extends Construct {
       description: "Runs sandbox tool calls (bash, read, write, edit) in the thread's Fargate task; syncs files with S3",
       timeout: Duration.minutes(15),
       memorySize: 1024,
+      retainVersions: true,
       logRetention: props.logRetention,
       environment: {
         TABLE_NAME: props.table.tableName,

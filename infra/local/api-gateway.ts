@@ -1,16 +1,13 @@
 // An HTTP API (payload format 2.0) stand-in: builds the event API Gateway would send and calls the
 // real handler of the route, as declared in the synthesized template.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { listenLocally, type LocalHttpServer } from './http-server.ts';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
-export interface ApiGatewayStandIn {
-  url: string;
-  port: number;
-  close(): Promise<void>;
-}
+export type ApiGatewayStandIn = LocalHttpServer;
 
 /** API Gateway's own limit on a request payload. */
 const PAYLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -74,7 +71,7 @@ export async function startApiGateway(options: {
   routes: Record<string, HttpHandler>;
   onError?: (error: unknown) => void;
 }): Promise<ApiGatewayStandIn> {
-  const server: Server = createServer(async (req, res) => {
+  return listenLocally(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const routeKey = `${req.method} ${path}`;
     const handler = options.routes[routeKey];
@@ -96,20 +93,5 @@ export async function startApiGateway(options: {
       // What API Gateway answers when the integration fails.
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Internal Server Error' }));
     }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
-    port,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  }, options);
 }

@@ -106,8 +106,20 @@ export interface BedrockFake {
   script(...turns: ScriptedTurn[]): void;
   /** Answer used when the queue is empty (default: echo the last user text). */
   setDefault(fn: (req: RecordedRequest) => ScriptedTurn): void;
+  /**
+   * Checks each request as Bedrock's IAM would (the local cloud's); a denial is answered with
+   * AccessDeniedException and reaches no model.
+   */
+  setAuthorizer(authorize: ModelAuthorizer | undefined): void;
   close(): Promise<void>;
 }
+
+export type ModelAuthorizer = (request: {
+  method: string;
+  url: string;
+  headers: Record<string, string | undefined>;
+  body: Buffer;
+}) => Promise<{ allowed: boolean; message: string }>;
 
 /** A promise plus its release, for `ScriptedTurn.hold`. */
 export function gate(): { promise: Promise<void>; release: () => void } {
@@ -177,6 +189,7 @@ export async function startBedrockFake(options: { port?: number } = {}): Promise
   let fallback = (req: RecordedRequest): ScriptedTurn => ({ text: lastUserText(req) || 'OK' });
   let toolSeq = 0;
   let requestSeq = 0;
+  let authorizer: ModelAuthorizer | undefined;
 
   function sendError(res: Res, type: string, message: string, status = HTTP_STATUS[type] ?? 400): void {
     // Real Bedrock puts the type in x-amzn-ErrorType and only `message` in the body;
@@ -197,7 +210,13 @@ export async function startBedrockFake(options: { port?: number } = {}): Promise
     }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const bytes = Buffer.concat(chunks);
+    if (authorizer) {
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
+      const decision = await authorizer({ method: req.method ?? 'POST', url: `http://127.0.0.1${path}`, headers, body: bytes });
+      if (!decision.allowed) return sendError(res, 'AccessDeniedException', decision.message, 403);
+    }
+    const raw = bytes.toString('utf8');
     let body: RecordedRequest['body'];
     try {
       body = raw ? (JSON.parse(raw) as RecordedRequest['body']) : {};
@@ -359,6 +378,7 @@ export async function startBedrockFake(options: { port?: number } = {}): Promise
     requests,
     script: (...turns) => void queue.push(...turns),
     setDefault: (fn) => void (fallback = fn),
+    setAuthorizer: (authorize) => void (authorizer = authorize),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => front.close(() => resolve()));

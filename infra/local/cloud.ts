@@ -1,43 +1,43 @@
-// The local cloud: the stack as synthesized for AWS, run on one machine. The same handler modules,
-// unchanged, are wired to DynamoDB Local and fauxqs (SQS FIFO + S3) through AWS_ENDPOINT_URL_*, the
-// synthesized state machine runs in a local Step Functions stand-in, and API Gateway, the SQS event
-// source mapping and the EventBridge rule are small stand-ins driven by the template itself.
+// The local cloud: the stack as synthesized for AWS, run on one machine. Each function runs in a
+// worker of the local Lambda (infra/local/lambda) with its own environment, credentials and network;
+// the state lives in DynamoDB Local and fauxqs (SQS FIFO + S3), reached through AWS_ENDPOINT_URL_*;
+// the synthesized state machine runs in a local Step Functions stand-in; API Gateway, the event
+// source mapping, EventBridge, Scheduler and ECS are stand-ins wired from the template itself.
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { AgentRuntimeStack } from '../stack.ts';
-import { DEFAULT_SETTINGS } from '../settings.ts';
-import { FUNCTION_ENTRIES, type FunctionRole } from '../function-entries.ts';
-import { startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
-import { createLocalTable } from './tables.ts';
-import { startApiGateway, type ApiGatewayStandIn, type HttpHandler } from './api-gateway.ts';
-import { startSqsPoller, type SqsPoller } from './sqs-poller.ts';
-import { startLocalEcs, type LocalEcs } from './ecs.ts';
-import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from './scheduler.ts';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
-import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';
-import { startS3Notifications, type S3Notifications } from './s3-notifications.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { build as esbuild } from 'esbuild';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  definitionFromTemplate,
-  functionLogicalIdFromArn,
-  localFunctionArn,
-  matchesEventPattern,
-  resolveIntrinsics,
-  startLocalStepFunctions,
-  type ExecutionStatusChangeEvent,
-  type LocalStepFunctions,
-} from './step-functions.ts';
+import { build as esbuild } from 'esbuild';
+import { AgentRuntimeStack } from '../stack.ts';
+import { DEFAULT_SETTINGS } from '../settings.ts';
+import type { FunctionRole } from '../function-entries.ts';
+import { PROJECT_ROOT } from '../constructs/agent-function.ts';
+import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
+import { startApiGateway, type ApiGatewayStandIn } from './api-gateway.ts';
+import type { SqsPoller } from './sqs-poller.ts';
+import { startLocalEcs, type LocalEcs } from './ecs/index.ts';
+import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from './scheduler/index.ts';
+import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';
+import { startS3Notifications, type S3Notifications } from './s3-notifications.ts';
+import { matchesEventPattern } from './event-pattern.ts';
+import { functionLogicalIdFromArn } from './template.ts';
+import { LOCAL_VERSION_PROPERTY, localGetAtt, localPhysicalName, resolveCloudFormation } from './resources.ts';
+import { createLocalIam, signingOf } from './iam/index.ts';
+import type { ModelAuthorizer } from './bedrock.ts';
+import type { AwsCall } from './front-door/index.ts';
+import { startAwsEndpoints } from './cloud/endpoints.ts';
+import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
+import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
+import { functionVersions } from './cloud/functions.ts';
+import { createLocalResources, resourcesOfType, type Template } from './cloud/resources.ts';
+import { apiRoutes, customBusRules, inboxPoller, notificationConfigurations, scheduledRules, statusChangeRules } from './cloud/triggers.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- CloudFormation template JSON */
-type Template = { Resources: Record<string, { Type: string; Properties?: any }> };
-
+/* eslint-disable @typescript-eslint/no-explicit-any -- handler events and results are JSON */
 type Handler = (event: any) => Promise<any>;
 
 export interface LocalCloudOptions {
@@ -51,7 +51,7 @@ export interface LocalCloudOptions {
   visibilityTimeoutSeconds?: number;
   /**
    * Keep the caller's AWS credentials for the handlers (so Bedrock can be real); the emulators accept
-   * any. When false (the default), handlers get dummy credentials.
+   * any. When false (the default), handlers get local credentials of their own.
    */
   useAmbientCredentials?: boolean;
   /** The event bus's clock: schedules fire by it. Default: real time (a manual clock in tests). */
@@ -60,6 +60,8 @@ export interface LocalCloudOptions {
   sandboxPort?: number;
   /** Extra environment for the handlers (LOG_LEVEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...). */
   env?: Record<string, string>;
+  /** Changes the synthesized template before the local cloud reads it (tests of what AWS would refuse). */
+  transformTemplate?: (template: Template) => Template;
   onError?: (where: string, error: unknown) => void;
 }
 
@@ -91,17 +93,37 @@ export interface LocalCloud {
   eventBridge: LocalEventBridge;
   /** S3 notifications for event files: poll() delivers what changed now. */
   s3Notifications: S3Notifications;
-  /** The handlers, by role, as loaded with the local environment. */
+  /** The local Lambda: its invocations say which function version ran what. */
+  lambda: LocalLambda;
+  /** Every AWS call the functions made, with the role that made it (through the front doors). */
+  awsCalls: AwsCall[];
+  /** Bedrock's side of the local IAM, for a local model endpoint (the Bedrock fake's setAuthorizer). */
+  authorizeModelRequest: ModelAuthorizer;
+  /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
-  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string };
+  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string };
+  /** The operator's clients: full access, as a person with the account's admin role. */
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
+  /** What every function's environment shares (endpoints, region). */
   env: Record<string, string>;
   poller: SqsPoller;
+  /**
+   * `cdk deploy` of a changed stack: new function versions, roles and state machine definition (for
+   * executions started after it; running ones go on with theirs). The wiring of triggers stays.
+   */
+  redeploy(change: { modelId?: string; transformTemplate?: LocalCloudOptions['transformTemplate'] }): Promise<void>;
   injectFault(fault: Fault): void;
   stop(): Promise<void>;
 }
 
-const LOCAL_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+const OPERATOR_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+/** The command server's port in the template (SANDBOX_PORT); locally a free port stands in for it. */
+const TEMPLATE_SANDBOX_PORT = 8080;
+
+/** The state machine's ASL, resolved as CloudFormation would (version ARNs with their qualifier). */
+function stateMachineDefinition(template: Template, stateMachineId: string): object {
+  return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
+}
 
 export function synthesizeLocalStack(modelId?: string) {
   // Bundling is for deployment; locally the handlers run from source.
@@ -116,14 +138,19 @@ export function synthesizeLocalStack(modelId?: string) {
   return { stack, template, logicalIds };
 }
 
-function resourcesOfType(template: Template, type: string) {
-  return Object.entries(template.Resources).filter(([, r]) => r.Type === type);
-}
-
-function onlyResource(template: Template, type: string): [string, { Properties?: any }] {
-  const found = resourcesOfType(template, type);
-  if (found.length !== 1) throw new Error(`Expected one ${type} in the template, found ${found.length}`);
-  return found[0]!;
+/** The command server as the image runs it (plain node), bundled into this cloud's own directory. */
+async function bundleSandboxServer(directory: string): Promise<string> {
+  const outfile = join(directory, 'server.mjs');
+  await esbuild({
+    entryPoints: [fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    logLevel: 'warning',
+  });
+  return outfile;
 }
 
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
@@ -133,69 +160,26 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     startSqsAndS3(),
     Promise.resolve(synthesizeLocalStack(options.modelId)),
   ]);
-  const { template, logicalIds } = synth;
-  const resolve = (value: unknown) => resolveIntrinsics(template, value);
+  const { logicalIds } = synth;
+  let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
   const region = process.env.AWS_REGION ?? 'us-east-1';
-  const credentials = { accessKeyId: LOCAL_CREDENTIALS.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_CREDENTIALS.AWS_SECRET_ACCESS_KEY };
+  const credentials = OPERATOR_CREDENTIALS;
   const clients = {
     dynamodb: new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials }),
     s3: new S3Client({ endpoint: sqsS3.endpoint, region, credentials, forcePathStyle: true }),
     // fauxqs names queues sqs.<region>.localhost, which not every resolver knows: keep to the endpoint.
     sqs: new SQSClient({ endpoint: sqsS3.endpoint, region, credentials, useQueueUrlAsEndpoint: false }),
   };
-
-  // Resources, named as the template resolves them locally.
-  const [tableId] = onlyResource(template, 'AWS::DynamoDB::Table');
-  const table = String(resolve({ Ref: tableId }));
-  await createLocalTable(clients.dynamodb, table);
-  const dataBucketId = synth.stack.getLogicalId(synth.stack.bucket.node.defaultChild as CfnElement);
-  const bucket = String(resolve({ Ref: dataBucketId })).toLowerCase();
-  await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  const inboxId = synth.stack.getLogicalId(synth.stack.inbox.node.defaultChild as CfnElement);
-  const inboxProps = template.Resources[inboxId]!.Properties;
-  const dlqId = String(inboxProps.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
-  const dlq = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${dlqId}.fifo`, Attributes: { FifoQueue: 'true' } }));
-  const dlqArn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] })))
-    .Attributes?.QueueArn;
-  const inbox = await clients.sqs.send(
-    new CreateQueueCommand({
-      QueueName: `${inboxId}.fifo`,
-      Attributes: {
-        FifoQueue: 'true',
-        ContentBasedDeduplication: String(inboxProps.ContentBasedDeduplication ?? false),
-        VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? inboxProps.VisibilityTimeout ?? 30),
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: inboxProps.RedrivePolicy.maxReceiveCount }),
-      },
-    }),
-  );
-  const inboxUrl = inbox.QueueUrl!;
-  const inboxArn =
-    (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: inboxUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ??
-    '';
-
-  const [stateMachineId] = onlyResource(template, 'AWS::StepFunctions::StateMachine');
-  const stateMachineArn = String(resolve({ Ref: stateMachineId }));
+  const resources = await createLocalResources(template, synth.stack, clients, options);
 
   // Sandbox tasks: the same command server, as a plain process per task on its own loopback address.
-  const { freePort } = await import('./emulators.ts');
   const sandboxPort = options.sandboxPort ?? (await freePort());
   const sandboxRoot = mkdtempSync(join(tmpdir(), 'threadwork-sandboxes-'));
-  const workspaces = join(sandboxRoot, 'tasks');
-  // A bundle of the server, as the image runs it (plain node: half the memory of the source through
-  // tsx), written to this cloud's own directory so parallel clouds never share a half-written file.
-  const serverBundle = join(sandboxRoot, 'server.mjs');
-  await esbuild({
-    entryPoints: [fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))],
-    outfile: serverBundle,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'warning',
-  });
+  const [clusterId] = resourcesOfType(template, 'AWS::ECS::Cluster')[0]!;
   const ecs = await startLocalEcs({
-    serverCommand: [process.execPath, serverBundle],
-    workspaceRoot: workspaces,
+    clusterArn: localGetAtt(template, clusterId, 'Arn'),
+    serverCommand: [process.execPath, await bundleSandboxServer(sandboxRoot)],
+    workspaceRoot: join(sandboxRoot, 'tasks'),
     sandboxPort,
     containerName: 'sandbox',
     onLog: (taskArn, line, stream) => {
@@ -203,56 +187,67 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     },
   });
 
-  // The handlers' environment: each function's variables from the template, with local values for
-  // what only exists in AWS (the secret becomes plain variables; endpoints point at the emulators).
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const env: Record<string, string> = {
-    ...(options.useAmbientCredentials ? {} : LOCAL_CREDENTIALS),
+  const endpoints = await startAwsEndpoints(
+    {
+      DYNAMODB: dynamo.endpoint,
+      S3: sqsS3.endpoint,
+      SQS: sqsS3.endpoint,
+      SFN: `http://127.0.0.1:${stepFunctionsPort}`,
+      ECS: ecs.endpoint,
+      SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
+      EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
+    },
+    () => iam,
+  );
+  const common: Record<string, string> = {
     AWS_REGION: region,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_ENDPOINT_URL_SQS: sqsS3.endpoint,
-    AWS_ENDPOINT_URL_S3: sqsS3.endpoint,
-    AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${stepFunctionsPort}`,
-    AWS_ENDPOINT_URL_ECS: ecs.endpoint,
-    AWS_ENDPOINT_URL_SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
+    ...endpoints.variables,
     AWS_S3_FORCE_PATH_STYLE: 'true',
-    SLACK_SIGNING_SECRET: options.slack.signingSecret,
-    SLACK_BOT_TOKEN: options.slack.botToken,
     ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
     ...options.env,
   };
-  const localValues: Record<string, string> = {
-    TABLE_NAME: table,
-    DATA_BUCKET: bucket,
-    INBOX_QUEUE_URL: inboxUrl,
-    STATE_MACHINE_ARN: stateMachineArn,
-    SANDBOX_CLUSTER_ARN: ecs.clusterArn,
-    SANDBOX_TASK_DEFINITION_ARN: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
-    SANDBOX_PORT: String(sandboxPort),
-    SCHEDULER_TARGET_ARN: localFunctionArn(logicalIds.scheduler),
-  };
-  for (const logicalId of Object.values(logicalIds)) {
-    const variables = (resolve(template.Resources[logicalId]!.Properties.Environment?.Variables ?? {}) ?? {}) as Record<string, string>;
-    for (const [name, value] of Object.entries(variables)) {
-      if (name === 'SLACK_SECRET_ARN') continue;
-      env[name] = localValues[name] ?? env[name] ?? String(value);
+  const lambda = createLocalLambda({ root: PROJECT_ROOT });
+  let iam = createLocalIam(template);
+  /**
+   * What `cdk deploy` does to the functions, their roles and the state machine: every function gets
+   * a new version (unqualified calls go to it), each new AWS::Lambda::Version is numbered, a version
+   * the new template no longer has is deleted unless it was retained, and the roles' policies are
+   * the new template's. Returns the state machine definition for executions started from now on.
+   */
+  const deploy = async (next: Template, previous?: Template): Promise<object> => {
+    const keys = createLocalIam(next);
+    const versions = functionVersions({
+      template: next,
+      logicalIds,
+      common,
+      // What only exists locally: the emulator's queue URL, the command server's free port.
+      localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
+      // Locally the Slack secret is two plain variables (the secret holds them in AWS).
+      secretVariables: { SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken } },
+      // Each function signs as its own role, so the front doors can hold it to that role's policies.
+      credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role])!)),
+      localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
+    });
+    const published = lambda.publish(Object.values(versions));
+    for (const [id, version] of resourcesOfType(next, 'AWS::Lambda::Version')) {
+      const functionName = String(resolveCloudFormation(next, version.Properties.FunctionName));
+      const kept = previous?.Resources[id]?.Properties?.[LOCAL_VERSION_PROPERTY];
+      version.Properties[LOCAL_VERSION_PROPERTY] = kept ?? published[functionName];
     }
-  }
-  // Handlers read their configuration at load, as in a Lambda container: set it, then import them.
-  Object.assign(process.env, env);
-  delete process.env.SLACK_SECRET_ARN;
-  const handlers = Object.fromEntries(
-    await Promise.all(
-      Object.entries(FUNCTION_ENTRIES).map(async ([role, path]) => [
-        role,
-        ((await import(`../../${path}`)) as { handler: Handler }).handler,
-      ]),
-    ),
-  ) as LocalCloud['handlers'];
-  const byLogicalId = new Map(
-    Object.entries(logicalIds).map(([id, logicalId]) => [logicalId, { role: id as FunctionRole, handler: handlers[id as FunctionRole] }]),
-  );
+    for (const [id, version] of previous ? resourcesOfType(previous, 'AWS::Lambda::Version') : []) {
+      if (next.Resources[id] || previous!.Resources[id]?.DeletionPolicy === 'Retain') continue;
+      await lambda.remove(
+        String(resolveCloudFormation(previous!, version.Properties.FunctionName)),
+        version.Properties[LOCAL_VERSION_PROPERTY],
+      );
+    }
+    iam = createLocalIam(next);
+    return stateMachineDefinition(next, resources.stateMachineId);
+  };
+  const definition = await deploy(template);
+
+  const roleOf = new Map(Object.entries(logicalIds).map(([role, id]) => [localPhysicalName(template, id), role as FunctionRole]));
   const faults: Required<Fault>[] = [];
   const takeFault = (role: FunctionRole, payload: unknown, when: Fault['when']) => {
     const action = (payload as { action?: string } | undefined)?.action;
@@ -261,186 +256,123 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     fault.times--;
     throw Object.assign(new Error(`injected crash ${when} ${role}${action ? ` ${action}` : ''}`), { name: fault.errorName });
   };
-  const invoke = async (logicalId: string, payload: unknown) => {
-    const target = byLogicalId.get(logicalId);
-    if (!target) throw new Error(`No local handler for function ${logicalId}`);
-    takeFault(target.role, payload, 'before');
-    const result = await target.handler(payload);
-    takeFault(target.role, payload, 'after');
+  const invoke = async (functionId: string, event: unknown, kind: 'sync' | 'async' = 'sync', version?: number) => {
+    const role = roleOf.get(functionId);
+    if (!role) throw new Error(`No local function ${functionId}`);
+    takeFault(role, event, 'before');
+    const result = await lambda.invoke(functionId, event, { kind, version });
+    takeFault(role, event, 'after');
     return result;
   };
-
-  // EventBridge: the rule's pattern, from the template, decides which execution endings reach its target.
-  const onDefaultBus = (rule: { Properties?: any }) => rule.Properties.EventPattern && !rule.Properties.EventBusName;
-  const rules = resourcesOfType(template, 'AWS::Events::Rule')
-    .filter(([, rule]) => onDefaultBus(rule))
-    .map(([, rule]) => ({
-      pattern: resolve(rule.Properties.EventPattern) as object,
-      targets: (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn)))),
-    }));
-  const onStatusChange = async (event: ExecutionStatusChangeEvent) => {
-    for (const rule of rules) {
-      if (!matchesEventPattern(rule.pattern, event)) continue;
-      for (const target of rule.targets) {
-        if (target) await invoke(target, event).catch((error: unknown) => report('rule-target', error));
-      }
-    }
-  };
-  // Scheduled rules (the sandbox reaper): fired by timers at their rate.
-  const timers = resourcesOfType(template, 'AWS::Events::Rule')
-    .filter(([, rule]) => rule.Properties.ScheduleExpression)
-    .map(([id, rule]) => {
-      const everyMs = rateMs(String(rule.Properties.ScheduleExpression));
-      const targets = (rule.Properties.Targets as { Arn: unknown }[]).map((t) => functionLogicalIdFromArn(String(resolve(t.Arn))));
-      return setInterval(() => {
-        for (const target of targets) {
-          if (target)
-            void Promise.resolve(
-              invoke(target, { source: 'aws.events', 'detail-type': 'Scheduled Event', resources: [id], detail: {} }),
-            ).catch((error: unknown) => report('schedule', error));
-        }
-      }, everyMs).unref();
-    });
-  // The event bus: EventBridge Scheduler, the custom bus's rules, and S3 notifications for event files.
-  const invokeByArn = (arn: string, payload: unknown) => {
+  const invokeArn = (arn: string, event: unknown) => {
     const target = functionLogicalIdFromArn(arn);
     if (!target) throw new Error(`No local function for ${arn}`);
-    return invoke(target, payload);
+    return invoke(target, event, 'async');
   };
+
+  const timers = scheduledRules(template, invoke, report);
   const scheduler = await startLocalScheduler({
     port: schedulerPort,
     clock: options.clock,
-    invokeTarget: async (arn, input) => void (await invokeByArn(arn, JSON.parse(input))),
+    invokeTarget: async (arn, input) => void (await invokeArn(arn, JSON.parse(input))),
     onError: (error) => report('scheduler', error),
   });
   // The stack's schedule groups, as CloudFormation would create them.
   const schedulerClient = new SchedulerClient({ endpoint: scheduler.endpoint, region, credentials });
   for (const [id] of resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')) {
-    await schedulerClient.send(new CreateScheduleGroupCommand({ Name: String(resolve({ Ref: id })) }));
+    await schedulerClient.send(new CreateScheduleGroupCommand({ Name: String(resolveCloudFormation(template, { Ref: id })) }));
   }
   schedulerClient.destroy();
   const eventBridge = await startLocalEventBridge({
     port: eventBridgePort,
-    rules: resourcesOfType(template, 'AWS::Events::Rule')
-      .filter(([, rule]) => rule.Properties.EventPattern && rule.Properties.EventBusName)
-      .map(([id, rule]) => ({
-        name: id,
-        eventBusName: String(resolve(rule.Properties.EventBusName)),
-        pattern: resolve(rule.Properties.EventPattern) as object,
-        targets: (rule.Properties.Targets as { Arn: unknown; InputPath?: string }[]).map((t) => ({
-          arn: String(resolve(t.Arn)),
-          inputPath: t.InputPath,
-        })),
-      })),
-    invokeTarget: async (arn, payload) => void (await invokeByArn(arn, payload)),
+    rules: customBusRules(template),
+    invokeTarget: async (arn, payload) => void (await invokeArn(arn, payload)),
     matches: matchesEventPattern,
     onError: (error) => report('eventbridge', error),
   });
-  type FilterRule = { Name: string; Value: string };
-  const notificationConfigs = resourcesOfType(template, 'Custom::S3BucketNotifications').flatMap(([, r]) =>
-    (
-      (r.Properties.NotificationConfiguration?.LambdaFunctionConfigurations ?? []) as {
-        Events: string[];
-        Filter?: { Key?: { FilterRules?: FilterRule[] } };
-        LambdaFunctionArn: unknown;
-      }[]
-    ).map((c) => {
-      const rule = (name: string) => c.Filter?.Key?.FilterRules?.find((f) => f.Name.toLowerCase() === name)?.Value;
-      const arn = String(resolve(c.LambdaFunctionArn));
-      return {
-        prefix: rule('prefix'),
-        suffix: rule('suffix'),
-        events: c.Events,
-        deliver: async (event: unknown) => void (await invokeByArn(arn, event)),
-      };
-    }),
-  );
   const s3Notifications = await startS3Notifications({
     s3: clients.s3,
-    bucket,
-    configurations: notificationConfigs,
+    bucket: resources.bucket,
+    configurations: notificationConfigurations(template, invokeArn),
     onError: (error) => report('s3-notifications', error),
   });
-
-  const { definition } = definitionFromTemplate(template, stateMachineId);
+  // The state machine's role invokes the functions and reads the actor item: both checked as on AWS.
+  const stateMachineRole = iam.roleOf(resources.stateMachineId)!;
+  const stateMachineDb = new DynamoDBClient({
+    endpoint: endpoints.variables.AWS_ENDPOINT_URL_DYNAMODB,
+    region,
+    credentials: iam.accessKeyFor(stateMachineRole),
+  });
   const stepFunctions = await startLocalStepFunctions({
     definition,
-    stateMachineArn,
-    invokeFunction: invoke,
-    dynamoDb: clients.dynamodb,
-    onStatusChange,
+    stateMachineArn: resources.stateMachineArn,
+    invokeFunction: async (functionArn, payload) => {
+      const decision = await iam.authorize({ role: stateMachineRole }, { action: 'lambda:InvokeFunction', resource: functionArn });
+      if (!decision.allowed) throw Object.assign(new Error(decision.message), { name: 'Lambda.AWSLambdaException' });
+      const version = /:function:[^:]+:(\d+)$/.exec(functionArn)?.[1];
+      return invoke(functionLogicalIdFromArn(functionArn) ?? functionArn, payload, 'sync', version ? Number(version) : undefined);
+    },
+    dynamoDb: stateMachineDb,
+    onStatusChange: statusChangeRules(template, invoke, report),
     retryIntervalMs: options.retryIntervalMs,
     port: stepFunctionsPort,
   });
-
-  // API Gateway: each route of the HTTP API to its integration's function.
-  const integrations = new Map(
-    resourcesOfType(template, 'AWS::ApiGatewayV2::Integration').map(([id, integration]) => [
-      id,
-      functionLogicalIdFromArn(String(resolve(integration.Properties.IntegrationUri))),
-    ]),
-  );
-  const routes: Record<string, HttpHandler> = {};
-  for (const [, route] of resourcesOfType(template, 'AWS::ApiGatewayV2::Route')) {
-    const target = resolve(route.Properties.Target) as string;
-    const integrationId = target.replace(/^integrations\/local-/, '');
-    const functionId = integrations.get(integrationId);
-    if (!functionId) throw new Error(`Route ${route.Properties.RouteKey} has no local integration (${target})`);
-    routes[route.Properties.RouteKey] = (event: APIGatewayProxyEventV2) =>
-      invoke(functionId, event) as Promise<APIGatewayProxyStructuredResultV2>;
-  }
   let api: ApiGatewayStandIn;
   try {
-    api = await startApiGateway({ port: options.port ?? 0, routes, onError: (error) => report('api', error) });
+    api = await startApiGateway({ port: options.port ?? 0, routes: apiRoutes(template, invoke), onError: (error) => report('api', error) });
   } catch (error) {
-    await Promise.allSettled([stepFunctions.close(), dynamo.stop(), sqsS3.stop()]);
+    await Promise.allSettled([stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
   }
+  const poller = inboxPoller(template, { sqs: clients.sqs, queueUrl: resources.inboxUrl, queueArn: resources.inboxArn }, invoke, report);
 
-  // The inbox's event source mapping.
-  const [, mapping] = onlyResource(template, 'AWS::Lambda::EventSourceMapping');
-  const consumerId = functionLogicalIdFromArn(String(resolve({ 'Fn::GetAtt': [mapping.Properties.FunctionName.Ref, 'Arn'] })))!;
-  const poller = startSqsPoller({
-    sqs: clients.sqs,
-    queueUrl: inboxUrl,
-    queueArn: inboxArn,
-    batchSize: mapping.Properties.BatchSize,
-    reportBatchItemFailures: (mapping.Properties.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
-    handler: (event: SQSEvent) => invoke(consumerId, event) as Promise<SQSBatchResponse>,
-    onError: (error) => report('sqs-poller', error),
-  });
-
-  return {
+  const handlers = Object.fromEntries(
+    Object.entries(logicalIds).map(([role, id]) => [role, (event: unknown) => invoke(localPhysicalName(template, id), event)]),
+  ) as Record<FunctionRole, Handler>;
+  const cloud: LocalCloud = {
     apiUrl: api.url,
     slackEventsUrl: `${api.url}/slack/events`,
     template,
-    stateMachineArn,
+    stateMachineArn: resources.stateMachineArn,
     stepFunctions,
     ecs,
     scheduler,
     eventBridge,
     s3Notifications,
+    lambda,
+    awsCalls: endpoints.calls,
+    authorizeModelRequest: async (request) => {
+      const signing = signingOf(request);
+      return iam.authorizeRequest(iam.principalOf(signing?.accessKeyId), { ...request, service: 'bedrock' });
+    },
     handlers,
-    names: { table, bucket, inboxUrl, dlqUrl: dlq.QueueUrl! },
+    names: {
+      table: resources.table,
+      bucket: resources.bucket,
+      inboxUrl: resources.inboxUrl,
+      dlqUrl: resources.dlqUrl,
+      scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
+    },
     clients,
-    env,
+    env: common,
     poller,
+    async redeploy(change) {
+      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId).template;
+      const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
+      stepFunctions.updateDefinition(await deploy(next, template));
+      template = next;
+      cloud.template = next;
+    },
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await Promise.allSettled([poller.stop(), s3Notifications.stop(), scheduler.close(), eventBridge.close()]);
-      await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close()]);
+      await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close(), lambda.close(), endpoints.close()]);
+      stateMachineDb.destroy();
       rmSync(sandboxRoot, { recursive: true, force: true });
       for (const client of Object.values(clients)) client.destroy();
       await Promise.allSettled([dynamo.stop(), sqsS3.stop()]);
     },
   };
-}
-
-/** EventBridge `rate(N unit)` in milliseconds (the only schedule form the stack uses). */
-export function rateMs(expression: string): number {
-  const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
-  if (!match) throw new Error(`Unsupported schedule expression for the local cloud: ${expression}`);
-  const unit = match[2]!.startsWith('minute') ? 60_000 : match[2]!.startsWith('hour') ? 3_600_000 : 86_400_000;
-  return Number(match[1]) * unit;
+  return cloud;
 }

@@ -13,12 +13,16 @@
 // Differences: a failed delivery is logged and reported, not retried, and an event bus that no
 // rule names still accepts events (which then reach nothing).
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { LOCAL_ACCOUNT, LOCAL_REGION } from './step-functions.ts';
-import { ApiError, isPlainObject, readBody, parseRequestBody, sendJson as sendAwsJson } from './aws-protocol.ts';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from './template.ts';
+import { ApiError, isPlainObject, serveAwsJson } from './aws-protocol.ts';
+import { listenLocally } from './http-server.ts';
 
-const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
+const PROTOCOL = {
+  service: 'eventbridge',
+  targetPrefix: 'AWSEvents.',
+  contentType: 'application/x-amz-json-1.1',
+  internalErrorType: 'InternalException',
+};
 
 export interface LocalEventBridgeTarget {
   arn: string;
@@ -67,7 +71,7 @@ export interface LocalEventBridgeOptions {
   rules: LocalEventBridgeRule[];
   /** Invokes a rule target (e.g. the Lambda function behind arn) with its payload. */
   invokeTarget(arn: string, payload: unknown, event: LocalBusEvent): Promise<void>;
-  /** The event pattern matcher: pass matchesEventPattern from ./step-functions.ts. */
+  /** The event pattern matcher: pass matchesEventPattern from ./event-pattern.ts. */
   matches(pattern: object, event: object): boolean;
   /** Default LOCAL_REGION / LOCAL_ACCOUNT, as in the other stand-ins. */
   region?: string;
@@ -87,7 +91,6 @@ export interface LocalEventBridge {
   close(): Promise<void>;
 }
 
-const TARGET = 'AWSEvents.PutEvents';
 const MAX_ENTRIES = 10;
 // PutEvents: the total entry size must be under 256 KB.
 const MAX_REQUEST_ENTRY_BYTES = 256 * 1024;
@@ -169,30 +172,10 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
     return { FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length, Entries: results };
   }
 
-  async function serveRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    try {
-      const body = await readBody(request);
-      const target = String(request.headers['x-amz-target'] ?? '');
-      if (request.method !== 'POST' || target !== TARGET) {
-        throw new ApiError('UnknownOperationException', `Unknown operation: '${target}' (the local EventBridge serves PutEvents only)`);
-      }
-      sendAwsJson(response, 200, putEvents(parseRequestBody(body)), JSON_CONTENT_TYPE);
-    } catch (error) {
-      if (error instanceof ApiError) {
-        sendAwsJson(response, error.statusCode, { __type: error.type, message: error.message }, JSON_CONTENT_TYPE);
-        return;
-      }
-      console.error('[eventbridge] request failed:', error);
-      sendAwsJson(response, 500, { __type: 'InternalException', message: String(error) }, JSON_CONTENT_TYPE);
-    }
-  }
-
-  const server = createServer((request, response) => void serveRequest(request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  const operations = { PutEvents: putEvents };
+  const server = await listenLocally((request, response) => void serveAwsJson(PROTOCOL, operations, request, response), {
+    port: options.port,
   });
-  const { port } = server.address() as AddressInfo;
 
   async function drain(): Promise<void> {
     while (pending.size > 0) await Promise.allSettled([...pending]);
@@ -201,15 +184,13 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
   let closed: Promise<void> | undefined;
   function close(): Promise<void> {
     closed ??= (async () => {
-      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await serverClosed;
+      await server.close();
       await drain();
     })();
     return closed;
   }
 
-  return { endpoint: `http://127.0.0.1:${port}`, events, delivered, drain, close };
+  return { endpoint: server.url, events, delivered, drain, close };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { startLocalCloud } from './cloud.ts';
-import { startSlackStandIn } from './slack.ts';
+import { startSlackStandIn } from './slack/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
 
@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...(modelEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: modelEndpoint } : {}) },
   });
   slack?.setEventsUrl(cloud.slackEventsUrl);
+  echoModel?.setAuthorizer(cloud.authorizeModelRequest);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
   const lines = [

@@ -1,10 +1,10 @@
-// Schedule expressions for event files (seed "Event Bus"): the 5-field cron users write, the one-shot
+// Schedule expressions for event files: the 5-field cron users write, the one-shot
 // times they write, and the EventBridge Scheduler expressions (`at(...)`, `cron(...)`, `rate(...)`)
 // they become. Pure functions: no I/O, no clock (callers pass `now`/`after`).
 //
 // Decisions, in one place:
-// - User cron is classic 5-field cron (minute hour day-of-month month day-of-week), the subset the
-//   seed shows: `*`, lists `,`, ranges `-`, steps `/` after `*` or a range, month names JAN-DEC and
+// - User cron is classic 5-field cron (minute hour day-of-month month day-of-week), its common
+//   subset: `*`, lists `,`, ranges `-`, steps `/` after `*` or a range, month names JAN-DEC and
 //   day names SUN-SAT (case-insensitive). Day-of-week 0-7 with 0 and 7 = Sunday; a name range may
 //   end in SUN (`FRI-SUN` = Friday to Sunday), as in croner and Vixie cron. Not accepted: `?`, `L`,
 //   `W`, `#`, `@daily`-style nicknames, seconds or year fields, `5/15` (write `5-59/15`), steps
@@ -19,24 +19,18 @@
 //   day-of-week is converted value by value (`1-5` → `2-6`, `*/2` → `1,3,5,7`, `0,7` → `1`).
 // - Time zones are IANA names, checked with Intl. One-shot times are local wall times in the
 //   event's zone (default UTC); a trailing `Z` or offset makes them absolute instants instead.
-// - DST. EventBridge Scheduler documents: a cron time that does not exist (spring forward) is
-//   skipped, and a time that occurs twice (fall back) runs once. croner (used for the local
-//   stand-in) instead runs a "fixed-time" job (single minute and hour, e.g. `30 2 * * *`) at the
-//   first valid time after a gap, and runs "interval" jobs (e.g. `*/30 * * * *`) on both
-//   occurrences of a repeated hour. `nextFireTime` therefore filters croner's answers by default
-//   (`dst: 'eventbridge'`) so the stand-in behaves like AWS; `dst: 'croner'` gives croner's raw
-//   answer. One-shot times are different (the brief's choice; AWS does not document it): a local
-//   time inside a gap fires at the first valid instant after it (02:30 on a 02:00→03:00 day fires
-//   at 03:00), an ambiguous local time fires at its first occurrence.
-import { Cron } from 'croner';
-import type { EventFile, OneShotEvent } from './schema.ts';
+// - DST. EventBridge Scheduler skips a cron time that does not exist (spring forward) and runs a
+//   time that occurs twice (fall back) once. One-shot times are ours to resolve, since `at()` takes
+//   a wall time: a local time inside a gap fires at the first valid instant after it (02:30 on a
+//   02:00→03:00 day fires at 03:00), so nothing fires later than the moment the requested time has
+//   been reached, and an ambiguous local time fires at its first occurrence.
 
 // ---------------------------------------------------------------------------------------------
 // Calendar helpers
 // ---------------------------------------------------------------------------------------------
 
-const MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
-const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] as const;
+export const MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
+export const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] as const;
 const MONTH_LONG = [
   'January',
   'February',
@@ -114,7 +108,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 }
 
 /** The wall clock in `timeZone` at instant `ms` (whole seconds; Intl drops milliseconds). */
-function wallAt(ms: number, timeZone: string): WallTime {
+export function wallAt(ms: number, timeZone: string): WallTime {
   const parts: Record<string, string> = {};
   for (const p of formatterFor(timeZone).formatToParts(new Date(ms))) parts[p.type] = p.value;
   const yearOfEra = Number(parts.year);
@@ -185,7 +179,8 @@ export function zonedLocalToInstant(local: string, timeZone: string): Date {
 
 const DAY_MS = 86_400_000;
 
-function wallToInstantMs(wall: WallTime, timeZone: string): number {
+/** The instant the zone's clock reads `wall`: as zonedLocalToInstant, for a parsed wall time. */
+export function wallToInstantMs(wall: WallTime, timeZone: string): number {
   const target = wallToUtcMs(wall);
   // Offsets in force around the target: a day either side covers any single transition.
   const offsets = new Set<number>();
@@ -489,7 +484,7 @@ export function periodicCronProblem(expression: string): string | null {
 // ---------------------------------------------------------------------------------------------
 
 /** Sorted numbers as a list, with runs of three or more as ranges: [2,3,4,5,6] → "2-6". */
-function compress(values: number[]): string {
+export function compressRuns(values: number[]): string {
   const out: string[] = [];
   for (let i = 0; i < values.length;) {
     let j = i;
@@ -530,7 +525,7 @@ function toEventBridgeDayOfWeek(field: CronField): string {
       .map((item) => (item.kind === 'value' ? nameOf(spec, item.start) : `${nameOf(spec, item.start)}-${nameOf(spec, item.end)}`))
       .join(',');
   }
-  return compress(field.values.map((d) => d + 1)); // 0 (Sunday) → 1 … 6 (Saturday) → 7
+  return compressRuns(field.values.map((d) => d + 1)); // 0 (Sunday) → 1 … 6 (Saturday) → 7
 }
 
 /** A 5-field cron as an EventBridge `cron(min hour dom month dow year)`. */
@@ -565,6 +560,15 @@ export function cronToEventBridge(expression: string): { ok: true; expression: s
 // Event → EventBridge Scheduler (ScheduleExpression + ScheduleExpressionTimezone)
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * What of an event file its schedule depends on: an EventFile (schema.ts) fits. Declared here so
+ * that schema.ts can use these functions without a circular import.
+ */
+export type EventSchedule =
+  | { type: 'immediate' }
+  | { type: 'one-shot'; schedule: string; timezone: string }
+  | { type: 'periodic'; schedule: string; timezone: string };
+
 export interface SchedulerExpression {
   /** ScheduleExpression: `at(...)` or `cron(...)`. */
   expression: string;
@@ -583,7 +587,7 @@ export interface SchedulerExpression {
  * have refused; every schedule it accepts converts exactly. `cronToEventBridge` is the
  * non-throwing form for cron.
  */
-export function toSchedulerExpression(event: EventFile): SchedulerExpression {
+export function toSchedulerExpression(event: EventSchedule): SchedulerExpression {
   if (event.type === 'immediate') throw new Error('An immediate event has no schedule expression');
   const timezone = event.timezone;
   if (event.type === 'periodic') {
@@ -600,241 +604,8 @@ export function toSchedulerExpression(event: EventFile): SchedulerExpression {
   return { expression: `at(${instantToZonedLocal(instant, 'UTC')})`, timezone: 'UTC' };
 }
 
-// ---------------------------------------------------------------------------------------------
-// EventBridge Scheduler expression → what a local stand-in needs
-// ---------------------------------------------------------------------------------------------
-
-export type ParsedSchedulerExpression =
-  { kind: 'at'; local: string } | { kind: 'cron'; fiveField: string } | { kind: 'rate'; ms: number } | { kind: 'invalid'; error: string };
-
-interface EbFieldSpec {
-  name: string;
-  min: number;
-  max: number;
-  names?: readonly string[];
-  nameBase?: number;
-  question?: boolean;
-  slash: boolean;
-}
-
-const EB_FIELDS: readonly EbFieldSpec[] = [
-  { name: 'minute', min: 0, max: 59, slash: true },
-  { name: 'hour', min: 0, max: 23, slash: true },
-  { name: 'day-of-month', min: 1, max: 31, question: true, slash: true },
-  { name: 'month', min: 1, max: 12, names: MONTH_NAMES, nameBase: 1, slash: true },
-  { name: 'day-of-week', min: 1, max: 7, names: DAY_NAMES, nameBase: 1, question: true, slash: false },
-  { name: 'year', min: 1970, max: 2199, slash: true },
-];
-
-interface EbItem {
-  start: number;
-  end: number;
-  step: number | null;
-  star: boolean;
-  named: boolean;
-  /** Written as `a/n` (Quartz: from a to the end of the field). */
-  openStep: boolean;
-}
-
-function parseEbValue(token: string, spec: EbFieldSpec): Result<{ n: number; named: boolean }> {
-  if (/^\d+$/.test(token)) {
-    const n = Number(token);
-    if (n < spec.min || n > spec.max) return { ok: false, error: `${n} is out of range (${spec.min}-${spec.max})` };
-    return { ok: true, value: { n, named: false } };
-  }
-  if (spec.names) {
-    const i = spec.names.indexOf(token.toUpperCase());
-    if (i >= 0) return { ok: true, value: { n: i + spec.nameBase!, named: true } };
-  }
-  if (/[LW#]/i.test(token)) return { ok: false, error: `"${token}": L, W and # are not supported by the local stand-in` };
-  return { ok: false, error: `"${token}" is not a valid value` };
-}
-
-function parseEbItem(text: string, spec: EbFieldSpec): Result<EbItem> {
-  if (text.includes('#')) return { ok: false, error: `"${text}": L, W and # are not supported by the local stand-in` };
-  const [base, stepText, extra] = text.split('/');
-  if (extra !== undefined || base === undefined || base === '') return { ok: false, error: `"${text}" is not a valid item` };
-  let step: number | null = null;
-  if (stepText !== undefined) {
-    if (!spec.slash) return { ok: false, error: `"/" is not allowed in the ${spec.name} field` };
-    if (!/^\d+$/.test(stepText) || Number(stepText) < 1) return { ok: false, error: `step "${stepText}" is not a positive whole number` };
-    step = Number(stepText);
-  }
-  if (base === '*') return { ok: true, value: { start: spec.min, end: spec.max, step, star: true, named: false, openStep: false } };
-  const dash = base.split('-');
-  if (dash.length === 2) {
-    const a = parseEbValue(dash[0]!, spec);
-    if (!a.ok) return a;
-    const b = parseEbValue(dash[1]!, spec);
-    if (!b.ok) return b;
-    if (a.value.n > b.value.n) return { ok: false, error: `range ${base} runs backwards (wrapping ranges are not supported)` };
-    return {
-      ok: true,
-      value: { start: a.value.n, end: b.value.n, step, star: false, named: a.value.named && b.value.named, openStep: false },
-    };
-  }
-  if (dash.length > 2) return { ok: false, error: `"${base}" is not a range` };
-  const v = parseEbValue(base, spec);
-  if (!v.ok) return v;
-  if (step !== null) return { ok: true, value: { start: v.value.n, end: spec.max, step, star: false, named: false, openStep: true } };
-  return { ok: true, value: { start: v.value.n, end: v.value.n, step: null, star: false, named: v.value.named, openStep: false } };
-}
-
-function parseEbField(text: string, spec: EbFieldSpec): Result<EbItem[] | '?'> {
-  if (text === '?')
-    return spec.question ? { ok: true, value: '?' } : { ok: false, error: `"?" is only allowed in day-of-month and day-of-week` };
-  const items: EbItem[] = [];
-  for (const part of text.split(',')) {
-    const item = parseEbItem(part, spec);
-    if (!item.ok) return { ok: false, error: `the ${spec.name} field "${text}": ${item.error}` };
-    items.push(item.value);
-  }
-  return { ok: true, value: items };
-}
-
-function fiveFieldItem(item: EbItem, spec: EbFieldSpec): string {
-  const show = (n: number) => (item.named ? spec.names![n - spec.nameBase!]! : String(n));
-  if (item.star) return item.step === null ? '*' : `*/${item.step}`;
-  if (item.openStep) return item.start === spec.min ? `*/${item.step}` : `${item.start}-${spec.max}/${item.step}`;
-  const base = item.start === item.end ? show(item.start) : `${show(item.start)}-${show(item.end)}`;
-  return item.step === null ? base : `${base}/${item.step}`;
-}
-
-const RATE_UNITS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: DAY_MS };
-
-/**
- * Read an EventBridge Scheduler expression back, for a local stand-in of the service:
- * - `at(yyyy-mm-ddThh:mm:ss)` → `{ kind: 'at', local }`
- * - `cron(min hour dom month dow year)` → `{ kind: 'cron', fiveField }`, a 5-field cron croner
- *   reads the same way: `?` → `*`, days of week 1-7 → 0-6, `a/n` → `a-max/n` (or a `*` step
- *   when a is the field's minimum; croner, like Vixie cron, refuses `a/n`). Exactly one of day-of-month/day-of-week must be `?`, as in
- *   EventBridge. Not supported (an `invalid` answer): `L`, `W`, `#`, and a year other than `*`.
- * - `rate(n unit)` → `{ kind: 'rate', ms }`; units minute(s)/hour(s)/day(s), singular only for 1
- *   as EventBridge requires.
- */
-export function fromSchedulerExpression(expression: string): ParsedSchedulerExpression {
-  const text = expression.trim();
-  const at = /^at\((.*)\)$/.exec(text);
-  if (at) {
-    const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(at[1]!) ? parseLocalDateTime(at[1]!) : null;
-    if (!local?.ok) return { kind: 'invalid', error: `at() needs yyyy-mm-ddThh:mm:ss, a real date and time: ${JSON.stringify(at[1])}` };
-    return { kind: 'at', local: local.local };
-  }
-  const rate = /^rate\((\d+)\s+([a-z]+)\)$/.exec(text);
-  if (rate) {
-    const n = Number(rate[1]);
-    const unit = rate[2]!;
-    const singular = unit.replace(/s$/, '');
-    const perUnit = RATE_UNITS[singular];
-    if (perUnit === undefined) return { kind: 'invalid', error: `rate() unit "${unit}" is not minute(s), hour(s) or day(s)` };
-    if (n < 1) return { kind: 'invalid', error: 'rate() needs a positive value' };
-    if ((n === 1) !== (unit === singular))
-      return { kind: 'invalid', error: `rate(${n} ${unit}): use "${n === 1 ? singular : `${singular}s`}"` };
-    return { kind: 'rate', ms: n * perUnit };
-  }
-  const cron = /^cron\((.*)\)$/.exec(text);
-  if (!cron) return { kind: 'invalid', error: `not an at(), cron() or rate() expression: ${JSON.stringify(expression)}` };
-  const parts = cron[1]!.trim().split(/\s+/);
-  if (parts.length !== 6)
-    return { kind: 'invalid', error: `cron() needs 6 fields (minute hour day-of-month month day-of-week year), got ${parts.length}` };
-  const fields: (EbItem[] | '?')[] = [];
-  for (let i = 0; i < 6; i++) {
-    const field = parseEbField(parts[i]!, EB_FIELDS[i]!);
-    if (!field.ok) return { kind: 'invalid', error: field.error };
-    fields.push(field.value);
-  }
-  const [minute, hour, dom, month, dow, year] = fields as [EbItem[], EbItem[], EbItem[] | '?', EbItem[], EbItem[] | '?', EbItem[]];
-  if ((dom === '?') === (dow === '?')) {
-    return { kind: 'invalid', error: 'exactly one of day-of-month and day-of-week must be "?"' };
-  }
-  if (!(year.length === 1 && year[0]!.star && year[0]!.step === null)) {
-    return { kind: 'invalid', error: 'a year other than "*" is not supported by the local stand-in' };
-  }
-  const plain = (items: EbItem[], spec: EbFieldSpec) => items.map((item) => fiveFieldItem(item, spec)).join(',');
-  let dowText = '*';
-  if (dow !== '?' && !(dow.length === 1 && dow[0]!.star)) {
-    // Same Sunday-first order in both dialects, so names pass through; numbers shift down by one.
-    if (dow.every((item) => item.named && item.step === null)) dowText = plain(dow, EB_FIELDS[4]!);
-    else {
-      const days = new Set<number>();
-      for (const item of dow) for (let d = item.start; d <= item.end; d += item.step ?? 1) days.add(d - 1);
-      dowText = compress([...days].sort((a, b) => a - b));
-    }
-  }
-  const domText = dom === '?' ? '*' : plain(dom, EB_FIELDS[2]!);
-  const fiveField = [plain(minute, EB_FIELDS[0]!), plain(hour, EB_FIELDS[1]!), domText, plain(month, EB_FIELDS[3]!), dowText].join(' ');
-  const check = parseCron(fiveField);
-  if (!check.ok) return { kind: 'invalid', error: `cron() does not convert to a 5-field cron: ${check.error}` };
-  return { kind: 'cron', fiveField };
-}
-
-// ---------------------------------------------------------------------------------------------
-// When does it fire?
-// ---------------------------------------------------------------------------------------------
-
-export interface NextFireOptions {
-  /**
-   * DST behaviour for cron (see the top of this file). `eventbridge` (default): a time that does
-   * not exist is skipped, a time that occurs twice fires once (first occurrence). `croner`:
-   * croner's own answer.
-   */
-  dst?: 'eventbridge' | 'croner';
-}
-
-function matchesWall(cron: ParsedCron, wall: WallTime): boolean {
-  const has = (field: CronField, v: number) => field.values.includes(v);
-  if (!has(cron.minute, wall.minute) || !has(cron.hour, wall.hour) || !has(cron.month, wall.month)) return false;
-  if (!cron.dayOfMonth.star && !has(cron.dayOfMonth, wall.day)) return false;
-  if (!cron.dayOfWeek.star) {
-    const d = new Date(0);
-    d.setUTCFullYear(wall.year, wall.month - 1, wall.day);
-    if (!has(cron.dayOfWeek, d.getUTCDay())) return false;
-  }
-  return true;
-}
-
-/**
- * When a scheduler expression next fires, as an instant.
- * - `at(local)`: the instant the zone's clock reads `local` (`zonedLocalToInstant`), whether or
- *   not it is before `after`: the caller decides what a past one-shot means.
- * - `cron(...)`: the first fire strictly after `after`, by croner with the zone (DST per
- *   `options.dst`). null if it never fires again.
- * - `rate(...)`: `after` + the rate. A rate has no anchor of its own; pass the previous fire (or
- *   the schedule's start) as `after`.
- * Throws on an invalid expression or time zone.
- */
-export function nextFireTime(expression: string, timezone: string, after: Date, options: NextFireOptions = {}): Date | null {
-  const parsed = fromSchedulerExpression(expression);
-  switch (parsed.kind) {
-    case 'invalid':
-      throw new Error(`Invalid schedule expression: ${parsed.error}`);
-    case 'at':
-      return zonedLocalToInstant(parsed.local, timezone);
-    case 'rate':
-      return new Date(after.getTime() + parsed.ms);
-    case 'cron': {
-      const cron = new Cron(parsed.fiveField, { timezone, mode: '5-part', paused: true });
-      if ((options.dst ?? 'eventbridge') === 'croner') return cron.nextRun(after);
-      const pattern = parseCron(parsed.fiveField);
-      if (!pattern.ok) throw new Error(pattern.error); // fromSchedulerExpression checked it
-      let cursor: Date = after;
-      // Each rejected answer is inside one DST transition; a bound keeps a bug from spinning.
-      for (let i = 0; i < 10_000; i++) {
-        const next = cron.nextRun(cursor);
-        if (!next) return null;
-        const wall = wallAt(next.getTime(), timezone);
-        // Skip croner's "first valid time after a gap" answers (the wall clock does not match the
-        // pattern) and second occurrences of a repeated wall time.
-        if (matchesWall(pattern.cron, wall) && wallToInstantMs(wall, timezone) === next.getTime()) return next;
-        cursor = next;
-      }
-      return null;
-    }
-  }
-}
-
 /** The instant a one-shot event fires: its local time read in its zone, or its absolute instant. */
-export function oneShotInstant(event: OneShotEvent): Date {
+export function oneShotInstant(event: { schedule: string; timezone: string }): Date {
   const parsed = parseOneShotTime(event.schedule);
   if (!parsed.ok) throw new Error(`Not a one-shot time: ${JSON.stringify(event.schedule)}`);
   return parsed.time.kind === 'instant' ? parsed.time.instant : zonedLocalToInstant(parsed.time.local, event.timezone);
@@ -844,7 +615,7 @@ export function oneShotInstant(event: OneShotEvent): Date {
  * Whether a one-shot event's time is before `now` (equal is not past: it is due). Immediate and
  * periodic events are never past.
  */
-export function isPast(event: EventFile, now: Date): boolean {
+export function isPast(event: EventSchedule, now: Date): boolean {
   if (event.type !== 'one-shot') return false;
   return oneShotInstant(event).getTime() < now.getTime();
 }

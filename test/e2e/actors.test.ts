@@ -1,5 +1,6 @@
 // Thread actors under pressure, through the whole local cloud: queue depth and busy replies, steer
 // between tools, stop that kills the running command, crashes in every step, duplicate deliveries.
+import { readdirSync } from 'node:fs';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -72,7 +73,7 @@ test('six prompts into a busy thread: one busy reply, five runs in arrival order
 
 test('a steer during a three-tool response skips the rest, with matching results, and the model sees it', async () => {
   const [slow, second, third] = [
-    use('bash', { command: 'sleep 2; echo slow done' }),
+    use('bash', { command: 'touch slow-started; sleep 2; echo slow done' }),
     use('bash', { command: 'echo two' }),
     use('bash', { command: 'echo three' }),
   ];
@@ -86,7 +87,12 @@ test('a steer during a three-tool response skips the rest, with matching results
     20_000,
     'sandbox running',
   );
-  await eventually(() => runsOf(threadId)[0]?.history.some((h) => h.name === 'SandboxTool'), 20_000, 'first tool running');
+  // The steer must arrive while the first command runs (not before its step checks the flags).
+  const started = () =>
+    [...stack.cloud.ecs.tasks.values()].some((t) =>
+      readdirSync(t.workspace, { recursive: true }).some((f) => String(f).endsWith('slow-started')),
+    );
+  await eventually(started, 30_000, 'first tool running');
   await stack.slack.postUserMessage({ text: 'steer use python instead', threadTs: posted.threadTs });
   await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run done');
   const last = stack.bedrock.requests.at(-1)!;
@@ -272,7 +278,7 @@ test('200 threads with 3 prompts each keep every thread in order and never overl
 // Slash commands and button clicks arrive form-encoded; shapes from the recorded Slack payloads.
 const fixtureDir = new URL('../fixtures/chat-sdk-replay/', import.meta.url);
 async function postForm(fields: Record<string, string>) {
-  const { signSlackRequest } = await import('../../infra/local/slack.ts');
+  const { signSlackRequest } = await import('../../infra/local/slack/index.ts');
   const { SIGNING_SECRET } = await import('../support/local-stack.ts');
   const body = new URLSearchParams(fields).toString();
   return fetch(stack.cloud.slackEventsUrl, {

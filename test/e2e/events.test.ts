@@ -4,11 +4,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { createManualClock } from '../../infra/local/scheduler.ts';
+import { createManualClock } from '../../infra/local/scheduler/index.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { scheduleNameFor } from '../../shared/events/schema.ts';
-import { resolveIntrinsics } from '../../infra/local/step-functions.ts';
+import { resolveCloudFormation } from '../../infra/local/resources.ts';
 
 // The scheduler's clock is manual; the functions' clock is real time, so dates lie in the future.
 // DST in New York starts on 2027-03-14.
@@ -46,7 +46,7 @@ async function drop(name: string, body: unknown) {
   await stack.cloud.s3Notifications.poll();
 }
 const schedule = (name: string) =>
-  stack.cloud.scheduler.schedules.get(`${stack.cloud.env.SCHEDULE_GROUP_NAME}/${scheduleNameFor(`events/${name}`)}`);
+  stack.cloud.scheduler.schedules.get(`${stack.cloud.names.scheduleGroup}/${scheduleNameFor(`events/${name}`)}`);
 const bot = (channel: string, ts: string) => stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...');
 
 async function thread(): Promise<{ channel: string; threadTs: string; threadId: string }> {
@@ -192,7 +192,7 @@ test('an event on the custom bus reaches its thread', async () => {
   const t = await thread();
   const rule = Object.values(stack.cloud.template.Resources).find((r) => r.Type === 'AWS::Events::Rule' && r.Properties?.EventBusName);
   assert.ok(rule, 'a rule on the custom bus');
-  const busName = String(resolveIntrinsics(stack.cloud.template, rule.Properties.EventBusName));
+  const busName = String(resolveCloudFormation(stack.cloud.template, rule.Properties.EventBusName));
   const putEvents = (entries: unknown[]) =>
     fetch(stack.cloud.eventBridge.endpoint, {
       method: 'POST',

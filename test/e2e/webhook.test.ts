@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { signSlackRequest } from '../../infra/local/slack.ts';
+import { signSlackRequest } from '../../infra/local/slack/index.ts';
 import { startTestStack, SIGNING_SECRET, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 

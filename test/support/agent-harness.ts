@@ -7,7 +7,7 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SerializedThread } from 'chat';
 import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
-import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack.ts';
+import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack/index.ts';
 import { admitPrompt } from '../../shared/actor.ts';
 import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { runIdFor } from '../../shared/ids.ts';

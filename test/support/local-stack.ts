@@ -1,8 +1,8 @@
 // The whole local cloud for end-to-end tests: the stack's handlers on the emulators, with the
 // protocol-level Bedrock fake as the model and the Slack stand-in as the workspace.
-import { startLocalCloud, type LocalCloud } from '../../infra/local/cloud.ts';
-import type { SchedulerClock } from '../../infra/local/scheduler.ts';
-import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack.ts';
+import { startLocalCloud, type LocalCloud, type LocalCloudOptions } from '../../infra/local/cloud.ts';
+import type { SchedulerClock } from '../../infra/local/scheduler/index.ts';
+import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack/index.ts';
 import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
 
 export const SIGNING_SECRET = 'test-signing-secret';
@@ -17,7 +17,12 @@ export interface TestStack {
 }
 
 export async function startTestStack(
-  options: { botUserId?: string; env?: Record<string, string>; clock?: SchedulerClock } = {},
+  options: {
+    botUserId?: string;
+    env?: Record<string, string>;
+    clock?: SchedulerClock;
+    transformTemplate?: LocalCloudOptions['transformTemplate'];
+  } = {},
 ): Promise<TestStack> {
   const [slack, bedrock] = await Promise.all([
     startSlackStandIn({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, botUserId: options.botUserId }),
@@ -36,9 +41,11 @@ export async function startTestStack(
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       ...options.env,
     },
+    transformTemplate: options.transformTemplate,
     onError: (where, error) => errors.push({ where, error }),
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
+  bedrock.setAuthorizer(cloud.authorizeModelRequest);
   return {
     cloud,
     slack,

@@ -17,10 +17,10 @@ import {
   type RunTaskCommandInput,
   type Task,
 } from '@aws-sdk/client-ecs';
-import { startLocalEcs, type LocalEcs, type LocalEcsOptions } from '../../infra/local/ecs.ts';
+import { startLocalEcs, type LocalEcs, type LocalEcsOptions } from '../../infra/local/ecs/index.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const ECS_MODULE = join(ROOT, 'infra/local/ecs.ts');
+const ECS_MODULE = join(ROOT, 'infra/local/ecs/index.ts');
 const REAL_SERVER = join(ROOT, 'containers/sandbox/server.ts');
 const CLUSTER_ARN = 'arn:aws:ecs:local:000000000000:cluster/sandboxes';
 const LOOPBACK_TASK_IP = /^127\.0\.\d{1,3}\.\d{1,3}$/;

@@ -5,7 +5,7 @@ import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand, S3Client } 
 import type { S3Event, S3EventRecord } from 'aws-lambda';
 import { startLocalEventBridge, type LocalBusEvent, type LocalEventBridgeOptions } from '../../infra/local/eventbridge.ts';
 import { s3EventKey, startS3Notifications, type S3NotificationConfiguration } from '../../infra/local/s3-notifications.ts';
-import { matchesEventPattern } from '../../infra/local/step-functions.ts';
+import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
 import { startSqsAndS3 } from '../../infra/local/emulators.ts';
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import {
   type LocalScheduler,
   type LocalSchedulerOptions,
   type ManualClock,
-} from '../../infra/local/scheduler.ts';
+} from '../../infra/local/scheduler/index.ts';
 
 const TARGET_ARN = 'arn:aws:lambda:local:000000000000:function:Scheduled';
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/scheduler';
@@ -186,7 +186,7 @@ test('invalid expressions, time zones and retry policies are ValidationException
     );
   }
   await assert.rejects(client.send(new GetScheduleCommand({ Name: 'bad' })), ResourceNotFoundException);
-  // The documented forms within shared/events/schedule-expressions.ts's scope (no L, W, # or year).
+  // The documented forms the local Scheduler reads (no L, W, # or year).
   for (const [index, expression] of [
     'cron(0/15 8-17 ? * MON-FRI *)',
     'cron(0 9 ? * 2-6 *)',

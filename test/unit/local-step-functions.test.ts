@@ -19,17 +19,19 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import {
-  definitionFromTemplate,
-  functionLogicalIdFromArn,
-  localFunctionArn,
-  localStateMachineArn,
-  matchesEventPattern,
-  resolveIntrinsics,
   startLocalStepFunctions,
   type ExecutionStatusChangeEvent,
   type LocalStepFunctions,
   type LocalStepFunctionsOptions,
-} from '../../infra/local/step-functions.ts';
+} from '../../infra/local/step-functions/index.ts';
+import {
+  definitionFromTemplate,
+  functionLogicalIdFromArn,
+  localFunctionArn,
+  localStateMachineArn,
+  resolveIntrinsics,
+} from '../../infra/local/template.ts';
+import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
 import { startDynamoDbLocal } from '../../infra/local/emulators.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -101,7 +103,9 @@ async function startHarness(
     definition,
     stateMachineArn,
     retryIntervalMs: 1,
-    invokeFunction: (fn, payload) => {
+    // Tasks name the function by ARN (qualified or not); these tests speak of the function's name.
+    invokeFunction: (arn, payload) => {
+      const fn = functionLogicalIdFromArn(arn) ?? arn;
       calls.push({ fn, payload });
       return invoke(fn, payload);
     },

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Chat, ConsoleLogger, type Lock, type Message, type QueueEntry, type StateAdapter, type Thread } from 'chat';
 import { createSlackAdapter } from '@chat-adapter/slack';
-import { signSlackRequest, startSlackStandIn, type SlackStandIn, type StoredMessage } from '../../infra/local/slack.ts';
+import { signSlackRequest, startSlackStandIn, type SlackStandIn, type StoredMessage } from '../../infra/local/slack/index.ts';
 
 const SIGNING_SECRET = 'local-signing-secret';
 const BOT_TOKEN = 'xoxb-local-test-token';

@@ -1,0 +1,138 @@
+// One task of the local ECS, in memory: the live view tests and the bench read, and what the
+// stand-in keeps beside it (the process, timers, times for the API).
+import type { ChildProcess } from 'node:child_process';
+
+export type LocalTaskStatus = 'PROVISIONING' | 'PENDING' | 'RUNNING' | 'STOPPING' | 'DEPROVISIONING' | 'STOPPED';
+
+export type LocalTaskStopCode = 'UserInitiated' | 'EssentialContainerExited' | 'TaskFailedToStart';
+
+export interface Tag {
+  key: string;
+  value: string;
+}
+
+/** What RunTask asks for, validated. */
+export interface TaskSpec {
+  taskDefinition: { arn: string; family: string };
+  containerName: string;
+  overrideEnv: Record<string, string>;
+  overrides: Record<string, unknown>;
+  tags: Tag[];
+  startedBy: string | undefined;
+}
+
+/** A live view of one task (updated in place as the task changes). */
+export interface LocalEcsTask {
+  readonly arn: string;
+  readonly id: string;
+  readonly status: LocalTaskStatus;
+  readonly desiredStatus: 'RUNNING' | 'STOPPED';
+  readonly ip: string;
+  /** The port the task's server listens on (sandboxPort, or a distinct one in 'ports' addressing). */
+  readonly port: number;
+  readonly pid: number | undefined;
+  readonly workspace: string;
+  readonly startedBy: string | undefined;
+  readonly tags: readonly Tag[];
+  /** Names of the environment variables the process was started with. */
+  readonly envNames: readonly string[];
+  readonly stopCode: LocalTaskStopCode | undefined;
+  readonly stoppedReason: string | undefined;
+  readonly exitCode: number | undefined;
+  /** The last lines the process wrote (stdout and stderr). */
+  readonly logTail: readonly string[];
+}
+
+type MutableTaskView = { -readonly [K in keyof LocalEcsTask]: LocalEcsTask[K] };
+
+export interface TaskRecord {
+  view: MutableTaskView;
+  taskDefinitionArn: string;
+  family: string;
+  containerName: string;
+  /** The RunTask overrides, returned as given. */
+  overrides: Record<string, unknown>;
+  env: Record<string, string>;
+  times: { createdAt: number; startedAt?: number; stoppedAt?: number };
+  child?: ChildProcess;
+  startTimer?: NodeJS.Timeout;
+  killTimer?: NodeJS.Timeout;
+  stderrTail: string[];
+  exitSignal?: NodeJS.Signals;
+  /** The main process has exited. */
+  exited: boolean;
+  /** Cleaned up: STOPPED or about to be. */
+  finished: boolean;
+  stopped: Promise<void>;
+  markStopped(): void;
+}
+
+const MAX_STOPPED_REASON = 1024;
+
+/** A task just created: PROVISIONING, its process not started yet. */
+export function newTaskRecord(task: {
+  arn: string;
+  id: string;
+  ip: string;
+  port: number;
+  workspace: string;
+  env: Record<string, string>;
+  spec: {
+    taskDefinition: { arn: string; family: string };
+    containerName: string;
+    overrides: Record<string, unknown>;
+    tags: Tag[];
+    startedBy: string | undefined;
+  };
+}): TaskRecord {
+  const { spec } = task;
+  const { promise: stopped, resolve: markStopped } = Promise.withResolvers<void>();
+  return {
+    view: {
+      arn: task.arn,
+      id: task.id,
+      status: 'PROVISIONING',
+      desiredStatus: 'RUNNING',
+      ip: task.ip,
+      port: task.port,
+      pid: undefined,
+      workspace: task.workspace,
+      startedBy: spec.startedBy,
+      tags: spec.tags,
+      envNames: Object.keys(task.env).sort(),
+      stopCode: undefined,
+      stoppedReason: undefined,
+      exitCode: undefined,
+      logTail: [],
+    },
+    taskDefinitionArn: spec.taskDefinition.arn,
+    family: spec.taskDefinition.family,
+    containerName: spec.containerName,
+    overrides: spec.overrides,
+    env: task.env,
+    times: { createdAt: Date.now() },
+    stderrTail: [],
+    exited: false,
+    finished: false,
+    stopped,
+    markStopped,
+  };
+}
+
+/** Marks the task to stop, unless it is stopping already; false then. */
+export function markStopping(record: TaskRecord, stopCode: LocalTaskStopCode, reason: string): boolean {
+  if (record.view.desiredStatus === 'STOPPED' || record.finished) return false;
+  record.view.desiredStatus = 'STOPPED';
+  record.view.stopCode = stopCode;
+  record.view.stoppedReason = truncateTail(reason, MAX_STOPPED_REASON);
+  return true;
+}
+
+export function pushTail(lines: string[], line: string, max: number): void {
+  lines.push(line);
+  if (lines.length > max) lines.splice(0, lines.length - max);
+}
+
+function truncateTail(text: string, max: number): string {
+  return text.length <= max ? text : `…${text.slice(text.length - max + 1)}`;
+}

@@ -1,0 +1,86 @@
+// Evaluates one authorization against a role's identity policies with iam-simulate, the way IAM
+// decides a same-account request: allowed only when a statement allows it and none denies it.
+// @cloud-copilot/iam-simulate is AGPL-3.0: it is a devDependency, used by the local cloud and the
+// tests only, and never bundled into a Lambda function.
+import { runSimulation, runUnsafeSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from '../template.ts';
+import type { RolePolicies } from './policies.ts';
+import type { Authorization } from './requests.ts';
+
+export interface Decision {
+  allowed: boolean;
+  /** AWS's wording: "User: <principal> is not authorized to perform: <action> on resource: <arn> because …". */
+  message: string;
+  principal: string;
+  action: string;
+  resource: string;
+}
+
+export interface RoleSession {
+  role: RolePolicies;
+  /** The assumed-role session ARN AWS names in its messages: arn:aws:sts::<account>:assumed-role/<role>/<session>. */
+  principalArn: string;
+}
+
+// Keys AWS puts in every request's context. Time keys are left out: they would defeat the cache,
+// and the stack's policies use none.
+function globalContext(session: RoleSession): Record<string, string> {
+  return {
+    'aws:PrincipalArn': session.role.arn,
+    'aws:PrincipalAccount': LOCAL_ACCOUNT,
+    'aws:PrincipalType': 'AssumedRole',
+    'aws:RequestedRegion': LOCAL_REGION,
+    'aws:SecureTransport': 'true',
+  };
+}
+
+// A global inference profile's foundation model is authorized Region-less
+// (arn:aws:bedrock:::foundation-model/…), an ARN iam-data's resource patterns do not accept; the
+// simulation then runs unvalidated (the policies themselves were validated by the other requests).
+const REGIONLESS_FOUNDATION_MODEL = /^arn:[^:]+:bedrock:::foundation-model\//;
+
+export function denialMessage(principal: string, action: string, resource: string, explicit: boolean): string {
+  const reason = explicit
+    ? 'with an explicit deny in an identity-based policy'
+    : `because no identity-based policy allows the ${action} action`;
+  return `User: ${principal} is not authorized to perform: ${action} on resource: ${resource} ${reason}`;
+}
+
+export class PolicyEvaluator {
+  private readonly cache = new Map<string, Promise<Decision>>();
+
+  evaluate(session: RoleSession, authorization: Authorization): Promise<Decision> {
+    const context = { ...globalContext(session), ...authorization.context };
+    const key = JSON.stringify([session.principalArn, authorization.action, authorization.resource, Object.entries(context).sort()]);
+    let decision = this.cache.get(key);
+    if (!decision) {
+      decision = this.simulate(session, authorization, context);
+      // A failed simulation is a bug to fix, not a decision to remember.
+      decision.catch(() => this.cache.delete(key));
+      this.cache.set(key, decision);
+    }
+    return decision;
+  }
+
+  private async simulate(session: RoleSession, { action, resource }: Authorization, context: Record<string, string | string[]>) {
+    const simulation: Simulation = {
+      identityPolicies: session.role.policies,
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      request: { principal: session.principalArn, action, resource: { resource, accountId: LOCAL_ACCOUNT }, contextVariables: context },
+    };
+    const outcome = await runSimulation(simulation, {});
+    let result: string;
+    if (outcome.resultType !== 'error') result = outcome.overallResult;
+    else if (outcome.errors.message === 'no.resource.types' && REGIONLESS_FOUNDATION_MODEL.test(resource)) {
+      result = runUnsafeSimulation(simulation, {});
+    } else {
+      throw new Error(`IAM cannot evaluate ${action} on ${resource} for ${session.role.logicalId}: ${JSON.stringify(outcome.errors)}`);
+    }
+    const allowed = result === 'Allowed';
+    const message = allowed
+      ? `User: ${session.principalArn} is authorized to perform: ${action} on resource: ${resource}`
+      : denialMessage(session.principalArn, action, resource, result === 'ExplicitlyDenied');
+    return { allowed, message, principal: session.principalArn, action, resource };
+  }
+}

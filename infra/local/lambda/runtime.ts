@@ -1,0 +1,153 @@
+// The local Lambda service: each function version runs in a worker thread of its own, started on
+// its first invocation (a cold start), with the environment, credentials and network of that
+// function. Invocations are JSON in and JSON out, held to Lambda's payload limits. Publishing a new
+// set of versions (a redeploy) leaves the versions a run already uses in place, as Lambda does.
+import { Worker } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { ASYNC_PAYLOAD_LIMIT, LambdaLimitExceeded, SYNC_REQUEST_LIMIT, SYNC_RESPONSE_LIMIT } from './limits.ts';
+import type { WorkerNetwork } from './network-policy.ts';
+import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker.ts';
+
+export interface LocalFunctionVersion {
+  /** The function's logical id in the template (its local name). */
+  functionId: string;
+  /** The handler module, relative to the repository root. */
+  entry: string;
+  env: Record<string, string>;
+  network: WorkerNetwork;
+}
+
+export type InvocationKind = 'sync' | 'async';
+
+export interface Invocation {
+  functionId: string;
+  version: number;
+  at: number;
+}
+
+export interface LocalLambda {
+  /** Publishes a version of each function; unqualified invocations go to the newest. Returns the numbers. */
+  publish(functions: LocalFunctionVersion[]): Record<string, number>;
+  /** Removes a version (a deploy that did not retain it): invoking it then fails as on AWS. */
+  remove(functionId: string, version: number): Promise<void>;
+  invoke(functionId: string, event: unknown, options?: { version?: number; kind?: InvocationKind }): Promise<unknown>;
+  /** Every invocation so far, in order. */
+  readonly invocations: readonly Invocation[];
+  close(): Promise<void>;
+}
+
+class FunctionWorker {
+  private worker: Worker | undefined;
+  private ready: Promise<void> | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve(result: string): void; reject(error: Error): void }>();
+
+  constructor(
+    private readonly root: string,
+    private readonly spec: LocalFunctionVersion,
+  ) {}
+
+  private start(): Promise<void> {
+    const setup: WorkerSetup = { entry: pathToFileURL(join(this.root, this.spec.entry)).href, network: this.spec.network };
+    const worker = new Worker(new URL('./worker.ts', import.meta.url), {
+      workerData: setup,
+      env: this.spec.env,
+      execArgv: ['--import', import.meta.resolve('tsx')],
+    });
+    this.worker = worker;
+    worker.unref();
+    const failAll = (error: Error) => {
+      for (const { reject } of this.pending.values()) reject(error);
+      this.pending.clear();
+      this.worker = undefined;
+      this.ready = undefined;
+    };
+    worker.on('error', (error) => failAll(error));
+    worker.on('exit', (code) => failAll(new Error(`the ${this.spec.functionId} worker exited with code ${code}`)));
+    return new Promise((resolve, reject) => {
+      worker.once('error', reject);
+      worker.on('message', (message: WorkerReply | { ready: true }) => {
+        if ('ready' in message) return resolve();
+        const waiting = this.pending.get(message.id);
+        if (!waiting) return;
+        this.pending.delete(message.id);
+        if ('result' in message) return waiting.resolve(message.result);
+        waiting.reject(Object.assign(new Error(message.error.message), { name: message.error.name, stack: message.error.stack }));
+      });
+    });
+  }
+
+  async invoke(event: string): Promise<string> {
+    this.ready ??= this.start();
+    await this.ready;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker!.postMessage({ id, event } satisfies WorkerRequest);
+    });
+  }
+
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.ready = undefined;
+    if (worker) await worker.terminate();
+  }
+}
+
+export function createLocalLambda(options: { root: string }): LocalLambda {
+  const versions = new Map<string, Map<number, FunctionWorker>>();
+  const invocations: Invocation[] = [];
+  const newest = (functionId: string) => Math.max(0, ...(versions.get(functionId)?.keys() ?? []));
+
+  return {
+    invocations,
+    publish(functions) {
+      const published: Record<string, number> = {};
+      for (const spec of functions) {
+        const byVersion = versions.get(spec.functionId) ?? new Map<number, FunctionWorker>();
+        versions.set(spec.functionId, byVersion);
+        const version = newest(spec.functionId) + 1;
+        byVersion.set(version, new FunctionWorker(options.root, spec));
+        published[spec.functionId] = version;
+      }
+      return published;
+    },
+    async remove(functionId, version) {
+      const worker = versions.get(functionId)?.get(version);
+      versions.get(functionId)?.delete(version);
+      await worker?.stop();
+    },
+    async invoke(functionId, event, { version, kind = 'sync' } = {}) {
+      const number = version ?? newest(functionId);
+      const worker = versions.get(functionId)?.get(number);
+      if (!worker) {
+        throw Object.assign(new Error(`Function not found: ${functionId}${version ? `:${version}` : ''}`), {
+          name: 'ResourceNotFoundException',
+        });
+      }
+      const payload = JSON.stringify(event ?? null);
+      const limit = kind === 'async' ? ASYNC_PAYLOAD_LIMIT : SYNC_REQUEST_LIMIT;
+      const bytes = Buffer.byteLength(payload);
+      if (bytes > limit) {
+        throw new LambdaLimitExceeded(
+          'RequestTooLargeException',
+          `${functionId}: the ${kind} invocation's payload is ${bytes} bytes; Lambda accepts at most ${limit}`,
+        );
+      }
+      invocations.push({ functionId, version: number, at: Date.now() });
+      const result = await worker.invoke(payload);
+      if (Buffer.byteLength(result) > SYNC_RESPONSE_LIMIT) {
+        throw new LambdaLimitExceeded(
+          'Function.ResponseSizeTooLarge',
+          `${functionId}: the response is ${Buffer.byteLength(result)} bytes; Lambda returns at most ${SYNC_RESPONSE_LIMIT}`,
+        );
+      }
+      return JSON.parse(result) as unknown;
+    },
+    async close() {
+      await Promise.all([...versions.values()].flatMap((byVersion) => [...byVersion.values()].map((w) => w.stop())));
+    },
+  };
+}
