@@ -123,6 +123,13 @@ export function acknowledgeNagFindings(parts: NagScope): void {
       "A cross-Region inference profile runs the one configured foundation model in whichever Region has capacity; the statement names that model only and requires bedrock:InferenceProfileArn to be this deployment's profile.",
     );
   }
+  for (const fn of [agentRun.agentStep, sandbox.step.handler]) {
+    acknowledge(
+      agentRun.stateMachine.role,
+      iam5Resource(agentRun, `${fn.functionArn}:*`),
+      'A run invokes the function versions it started with until it ends, also after a deploy has published newer ones; the wildcard is the version qualifier of this one function.',
+    );
+  }
   acknowledge(
     agentRun.stateMachine.role,
     'AwsSolutions-IAM5[Resource::*]',

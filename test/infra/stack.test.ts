@@ -550,6 +550,8 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'sandboxReaper')} ${sandboxTasks}`,
+    `${stack.stateMachine.role.node.path} <${idOf(stack.functions.agentStep)}.Arn>:*`,
+    `${stack.stateMachine.role.node.path} <${idOf(stack.functions.sandboxStep)}.Arn>:*`,
     `${roleOfFunction(stack, 'sandboxReaper')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
@@ -709,18 +711,21 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   assert.equal(states.RunFailed!.Error, 'AgentRunFailed');
 });
 
-test('state machine role: invokes exactly the published versions of agent-step and sandbox-step', () => {
+test('state machine role: invokes the published versions of agent-step and sandbox-step, old ones included; versions outlive deploys', () => {
   const invoked = policies(stack)
     .filter(({ policy }) => roleOf(policy) === stack.stateMachine.role.node.path)
     .flatMap(({ statements }) => statements)
     .filter((s) => list(s.Action).includes('lambda:InvokeFunction'))
-    .flatMap((s) => list(s.Resource));
-  const versions = invoked.map((arn) => {
-    const id = flatten(arn).replace(/^<|>$/g, '');
-    assert.equal(resource(id).Type, 'AWS::Lambda::Version', flatten(arn));
-    return (resource(id).Properties.FunctionName as { Ref: string }).Ref;
-  });
-  assert.deepEqual(versions.sort(), [idOf(stack.functions.agentStep), idOf(stack.functions.sandboxStep)].sort());
+    .flatMap((s) => list(s.Resource))
+    .map(flatten);
+  const stepFunctions = [stack.functions.agentStep, stack.functions.sandboxStep];
+  for (const fn of stepFunctions) assert.ok(invoked.includes(`<${idOf(fn)}.Arn>:*`), `every version of ${idOf(fn)}`);
+  const versions = Object.entries(
+    template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; Properties: { FunctionName: { Ref: string } } }>,
+  ).filter(([, r]) => r.Type === 'AWS::Lambda::Version');
+  assert.deepEqual(versions.map(([, r]) => r.Properties.FunctionName.Ref).sort(), stepFunctions.map(idOf).sort());
+  for (const [id, version] of versions)
+    assert.equal(version.DeletionPolicy, 'Retain', `${id}: a deploy must not delete the version a run uses`);
 });
 
 test('cdk-nag AwsSolutions: no unacknowledged errors or warnings', () => {
