@@ -3,6 +3,8 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys, ROOT_KEYS } from './ids.ts';
 import { settingsSchema, type Settings } from './schemas.ts';
+import { isS3NotFound, isS3PreconditionFailed } from './aws-errors.ts';
+import { issueLines } from './validation.ts';
 
 export interface StoreDeps {
   s3: S3Client;
@@ -41,7 +43,7 @@ export async function readText(deps: StoreDeps, key: string): Promise<string | u
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
     return await out.Body?.transformToString('utf8');
   } catch (error) {
-    if (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound')) return undefined;
+    if (isS3NotFound(error)) return undefined;
     throw error;
   }
 }
@@ -67,7 +69,7 @@ export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
   }
   const parsed = settingsSchema.safeParse(json);
   if (parsed.success) return { settings: parsed.data, problems: [] };
-  const problems = parsed.error.issues.map((i) => `settings.json ${i.path.join('.') || '(root)'}: ${i.message}`);
+  const problems = issueLines(parsed.error.issues).map((line) => `settings.json ${line}`);
   return { settings: settingsSchema.parse({}), problems };
 }
 
@@ -109,7 +111,7 @@ export async function loadContext(deps: StoreDeps, threadId: string): Promise<Lo
     if (!out.ETag) throw new Error(`S3 returned ${key} without an ETag`);
     return { entries: parseJsonl<ContextEntry>(raw, key), version: out.ETag };
   } catch (error) {
-    if (!(error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))) throw error;
+    if (!isS3NotFound(error)) throw error;
     return { entries: [], version: null };
   }
 }
@@ -129,8 +131,7 @@ export async function saveContext(deps: StoreDeps, threadId: string, entries: Co
     if (!out.ETag) throw new Error(`S3 saved ${key} without returning an ETag`);
     return out.ETag;
   } catch (error) {
-    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    if (status === 412 || status === 409) throw new ContextConflict(`context of ${threadId} changed since it was loaded`);
+    if (isS3PreconditionFailed(error)) throw new ContextConflict(`context of ${threadId} changed since it was loaded`);
     throw error;
   }
 }
@@ -159,7 +160,7 @@ export async function appendLog(deps: StoreDeps, threadId: string, entries: LogE
       raw = await out.Body?.transformToString('utf8');
       etag = out.ETag;
     } catch (error) {
-      if (!(error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))) throw error;
+      if (!isS3NotFound(error)) throw error;
     }
     const existing = parseJsonl<LogEntry>(raw, key);
     const seen = new Set(existing.map((e) => e.messageId));
@@ -178,8 +179,7 @@ export async function appendLog(deps: StoreDeps, threadId: string, entries: LogE
       );
       return fresh.length;
     } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status !== 412 && status !== 409) throw error;
+      if (!isS3PreconditionFailed(error)) throw error;
     }
   }
   throw new Error(`Could not append to ${key}: too many concurrent writers`);

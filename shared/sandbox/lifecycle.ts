@@ -9,6 +9,7 @@
 import { DescribeTasksCommand, ListTasksCommand, RunTaskCommand, StopTaskCommand, type ECSClient, type Task } from '@aws-sdk/client-ecs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
+import { isConditionalCheckFailed } from '../aws-errors.ts';
 import { health, type SandboxAddress } from './client.ts';
 import type { SyncState } from './workspace.ts';
 
@@ -89,7 +90,7 @@ export async function markLost(deps: SandboxStoreDeps, threadId: string, taskArn
       }),
     )
     .catch((error: unknown) => {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
     });
 }
 
@@ -243,7 +244,7 @@ export async function waitUntilAnswering(
       }),
     )
     .catch((error: unknown) => {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
     });
   return true;
 }
@@ -291,7 +292,7 @@ async function claimForStop(deps: SandboxStoreDeps, item: SandboxItem): Promise<
     );
     return true;
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    if (isConditionalCheckFailed(error)) return false;
     throw error;
   }
 }
@@ -331,7 +332,7 @@ async function stopAndForget(deps: ReaperDeps, item: SandboxItem): Promise<void>
     )
     .catch((error: unknown) => {
       // Replaced meanwhile by a new task for the thread: that record stays.
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
     });
 }
 

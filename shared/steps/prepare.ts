@@ -3,7 +3,7 @@
 // and add what the thread said while the agent was away, then the prompt, to the context.
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
 import { contextText, backfill } from '../backfill.ts';
-import { ROOT_KEYS, parseThreadId } from '../ids.ts';
+import { channelKeyOf, ROOT_KEYS } from '../ids.ts';
 import { warmSandbox } from '../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
 import type { LoopState, RunInput, Settings } from '../schemas.ts';
@@ -23,8 +23,7 @@ function skillsSection(skills: Awaited<ReturnType<typeof loadSkills>>, promptTex
 }
 
 function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) {
-  const { adapter, channel } = parseThreadId(run.threadId);
-  const channelModel = settings.channels[`${adapter}:${channel}`]?.model ?? {};
+  const channelModel = settings.channels[channelKeyOf(run.threadId)]?.model ?? {};
   return {
     modelId: channelModel.id ?? settings.model.id ?? defaultModelId,
     maxOutputTokens: channelModel.maxOutputTokens ?? settings.model.maxOutputTokens ?? 4096,
