@@ -1,5 +1,6 @@
 // Template tests for the CDK app: what each construct creates, least privilege, the state machine's
 // shape, cdk-nag, and (once) a real esbuild bundle per function.
+import { isDeepStrictEqual } from 'node:util';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -477,7 +478,12 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
         assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.table), 'Arn'] }]);
       }
       if (actions.some((a) => a.startsWith('sqs:'))) {
-        assert.deepEqual(list(s.Resource), otherQueues.get(roleOf(policy)) ?? [queueArn(stack.inbox)], roleOf(policy));
+        const allowed = otherQueues.get(roleOf(policy)) ?? [queueArn(stack.inbox)];
+        for (const arn of list(s.Resource))
+          assert.ok(
+            allowed.some((a) => isDeepStrictEqual(a, arn)),
+            `${roleOf(policy)}: ${flatten(arn)}`,
+          );
       }
     }
   }
@@ -842,5 +848,28 @@ test('bundling for real: each function is an ESM bundle with the require shim, a
     }
   } finally {
     rmSync(outdir, { recursive: true, force: true });
+  }
+});
+
+test('least privilege: each function holds exactly the DynamoDB, SQS send and secret actions its code calls', () => {
+  const chatState = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+  const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
+    webhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
+    dispatch: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
+    runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
+    agentStep: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
+    sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
+    sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },
+    scheduler: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
+  };
+  for (const role of ROLES) {
+    const actions = policies(stack)
+      .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
+      .flatMap(({ statements }) => statements.flatMap((s) => list(s.Action)));
+    const of = (service: RegExp) => [...new Set(actions.filter((a) => service.test(a)))].sort();
+    assert.deepEqual(of(/^dynamodb:/), expected[role].dynamodb, `${role}: DynamoDB`);
+    // Consumers (dispatch, run-ended) also hold what their event source mapping needs to receive.
+    assert.deepEqual(of(/^sqs:SendMessage/), expected[role].send, `${role}: SQS send`);
+    assert.deepEqual(of(/^secretsmanager:/), expected[role].secret, `${role}: Secrets Manager`);
   }
 });
