@@ -1,5 +1,5 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_COMPACTION_SETTINGS } from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 

@@ -2,7 +2,7 @@
 // as a person's message); for a channel, the text is first posted to the channel, which creates a
 // new thread, and the prompt runs there (the seed's sendToChannel).
 import type { SerializedThread } from 'chat';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentChat } from '../chat.ts';
 import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
 import type { Prompt } from '../schemas.ts';

@@ -21,7 +21,7 @@
 //   schedule), with a "did you mean" when a known field is close.
 // - A leading byte-order mark is ignored (editors on Windows add one; JSON.parse refuses it).
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_PROMPT_CHARS } from '../schemas.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
