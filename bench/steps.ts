@@ -53,7 +53,7 @@ function phasesOf(t: Timeline): Record<string, number> {
 }
 
 export async function measureSteps(stack: TestStack, count: number): Promise<StepResult> {
-  // Same client settings as the handlers' (shared/aws.ts: one attempt, default HTTP/2 handler).
+  // Same client settings as the handlers' (shared/aws/bedrock.ts: one attempt, default HTTP/2 handler).
   const bedrock = new BedrockRuntimeClient({ maxAttempts: 1, endpoint: stack.bedrock.endpoint });
   const timelines: Timeline[] = [];
   const direct: number[] = [];

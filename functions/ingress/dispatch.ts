@@ -7,11 +7,13 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { admitPrompt } from '../../shared/actor.ts';
-import { clients } from '../../shared/aws.ts';
+import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
-import { chatFromEnv, controlFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { controlFromEnv } from '../../shared/handler-context/control.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { channelKeyOf } from '../../shared/ids.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
@@ -30,7 +32,7 @@ const init = lazy((): DispatchDeps => {
   return {
     control: controlFromEnv(logger, env),
     loadChat: chatFromEnv(logger, env),
-    settings: cachedSettings({ s3: clients.s3(), bucket: env.DATA_BUCKET }, env.SETTINGS_CACHE_SECONDS * 1000),
+    settings: cachedSettings({ s3: s3Client(), bucket: env.DATA_BUCKET }, env.SETTINGS_CACHE_SECONDS * 1000),
   };
 });
 

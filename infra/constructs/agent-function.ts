@@ -18,7 +18,7 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // esbuild's ESM output cannot call `require`, which bundled CommonJS dependencies still do for Node
 // built-ins; defining it from import.meta.url makes those calls work. The alias avoids clashing with
 // a `createRequire` import inside the bundle.
-const REQUIRE_SHIM =
+export const REQUIRE_SHIM =
   "import { createRequire as __threadworkCreateRequire } from 'node:module';" +
   'const require = __threadworkCreateRequire(import.meta.url);';
 

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { documentClient } from '../../shared/aws.ts';
+import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import { gate } from '../../infra/local/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
