@@ -8,26 +8,22 @@
 // Model calls do not go through a front door (the Bedrock fake is the endpoint): they come from the
 // fake's own record of the requests it received.
 import type { FunctionRole } from '../infra/function-entries.ts';
+import type { AwsCall as RecordedCall } from '../infra/local/front-door/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 
 export type Phase = 'webhook' | 'dispatch' | 'prepare' | 'model' | 'finish';
 export const PHASES: Phase[] = ['webhook', 'dispatch', 'prepare', 'model', 'finish'];
 
-export interface AwsCall {
+/** A call as the front door recorded it, named for reading (service, S3 operation) and placed (function, source). */
+export interface AwsCall extends Pick<RecordedCall, 'method' | 'path' | 'requestBytes' | 'responseBytes' | 'at'> {
   service: string;
   operation: string;
   /** 'handlers': the functions' own calls; 'platform': the local cloud's (SQS event source mapping). */
   source: 'handlers' | 'platform';
   /** The function that made the call, from the role it signed with (undefined for the platform and for model calls). */
   fn?: FunctionRole;
-  method: string;
-  /** The request path with its query (S3: /bucket/key, or /bucket?list-type=2&prefix=...). */
-  path: string;
   /** HTTP status; 0 for model calls (the Bedrock fake does not record its answers). */
   status: number;
-  requestBytes: number;
-  responseBytes: number;
-  at: number;
 }
 
 const SERVICE_NAMES: Record<string, string> = {
