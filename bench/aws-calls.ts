@@ -2,8 +2,11 @@
 // function makes goes through the front door of its service, which records the calling role, the
 // operation, the request line, the status and the bytes each way (one record per HTTP attempt, so
 // an SDK retry counts twice, as AWS bills and throttles it). The functions run in worker threads,
-// so this is the only place that sees their calls. Calls signed by the operator (the local cloud
-// itself: the SQS event source mapping's polls) are the platform's, not the code's.
+// so this is the only place that sees their calls. Calls signed by the operator through a front
+// door are the bench's own (its inbox checks) and are left out.
+//
+// The SQS event source mapping (AWS's calls, not the code's) polls with the local cloud's operator
+// client, in this process, straight to the emulator: a middleware on that client records them.
 //
 // Model calls do not go through a front door (the Bedrock fake is the endpoint): they come from the
 // fake's own record of the requests it received.
@@ -46,6 +49,48 @@ function s3Operation(method: string, path: string, action: string): string {
   return action;
 }
 
+/** The part of an SDK client this needs; every v3 client has it (typed per client and operation). */
+interface MiddlewareHost {
+  middlewareStack: {
+    add(
+      middleware: (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => (args: unknown) => Promise<unknown>,
+      options: { step: 'deserialize'; name: string; override?: boolean },
+    ): void;
+  };
+}
+
+const platformLogs = new WeakMap<TestStack, AwsCall[]>();
+
+/** Every call of the event source mapping's SQS client since the first recorder of this stack. */
+function platformLog(stack: TestStack): AwsCall[] {
+  let log = platformLogs.get(stack);
+  if (log) return log;
+  log = [];
+  const calls = log;
+  (stack.cloud.clients.sqs as unknown as MiddlewareHost).middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      calls.push({
+        service: 'SQS',
+        operation,
+        source: 'platform',
+        method: 'POST',
+        path: '/',
+        status: 200,
+        requestBytes: 0,
+        responseBytes: 0,
+        at: Date.now(),
+      });
+      return result;
+    },
+    // Below the SDK's retries: every HTTP attempt, as the front doors count them.
+    { step: 'deserialize', name: 'benchPlatformCalls', override: true },
+  );
+  platformLogs.set(stack, log);
+  return log;
+}
+
 export interface AwsCallRecorder {
   /** Start a stretch: calls recorded from now on are the stretch's. */
   start(): void;
@@ -55,25 +100,29 @@ export interface AwsCallRecorder {
 
 export function awsCallRecorder(stack: TestStack): AwsCallRecorder {
   const functionOf = new Map(Object.entries(stack.cloud.functionRoles).map(([fn, role]) => [role, fn as FunctionRole]));
-  let from: { aws: number; bedrock: number } | undefined;
+  const platform = platformLog(stack);
+  let from: { aws: number; bedrock: number; platform: number } | undefined;
   return {
     start() {
-      from = { aws: stack.cloud.awsCalls.length, bedrock: stack.bedrock.requests.length };
+      from = { aws: stack.cloud.awsCalls.length, bedrock: stack.bedrock.requests.length, platform: platform.length };
     },
     stop() {
       if (!from) return [];
-      const aws = stack.cloud.awsCalls.slice(from.aws).map((c): AwsCall => ({
-        service: SERVICE_NAMES[c.service] ?? c.service,
-        operation: c.service === 's3' ? s3Operation(c.method, c.path, c.operation) : c.operation,
-        source: c.caller === 'operator' ? 'platform' : 'handlers',
-        fn: functionOf.get(c.caller),
-        method: c.method,
-        path: c.path,
-        status: c.status,
-        requestBytes: c.requestBytes,
-        responseBytes: c.responseBytes,
-        at: c.at,
-      }));
+      const aws = stack.cloud.awsCalls
+        .slice(from.aws)
+        .filter((c) => c.caller !== 'operator')
+        .map((c): AwsCall => ({
+          service: SERVICE_NAMES[c.service] ?? c.service,
+          operation: c.service === 's3' ? s3Operation(c.method, c.path, c.operation) : c.operation,
+          source: 'handlers',
+          fn: functionOf.get(c.caller),
+          method: c.method,
+          path: c.path,
+          status: c.status,
+          requestBytes: c.requestBytes,
+          responseBytes: c.responseBytes,
+          at: c.at,
+        }));
       const model = stack.bedrock.requests.slice(from.bedrock).map((r): AwsCall => ({
         service: 'Bedrock Runtime',
         operation: r.operation === 'converse-stream' ? 'ConverseStream' : 'Converse',
@@ -85,8 +134,9 @@ export function awsCallRecorder(stack: TestStack): AwsCallRecorder {
         responseBytes: 0,
         at: r.time,
       }));
+      const polls = platform.slice(from.platform);
       from = undefined;
-      return [...aws, ...model].sort((a, b) => a.at - b.at);
+      return [...aws, ...model, ...polls].sort((a, b) => a.at - b.at);
     },
   };
 }

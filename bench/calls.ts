@@ -68,7 +68,7 @@ export async function countOneRun(stack: TestStack, counter: AwsCallRecorder): P
     calls = counter.stop();
   }
   // The run's functions only: a sandbox reaper tick in the same window is not the run's.
-  const ofTheRun = (c: AwsCall) => !c.fn || c.fn === 'webhook' || c.fn === 'dispatch' || c.fn === 'agentStep';
+  const ofTheRun = (c: AwsCall) => c.service === 'Bedrock Runtime' || c.fn === 'webhook' || c.fn === 'dispatch' || c.fn === 'agentStep';
   const handlerCalls = calls.filter((c) => c.source === 'handlers' && ofTheRun(c) && c.at <= timeline.endedAt);
   const platform = new Map<string, number>();
   for (const c of calls.filter((c) => c.source === 'platform')) {
@@ -88,7 +88,7 @@ export async function countOneRun(stack: TestStack, counter: AwsCallRecorder): P
       (c) => c.method,
       (c) => phaseAt(c.at, timeline),
     ),
-    placedByTime: handlerCalls.filter((c) => !c.fn).length,
+    placedByTime: handlerCalls.filter((c) => c.service === 'Bedrock Runtime').length,
     bedrockRequestsSeen: stack.bedrock.requests.length - bedrockBefore,
     lambdaInvocations: {
       webhook: stack.slack.deliveries.length - deliveriesBefore,

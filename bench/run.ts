@@ -93,7 +93,9 @@ function printAcks(result: AckResult): void {
     "isolated = the next request waits for the previous mention's run to end; back-to-back = it does not, so runs compete with acks for the CPU.",
   );
   note('the HTTP client (fetch) runs in the same process as the stand-ins, so "HTTP overhead" includes the client\'s own CPU time.');
-  note('the cold figure has no Lambda init (module load) in it: the handlers were imported when the local cloud started.');
+  note(
+    "the cold figure is the webhook's cold start: its worker starts and loads the handler's modules (Lambda's init), then the first Chat SDK call.",
+  );
 }
 
 function printSteps(result: StepResult): void {
@@ -327,7 +329,7 @@ function printTools(result: ToolsResult): void {
     'one tool call = Tool entered → the NextStep after SandboxTool entered (execution history, ms resolution); the model step between calls is not in it.',
   );
   note(
-    "S3 calls / bytes: what the sandbox step logs as s3Calls / bytesIn / bytesOut, counted at the handlers' S3 client (one per send); list/get/put/delete split it.",
+    "S3 calls / bytes: what the sandbox step logs as s3Calls / bytesIn / bytesOut, read from the local cloud's S3 front door (one per HTTP attempt); list/get/put/delete split it.",
   );
   note(
     `spawning forks the caller, and fork copies its page tables: from the bench process (${bytes(result.benchRss)} resident) a spawn costs more than from the small command server.`,
