@@ -600,7 +600,7 @@ function printContext(result: ContextResult): void {
     );
   }
   note(
-    "per step = the Model state of the run (agent-step: model): S3 calls counted at the handlers' client between Model entered and the next state.",
+    "per step = the Model state of the run (agent-step: model): S3 calls read from the local cloud's S3 front door, ended between Model entered and the next state.",
   );
   note(
     "input tokens = shared/compaction.ts estimateTokens over the request's messages (~4 characters per token; system prompt and tools not included).",

@@ -8,7 +8,7 @@
 // the thread's command server (the local ECS task; token from the sandbox item in DynamoDB), and
 // spawned directly, from this process and from a small one (fork's cost grows with the caller).
 //
-// S3 traffic is counted at the handlers' S3 client (bench/s3-traffic.ts) and given to the
+// S3 traffic is read from the local cloud's S3 front door (bench/s3-traffic.ts) and given to the
 // SandboxTool state it falls in: calls on the workspace's keys are the sync (what the sandbox step
 // logs as bytesIn / bytesOut / s3Calls), the rest is the step's context load and save.
 import { spawnSync } from 'node:child_process';
