@@ -67,4 +67,6 @@ export const ROOT_KEYS = {
   memory: 'MEMORY.md',
   system: 'SYSTEM.md',
   settings: 'settings.json',
+  /** Long prompt texts, by run id (never synced into a sandbox; expire after 30 days). */
+  prompts: 'prompts/',
 } as const;

@@ -14,7 +14,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
-import { grantOptionalRead } from './data-bucket.ts';
+import { grantOptionalRead, grantWriteUnder } from './data-bucket.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
 
 /** Exported because the inbox's visibility timeout is derived from it. */
@@ -57,6 +57,8 @@ export class Dispatch extends Construct {
     );
     // settings.json is optional: a fresh deployment has none.
     grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
+    // A long prompt's text is stored before the prompt is queued.
+    grantWriteUnder(props.bucket, this.handler, ROOT_KEYS.prompts);
     props.slackSecret.grantRead(this.handler);
 
     this.handler.addEventSource(

@@ -22,7 +22,7 @@
 // - A leading byte-order mark is ignored (editors on Windows add one; JSON.parse refuses it).
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { MAX_PROMPT_CHARS } from '../schemas.ts';
+import { promptTextProblem } from '../schemas.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 import { canonicalTimeZone, parseCron, parseOneShotTime, periodicCronProblem, timeZoneProblem } from './schedule-expressions.ts';
@@ -30,15 +30,10 @@ import { canonicalTimeZone, parseCron, parseOneShotTime, periodicCronProblem, ti
 export const EVENT_TYPES = ['immediate', 'one-shot', 'periodic'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** The event text becomes a chat message; Slack's message limit (shared with prompts). */
-export const MAX_EVENT_TEXT_CHARS = MAX_PROMPT_CHARS;
-
 const textSchema = stringField('text', 'it is the message the agent receives')
   .refine((s) => s.trim().length > 0, { error: '"text" is empty: it is the message the agent receives' })
-  .refine((s) => s.length <= MAX_EVENT_TEXT_CHARS, {
-    error: (iss) =>
-      `"text" is ${(iss.input as string).length.toLocaleString('en-US')} characters, over the ${MAX_EVENT_TEXT_CHARS.toLocaleString('en-US')}-character limit`,
-  });
+  // The event text becomes a prompt: the same byte limit applies.
+  .refine((s) => !promptTextProblem(s), { error: (iss) => `"text" ${promptTextProblem(iss.input as string, 'is too long: it')}` });
 
 const timezoneSchema = stringField('timezone', '')
   .superRefine((s, ctx) => {

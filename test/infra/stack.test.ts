@@ -568,6 +568,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,
     `${roleOfFunction(stack, 'webhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
+    `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
     `${roleOfFunction(stack, 'scheduler')} arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${STACK_NAME}-events/*`,
   ];
