@@ -1,4 +1,5 @@
-// Thread ids, run ids and the S3 data layout (seed "Store": data/{adapter}/{channel}/{thread}/...).
+// Thread ids, run ids and the S3 data layout: {adapter}/{channel}/{thread}/..., so that what a
+// thread, a channel or an adapter owns sits under one prefix (one IAM condition, one listing).
 import { createHash } from 'node:crypto';
 
 export interface ThreadAddress {

@@ -1,5 +1,5 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_COMPACTION_SETTINGS } from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 
@@ -107,7 +107,7 @@ export const settingsSchema = z.object({
   maxQueueDepth: z.number().int().min(0).max(20).default(5),
   /** queue: prompts wait their turn; interrupt: a new prompt stops the running one and runs next. */
   queueMode: z.enum(['queue', 'interrupt']).default('queue'),
-  /** When the context is summarised (seed defaults; token estimates, see shared/compaction.ts). */
+  /** When the context is summarised (token estimates; defaults and reasons in shared/defaults.ts, logic in shared/compaction.ts). */
   compaction: z
     .object({
       contextWindowTokens: z.number().int().positive().default(DEFAULT_COMPACTION_SETTINGS.contextWindowTokens),

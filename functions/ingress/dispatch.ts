@@ -7,11 +7,13 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { admitPrompt } from '../../shared/actor.ts';
-import { clients } from '../../shared/aws.ts';
+import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
-import { chatFromEnv, controlFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { controlFromEnv } from '../../shared/handler-context/control.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { channelKeyOf, runIdFor } from '../../shared/ids.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../../shared/prompt-body.ts';
@@ -29,7 +31,7 @@ interface DispatchDeps {
 const logger = handlerLogger('dispatch');
 const init = lazy((): DispatchDeps => {
   const env = readEnv(dispatchEnv);
-  const store = { s3: clients.s3(), bucket: env.DATA_BUCKET };
+  const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   return {
     control: controlFromEnv(logger, env),
     store,

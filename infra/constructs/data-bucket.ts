@@ -1,4 +1,4 @@
-// The S3 bucket holding the seed's data/ tree: memory, skills, settings, thread contexts,
+// The S3 bucket holding the agent's data tree: memory, skills, settings, thread contexts,
 // attachments, event files. Its server access logs go to a second, log-only bucket.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';

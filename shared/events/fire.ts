@@ -1,8 +1,8 @@
 // An event firing becomes a prompt: for a thread, in that thread's actor (same queue and busy rules
 // as a person's message); for a channel, the text is first posted to the channel, which creates a
-// new thread, and the prompt runs there (the seed's sendToChannel).
+// new thread, and the prompt runs there, so its replies stay together instead of filling the channel.
 import type { SerializedThread } from 'chat';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentChat } from '../chat.ts';
 import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
 import { promptTextSchema, type Prompt } from '../schemas.ts';

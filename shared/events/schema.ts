@@ -1,4 +1,4 @@
-// Event files (seed "Event Bus"): JSON files under `events/` in the data bucket, dropped by users,
+// Event files: JSON files under `events/` in the data bucket, dropped by users,
 // deployments and the agent itself. Pure validation: `parseEventFile` turns a file's key and body
 // into a typed event or into one human-readable error (naming the file and the field) that can be
 // written next to it as `events/x.error.json`.
@@ -13,7 +13,7 @@
 //   `eventTarget` gives the target as a tagged union.
 // - Target: `threadId` (an existing thread, `adapter:channel:thread`) or `adapterId` + `channelId`
 //   (a new thread in that channel), never both, never neither. `channelId` is the adapter's own
-//   channel id as in the seed (`C123ABC`), taken as written.
+//   channel id (Slack's `C123ABC`), taken as written: only the adapter knows its format.
 // - `timezone` defaults to `UTC` on scheduled events and is stored in canonical case
 //   (`america/new_york` → `America/New_York`). Immediate events take neither `schedule` nor
 //   `timezone`: either one there means the author wanted a scheduled type, so it is an error.
@@ -21,7 +21,7 @@
 //   schedule), with a "did you mean" when a known field is close.
 // - A leading byte-order mark is ignored (editors on Windows add one; JSON.parse refuses it).
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { promptTextProblem } from '../schemas.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
@@ -99,7 +99,7 @@ export const periodicEventSchema = z.strictObject({
   schedule: periodicScheduleSchema,
   timezone: timezoneSchema,
   /**
-   * A heartbeat (seed 004): each firing the agent reads HEARTBEAT.md (its goals and recurring tasks)
+   * A heartbeat: each firing the agent reads HEARTBEAT.md (its goals and recurring tasks)
    * and decides what, if anything, to do; when nothing, it stays silent. Off unless set.
    */
   heartbeat: z.boolean({ error: '"heartbeat" must be true or false' }).optional(),

@@ -823,7 +823,20 @@ test('settings from context: a plain foundation model id is granted in this Regi
   assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
 });
 
-test('bundling for real: each function is an ESM bundle with the require shim, a handler export and a source map', () => {
+// The AWS SDK clients each function's code uses: a bundle carries these and no other.
+const BUNDLED_CLIENTS: Record<FunctionRole, string[]> = {
+  webhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
+  dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  sandboxStep: ['client-dynamodb', 'client-s3'],
+  sandboxReaper: ['client-dynamodb', 'client-ecs'],
+  scheduler: ['client-dynamodb', 'client-s3', 'client-scheduler', 'client-secrets-manager', 'client-sqs'],
+};
+// Functions that never talk to Slack: the Chat SDK (~770 KB minified) stays out of their bundles.
+const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
+
+test('bundling for real: each function is an ESM bundle with the require shim, a handler export and a source map, carrying only the clients and SDKs it uses', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'threadwork-bundle-'));
   try {
     const bundled = synth({ bundle: true, outdir });
@@ -845,6 +858,14 @@ test('bundling for real: each function is an ESM bundle with the require shim, a
       // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
       const check = spawnSync(process.execPath, ['--check', bundle], { encoding: 'utf8' });
       assert.equal(check.status, 0, `${role}: ${check.stderr}`);
+      // What went into the bundle, from the source map's list of inputs.
+      const { sources } = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+      const packages = new Set(sources.flatMap((source) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1] ?? []));
+      const clients = [...packages].filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length));
+      assert.deepEqual(clients.sort(), BUNDLED_CLIENTS[role], `${role}: AWS SDK clients`);
+      assert.equal(packages.has('chat'), !WITHOUT_CHAT_SDK.includes(role), `${role}: the Chat SDK`);
+      const locales = sources.filter((source) => /zod\/v4\/locales\/(?!en\.js)/.test(source));
+      assert.deepEqual(locales, [], `${role}: zod's other locales`);
     }
   } finally {
     rmSync(outdir, { recursive: true, force: true });

@@ -34,7 +34,7 @@ function parseError(body: unknown): string {
   return result.ok ? '' : result.error;
 }
 
-test("the seed's example event files parse", () => {
+test('an event file of each type parses, with its target', () => {
   const periodic = parseOk({
     type: 'periodic',
     threadId: THREAD,
