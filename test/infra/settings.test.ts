@@ -20,8 +20,17 @@ test('defaults when the context says nothing', () => {
     sandboxCpu: 1024,
     sandboxMemoryMiB: 2048,
     sandboxIdleMinutes: 5,
+    bundleAwsSdk: false,
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);
+});
+
+test('bundleAwsSdk: a boolean, also as the -c strings true and false; anything else is refused', () => {
+  assert.equal(settingsFrom({ bundleAwsSdk: true }).bundleAwsSdk, true);
+  assert.equal(settingsFrom({ bundleAwsSdk: 'true' }).bundleAwsSdk, true);
+  assert.equal(settingsFrom({ bundleAwsSdk: 'false' }).bundleAwsSdk, false);
+  assert.throws(() => settingsFrom({ bundleAwsSdk: 'yes' }), /context bundleAwsSdk must be true or false; got "yes"/);
+  assert.throws(() => settingsFrom({ bundleAwsSdk: 1 }), /bundleAwsSdk/);
 });
 
 test('cdk.json states every deployment setting, with the defaults', () => {
