@@ -22,6 +22,8 @@ export interface EcrImage {
   readonly account: string;
   readonly region: string;
   readonly repositoryName: string;
+  readonly tag?: string;
+  readonly digest?: string;
 }
 
 /** Whether the string is an image reference ECS can run (registry, path, optional tag or digest). */
@@ -34,5 +36,5 @@ export function parseEcrImage(uri: string): EcrImage | undefined {
   const match = REFERENCE.exec(uri);
   const host = match?.[1] && ECR_HOST.exec(match[1]);
   if (!host) return undefined;
-  return { account: host[1]!, region: host[2]!, repositoryName: match[2]! };
+  return { account: host[1]!, region: host[2]!, repositoryName: match[2]!, tag: match[3], digest: match[4] };
 }

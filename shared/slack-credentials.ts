@@ -27,7 +27,8 @@ export interface SlackCredentialReader {
 
 const secretSchema = z.object({ signingSecret: z.string().min(1), botToken: z.string().min(1) });
 
-function parseSecret(raw: unknown): SlackCredentials {
+/** The secret's value as the functions read it; an error that says what it must be. */
+export function parseSlackSecret(raw: unknown): SlackCredentials {
   let json: unknown;
   try {
     json = JSON.parse(typeof raw === 'string' ? raw : '');
@@ -52,7 +53,7 @@ export function slackCredentials(
   let rereadAt = -Infinity;
   const read = async (forceFetch: boolean) => {
     provider ??= new SecretsProvider({ awsSdkV3Client: secrets() });
-    last = parseSecret(await provider.get(source.secretArn, { maxAge: source.maxAgeSeconds, forceFetch }));
+    last = parseSlackSecret(await provider.get(source.secretArn, { maxAge: source.maxAgeSeconds, forceFetch }));
     return last;
   };
   return {

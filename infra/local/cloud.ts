@@ -33,6 +33,7 @@ import type { ModelAuthorizer } from './bedrock.ts';
 import type { AwsCall } from './front-door/index.ts';
 import { startAwsEndpoints } from './cloud/endpoints.ts';
 import { startLocalSecretsManager, type LocalSecretsManager } from './secrets-manager.ts';
+import { startDeploymentEndpoints, type DeploymentEndpoints } from './cloud/deployment.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
@@ -111,6 +112,11 @@ export interface LocalCloud {
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   /** What every function's environment shares (endpoints, region). */
   env: Record<string, string>;
+  /**
+   * What the operator's tools (`npm run doctor`) reach the stack through: STS, CloudFormation (the
+   * stack, named `stackName`, with its outputs), ECR, Secrets Manager, as AWS_ENDPOINT_URL_* variables.
+   */
+  deployment: DeploymentEndpoints;
   poller: SqsPoller;
   /**
    * `cdk deploy` of a changed stack: new function versions, roles and state machine definition (for
@@ -340,6 +346,20 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     await Promise.allSettled([stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
   }
+  let deployment: DeploymentEndpoints;
+  try {
+    deployment = await startDeploymentEndpoints({
+      stackName: synth.stack.stackName,
+      template: () => template,
+      apiUrl: api.url,
+      region,
+      secretsManager: common.AWS_ENDPOINT_URL_SECRETS_MANAGER!,
+      principalOf: (accessKeyId) => iam.principalOf(accessKeyId),
+    });
+  } catch (error) {
+    await Promise.allSettled([api.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
+    throw error;
+  }
   const poller = inboxPoller(template, { sqs: clients.sqs, queueUrl: resources.inboxUrl, queueArn: resources.inboxArn }, invoke, report);
 
   const handlers = Object.fromEntries(
@@ -373,12 +393,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     },
     clients,
     env: common,
+    deployment,
     poller,
     async redeploy(change) {
       const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));
       template = next;
+      deployment.updated();
       cloud.template = next;
     },
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
@@ -392,6 +414,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         lambda.close(),
         endpoints.close(),
         secretsManager.close(),
+        deployment.close(),
       ]);
       stateMachineDb.destroy();
       rmSync(sandboxRoot, { recursive: true, force: true });
