@@ -125,12 +125,15 @@ test('sandboxImageUri: a private ECR image in any mode; another registry only wi
   }
 });
 
-test('image URIs: which are private ECR images, and their account, Region and repository', () => {
+test('image URIs: which are private ECR images, and their account, Region, repository and tag or digest', () => {
   assert.deepEqual(parseEcrImage('123456789012.dkr.ecr.eu-west-1.amazonaws.com/team/sandbox:v1'), {
     account: '123456789012',
     region: 'eu-west-1',
     repositoryName: 'team/sandbox',
+    tag: 'v1',
   });
+  const digest = `sha256:${'a'.repeat(64)}`;
+  assert.equal(parseEcrImage(`123456789012.dkr.ecr.eu-west-1.amazonaws.com/sandbox@${digest}`)?.digest, digest);
   assert.deepEqual(parseEcrImage('123456789012.dkr.ecr-fips.us-gov-west-1.amazonaws.com/sandbox'), {
     account: '123456789012',
     region: 'us-gov-west-1',

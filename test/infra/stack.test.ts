@@ -110,14 +110,16 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox cluster, event bus, schedule group', () => {
+test('outputs: API URL, Slack events URL, secret name, model, bucket name, sandbox cluster and image, event bus, schedule group', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
     'ApiUrl',
     'DataBucketName',
     'EventBusArn',
     'EventBusName',
+    'ModelId',
     'SandboxClusterName',
+    'SandboxImageUri',
     'ScheduleGroupName',
     'SlackEventsUrl',
     'SlackSecretName',
@@ -126,6 +128,8 @@ test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox clus
   assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
   assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);
   assert.deepEqual(outputs.DataBucketName!.Value, { Ref: idOf(stack.bucket) });
+  assert.equal(outputs.ModelId!.Value, DEFAULT_SETTINGS.modelId);
+  assert.match(JSON.stringify(outputs.SandboxImageUri!.Value), /SandboxTaskImageRepository.*dkr\.ecr/);
 });
 
 test('HTTP API: POST /slack/events and GET /health reach the webhook; auto-deployed, throttled, access-logged stage', () => {
