@@ -177,13 +177,24 @@ async function bundleSandboxServer(directory: string): Promise<string> {
   return outfile;
 }
 
+/**
+ * Both emulators and the synthesized stack, or none: when one fails to start (DynamoDB Local on a
+ * loaded machine), the other is stopped, so a failed start leaves no process or port behind.
+ */
+async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { stop(): Promise<void> }, S>(
+  emulators: [Promise<A>, Promise<B>],
+  synthesize: () => S,
+): Promise<[A, B, S]> {
+  const synthesized = Promise.resolve().then(synthesize);
+  const [a, b, synth] = await Promise.allSettled([...emulators, synthesized]);
+  if (a.status === 'fulfilled' && b.status === 'fulfilled' && synth.status === 'fulfilled') return [a.value, b.value, synth.value];
+  await Promise.allSettled([a, b].flatMap((r) => (r.status === 'fulfilled' ? [r.value.stop()] : [])));
+  throw [a, b, synth].find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason;
+}
+
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
-  const [dynamo, sqsS3, synth] = await Promise.all([
-    startDynamoDbLocal(),
-    startSqsAndS3(),
-    Promise.resolve(synthesizeLocalStack(options.modelId)),
-  ]);
+  const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () => synthesizeLocalStack(options.modelId));
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
   const region = process.env.AWS_REGION ?? 'us-east-1';
