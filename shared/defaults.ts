@@ -12,3 +12,6 @@ export const DEFAULT_COMPACTION_SETTINGS: Readonly<
   keepRecentTokens: 20_000,
   thresholdRatio: 0.8,
 });
+
+/** Periodic events may not fire more often than this many minutes apart (`minEventIntervalMinutes`). */
+export const DEFAULT_MIN_EVENT_INTERVAL_MINUTES = 5;

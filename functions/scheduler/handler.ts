@@ -10,6 +10,7 @@ import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, type EventFileDeps } from '../../shared/events/files.ts';
 import { lazy } from '../../shared/lazy.ts';
+import { loadSettings } from '../../shared/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
 
 const logger = handlerLogger('scheduler');
@@ -29,6 +30,11 @@ const init = lazy(() => {
     targetArn: env.SCHEDULER_TARGET_ARN,
     deadLetterArn: env.SCHEDULE_DLQ_ARN,
     fire,
+    async limits() {
+      const { settings, problems } = await loadSettings({ s3: clients.s3(), bucket: env.DATA_BUCKET });
+      for (const problem of problems) logger.warn('settings.json ignored', { problem });
+      return settings;
+    },
     logger,
   };
   return { fire, files };

@@ -27,6 +27,8 @@ export interface EventFileDeps {
   targetArn: string;
   deadLetterArn: string;
   fire(firing: Firing): Promise<unknown>;
+  /** The deployment's limits on event files, from settings.json. */
+  limits(): Promise<{ minEventIntervalMinutes: number }>;
   logger: JsonLogger;
   now?: () => Date;
 }
@@ -134,7 +136,8 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
     deps.logger.info('event file removed: schedule deleted', { key, schedule: name });
     return 'removed';
   }
-  const parsed = parseEventFile(key, object.body);
+  const { minEventIntervalMinutes } = await deps.limits();
+  const parsed = parseEventFile(key, object.body, { minIntervalMinutes: minEventIntervalMinutes });
   if (!parsed.ok) {
     // The file's previous version may have had a schedule: the file now says nothing valid.
     await deleteSchedule(deps, name);

@@ -1,18 +1,17 @@
 // What a thread's sandbox sees, and keeping it in step with S3 (the source of truth).
 //
 // Under the sandbox's workspace, `data/` mirrors the subset of the S3 data tree the thread may use:
-// the three MEMORY.md levels, the three skills directories, and the thread's own scratch/ and
-// attachments/. Path = `data/` + S3 key, so the system prompt can name files the same way.
+// the three MEMORY.md levels, the three skills directories, the thread's own scratch/ and
+// attachments/, and its channel's event files. Path = `data/` + S3 key, so the system prompt can name files the same way.
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
+import { channelEventsPrefix } from '../events/scope.ts';
 import { isS3PreconditionFailed } from '../aws-errors.ts';
 import * as sandbox from './client.ts';
 import type { SandboxAddress } from './client.ts';
 
 export const DATA_DIR = 'data';
-/** Event files: the agent schedules work for itself by writing them (see the system prompt). */
-export const EVENTS_PREFIX = 'events/';
 
 export interface WorkspaceLayout {
   /** S3 keys of the three memory files, broadest first. */
@@ -24,10 +23,14 @@ export interface WorkspaceLayout {
   /** The agent's working directory inside the sandbox. */
   scratchPath: string;
   attachmentsPath: string;
+  /** The channel's event files: the agent schedules work for itself by writing them (see the system prompt). */
+  eventsPath: string;
 }
 
 export function workspaceLayout(threadId: string): WorkspaceLayout {
   const keys = dataKeys(threadId);
+  // Only this channel's event files: another channel's (or an operator's) are neither seen nor changed here.
+  const events = channelEventsPrefix(threadId);
   return {
     memoryKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, `${keys.channelDir}/MEMORY.md`],
     heartbeatKeys: ['HEARTBEAT.md', `${keys.channelDir}/HEARTBEAT.md`],
@@ -37,10 +40,11 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
       `${keys.channelDir}/skills/`,
       `${keys.threadDir}/scratch/`,
       `${keys.threadDir}/attachments/`,
-      EVENTS_PREFIX,
+      events,
     ],
     scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
     attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
+    eventsPath: `${DATA_DIR}/${events}`,
   };
 }
 
