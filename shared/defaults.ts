@@ -15,3 +15,6 @@ export const DEFAULT_COMPACTION_SETTINGS: Readonly<
 
 /** Periodic events may not fire more often than this many minutes apart (`minEventIntervalMinutes`). */
 export const DEFAULT_MIN_EVENT_INTERVAL_MINUTES = 5;
+
+/** A skill's instructions longer than this are cut in the system prompt (`maxSkillBodyChars`). */
+export const DEFAULT_MAX_SKILL_BODY_CHARS = 20_000;

@@ -1,6 +1,6 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
 import { z } from 'zod';
-import { DEFAULT_COMPACTION_SETTINGS, DEFAULT_MIN_EVENT_INTERVAL_MINUTES } from './defaults.ts';
+import { DEFAULT_COMPACTION_SETTINGS, DEFAULT_MAX_SKILL_BODY_CHARS, DEFAULT_MIN_EVENT_INTERVAL_MINUTES } from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 
 /** Slack allows 40,000 characters in a message; anything longer is not a chat message. */
@@ -101,6 +101,8 @@ export const settingsSchema = z.object({
       startEarly: z.boolean().default(true),
     })
     .default({ startEarly: true }),
+  /** A skill's instructions longer than this are cut in the system prompt, with a note naming the file. */
+  maxSkillBodyChars: z.number().int().min(500).max(200_000).default(DEFAULT_MAX_SKILL_BODY_CHARS),
   /** Periodic event files whose cron fires closer together than this are refused (1 to 60 minutes). */
   minEventIntervalMinutes: z.number().int().min(1).max(60).default(DEFAULT_MIN_EVENT_INTERVAL_MINUTES),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */

@@ -40,8 +40,8 @@ function workspaceSection(layout: WorkspaceLayout): string {
     'You have a private Linux sandbox for this thread, with the tools bash, read, write and edit. Files persist between runs.',
     `- Working directory (your scratch space): /workspace/${layout.scratchPath}`,
     `- Files people attached in this thread: /workspace/${layout.attachmentsPath}`,
-    `- Memory files, which you maintain with write/edit: global ${global}, this platform ${transport}, this channel ${channel}. Use the narrowest scope that fits.`,
-    `- Skills directories (global, platform, channel): ${skills.join(', ')}`,
+    `- Memory files: global ${global} and this platform ${transport} (read-only: shared by every channel, only operators change them), and this channel's ${channel}, which you maintain with write/edit.`,
+    `- Skills directories (global, platform, channel): ${skills.join(', ')}. Only this channel's is writable.`,
     'Use upload to post a file from your workspace into the thread, and search_channel to look up earlier messages in this channel.',
   ].join('\n');
 }

@@ -7,7 +7,7 @@ import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectC
 import { createHash } from 'node:crypto';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
 import { channelEventsPrefix } from '../events/scope.ts';
-import { isS3PreconditionFailed } from '../aws-errors.ts';
+import { isS3NotFound, isS3PreconditionFailed } from '../aws-errors.ts';
 import * as sandbox from './client.ts';
 import type { SandboxAddress } from './client.ts';
 
@@ -23,6 +23,12 @@ export interface WorkspaceLayout {
   /** The agent's working directory inside the sandbox. */
   scratchPath: string;
   attachmentsPath: string;
+  /**
+   * What every channel shares (global and platform-wide memory, standing notes and skills): the
+   * sandbox reads them, but only an operator changes them. A change made in the sandbox is undone.
+   */
+  readOnlyKeys: string[];
+  readOnlyPrefixes: string[];
   /** The channel's event files: the agent schedules work for itself by writing them (see the system prompt). */
   eventsPath: string;
 }
@@ -45,6 +51,8 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
     scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
     attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
     eventsPath: `${DATA_DIR}/${events}`,
+    readOnlyKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, 'HEARTBEAT.md'],
+    readOnlyPrefixes: ['skills/', `${keys.transportDir}/skills/`],
   };
 }
 
@@ -57,6 +65,11 @@ export function toS3Key(layout: WorkspaceLayout, path: string): string | undefin
   const key = normalized.slice(DATA_DIR.length + 1);
   if (layout.memoryKeys.includes(key) || layout.heartbeatKeys.includes(key)) return key;
   return layout.prefixes.some((p) => key.startsWith(p)) ? key : undefined;
+}
+
+/** Whether an S3 key is shared by every channel, so read-only in a sandbox. */
+export function isReadOnlyKey(layout: WorkspaceLayout, key: string): boolean {
+  return layout.readOnlyKeys.includes(key) || layout.readOnlyPrefixes.some((p) => key.startsWith(p));
 }
 
 /** What the sandbox holds of each synced file: the S3 ETag it came from and its content hash. */
@@ -135,14 +148,20 @@ export async function syncOut(
   deps: SyncDeps,
   layout: WorkspaceLayout,
   state: SyncState,
-): Promise<{ state: SyncState; stats: SyncStats; conflicts: Conflict[] }> {
+): Promise<{ state: SyncState; stats: SyncStats; conflicts: Conflict[]; restored: string[] }> {
   const stats = emptyStats();
   const files = await sandbox.manifest(deps.address, `${DATA_DIR}/`);
   const next: SyncState = { ...state };
   const conflicts: Conflict[] = [];
+  const restored: string[] = [];
   for (const [path, entry] of Object.entries(files)) {
     const key = toS3Key(layout, path);
     if (!key || state[key]?.sha256 === entry.sha256) continue;
+    if (isReadOnlyKey(layout, key)) {
+      await restoreReadOnly(deps, key, state, next, stats);
+      restored.push(path);
+      continue;
+    }
     const body = await sandbox.readFile(deps.address, path);
     if (!body) continue; // deleted between the manifest and the read
     const condition = state[key] ? { IfMatch: state[key].etag } : { IfNoneMatch: '*' };
@@ -165,7 +184,13 @@ export async function syncOut(
     }
   }
   for (const key of Object.keys(state)) {
-    if (files[toSandboxPath(key)] || layout.memoryKeys.includes(key) || layout.heartbeatKeys.includes(key)) continue;
+    if (files[toSandboxPath(key)]) continue;
+    if (isReadOnlyKey(layout, key)) {
+      await restoreReadOnly(deps, key, state, next, stats);
+      restored.push(toSandboxPath(key));
+      continue;
+    }
+    if (layout.memoryKeys.includes(key) || layout.heartbeatKeys.includes(key)) continue;
     // Removed in the sandbox: remove from S3 (memory files are never deleted, only emptied).
     stats.s3Calls++;
     await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key, IfMatch: state[key]!.etag })).catch((error: unknown) => {
@@ -173,5 +198,28 @@ export async function syncOut(
     });
     delete next[key];
   }
-  return { state: next, stats, conflicts };
+  return { state: next, stats, conflicts, restored };
+}
+
+/** Puts S3's copy of a read-only file back in the sandbox (or removes a file S3 does not have). */
+async function restoreReadOnly(deps: SyncDeps, key: string, state: SyncState, next: SyncState, stats: SyncStats): Promise<void> {
+  const path = toSandboxPath(key);
+  if (!state[key]) {
+    await sandbox.deleteFile(deps.address, path);
+    return;
+  }
+  stats.s3Calls++;
+  const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key })).catch((error: unknown) => {
+    if (isS3NotFound(error)) return undefined;
+    throw error;
+  });
+  if (!out) {
+    await sandbox.deleteFile(deps.address, path);
+    delete next[key];
+    return;
+  }
+  const body = Buffer.from(await out.Body!.transformToByteArray());
+  await sandbox.writeFile(deps.address, path, body);
+  next[key] = { etag: out.ETag ?? state[key].etag, sha256: sha256(body) };
+  stats.bytesIn += body.length;
 }

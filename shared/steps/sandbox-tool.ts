@@ -10,7 +10,7 @@ import { syncIn, syncOut, workspaceLayout } from '../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../schemas.ts';
 import { loadContext, type StoreDeps, saveLoadedContext } from '../store.ts';
 import { appendToolResult, pendingToolCall } from '../tool-calls.ts';
-import { runSandboxTool, WORKSPACE_ROOT } from '../tools/sandbox-tools.ts';
+import { READ_ONLY_ADVICE, READ_ONLY_REASON, runSandboxTool, WORKSPACE_ROOT } from '../tools/sandbox-tools.ts';
 import { isSandboxTool } from '../tools/specs.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
@@ -58,6 +58,12 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       const files = after.conflicts.map((c) => `${WORKSPACE_ROOT}/${c.path}`).join(', ');
       outcome.status = 'error';
       outcome.text += `\n[not saved: ${files} changed in another thread while you worked. Your copy now holds the latest version: read it again and redo your change.]`;
+    }
+    if (after.restored.length > 0) {
+      const files = after.restored.map((path) => `${WORKSPACE_ROOT}/${path}`).join(', ');
+      outcome.status = 'error';
+      outcome.text += `\n[not saved: ${files} ${after.restored.length === 1 ? 'is' : 'are'} ${READ_ONLY_REASON}; your change was undone. ${READ_ONLY_ADVICE}]`;
+      deps.logger.warn('read-only files restored', { runId: run.runId, toolUseId: call.toolUseId, files: after.restored });
     }
     deps.logger.info('tool call', {
       runId: run.runId,

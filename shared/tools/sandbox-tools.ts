@@ -2,7 +2,7 @@
 import { posix } from 'node:path';
 import * as sandbox from '../sandbox/client.ts';
 import type { SandboxAddress } from '../sandbox/client.ts';
-import type { WorkspaceLayout } from '../sandbox/workspace.ts';
+import { isReadOnlyKey, toS3Key, type WorkspaceLayout } from '../sandbox/workspace.ts';
 import { DEFAULT_BASH_TIMEOUT_SECONDS, MAX_BASH_TIMEOUT_SECONDS } from './specs.ts';
 import { applyEdit, numberedLines, ToolError, truncateForModel } from './text.ts';
 
@@ -37,6 +37,18 @@ export function resolveToolPath(layout: WorkspaceLayout, raw: string): string {
 }
 
 const shown = (path: string) => `${WORKSPACE_ROOT}/${path}`;
+
+export const READ_ONLY_REASON =
+  'shared by every channel (global and platform-wide memory, standing notes and skills), so read-only here: only an operator changes them';
+export const READ_ONLY_ADVICE = 'Put what this channel should remember in its own MEMORY.md, and its own skills in its skills/ folder.';
+
+/** A path the model may change; shared files are refused before anything is written. */
+function writablePath(layout: WorkspaceLayout, raw: string): string {
+  const path = resolveToolPath(layout, raw);
+  const key = toS3Key(layout, path);
+  if (key && isReadOnlyKey(layout, key)) throw new ToolError(`${shown(path)} is ${READ_ONLY_REASON}. ${READ_ONLY_ADVICE}`);
+  return path;
+}
 
 async function bash(address: SandboxAddress, layout: WorkspaceLayout, call: ToolCall): Promise<ToolOutcome> {
   const command = stringArg(call.input, 'command');
@@ -78,14 +90,14 @@ async function read(address: SandboxAddress, layout: WorkspaceLayout, call: Tool
 }
 
 async function write(address: SandboxAddress, layout: WorkspaceLayout, call: ToolCall): Promise<ToolOutcome> {
-  const path = resolveToolPath(layout, stringArg(call.input, 'path'));
+  const path = writablePath(layout, stringArg(call.input, 'path'));
   const content = stringArg(call.input, 'content');
   const result = await sandbox.writeFile(address, path, content);
   return { status: 'success', text: `wrote ${result.size} bytes to ${shown(path)}` };
 }
 
 async function edit(address: SandboxAddress, layout: WorkspaceLayout, call: ToolCall): Promise<ToolOutcome> {
-  const path = resolveToolPath(layout, stringArg(call.input, 'path'));
+  const path = writablePath(layout, stringArg(call.input, 'path'));
   const body = await sandbox.readFile(address, path);
   if (!body) throw new ToolError(`no such file: ${shown(path)}`);
   const edited = applyEdit(body.toString('utf8'), {
