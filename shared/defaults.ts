@@ -18,3 +18,6 @@ export const DEFAULT_MIN_EVENT_INTERVAL_MINUTES = 5;
 
 /** A skill's instructions longer than this are cut in the system prompt (`maxSkillBodyChars`). */
 export const DEFAULT_MAX_SKILL_BODY_CHARS = 20_000;
+
+/** What of a sandbox's /workspace/data is kept in S3 (`sandbox.maxSyncedFiles`, `sandbox.maxSyncedMegabytes`). */
+export const DEFAULT_SANDBOX_SYNC_LIMITS = Object.freeze({ maxSyncedFiles: 5_000, maxSyncedMegabytes: 1_024 });

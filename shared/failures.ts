@@ -32,6 +32,9 @@ export function describeFailure(failure: StepFailure, modelId: string): string {
   if (/Throttling|TooManyRequests|ServiceUnavailable|ModelNotReady/i.test(failure.errorType)) {
     return 'The model is overloaded right now and did not answer after several tries. Please ask again in a minute.';
   }
+  if (/WorkspaceSyncError/.test(failure.errorType)) {
+    return `Saving the files of this thread's sandbox failed: ${failure.errorMessage.slice(0, 300)}. The thread still works: please try again.`;
+  }
   if (/ValidationException/i.test(failure.errorType)) {
     return `The model rejected the request: ${failure.errorMessage.slice(0, 300)}`;
   }

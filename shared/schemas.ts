@@ -1,6 +1,11 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
 import { z } from 'zod';
-import { DEFAULT_COMPACTION_SETTINGS, DEFAULT_MAX_SKILL_BODY_CHARS, DEFAULT_MIN_EVENT_INTERVAL_MINUTES } from './defaults.ts';
+import {
+  DEFAULT_COMPACTION_SETTINGS,
+  DEFAULT_MAX_SKILL_BODY_CHARS,
+  DEFAULT_MIN_EVENT_INTERVAL_MINUTES,
+  DEFAULT_SANDBOX_SYNC_LIMITS,
+} from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 
 /** Slack allows 40,000 characters in a message; anything longer is not a chat message. */
@@ -99,8 +104,12 @@ export const settingsSchema = z.object({
     .object({
       /** Start the thread's sandbox when a run begins (in parallel with the first model call). */
       startEarly: z.boolean().default(true),
+      /** Files under /workspace/data kept in S3 per sandbox; below the command server's listing limit. */
+      maxSyncedFiles: z.number().int().positive().max(9_000).default(DEFAULT_SANDBOX_SYNC_LIMITS.maxSyncedFiles),
+      /** Their total size, in MiB. */
+      maxSyncedMegabytes: z.number().int().positive().max(10_240).default(DEFAULT_SANDBOX_SYNC_LIMITS.maxSyncedMegabytes),
     })
-    .default({ startEarly: true }),
+    .default({ startEarly: true, ...DEFAULT_SANDBOX_SYNC_LIMITS }),
   /** A skill's instructions longer than this are cut in the system prompt, with a note naming the file. */
   maxSkillBodyChars: z.number().int().min(500).max(200_000).default(DEFAULT_MAX_SKILL_BODY_CHARS),
   /** Periodic event files whose cron fires closer together than this are refused (1 to 60 minutes). */

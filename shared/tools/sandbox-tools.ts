@@ -2,6 +2,7 @@
 import { posix } from 'node:path';
 import * as sandbox from '../sandbox/client.ts';
 import type { SandboxAddress } from '../sandbox/client.ts';
+import { READ_ONLY_ADVICE, READ_ONLY_REASON } from '../sandbox/sync-notes.ts';
 import { isReadOnlyKey, toS3Key, type WorkspaceLayout } from '../sandbox/workspace.ts';
 import { DEFAULT_BASH_TIMEOUT_SECONDS, MAX_BASH_TIMEOUT_SECONDS } from './specs.ts';
 import { applyEdit, numberedLines, ToolError, truncateForModel } from './text.ts';
@@ -37,10 +38,6 @@ export function resolveToolPath(layout: WorkspaceLayout, raw: string): string {
 }
 
 const shown = (path: string) => `${WORKSPACE_ROOT}/${path}`;
-
-export const READ_ONLY_REASON =
-  'shared by every channel (global and platform-wide memory, standing notes and skills), so read-only here: only an operator changes them';
-export const READ_ONLY_ADVICE = 'Put what this channel should remember in its own MEMORY.md, and its own skills in its skills/ folder.';
 
 /** A path the model may change; shared files are refused before anything is written. */
 function writablePath(layout: WorkspaceLayout, raw: string): string {

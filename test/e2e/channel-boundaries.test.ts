@@ -7,6 +7,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
+import { dataKeys } from '../../shared/ids.ts';
 
 let stack: TestStack;
 before(async () => {
@@ -37,7 +38,7 @@ async function read(key: string): Promise<string | undefined> {
 }
 
 /** Posts a mention in `channel`, runs the scripted turns, and returns the tool results by id. */
-async function converse(channel: string, turns: ScriptedTurn[]) {
+async function converse(channel: string, turns: ScriptedTurn[], timeoutMs = 60_000) {
   stack.bedrock.script(...turns, { text: 'done' });
   const firstRequest = stack.bedrock.requests.length;
   const posted = await stack.slack.postUserMessage({ channel, text: `<@U0LOCALBOT> please read the attached notes ${++n}` });
@@ -47,7 +48,7 @@ async function converse(channel: string, turns: ScriptedTurn[]) {
     10_000,
     'run started',
   );
-  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, 60_000);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, timeoutMs);
   const results = stack.bedrock.requests
     .slice(firstRequest)
     .flatMap((r) => (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))));
@@ -204,4 +205,33 @@ test("a skill's instructions are size-capped with a note, and its allowed-tools 
   for (const allowed of [plain!, readResult!]) assert.doesNotMatch(allowed.text, /allowed-tools/);
   assert.match(readResult!.text, /no such file/);
   assert.equal(await read(`slack/C0TOOLS/x.txt`), undefined);
+});
+
+test('a tool call that creates thousands of files syncs them, and the run goes on', async () => {
+  const turns = [
+    use('bash', { command: 'mkdir -p deps && cd deps && for i in $(seq 1 3000); do echo "module $i" > "m$i.js"; done; ls | wc -l' }),
+    use('bash', { command: 'ls deps | wc -l' }),
+  ];
+  const started = Date.now();
+  const { ended, results, threadId } = await converse('C0FLOOD', turns, 180_000);
+  const seconds = (Date.now() - started) / 1000;
+  assert.equal(ended.status, 'SUCCEEDED', JSON.stringify(ended));
+  const [create, count] = turns.map((t) => results.get(idOf(t))!);
+  assert.equal(create!.status, 'success', create!.text);
+  assert.match(count!.text, /3000/);
+  assert.equal(await read(`${dataKeys(threadId).threadDir}/scratch/deps/m3000.js`), 'module 3000\n');
+  assert.ok(!botPostsIn('C0FLOOD').some((m) => /rejected|went wrong/.test(m.text)));
+  console.log(`# 3,000 files synced through the local cloud in ${seconds.toFixed(1)} s`);
+});
+
+test('past the sandbox limits, new files are not kept and the model is told why', async () => {
+  await put('settings.json', { sandbox: { maxSyncedFiles: 40 } });
+  const turns = [use('bash', { command: 'mkdir -p many && for i in $(seq 1 60); do echo $i > many/f$i; done' })];
+  const { ended, results, threadId } = await converse('C0CAP', turns);
+  await put('settings.json', {});
+  assert.equal(ended.status, 'SUCCEEDED');
+  const result = results.get(idOf(turns[0]!))!;
+  assert.equal(result.status, 'error');
+  assert.match(result.text, /not saved: 60 new files.*over this sandbox's limit of 40 files.*sandbox\.maxSyncedFiles/s);
+  assert.equal(await read(`${dataKeys(threadId).threadDir}/scratch/many/f1`), undefined);
 });
