@@ -21,3 +21,6 @@ export const DEFAULT_MAX_SKILL_BODY_CHARS = 20_000;
 
 /** What of a sandbox's /workspace/data is kept in S3 (`sandbox.maxSyncedFiles`, `sandbox.maxSyncedMegabytes`). */
 export const DEFAULT_SANDBOX_SYNC_LIMITS = Object.freeze({ maxSyncedFiles: 5_000, maxSyncedMegabytes: 1_024 });
+
+/** How far runs may start runs through event files, and how many event files a channel may keep. */
+export const DEFAULT_EVENT_LIMITS = Object.freeze({ maxEventChainDepth: 3, maxEventFilesPerChannel: 50 });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import {
   DEFAULT_COMPACTION_SETTINGS,
+  DEFAULT_EVENT_LIMITS,
   DEFAULT_MAX_SKILL_BODY_CHARS,
   DEFAULT_MIN_EVENT_INTERVAL_MINUTES,
   DEFAULT_SANDBOX_SYNC_LIMITS,
@@ -31,6 +32,8 @@ export const promptSchema = z.object({
   thread: serializedThreadSchema,
   /** A heartbeat's prompt: its answer is posted only if there is something to say (not HEARTBEAT_OK). */
   heartbeat: z.boolean().optional(),
+  /** Started by an event that a run wrote, this many events deep (absent: a person or an operator). */
+  eventDepth: z.number().int().min(1).optional(),
 });
 export type Prompt = z.infer<typeof promptSchema>;
 
@@ -112,6 +115,10 @@ export const settingsSchema = z.object({
     .default({ startEarly: true, ...DEFAULT_SANDBOX_SYNC_LIMITS }),
   /** A skill's instructions longer than this are cut in the system prompt, with a note naming the file. */
   maxSkillBodyChars: z.number().int().min(500).max(200_000).default(DEFAULT_MAX_SKILL_BODY_CHARS),
+  /** Events written by runs that events started stop being run past this depth (0: runs never start runs). */
+  maxEventChainDepth: z.number().int().min(0).max(20).default(DEFAULT_EVENT_LIMITS.maxEventChainDepth),
+  /** Event files one channel's folder may hold (error files aside); more are refused. */
+  maxEventFilesPerChannel: z.number().int().positive().max(1_000).default(DEFAULT_EVENT_LIMITS.maxEventFilesPerChannel),
   /** Periodic event files whose cron fires closer together than this are refused (1 to 60 minutes). */
   minEventIntervalMinutes: z.number().int().min(1).max(60).default(DEFAULT_MIN_EVENT_INTERVAL_MINUTES),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */

@@ -8,7 +8,7 @@ import { readEnv, schedulerEnv } from '../../shared/env.ts';
 import { chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
-import { onEventFile, type EventFileDeps } from '../../shared/events/files.ts';
+import { onEventFile, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { loadSettings } from '../../shared/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
@@ -33,7 +33,7 @@ const init = lazy(() => {
     async limits() {
       const { settings, problems } = await loadSettings({ s3: clients.s3(), bucket: env.DATA_BUCKET });
       for (const problem of problems) logger.warn('settings.json ignored', { problem });
-      return settings;
+      return settings satisfies EventLimits;
     },
     logger,
   };

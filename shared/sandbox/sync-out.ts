@@ -8,6 +8,7 @@
 // its file limit says nothing about the files after the cut.
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws-errors.ts';
+import { EVENT_DEPTH_METADATA } from '../events/chain.ts';
 import { forEachLimit } from '../parallel.ts';
 import * as sandbox from './client.ts';
 import {
@@ -76,7 +77,8 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
       skipped++;
       return;
     }
-    await upload(deps, path, key, state, result);
+    const eventFile = deps.eventDepth !== undefined && `${DATA_DIR}/${key}`.startsWith(`${layout.eventsPath}`);
+    await upload(deps, path, key, state, result, eventFile ? { [EVENT_DEPTH_METADATA]: String(deps.eventDepth) } : undefined);
   };
   // Many small files at once; big ones one at a time, so the function's memory holds one.
   await forEachLimit(
@@ -110,7 +112,14 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
   return result;
 }
 
-async function upload(deps: SyncDeps, path: string, key: string, state: SyncState, result: SyncOutResult): Promise<void> {
+async function upload(
+  deps: SyncDeps,
+  path: string,
+  key: string,
+  state: SyncState,
+  result: SyncOutResult,
+  metadata: Record<string, string> | undefined,
+): Promise<void> {
   const { stats } = result;
   let body: Buffer | undefined;
   try {
@@ -124,7 +133,7 @@ async function upload(deps: SyncDeps, path: string, key: string, state: SyncStat
   const condition = state[key] ? { IfMatch: state[key].etag } : { IfNoneMatch: '*' };
   try {
     stats.s3Calls++;
-    const out = await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: body, ...condition }));
+    const out = await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: body, Metadata: metadata, ...condition }));
     result.state[key] = { etag: out.ETag ?? '', sha256: sha256(body) };
     stats.bytesOut += body.length;
     stats.filesOut++;

@@ -79,6 +79,8 @@ export interface SyncDeps {
   s3: S3Client;
   bucket: string;
   address: SandboxAddress;
+  /** Recorded on the event files the sandbox writes: how many events deep the running run is, plus one. */
+  eventDepth?: number;
 }
 
 export interface SyncStats {

@@ -3,6 +3,7 @@
 // result in the context. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
 import type { ActorDeps } from '../actor.ts';
+import { eventDepthOfWrites } from '../events/chain.ts';
 import type { JsonLogger } from '../log.ts';
 import { cancel, SandboxUnreachable } from '../sandbox/client.ts';
 import { addressOf, getSandbox, markLost, type SandboxStoreDeps, touchSandbox, waitUntilAnswering } from '../sandbox/lifecycle.ts';
@@ -44,7 +45,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     return { step: loop.step, next: 'tool' };
   }
   const layout = workspaceLayout(run.threadId);
-  const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address };
+  const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventDepth: eventDepthOfWrites(run.prompt) };
   try {
     const [recorded, { settings }] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSettings(deps.store)]);
     const before = await syncIn(sync, layout, Object.keys(recorded).length ? recorded : (item.synced ?? {}));

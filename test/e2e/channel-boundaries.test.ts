@@ -235,3 +235,31 @@ test('past the sandbox limits, new files are not kept and the model is told why'
   assert.match(result.text, /not saved: 60 new files.*over this sandbox's limit of 40 files.*sandbox\.maxSyncedFiles/s);
   assert.equal(await read(`${dataKeys(threadId).threadDir}/scratch/many/f1`), undefined);
 });
+
+test('a chain of runs started by event files stops at maxEventChainDepth; a channel keeps at most maxEventFilesPerChannel files', async () => {
+  await put('settings.json', { maxEventChainDepth: 1, maxEventFilesPerChannel: 3 });
+  // Every run the chain starts obeys the same planted instruction: schedule yourself again, now.
+  const again = (step: number): ScriptedTurn[] => [
+    use('write', {
+      path: '/workspace/data/events/slack/C0CHAIN/again.json',
+      content: JSON.stringify({ type: 'immediate', text: `chain step ${step}` }),
+    }),
+    { text: `scheduled step ${step}` },
+  ];
+  stack.bedrock.script(...again(1), ...again(2), ...again(3));
+  await stack.slack.postUserMessage({ channel: 'C0CHAIN', text: '<@U0LOCALBOT> keep yourself busy' });
+  const error = await eventually(() => read('events/slack/C0CHAIN/again.error.json'), 60_000, 'the chain refused');
+  assert.match(JSON.parse(error).error, /started 1 deep.*at most 1 deep \(maxEventChainDepth/);
+  const posted = botPostsIn('C0CHAIN').map((m) => m.text);
+  assert.ok(posted.includes('chain step 1'), posted.join(' | '));
+  assert.ok(!posted.includes('chain step 2'), 'the second link never ran');
+
+  for (const name of ['a', 'b', 'c', 'd']) {
+    await put(`events/slack/C0MANY/${name}.json`, { type: 'periodic', text: name, schedule: '0 9 * * 1', timezone: 'UTC' });
+    await stack.cloud.s3Notifications.poll();
+  }
+  const tooMany = await eventually(() => read('events/slack/C0MANY/d.error.json'), 10_000, 'fourth file refused');
+  assert.match(JSON.parse(tooMany).error, /more than 3 event files \(maxEventFilesPerChannel/);
+  assert.equal(await read('events/slack/C0MANY/c.error.json'), undefined);
+  await put('settings.json', {});
+});
