@@ -38,7 +38,12 @@ export const TOOL_SPECS: Tool[] = [
     {
       path,
       offset: { type: 'integer', minimum: 1, description: 'First line to read (1-based)' },
-      limit: { type: 'integer', minimum: 1, maximum: 5000, description: 'How many lines to read (default 2000)' },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 2000,
+        description: 'How many lines to read (default and most 2000; at most 30,000 characters are returned)',
+      },
     },
     ['path'],
   ),

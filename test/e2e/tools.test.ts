@@ -225,3 +225,32 @@ test('a memory edit made with the file tools reaches the next run, at the scope 
   assert.match(system, /### Channel Memory\n- Deploys happen on Tuesdays\./);
   assert.doesNotMatch(system, /### Global Memory/);
 });
+
+test('read returns at most 2000 lines and 30,000 characters, even when asked for 100,000 lines', async () => {
+  const turns = [
+    use('bash', { command: 'seq 1 100000 > big.txt' }),
+    use('read', { path: 'big.txt', limit: 100_000 }),
+    { text: 'Read it.' },
+  ];
+  const { results } = await converse('read a big file', turns);
+  const read = results.get(turns[1]!.toolUses![0]!.toolUseId!)!;
+  assert.ok(read.text.length <= 31_000, `${read.text.length} characters returned`);
+  assert.match(read.text, /^2000\t2000$/m);
+  assert.match(read.text, /98000 more lines \(use offset 2001\) \(one read returns at most 2000 lines/);
+});
+
+test("upload posts only the thread's own scratch/ and attachments/ files, not memory, skills or events", async () => {
+  const turns = [
+    use('write', { path: '/workspace/data/slack/C0LOCAL/MEMORY.md', content: 'the channel secret\n' }),
+    use('upload', { path: '/workspace/data/slack/C0LOCAL/MEMORY.md' }),
+    use('upload', { path: '../../../../slack/C0LOCAL/MEMORY.md' }),
+    { text: 'Refused.' },
+  ];
+  const { results, posted } = await converse('upload the channel memory', turns);
+  for (const turn of turns.slice(1, 3)) {
+    const result = results.get(turn.toolUses![0]!.toolUseId!)!;
+    assert.equal(result.status, 'error');
+    assert.match(result.text, /not in your scratch\/ or attachments\/ folders/);
+  }
+  assert.ok(!stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.files?.length));
+});
