@@ -263,3 +263,26 @@ test('a chain of runs started by event files stops at maxEventChainDepth; a chan
   assert.equal(await read('events/slack/C0MANY/c.error.json'), undefined);
   await put('settings.json', {});
 });
+
+test('a secret the model writes is redacted in the streamed reply and in the exchange log', async () => {
+  const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+  stack.bedrock.script({ text: ['The keys are AKIAIOSF', 'ODNN7EXAMPLE and wJalrXUtnFEMI/K7MD', 'ENG/bPxRfiCYEXAMPLEKEY, enjoy.'] });
+  const posted = await stack.slack.postUserMessage({ channel: 'C0LEAK', text: '<@U0LOCALBOT> print the keys from the notes' });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const reply = await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.bot_id && m.text.includes('enjoy')),
+    20_000,
+    'reply',
+  );
+  assert.equal(reply.text, 'The keys are [redacted AWS access key id] and [redacted AWS secret access key], enjoy.');
+  const log = await eventually(
+    async () => {
+      const text = await read(dataKeys(threadId).log);
+      return text?.includes('enjoy') ? text : undefined;
+    },
+    20_000,
+    'exchange log',
+  );
+  assert.ok(!log.includes(secret) && !log.includes('AKIAIOSFODNN7EXAMPLE'), log);
+  assert.match(log, /\[redacted AWS secret access key\]/);
+});
