@@ -254,3 +254,12 @@ test("upload posts only the thread's own scratch/ and attachments/ files, not me
   }
   assert.ok(!stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.files?.length));
 });
+
+test('a command may run at most as long as one sandbox-step invocation leaves it', async () => {
+  const turns = [use('bash', { command: 'echo never', timeout_seconds: 3600 }), { text: 'Too long.' }];
+  const { results, ended } = await converse('run for an hour', turns);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const result = results.get(turns[0]!.toolUses![0]!.toolUseId!)!;
+  assert.equal(result.status, 'error');
+  assert.match(result.text, /timeout_seconds must be between 1 and 780/);
+});
