@@ -4,7 +4,7 @@
 // They never enter logs or the model's context.
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface SlackCredentials {
   signingSecret: string;

@@ -1,9 +1,11 @@
 // POST /slack/events and GET /health. Verification, url_verification, redelivery dedupe and
 // parsing are the Chat SDK Slack adapter's; our handlers only enqueue (shared/ingress.ts).
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { clients } from '../../shared/aws.ts';
+import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, webhookEnv } from '../../shared/env.ts';
-import { chatFromEnv, controlFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { controlFromEnv } from '../../shared/handler-context/control.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { bodyBytes, jsonResult, MAX_BODY_BYTES, toRequest, toResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
 import { lazy } from '../../shared/lazy.ts';
@@ -11,7 +13,7 @@ import { lazy } from '../../shared/lazy.ts';
 const logger = handlerLogger('webhook');
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
-  const ingress = { enqueue: sqsEnqueue(clients.sqs(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
+  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
   return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress));
 });
 

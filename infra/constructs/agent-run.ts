@@ -21,6 +21,8 @@ import { grantObjectReadWrite } from './data-bucket.ts';
 import { agentRunDefinition } from './agent-run-definition.ts';
 import { bedrockInvokeStatements } from './bedrock-access.ts';
 import type { SandboxLauncher } from './sandbox-task.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
+import { grantSecretValue } from './slack-secret.ts';
 
 export interface AgentRunProps {
   readonly table: ITable;
@@ -79,9 +81,10 @@ export class AgentRun extends Construct {
         ...props.sandbox.launchEnvironment,
       },
     });
-    props.table.grantReadWriteData(this.agentStep);
+    // Chat SDK state, the actor, the reply ledger, the thread's sandbox record.
+    grantTableActions(props.table, this.agentStep, CHAT_STATE_ACTIONS);
     grantObjectReadWrite(props.bucket, this.agentStep);
-    props.slackSecret.grantRead(this.agentStep);
+    grantSecretValue(props.slackSecret, this.agentStep);
     this.agentStep.addToRolePolicy(
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:StartExecution'], resources: [this.stateMachineArn] }),
     );

@@ -16,6 +16,8 @@ import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
+import { grantSecretValue } from './slack-secret.ts';
 
 /** Execution statuses after which no step of the run will clean up by itself. */
 export const UNFINISHED_RUN_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'];
@@ -48,10 +50,11 @@ export class RunEnded extends Construct {
         SLACK_SECRET_ARN: props.slackSecret.secretArn,
       },
     });
-    props.table.grantReadWriteData(this.handler);
+    // Chat SDK state, the actor's release, the reply ledger.
+    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
     props.stateMachine.grantStartExecution(this.handler);
     grantObjectReadWrite(props.bucket, this.handler);
-    props.slackSecret.grantRead(this.handler);
+    grantSecretValue(props.slackSecret, this.handler);
 
     // SSE-SQS (not KMS): EventBridge can deliver to it without a key policy.
     this.deadLetterQueue = new Queue(this, 'DeadLetters', {

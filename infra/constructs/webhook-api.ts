@@ -13,6 +13,9 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
+import { grantSendToInbox } from './inbox.ts';
+import { grantSecretValue } from './slack-secret.ts';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
 export const HEALTH_PATH = '/health';
@@ -50,9 +53,10 @@ export class WebhookApi extends Construct {
         STATE_MACHINE_ARN: props.stateMachineArn,
       },
     });
-    props.table.grantReadWriteData(this.handler);
-    props.inbox.grantSendMessages(this.handler);
-    props.slackSecret.grantRead(this.handler);
+    // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
+    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
+    grantSendToInbox(props.inbox, this.handler);
+    grantSecretValue(props.slackSecret, this.handler);
     this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
 
     // The default stage is declared explicitly: the one HttpApi creates cannot take access logs
