@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { runScripted } from '../support/scripted-run.ts';
 import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
 import { dataKeys } from '../../shared/ids.ts';
 
@@ -38,23 +39,14 @@ async function read(key: string): Promise<string | undefined> {
 }
 
 /** Posts a mention in `channel`, runs the scripted turns, and returns the tool results by id. */
-async function converse(channel: string, turns: ScriptedTurn[], timeoutMs = 60_000) {
-  stack.bedrock.script(...turns, { text: 'done' });
-  const firstRequest = stack.bedrock.requests.length;
-  const posted = await stack.slack.postUserMessage({ channel, text: `<@U0LOCALBOT> please read the attached notes ${++n}` });
-  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
-  const execution = await eventually(
-    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
-    10_000,
-    'run started',
-  );
-  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, timeoutMs);
-  const results = stack.bedrock.requests
-    .slice(firstRequest)
-    .flatMap((r) => (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))));
-  const byId = new Map(results.map((r) => [r.toolUseId!, { status: r.status, text: (r.content ?? []).map((c) => c.text ?? '').join('') }]));
-  const system = JSON.stringify(stack.bedrock.requests[firstRequest]?.body.system ?? '');
-  return { threadId, ended, results: byId, system };
+async function converse(channel: string, turns: ScriptedTurn[], timeoutMs?: number) {
+  const run = await runScripted(stack, {
+    channel,
+    text: `please read the attached notes ${++n}`,
+    turns: [...turns, { text: 'done' }],
+    timeoutMs,
+  });
+  return { ...run, system: JSON.stringify(run.requests[0]?.body.system ?? '') };
 }
 
 const botPostsIn = (channel: string) => (stack.slack.messages.channels.get(channel) ?? []).filter((m) => m.bot_id);

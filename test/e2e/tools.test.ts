@@ -7,6 +7,7 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { dataKeys } from '../../shared/ids.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { runScripted } from '../support/scripted-run.ts';
 import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
 
 let stack: TestStack;
@@ -23,24 +24,7 @@ const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
 });
 
 /** Posts a mention and waits for the run to end; returns the thread and the tool results the model saw. */
-async function converse(text: string, turns: ScriptedTurn[], timeoutMs = 60_000) {
-  stack.bedrock.script(...turns);
-  const firstRequest = stack.bedrock.requests.length;
-  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${text}` });
-  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
-  const execution = await eventually(
-    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
-    10_000,
-    'run started',
-  );
-  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, timeoutMs);
-  const requests = stack.bedrock.requests.slice(firstRequest);
-  const results = requests.flatMap((r) =>
-    (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))),
-  );
-  const byId = new Map(results.map((r) => [r.toolUseId!, { status: r.status, text: (r.content ?? []).map((c) => c.text ?? '').join('') }]));
-  return { posted, threadId, ended, requests, results: byId };
-}
+const converse = (text: string, turns: ScriptedTurn[], timeoutMs?: number) => runScripted(stack, { text, turns, timeoutMs });
 
 async function s3Text(key: string): Promise<string | undefined> {
   try {
