@@ -49,6 +49,10 @@ async function converse(channel: string, turns: ScriptedTurn[], timeoutMs?: numb
   return { ...run, system: JSON.stringify(run.requests[0]?.body.system ?? '') };
 }
 
+/** No run is in flight: the next test's scripted turns go to its own run only. */
+const quiet = () =>
+  eventually(() => [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'), 60_000, 'every run ended');
+
 const botPostsIn = (channel: string) => (stack.slack.messages.channels.get(channel) ?? []).filter((m) => m.bot_id);
 const idOf = (turn: ScriptedTurn) => turn.toolUses![0]!.toolUseId!;
 
@@ -109,6 +113,7 @@ test("an agent cannot post in, read or change another channel's events; its own 
   assert.ok(await read('events/slack/C0VICTIM/standup.json'));
   assert.ok(await read('events/ops-weekly.json'));
   assert.match(system, /\/workspace\/data\/events\/slack\/C0ATTACK\//, 'the prompt names the channel events folder');
+  await quiet();
 });
 
 test('an operator event keeps full reach; cron faster than the minimum interval is refused with an error file', async () => {
@@ -126,6 +131,7 @@ test('an operator event keeps full reach; cron faster than the minimum interval 
   await put('events/slack/C0OPS/fast.json', { type: 'periodic', text: 'now allowed', schedule: '* * * * *', timezone: 'UTC' });
   await eventually(async () => (await read('events/slack/C0OPS/fast.error.json')) === undefined, 10_000, 'error file removed');
   await put('settings.json', {});
+  await quiet();
 });
 
 const skillFile = (name: string, body: string, extra = '') => `---\nname: ${name}\ndescription: ${name} things\n${extra}---\n${body}\n`;
@@ -238,7 +244,7 @@ test('a chain of runs started by event files stops at maxEventChainDepth; a chan
     }),
     { text: `scheduled step ${step}` },
   ];
-  stack.bedrock.script(...again(1), ...again(2), ...again(3));
+  stack.bedrock.script(...again(1), ...again(2));
   await stack.slack.postUserMessage({ channel: 'C0CHAIN', text: '<@U0LOCALBOT> keep yourself busy' });
   const error = await eventually(() => read('events/slack/C0CHAIN/again.error.json'), 60_000, 'the chain refused');
   assert.match(JSON.parse(error).error, /started 1 deep.*at most 1 deep \(maxEventChainDepth/);
@@ -254,6 +260,7 @@ test('a chain of runs started by event files stops at maxEventChainDepth; a chan
   assert.match(JSON.parse(tooMany).error, /more than 3 event files \(maxEventFilesPerChannel/);
   assert.equal(await read('events/slack/C0MANY/c.error.json'), undefined);
   await put('settings.json', {});
+  await quiet();
 });
 
 test('a secret the model writes is redacted in the streamed reply and in the exchange log', async () => {
