@@ -124,7 +124,8 @@ export async function manifest(
   prefix?: string,
 ): Promise<{ files: Record<string, ManifestEntry>; truncated: boolean }> {
   const query = prefix ? `?prefix=${encodeURIComponent(prefix)}` : '';
-  const response = await call(address, `/manifest${query}`);
+  // Hashing thousands of new files (an npm install) takes a while on a busy task: not a lost sandbox.
+  const response = await call(address, `/manifest${query}`, { timeoutMs: 120_000 });
   const body = await json<{ files: Record<string, ManifestEntry>; truncated?: boolean }>(response, 'manifest');
   return { files: body.files, truncated: body.truncated === true };
 }
