@@ -35,6 +35,11 @@ export interface DeploymentSettings {
   readonly sandboxMemoryMiB: number;
   /** A thread's sandbox task is stopped after this many minutes without a tool call. */
   readonly sandboxIdleMinutes: number;
+  /**
+   * Bundle the AWS SDK version this project pins into each function instead of importing the
+   * AWS SDK for JavaScript v3 that the Lambda runtime provides (and AWS keeps current).
+   */
+  readonly bundleAwsSdk: boolean;
 }
 
 export const SANDBOX_NETWORK_MODES = ['isolated', 'egress'] as const;
@@ -49,6 +54,7 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   sandboxCpu: 1024,
   sandboxMemoryMiB: 2048,
   sandboxIdleMinutes: 5,
+  bundleAwsSdk: false,
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
@@ -78,7 +84,17 @@ export function readSettings(node: Node): DeploymentSettings {
     logRetentionDays: readRetention(node.tryGetContext('logRetentionDays')),
     runTimeoutMinutes: readRunTimeout(node.tryGetContext('runTimeoutMinutes')),
     ...readSandboxSettings(node),
+    bundleAwsSdk: readBundleAwsSdk(node),
   };
+}
+
+/** The bundleAwsSdk setting alone: every function reads it where it is built (createAgentFunction). */
+export function readBundleAwsSdk(node: Node): boolean {
+  const raw: unknown = node.tryGetContext('bundleAwsSdk');
+  if (raw === undefined) return DEFAULT_SETTINGS.bundleAwsSdk;
+  if (raw === true || raw === 'true') return true;
+  if (raw === false || raw === 'false') return false;
+  throw new Error(`context bundleAwsSdk must be true or false; got ${JSON.stringify(raw)}`);
 }
 
 function readModelId(raw: unknown): string {

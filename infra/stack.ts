@@ -204,6 +204,8 @@ export class AgentRuntimeStack extends Stack {
       value: slack.secret.secretName,
       description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
     });
+    new CfnOutput(this, 'ModelId', { value: modelId, description: 'The Bedrock model (or inference profile) the agent may call' });
+    new CfnOutput(this, 'SandboxImageUri', { value: sandboxTask.image.imageUri, description: 'The sandbox container image the tasks run' });
     new CfnOutput(this, 'DataBucketName', { value: data.bucket.bucketName, description: 'S3 bucket holding the data/ tree' });
     new CfnOutput(this, 'SandboxClusterName', {
       value: sandboxTask.cluster.clusterName,

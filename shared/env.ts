@@ -47,6 +47,8 @@ const slack = {
   SLACK_BOT_TOKEN: optional,
   /** How long a read of the secret is reused: a rotated secret is picked up within this time. */
   SLACK_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
+  /** After a request's signature fails, the secret is re-read at once, but at most this often. */
+  SLACK_SECRET_REREAD_SECONDS: wholeFrom(1, 10),
   BOT_USER_NAME: optional,
   /** How often a post-and-edit streamed reply is edited (Slack rate-limits chat.update). */
   STREAM_UPDATE_INTERVAL_MS: wholeFrom(250, 1000),

@@ -24,9 +24,16 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   if (bodyBytes(event) > MAX_BODY_BYTES) {
     return jsonResult(413, { error: `Request body over the ${MAX_BODY_BYTES}-byte limit` });
   }
-  const chat = await (await init())();
+  const chats = await init();
   const pending: Promise<unknown>[] = [];
-  const response = await chat.webhooks.slack(toRequest(event), { waitUntil: (p) => void pending.push(p) });
+  const options = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
+  let response = await (await chats()).webhooks.slack(toRequest(event), options);
+  // The secret may have changed since it was read (a Slack app just created, its signing secret
+  // just stored): verify once more with it re-read, rather than wait for the cached read to expire.
+  if (response.status === 401 && (await chats.rereadCredentials())) {
+    logger.info('a signature failed with the cached Slack credentials; verifying again with the secret re-read');
+    response = await (await chats()).webhooks.slack(toRequest(event), options);
+  }
   // Handlers only enqueue, so waiting for them keeps the ack fast and makes the enqueue durable.
   const outcomes = await Promise.allSettled(pending);
   for (const outcome of outcomes) {

@@ -1,5 +1,6 @@
 // The one way this project builds a Lambda function: Node 22 on Graviton, an ESM bundle made by the
-// local esbuild, its own log group with retention, X-Ray tracing, and a role that can write to that
+// local esbuild (importing the AWS SDK the runtime provides unless the deployment says bundleAwsSdk),
+// its own log group with retention, X-Ray tracing, and a role that can write to that
 // log group only (instead of the AWSLambdaBasicExecutionRole managed policy, which covers every
 // log group in the account). A function placed in a VPC gets the network-interface permissions Lambda
 // needs, scoped to its subnets and security groups (instead of AWSLambdaVPCAccessExecutionRole).
@@ -11,6 +12,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { readBundleAwsSdk } from '../settings.ts';
 
 /** The repository root: entries, package.json and the lock file are resolved from here, not from the cwd. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,6 +23,25 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const REQUIRE_SHIM =
   "import { createRequire as __threadworkCreateRequire } from 'node:module';" +
   'const require = __threadworkCreateRequire(import.meta.url);';
+
+/**
+ * What a bundle leaves to the Lambda runtime by default: the AWS SDK for JavaScript v3 it provides
+ * (its clients and the @smithy packages under them), which ES module handlers import like any
+ * package. Bundling a pinned copy instead adds 0.2 to 0.6 MB to every function.
+ */
+export const RUNTIME_AWS_SDK = ['@aws-sdk/*', '@smithy/*'];
+
+/** The packages a bundle imports at run time instead of carrying them. */
+export const bundleExternals = (bundleAwsSdk: boolean): string[] => (bundleAwsSdk ? [] : RUNTIME_AWS_SDK);
+
+/**
+ * Modules replaced in every bundle, by import path: the Slack adapter's socket mode client (and the
+ * WebSocket package under it) becomes a module that throws if ever constructed, since Slack events
+ * reach this deployment over HTTP only.
+ */
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  '@slack/socket-mode': `${PROJECT_ROOT}infra/bundled/socket-mode-unused.ts`,
+};
 
 export interface AgentFunctionProps {
   /** Path of the handler module relative to the repository root; it must export `handler`. */
@@ -47,6 +68,7 @@ export interface AgentFunctionVpc {
 
 export function createAgentFunction(scope: Construct, id: string, props: AgentFunctionProps): NodejsFunction {
   const logGroup = new LogGroup(scope, `${id}Logs`, { retention: props.logRetention });
+  const bundleAwsSdk = readBundleAwsSdk(scope.node);
   const role = new Role(scope, `${id}Role`, {
     assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
     description: `Execution role of the ${id} function`,
@@ -83,11 +105,11 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
       // Stack traces map to file:line without shipping the sources themselves.
       sourcesContent: false,
       banner: REQUIRE_SHIM,
-      // Bundle the AWS SDK too: the runtime's copy lags behind the version this code is tested with
-      // (ConverseStream cache points need a recent client), and a pinned bundle is reproducible.
-      // Each handler imports only the clients it calls (shared/aws/), so a bundle carries only
-      // those: `npm run bench` prints each bundle's size and make-up, test/infra asserts its clients.
-      bundleAwsSDK: true,
+      // The runtime's AWS SDK by default; with bundleAwsSdk, the pinned one, of which each handler
+      // carries only the clients it imports (shared/aws/). `npm run bench` prints each bundle's size
+      // and make-up; test/infra asserts what each bundle carries and that it fits the 1 MB budget.
+      externalModules: bundleExternals(bundleAwsSdk),
+      esbuildArgs: { '--alias': Object.entries(BUNDLE_ALIASES).map(([from, to]) => `${from}=${to}`) },
     },
   });
 }

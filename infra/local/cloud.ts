@@ -2,7 +2,8 @@
 // worker of the local Lambda (infra/local/lambda) with its own environment, credentials and network;
 // the state lives in DynamoDB Local and fauxqs (SQS FIFO + S3), reached through AWS_ENDPOINT_URL_*;
 // the synthesized state machine runs in a local Step Functions stand-in; API Gateway, the event
-// source mapping, EventBridge, Scheduler and ECS are stand-ins wired from the template itself.
+// source mapping, EventBridge, Scheduler, ECS and Secrets Manager are stand-ins wired from the
+// template itself.
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -31,6 +32,8 @@ import { createLocalIam, signingOf } from './iam/index.ts';
 import type { ModelAuthorizer } from './bedrock.ts';
 import type { AwsCall } from './front-door/index.ts';
 import { startAwsEndpoints } from './cloud/endpoints.ts';
+import { startLocalSecretsManager, type LocalSecretsManager } from './secrets-manager.ts';
+import { startDeploymentEndpoints, type DeploymentEndpoints } from './cloud/deployment.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
@@ -43,6 +46,7 @@ type Handler = (event: any) => Promise<any>;
 export interface LocalCloudOptions {
   /** Port of the API Gateway stand-in (0: any free port). */
   port?: number;
+  /** The Slack app's credentials: the stack's Slack secret starts with them. */
   slack: { signingSecret: string; botToken: string; apiUrl?: string };
   modelId?: string;
   /** Overrides every Step Functions Retry wait, so failure tests are fast. */
@@ -93,6 +97,8 @@ export interface LocalCloud {
   eventBridge: LocalEventBridge;
   /** S3 notifications for event files: poll() delivers what changed now. */
   s3Notifications: S3Notifications;
+  /** The stack's secrets (the Slack secret holds the credentials given); PutSecretValue changes one. */
+  secretsManager: LocalSecretsManager;
   /** The local Lambda: its invocations say which function version ran what. */
   lambda: LocalLambda;
   /** Every AWS call the functions made, with the role that made it (through the front doors). */
@@ -103,11 +109,16 @@ export interface LocalCloud {
   authorizeModelRequest: ModelAuthorizer;
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
-  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string };
+  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string; slackSecretArn: string };
   /** The operator's clients: full access, as a person with the account's admin role. */
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   /** What every function's environment shares (endpoints, region). */
   env: Record<string, string>;
+  /**
+   * What the operator's tools (`npm run doctor`) reach the stack through: STS, CloudFormation (the
+   * stack, named `stackName`, with its outputs), ECR, Secrets Manager, as AWS_ENDPOINT_URL_* variables.
+   */
+  deployment: DeploymentEndpoints;
   poller: SqsPoller;
   /**
    * `cdk deploy` of a changed stack: new function versions, roles and state machine definition (for
@@ -125,6 +136,17 @@ const TEMPLATE_SANDBOX_PORT = 8080;
 /** The state machine's ASL, resolved as CloudFormation would (version ARNs with their qualifier). */
 function stateMachineDefinition(template: Template, stateMachineId: string): object {
   return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
+}
+
+/** The template's secrets, as CloudFormation creates them; the Slack secret holds the given credentials. */
+function startStackSecrets(template: Template, slack: LocalCloudOptions['slack']): Promise<LocalSecretsManager> {
+  const value = JSON.stringify({ signingSecret: slack.signingSecret, botToken: slack.botToken });
+  return startLocalSecretsManager(
+    resourcesOfType(template, 'AWS::SecretsManager::Secret').map(([id]) => {
+      const arn = String(resolveCloudFormation(template, { Ref: id }));
+      return { arn, name: localPhysicalName(template, id), value };
+    }),
+  );
 }
 
 export function synthesizeLocalStack(modelId?: string) {
@@ -189,6 +211,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     },
   });
 
+  const secretsManager = await startStackSecrets(template, options.slack);
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([freePort(), freePort(), freePort()]);
   const endpoints = await startAwsEndpoints(
     {
@@ -199,6 +222,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ECS: ecs.endpoint,
       SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
       EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
+      SECRETS_MANAGER: secretsManager.endpoint,
     },
     () => iam,
   );
@@ -225,8 +249,6 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       common,
       // What only exists locally: the emulator's queue URL, the command server's free port.
       localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
-      // Locally the Slack secret is two plain variables (the secret holds them in AWS).
-      secretVariables: { SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken } },
       // Each function signs as its own role, so the front doors can hold it to that role's policies.
       credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role])!)),
       localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
@@ -326,6 +348,20 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     await Promise.allSettled([stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
   }
+  let deployment: DeploymentEndpoints;
+  try {
+    deployment = await startDeploymentEndpoints({
+      stackName: synth.stack.stackName,
+      template: () => template,
+      apiUrl: api.url,
+      region,
+      secretsManager: common.AWS_ENDPOINT_URL_SECRETS_MANAGER!,
+      principalOf: (accessKeyId) => iam.principalOf(accessKeyId),
+    });
+  } catch (error) {
+    await Promise.allSettled([api.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
+    throw error;
+  }
   const poller = inboxPoller(template, { sqs: clients.sqs, queueUrl: resources.inboxUrl, queueArn: resources.inboxArn }, invoke, report);
 
   const handlers = Object.fromEntries(
@@ -341,6 +377,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     scheduler,
     eventBridge,
     s3Notifications,
+    secretsManager,
     lambda,
     awsCalls: endpoints.calls,
     functionRoles: Object.fromEntries(
@@ -357,22 +394,33 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       inboxUrl: resources.inboxUrl,
       dlqUrl: resources.dlqUrl,
       scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
+      slackSecretArn: String(resolveCloudFormation(template, { Ref: resourcesOfType(template, 'AWS::SecretsManager::Secret')[0]![0] })),
     },
     clients,
     env: common,
+    deployment,
     poller,
     async redeploy(change) {
       const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));
       template = next;
+      deployment.updated();
       cloud.template = next;
     },
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await Promise.allSettled([poller.stop(), s3Notifications.stop(), scheduler.close(), eventBridge.close()]);
-      await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close(), lambda.close(), endpoints.close()]);
+      await Promise.allSettled([
+        api.close(),
+        stepFunctions.close(),
+        ecs.close(),
+        lambda.close(),
+        endpoints.close(),
+        secretsManager.close(),
+        deployment.close(),
+      ]);
       stateMachineDb.destroy();
       rmSync(sandboxRoot, { recursive: true, force: true });
       for (const client of Object.values(clients)) client.destroy();

@@ -54,7 +54,7 @@ test('six prompts into a busy thread: one busy reply, five runs in arrival order
   const hold = gate();
   stack.bedrock.script({ text: 'first answer', hold: hold.promise });
   const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> queue-start' });
-  await eventually(() => requestsMentioning('queue-start').length > 0, 10_000, 'first run at the model');
+  await eventually(() => requestsMentioning('queue-start').length > 0, 30_000, 'first run at the model');
   for (let i = 1; i <= 6; i++) await stack.slack.postUserMessage({ text: `queued-${i}`, threadTs: first.threadTs });
   const threadId = threadOf(first);
   await eventually(() => stack.slack.ephemeral.some((m) => /busy/.test(m.text) && m.thread_ts === first.threadTs), 15_000, 'busy reply');

@@ -110,14 +110,16 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox cluster, event bus, schedule group', () => {
+test('outputs: API URL, Slack events URL, secret name, model, bucket name, sandbox cluster and image, event bus, schedule group', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
     'ApiUrl',
     'DataBucketName',
     'EventBusArn',
     'EventBusName',
+    'ModelId',
     'SandboxClusterName',
+    'SandboxImageUri',
     'ScheduleGroupName',
     'SlackEventsUrl',
     'SlackSecretName',
@@ -126,6 +128,8 @@ test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox clus
   assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
   assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);
   assert.deepEqual(outputs.DataBucketName!.Value, { Ref: idOf(stack.bucket) });
+  assert.equal(outputs.ModelId!.Value, DEFAULT_SETTINGS.modelId);
+  assert.match(JSON.stringify(outputs.SandboxImageUri!.Value), /SandboxTaskImageRepository.*dkr\.ecr/);
 });
 
 test('HTTP API: POST /slack/events and GET /health reach the webhook; auto-deployed, throttled, access-logged stage', () => {
@@ -823,8 +827,9 @@ test('settings from context: a plain foundation model id is granted in this Regi
   assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
 });
 
-// The AWS SDK clients each function's code uses: a bundle carries these and no other.
-const BUNDLED_CLIENTS: Record<FunctionRole, string[]> = {
+// The AWS SDK clients each function's code uses: a bundle imports these from the Lambda runtime
+// (or, with bundleAwsSdk, carries them) and no other.
+const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   webhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
@@ -833,13 +838,30 @@ const BUNDLED_CLIENTS: Record<FunctionRole, string[]> = {
   sandboxReaper: ['client-dynamodb', 'client-ecs'],
   scheduler: ['client-dynamodb', 'client-s3', 'client-scheduler', 'client-secrets-manager', 'client-sqs'],
 };
-// Functions that never talk to Slack: the Chat SDK (~770 KB minified) stays out of their bundles.
+// esbuild keeps an import of an external package even when nothing imported is used (it cannot know
+// the package has no side effects), so a function also loads from the runtime the clients of shared
+// modules it imports for other exports: sandbox-step the ECS commands of shared/sandbox/lifecycle.ts,
+// the scheduler a Step Functions command.
+const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'], scheduler: ['client-sfn'] };
+// Functions that never talk to Slack: the Chat SDK (~700 KB minified) stays out of their bundles.
 const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
+// This project's budget for each function's index.mjs (what a cold start loads and parses).
+const BUNDLE_LIMIT = 1024 * 1024;
 
-test('bundling for real: each function is an ESM bundle with the require shim, a handler export and a source map, carrying only the clients and SDKs it uses', () => {
+interface Bundle {
+  /** index.mjs as deployed. */
+  readonly source: string;
+  readonly path: string;
+  /** The packages that went into it, from the source map's list of inputs. */
+  readonly packages: Set<string>;
+  readonly sources: string[];
+}
+
+/** Synthesizes the stack with real bundling and hands each function's bundle to `check`. */
+function withBundles(settings: Record<string, unknown>, check: (role: FunctionRole, bundle: Bundle) => void): void {
   const outdir = mkdtempSync(join(tmpdir(), 'threadwork-bundle-'));
   try {
-    const bundled = synth({ bundle: true, outdir });
+    const bundled = synth({ bundle: true, outdir, settings });
     const assembly = bundled.app.synth();
     const manifest = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.assets.json`), 'utf8')) as {
       files: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }>;
@@ -849,27 +871,67 @@ test('bundling for real: each function is an ESM bundle with the require shim, a
       const code = bundled.stack.resolve(cfnFunction.code) as { s3Key: string };
       const asset = Object.values(manifest.files).find((f) => Object.values(f.destinations).some((d) => d.objectKey === code.s3Key));
       assert.ok(asset, `${role}: asset ${code.s3Key} not in the manifest`);
-      const bundle = join(assembly.directory, asset.source.path, 'index.mjs');
-      assert.ok(existsSync(bundle), `${role}: no index.mjs`);
-      assert.ok(existsSync(`${bundle}.map`), `${role}: no source map`);
-      const source = readFileSync(bundle, 'utf8');
-      assert.ok(source.startsWith("import { createRequire as __threadworkCreateRequire } from 'node:module';"), role);
-      assert.match(source, /export\s*\{[^}]*\bhandler\b[^}]*\}/, `${role}: no handler export`);
-      // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
-      const check = spawnSync(process.execPath, ['--check', bundle], { encoding: 'utf8' });
-      assert.equal(check.status, 0, `${role}: ${check.stderr}`);
-      // What went into the bundle, from the source map's list of inputs.
-      const { sources } = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+      const path = join(assembly.directory, asset.source.path, 'index.mjs');
+      assert.ok(existsSync(path), `${role}: no index.mjs`);
+      assert.ok(existsSync(`${path}.map`), `${role}: no source map`);
+      const { sources } = JSON.parse(readFileSync(`${path}.map`, 'utf8')) as { sources: string[] };
       const packages = new Set(sources.flatMap((source) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1] ?? []));
-      const clients = [...packages].filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length));
-      assert.deepEqual(clients.sort(), BUNDLED_CLIENTS[role], `${role}: AWS SDK clients`);
-      assert.equal(packages.has('chat'), !WITHOUT_CHAT_SDK.includes(role), `${role}: the Chat SDK`);
-      const locales = sources.filter((source) => /zod\/v4\/locales\/(?!en\.js)/.test(source));
-      assert.deepEqual(locales, [], `${role}: zod's other locales`);
+      check(role, { source: readFileSync(path, 'utf8'), path, packages, sources });
     }
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
+}
+
+/** The packages a bundle imports (ESM) or requires (bundled CommonJS) at run time, by specifier prefix. */
+const importedAtRunTime = (source: string, prefix: string): string[] => {
+  const specifiers = [...source.matchAll(/(?:from|import|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+  return [...new Set(specifiers.filter((s) => s.startsWith(prefix)))].sort();
+};
+
+test('bundling for real: each function is an ESM bundle within 1 MB with the require shim, a handler export and a source map, importing the runtime AWS SDK clients it uses and carrying only the SDKs it needs', () => {
+  withBundles({}, (role, { source, path, packages, sources }) => {
+    assert.ok(source.startsWith("import { createRequire as __threadworkCreateRequire } from 'node:module';"), role);
+    assert.match(source, /export\s*\{[^}]*\bhandler\b[^}]*\}/, `${role}: no handler export`);
+    // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
+    const check = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8' });
+    assert.equal(check.status, 0, `${role}: ${check.stderr}`);
+    assert.ok(Buffer.byteLength(source) <= BUNDLE_LIMIT, `${role}: index.mjs is ${Buffer.byteLength(source)} bytes, over ${BUNDLE_LIMIT}`);
+    // The AWS SDK comes from the Lambda runtime: none of it is bundled, and the clients are imported by name.
+    assert.deepEqual(
+      [...packages].filter((name) => /^@(aws-sdk|smithy|aws-crypto)\//.test(name)),
+      [],
+      `${role}: bundled AWS SDK code`,
+    );
+    assert.deepEqual(importedAtRunTime(source, '@smithy/'), [], `${role}: @smithy imported directly`);
+    assert.deepEqual(
+      importedAtRunTime(source, '@aws-sdk/'),
+      [...SDK_CLIENTS[role], ...(UNUSED_RUNTIME_IMPORTS[role] ?? []), 'lib-dynamodb'].map((name) => `@aws-sdk/${name}`).sort(),
+      `${role}: AWS SDK packages imported from the runtime`,
+    );
+    assert.equal(packages.has('chat'), !WITHOUT_CHAT_SDK.includes(role), `${role}: the Chat SDK`);
+    // Socket mode is never used: its client and the WebSocket package stay out, replaced by a module that throws.
+    assert.equal(packages.has('@slack/socket-mode') || packages.has('ws'), false, `${role}: socket mode client bundled`);
+    assert.equal(
+      sources.some((s) => s.endsWith('infra/bundled/socket-mode-unused.ts')),
+      !WITHOUT_CHAT_SDK.includes(role),
+      `${role}: the socket mode stand-in`,
+    );
+    const locales = sources.filter((s) => /zod\/v4\/locales\/(?!en\.js)/.test(s));
+    assert.deepEqual(locales, [], `${role}: zod's other locales`);
+  });
+});
+
+test('bundling for real with bundleAwsSdk: each function carries the pinned AWS SDK clients it uses and imports none from the runtime', () => {
+  withBundles({ bundleAwsSdk: 'true' }, (role, { source, packages }) => {
+    const clients = [...packages].filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length));
+    assert.deepEqual(clients.sort(), SDK_CLIENTS[role], `${role}: AWS SDK clients`);
+    assert.ok(packages.has('@smithy/core'), role);
+    // (The SDK's own optional requires, such as @aws-sdk/signature-v4-crt, stay as they are when bundled.)
+    assert.deepEqual(importedAtRunTime(source, '@aws-sdk/client-'), [], `${role}: clients imported from the runtime`);
+    assert.deepEqual(importedAtRunTime(source, '@aws-sdk/lib-'), [], `${role}: lib-dynamodb imported from the runtime`);
+    assert.equal(packages.has('@slack/socket-mode') || packages.has('ws'), false, `${role}: socket mode client bundled`);
+  });
 });
 
 test('least privilege: each function holds exactly the DynamoDB, SQS send and secret actions its code calls', () => {

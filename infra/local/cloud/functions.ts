@@ -36,8 +36,6 @@ export interface FunctionEnvironmentInputs {
   credentials: (role: FunctionRole) => { accessKeyId: string; secretAccessKey: string } | undefined;
   /** Local ports standing in for the template's (the sandbox server's). */
   localPorts?: Record<number, number>;
-  /** Variables that carry secrets in AWS (Secrets Manager ARNs) and are replaced locally by plain ones. */
-  secretVariables: Record<string, Record<string, string>>;
 }
 
 function pick(names: string[]): Record<string, string> {
@@ -58,9 +56,7 @@ export function functionVersions(inputs: FunctionEnvironmentInputs): Record<Func
       >;
       const own: Record<string, string> = {};
       for (const [name, value] of Object.entries(variables)) {
-        const replacement = inputs.secretVariables[name];
-        if (replacement) Object.assign(own, replacement);
-        else own[name] = inputs.localValues[name] ?? inputs.common[name] ?? String(value);
+        own[name] = inputs.localValues[name] ?? inputs.common[name] ?? String(value);
       }
       const credentials = inputs.credentials(role);
       const env: Record<string, string> = {
