@@ -28,6 +28,8 @@ import { SlackSecret } from './constructs/slack-secret.ts';
 import { StateTable } from './constructs/state-table.ts';
 import { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
+import { SandboxDnsFirewall } from './constructs/sandbox-dns-firewall.ts';
+import { SandboxEndpointPolicies } from './constructs/sandbox-endpoint-policies.ts';
 import { SandboxNetwork } from './constructs/sandbox-network.ts';
 import { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
@@ -110,6 +112,14 @@ export class AgentRuntimeStack extends Stack {
       securityGroups,
       logRetention,
     });
+    // Isolated mode: the endpoints carry only this deployment's traffic, and DNS answers only AWS names.
+    new SandboxEndpointPolicies(this, 'SandboxEndpointPolicies', {
+      network,
+      bucket: data.bucket,
+      table: state.table,
+      prebuiltRepositoryArn: sandboxTask.image.prebuiltRepositoryArn,
+    });
+    new SandboxDnsFirewall(this, 'SandboxDnsFirewall', { network });
     const sandboxReaper = new SandboxReaper(this, 'SandboxReaper', {
       table: state.table,
       task: sandboxTask,

@@ -38,6 +38,12 @@ interface FailureRule {
 // In order: the first rule that matches describes the failure.
 const RULES: FailureRule[] = [
   {
+    // Syncing the sandbox's files failed (its message may quote any AWS error): not the model's doing.
+    matches: (failure) => /WorkspaceSyncError/.test(failure.errorType),
+    describe: (failure) =>
+      `Saving the files of this thread's sandbox failed: ${failure.errorMessage.slice(0, 300)}. The thread still works: please try again.`,
+  },
+  {
     // Bedrock's first call to a third-party model subscribes the account through AWS Marketplace,
     // as the caller; the agent's role has no Marketplace permissions, by design.
     matches: (_, text) => /aws-marketplace|marketplace subscription/i.test(text),

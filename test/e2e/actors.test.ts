@@ -105,8 +105,8 @@ test('a steer during a three-tool response skips the rest, with matching results
   assert.match(JSON.stringify(results[0]!.content), /slow done/);
   for (const skipped of results.slice(1)) assert.equal(skipped.content?.[0]?.text, STEER_SKIPPED);
   assert.ok(
-    content.some((b) => b.text?.includes('use python instead')),
-    'the steer text reached the model',
+    content.some((b) => /^\(steering while you worked\) [^:\s][^:]*: use python instead$/.test(b.text ?? '')),
+    `the steer text reached the model under its author's name: ${JSON.stringify(content.filter((b) => b.text))}`,
   );
   assert.doesNotMatch(JSON.stringify(last.body.system), /python/, 'steering never rewrites the system prompt');
   assert.equal(bot(posted.channel, posted.threadTs).at(-1)?.text, 'Steered answer.');
