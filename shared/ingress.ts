@@ -9,7 +9,7 @@ import type { AgentChat } from './chat.ts';
 import type { JsonLogger } from './log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
 import { MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
-import { contextText } from './backfill.ts';
+import { contextText } from './context-text.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;

@@ -2,7 +2,8 @@
 // run's model and system prompt (the snapshot every later step uses), start the sandbox early,
 // and add what the thread said while the agent was away, then the prompt, to the context.
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
-import { contextText, backfill } from '../backfill.ts';
+import { backfill } from '../backfill.ts';
+import { contextText } from '../context-text.ts';
 import { channelKeyOf, ROOT_KEYS } from '../ids.ts';
 import { promptText } from '../prompt-body.ts';
 import { warmSandbox } from '../sandbox/lifecycle.ts';
