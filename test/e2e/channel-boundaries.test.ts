@@ -3,10 +3,10 @@
 // because the attack does no harm.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { putData, readData } from '../support/data-bucket.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
-import { runScripted } from '../support/scripted-run.ts';
+import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
 import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
 import { dataKeys } from '../../shared/ids.ts';
 
@@ -20,23 +20,10 @@ after(async () => {
 });
 
 let n = 0;
-const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
-  toolUses: [{ toolUseId: `tu-${name}-${++n}`, name, input }],
-});
+const use = toolTurn;
 
-async function put(key: string, body: unknown) {
-  await stack.cloud.clients.s3.send(
-    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key, Body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  );
-}
-async function read(key: string): Promise<string | undefined> {
-  try {
-    const out = await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
-    return await out.Body!.transformToString();
-  } catch {
-    return undefined;
-  }
-}
+const put = (key: string, body: unknown) => putData(stack, key, body);
+const read = (key: string) => readData(stack, key);
 
 /** Posts a mention in `channel`, runs the scripted turns, and returns the tool results by id. */
 async function converse(channel: string, turns: ScriptedTurn[], timeoutMs?: number) {
@@ -54,7 +41,7 @@ const quiet = () =>
   eventually(() => [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'), 60_000, 'every run ended');
 
 const botPostsIn = (channel: string) => (stack.slack.messages.channels.get(channel) ?? []).filter((m) => m.bot_id);
-const idOf = (turn: ScriptedTurn) => turn.toolUses![0]!.toolUseId!;
+const idOf = toolUseIdOf;
 
 test("an agent cannot post in, read or change another channel's events; its own events stay in its channel", async () => {
   // Channel B's events and an operator's event exist before the attack.

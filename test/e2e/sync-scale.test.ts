@@ -3,10 +3,9 @@
 // the second command of this test does not see the files the first created; see the closing note.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { readData } from '../support/data-bucket.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
-import { runScripted } from '../support/scripted-run.ts';
-import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
+import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
 import { dataKeys } from '../../shared/ids.ts';
 
 let stack: TestStack;
@@ -18,21 +17,11 @@ after(async () => {
   await stack?.stop();
 });
 
-let n = 0;
-const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
-  toolUses: [{ toolUseId: `tu-${name}-${++n}`, name, input }],
-});
-const idOf = (turn: ScriptedTurn) => turn.toolUses![0]!.toolUseId!;
+const use = toolTurn;
+const idOf = toolUseIdOf;
 const botPostsIn = (channel: string) => (stack.slack.messages.channels.get(channel) ?? []).filter((m) => m.bot_id);
 
-async function read(key: string): Promise<string | undefined> {
-  try {
-    const out = await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
-    return await out.Body!.transformToString();
-  } catch {
-    return undefined;
-  }
-}
+const read = (key: string) => readData(stack, key);
 
 test('a tool call that creates thousands of files syncs them, and the run goes on', async () => {
   const turns = [

@@ -3,11 +3,12 @@
 // with files synced through S3, and the results come back to the model paired with their ids.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { dataKeys } from '../../shared/ids.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
-import { runScripted } from '../support/scripted-run.ts';
+import { runScripted, toolTurn } from '../support/scripted-run.ts';
+import { readData } from '../support/data-bucket.ts';
 import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
 
 let stack: TestStack;
@@ -18,22 +19,12 @@ after(async () => {
   await stack?.stop();
 });
 
-let n = 0;
-const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
-  toolUses: [{ toolUseId: `tu-${name}-${++n}`, name, input }],
-});
+const use = toolTurn;
 
 /** Posts a mention and waits for the run to end; returns the thread and the tool results the model saw. */
 const converse = (text: string, turns: ScriptedTurn[], timeoutMs?: number) => runScripted(stack, { text, turns, timeoutMs });
 
-async function s3Text(key: string): Promise<string | undefined> {
-  try {
-    const out = await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
-    return await out.Body!.transformToString();
-  } catch {
-    return undefined;
-  }
-}
+const s3Text = (key: string) => readData(stack, key);
 
 test('write, bash, read, edit, upload and search_channel each run and answer the model', async () => {
   const turns = [

@@ -28,3 +28,10 @@ export async function runScripted(
   const byId = new Map(results.map((r) => [r.toolUseId!, { status: r.status, text: (r.content ?? []).map((c) => c.text ?? '').join('') }]));
   return { posted, threadId, ended, requests, results: byId };
 }
+
+let toolTurns = 0;
+/** A model turn that makes one tool call, with an id unique in the test process. */
+export const toolTurn = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
+  toolUses: [{ toolUseId: `tu-${name}-${++toolTurns}`, name, input }],
+});
+export const toolUseIdOf = (turn: ScriptedTurn): string => turn.toolUses![0]!.toolUseId!;
