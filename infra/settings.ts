@@ -1,6 +1,7 @@
 // Deployment settings, read from CDK context (cdk.json or `cdk deploy -c key=value`).
 // Values given with -c arrive as strings, so numbers are parsed and checked here, once.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { parseTriggers, type TriggerDeclaration } from '../shared/triggers/declaration.ts';
 import type { Node } from 'constructs';
 import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
 import { DEFAULT_MODEL_ID } from '../shared/defaults.ts';
@@ -40,6 +41,8 @@ export interface DeploymentSettings {
    * AWS SDK for JavaScript v3 that the Lambda runtime provides (and AWS keeps current).
    */
   readonly bundleAwsSdk: boolean;
+  /** Declared triggers (`triggers` in cdk.json): AWS events and new objects that start agent runs. */
+  readonly triggers: readonly TriggerDeclaration[];
 }
 
 export const SANDBOX_NETWORK_MODES = ['isolated', 'egress'] as const;
@@ -55,6 +58,7 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   sandboxMemoryMiB: 2048,
   sandboxIdleMinutes: 5,
   bundleAwsSdk: false,
+  triggers: [],
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
@@ -85,6 +89,7 @@ export function readSettings(node: Node): DeploymentSettings {
     runTimeoutMinutes: readRunTimeout(node.tryGetContext('runTimeoutMinutes')),
     ...readSandboxSettings(node),
     bundleAwsSdk: readBundleAwsSdk(node),
+    triggers: parseTriggers(node.tryGetContext('triggers')),
   };
 }
 

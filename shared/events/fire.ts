@@ -5,13 +5,13 @@ import type { SerializedThread } from 'chat';
 import * as z from 'zod';
 import type { AgentChat } from '../chat.ts';
 import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
-import { promptTextSchema, type Prompt } from '../schemas.ts';
+import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
 import type { JsonLogger } from '../log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 
 export const firingSchema = z
   .object({
-    kind: z.enum(['scheduled', 'immediate', 'bus']),
+    kind: z.enum(['scheduled', 'immediate', 'bus', 'trigger', 'upload']),
     /** The event file (or bus event source) this came from, for logs and the prompt's author name. */
     origin: z.string().min(1),
     /** Unique per firing: periodic schedules fire many times, and each firing must run. */
@@ -21,6 +21,10 @@ export const firingSchema = z
     heartbeat: z.boolean().optional(),
     /** The event file was written by a run this many events deep (see shared/events/chain.ts). */
     eventDepth: z.number().int().min(1).optional(),
+    /** What opens a new thread in a channel, when it should differ from the prompt's text. */
+    announcement: z.string().min(1).optional(),
+    /** Where a trigger's firing came from: carried into the prompt and the logs. */
+    source: promptSourceSchema.optional(),
     ...eventTargetShape,
   })
   .superRefine(checkEventTarget);
@@ -45,7 +49,7 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
   const earlier = await readRecord<{ threadId: string; messageId: string }>(deps.ledger, 'events', record);
   if (earlier) return earlier;
   const channel = deps.chat.channel(`${firing.adapterId}:${firing.channelId}`);
-  const sent = await channel.post(firing.text);
+  const sent = await channel.post(firing.announcement ?? firing.text);
   const posted = { threadId: sent.threadId, messageId: sent.id };
   await writeRecord(deps.ledger, 'events', record, posted);
   // The bot keeps answering in the thread it started, as in one it was mentioned in.
@@ -53,11 +57,15 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
   return posted;
 }
 
-export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt> {
+/** Stores files for the prompt in its thread (known only once a channel firing has opened it). */
+export type AttachFiles = (threadId: string) => Promise<PromptFile[]>;
+
+export async function fireEvent(deps: FireDeps, firing: Firing, attach?: AttachFiles): Promise<Prompt> {
   const now = (deps.now ?? (() => new Date()))();
   const { threadId, messageId } = firing.threadId
     ? { threadId: firing.threadId, messageId: `event-${safeId(firing.firingId)}` }
     : await threadForChannel(deps, firing);
+  const files = attach ? await attach(threadId) : [];
   const thread = deps.chat.thread(threadId);
   const prompt: Prompt = {
     threadId,
@@ -68,6 +76,8 @@ export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt>
     thread: thread.toJSON() as SerializedThread as Prompt['thread'],
     ...(firing.heartbeat ? { heartbeat: true } : {}),
     ...(firing.eventDepth ? { eventDepth: firing.eventDepth } : {}),
+    ...(files.length ? { files } : {}),
+    ...(firing.source ? { source: firing.source } : {}),
   };
   await deps.enqueue(prompt);
   deps.logger.info('event fired', {
@@ -76,6 +86,8 @@ export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt>
     firingId: firing.firingId,
     threadId,
     newThread: !firing.threadId,
+    ...(firing.source ? { source: firing.source } : {}),
+    ...(files.length ? { files: files.map((f) => f.key) } : {}),
   });
   return prompt;
 }
