@@ -6,7 +6,7 @@
 // Each trigger has its own dead-letter queue (events EventBridge could not deliver) and alarm.
 import { Duration, Stack } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import { type CfnRule, Rule } from 'aws-cdk-lib/aws-events';
+import { type CfnRule, type EventPattern, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -36,6 +36,12 @@ export interface DeclaredTrigger {
  */
 const templateJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
 
+/** An EventBridge pattern as written (`detail-type`) in CDK's form (`detailType`), which renders it back. */
+function toCdkPattern(pattern: Record<string, unknown>): EventPattern {
+  const { 'detail-type': detailType, ...rest } = pattern;
+  return { ...rest, ...(detailType === undefined ? {} : { detailType }) } as EventPattern;
+}
+
 export class Triggers extends Construct {
   readonly declared: DeclaredTrigger[];
 
@@ -47,11 +53,9 @@ export class Triggers extends Construct {
       const pattern = declaration.source.s3 ? s3EventPattern(declaration.source.s3) : declaration.source.eventPattern!;
       const rule = new Rule(scope, 'Rule', {
         description: `Trigger ${declaration.name}: its events start agent runs`.slice(0, 512),
-        // The pattern is the declaration's own; CDK's typed pattern would drop keys it does not know.
-        eventPattern: {},
+        eventPattern: toCdkPattern(pattern),
       });
       const cfnRule = rule.node.defaultChild as CfnRule;
-      cfnRule.addPropertyOverride('EventPattern', pattern);
       // SSE-SQS (not KMS): EventBridge can deliver to it without a key policy.
       const deadLetterQueue = new Queue(scope, 'DeadLetters', {
         encryption: QueueEncryption.SQS_MANAGED,

@@ -28,12 +28,22 @@ const s3SourceSchema = z.strictObject({
   suffix: z.string().max(64).optional(),
 });
 
+/** The top-level fields of an event, which a pattern may match on. */
+const PATTERN_FIELDS = ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region', 'resources', 'detail'];
+
 const sourceSchema = z
   .strictObject({
     s3: s3SourceSchema.optional(),
     eventPattern: z
       .record(z.string(), z.unknown(), { error: 'must be an EventBridge event pattern (a JSON object)' })
       .refine((p) => Object.keys(p).length > 0, { error: 'is empty: it would match every event on the bus' })
+      .refine((p) => Object.keys(p).every((k) => PATTERN_FIELDS.includes(k)), {
+        error: (iss) =>
+          `matches on ${Object.keys(iss.input as object)
+            .filter((k) => !PATTERN_FIELDS.includes(k))
+            .map((k) => `"${k}"`)
+            .join(', ')}, which events do not have: use ${PATTERN_FIELDS.map((k) => `"${k}"`).join(', ')}`,
+      })
       .optional(),
   })
   .refine((s) => (s.s3 === undefined) !== (s.eventPattern === undefined), {

@@ -21,6 +21,7 @@ test('defaults when the context says nothing', () => {
     sandboxMemoryMiB: 2048,
     sandboxIdleMinutes: 5,
     bundleAwsSdk: false,
+    triggers: [],
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);
 });
@@ -35,7 +36,7 @@ test('bundleAwsSdk: a boolean, also as the -c strings true and false; anything e
 
 test('cdk.json states every deployment setting, with the defaults', () => {
   const { context } = JSON.parse(readFileSync(`${PROJECT_ROOT}cdk.json`, 'utf8')) as { context: Record<string, unknown> };
-  for (const [key, value] of Object.entries(DEFAULT_SETTINGS)) assert.equal(context[key], value, key);
+  for (const [key, value] of Object.entries(DEFAULT_SETTINGS)) assert.deepEqual(context[key], value, key);
   assert.deepEqual(settingsFrom(context), DEFAULT_SETTINGS);
 });
 

@@ -22,6 +22,8 @@ export async function startTestStack(
     env?: Record<string, string>;
     clock?: SchedulerClock;
     transformTemplate?: LocalCloudOptions['transformTemplate'];
+    /** Declared triggers, as `triggers` in cdk.json. */
+    triggers?: unknown;
   } = {},
 ): Promise<TestStack> {
   const [slack, bedrock] = await Promise.all([
@@ -42,6 +44,7 @@ export async function startTestStack(
       ...options.env,
     },
     transformTemplate: options.transformTemplate,
+    triggers: options.triggers,
     onError: (where, error) => errors.push({ where, error }),
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
