@@ -94,7 +94,7 @@ export interface LocalCloud {
   template: Template;
   stateMachineArn: string;
   stepFunctions: LocalStepFunctions;
-  /** The local ECS: each sandbox task is a command server process. */
+  /** The local ECS: each sandbox task is a command server process (in bubblewrap unless LOCAL_SANDBOX=unsafe). */
   ecs: LocalEcs;
   /** EventBridge Scheduler (schedules of event files) and the custom event bus. */
   scheduler: LocalScheduler;
