@@ -10,7 +10,7 @@ import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { gate } from '../../infra/local/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
-import { hostPidOf } from '../support/sandbox-pids.ts';
+import { hostPidOf, pidAlive } from '../support/sandbox-pids.ts';
 import { STEER_SKIPPED } from '../../shared/steer.ts';
 
 let stack: TestStack;
@@ -41,15 +41,6 @@ const bot = (channel: string, ts: string) =>
   stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...' && !m.blocks?.length);
 const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
 const requestsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text));
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('six prompts into a busy thread: one busy reply, five runs in arrival order', async () => {
   const hold = gate();

@@ -15,7 +15,7 @@ import { chooseIsolation, type LocalSandboxSetting } from '../../infra/local/ecs
 import { bundleSandboxServer } from '../../infra/local/ecs/server-bundle.ts';
 import { exec, writeFile as writeSandboxFile, type SandboxAddress } from '../../shared/sandbox/client.ts';
 import { eventually } from '../support/eventually.ts';
-import { hostPidOf } from '../support/sandbox-pids.ts';
+import { hostPidOf, pidAlive } from '../support/sandbox-pids.ts';
 
 const CLUSTER_ARN = 'arn:aws:ecs:local:000000000000:cluster/default';
 
@@ -154,7 +154,7 @@ test('background processes and /tmp last as long as the task, and die with it', 
     15_000,
     'task stopped',
   );
-  await eventually(() => !alive(hostPid), 5000, 'sleeper gone with its task');
+  await eventually(() => !pidAlive(hostPid), 5000, 'sleeper gone with its task');
 });
 
 test('without bubblewrap, tasks are refused, saying why, unless LOCAL_SANDBOX=unsafe', async () => {
@@ -170,12 +170,3 @@ test('without bubblewrap, tasks are refused, saying why, unless LOCAL_SANDBOX=un
   const { task, sh } = await startTask(unsafe);
   assert.equal((await sh('pwd')).stdout.trim(), task.workspace);
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,5 +1,6 @@
-// A process id as a command in a local sandbox task sees it (its own PID namespace under
-// bubblewrap), translated to the host's, so a test can check from outside that it is gone.
+// Processes of local sandbox tasks seen from the host. A pid a command prints is its sandbox's own
+// (a PID namespace under bubblewrap): hostPidOf finds the host's pid for it, so a test can check from
+// outside that it is gone.
 import { readFileSync } from 'node:fs';
 import { listProcesses } from '../../containers/sandbox/src/process-tree.ts';
 
@@ -31,5 +32,15 @@ function statusOf(pid: number): string {
     return readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
     return '';
+  }
+}
+
+/** Whether a host process with this pid is there (a zombie counts as there). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
