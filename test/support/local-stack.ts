@@ -24,6 +24,8 @@ export async function startTestStack(
     transformTemplate?: LocalCloudOptions['transformTemplate'];
     /** Declared triggers, as `triggers` in cdk.json. */
     triggers?: unknown;
+    localSandbox?: LocalCloudOptions['localSandbox'];
+    bubblewrap?: LocalCloudOptions['bubblewrap'];
   } = {},
 ): Promise<TestStack> {
   const [slack, bedrock] = await Promise.all([
@@ -45,6 +47,8 @@ export async function startTestStack(
     },
     transformTemplate: options.transformTemplate,
     triggers: options.triggers,
+    localSandbox: options.localSandbox,
+    bubblewrap: options.bubblewrap,
     onError: (where, error) => errors.push({ where, error }),
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
