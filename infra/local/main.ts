@@ -7,11 +7,8 @@ import { startLocalCloud } from './cloud.ts';
 import { startSlackStandIn } from './slack/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
-<<<<<<< HEAD
 import { parseTriggers } from '../../shared/triggers/declaration.ts';
-=======
 import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
->>>>>>> main
 
 const env = process.env;
 
