@@ -27,7 +27,17 @@ const TRIGGERS = [
   },
 ];
 
-type Resource = { Type: string; Properties: Record<string, any> };
+type RuleTarget = {
+  Arn: unknown;
+  DeadLetterConfig: unknown;
+  RetryPolicy: unknown;
+  InputTransformer: { InputTemplate: string };
+};
+type Properties = Record<string, unknown> & {
+  Targets: RuleTarget[];
+  PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] };
+};
+type Resource = { Type: string; Properties: Properties };
 const { app, stack, template } = synth({ settings: { triggers: TRIGGERS } });
 const resources = template.toJSON().Resources as Record<string, Resource>;
 const schedulerArn = { 'Fn::GetAtt': [logicalId(stack, stack.functions.scheduler), 'Arn'] };
@@ -39,7 +49,7 @@ test('each declared trigger is a rule on the default bus with its own pattern, t
   assert.equal(alarmRule.EventBusName, undefined, 'the default bus');
   assert.deepEqual(alarmRule.EventPattern, TRIGGERS[0]!.source.eventPattern);
   assert.equal(alarmRule.Targets.length, 1);
-  const target = alarmRule.Targets[0];
+  const target = alarmRule.Targets[0]!;
   assert.deepEqual(target.Arn, schedulerArn);
   assert.deepEqual(target.DeadLetterConfig, { Arn: { 'Fn::GetAtt': [logicalId(stack, alarms!.deadLetterQueue), 'Arn'] } });
   assert.deepEqual(target.RetryPolicy, { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 3 });
@@ -85,7 +95,7 @@ test("each trigger has a dead-letter queue (SSE, 14 days) with an alarm; an S3 t
   }
   const statements = Object.values(resources)
     .filter((r) => r.Type === 'AWS::IAM::Policy')
-    .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+    .flatMap((p) => p.Properties.PolicyDocument.Statement);
   const external = statements.filter((s) => JSON.stringify(s.Resource).includes('team-incoming'));
   assert.equal(external.length, 1);
   assert.equal(external[0]!.Action, 's3:GetObject');
