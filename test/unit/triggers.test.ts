@@ -36,6 +36,10 @@ test('trigger declarations: a valid list parses; each problem names the trigger 
   assert.match(problems([{ ...alarm, rateLimit: { firings: 0, perMinutes: 60 } }]), /"rateLimit\.firings"/);
   assert.match(problems([{ ...alarm, shedule: 'x' }]), /unknown field "shedule"/);
   assert.match(problems([{ ...alarm, source: { eventPattern: {} } }]), /"source\.eventPattern" is empty/);
+  assert.match(
+    problems([{ ...alarm, source: { eventPattern: { detailType: ['x'] } } }]),
+    /"source\.eventPattern" matches on "detailType", which events do not have: use .*"detail-type"/,
+  );
 });
 
 test('runtime part and S3 patterns', () => {
