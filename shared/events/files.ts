@@ -7,7 +7,6 @@ import {
   DeleteScheduleCommand,
   UpdateScheduleCommand,
   type CreateScheduleCommandInput,
-  type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { isConflict, isResourceNotFound, isS3NotFound } from '../aws-errors.ts';
@@ -16,18 +15,12 @@ import { isIntervalSchedule, isPast, parseInterval, toSchedulerExpression } from
 import { eventDepthOf } from './chain.ts';
 import type { Firing } from './fire.ts';
 import { eventScopeOf } from './scope.ts';
+import { scheduleTarget, type ScheduleTargetDeps } from './one-shot.ts';
 import type { JsonLogger } from '../log.ts';
 
-export interface EventFileDeps {
+export interface EventFileDeps extends ScheduleTargetDeps {
   s3: S3Client;
   bucket: string;
-  scheduler: SchedulerClient;
-  groupName: string;
-  /** The role EventBridge Scheduler assumes to invoke the target. */
-  roleArn: string;
-  /** The function each schedule invokes with its firing. */
-  targetArn: string;
-  deadLetterArn: string;
   fire(firing: Firing): Promise<unknown>;
   /** The deployment's limits on event files, from settings.json. */
   limits(): Promise<EventLimits>;
@@ -106,13 +99,7 @@ async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile
     State: 'ENABLED',
     ActionAfterCompletion: event.type === 'one-shot' ? 'DELETE' : 'NONE',
     ...(interval?.ok ? { StartDate: new Date(now.getTime() + interval.interval.minutes * 60_000) } : {}),
-    Target: {
-      Arn: deps.targetArn,
-      RoleArn: deps.roleArn,
-      Input: JSON.stringify(firing),
-      RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
-      DeadLetterConfig: { Arn: deps.deadLetterArn },
-    },
+    Target: scheduleTarget(deps, firing),
   };
   try {
     await deps.scheduler.send(new UpdateScheduleCommand(input));

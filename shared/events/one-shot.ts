@@ -7,9 +7,22 @@ import { isConflict } from '../aws-errors.ts';
 export interface ScheduleTargetDeps {
   scheduler: SchedulerClient;
   groupName: string;
+  /** The role EventBridge Scheduler assumes to invoke the target. */
   roleArn: string;
+  /** The function each schedule invokes with its firing. */
   targetArn: string;
   deadLetterArn: string;
+}
+
+/** What every schedule of the group invokes: the function, with the firing, retried, dead-lettered. */
+export function scheduleTarget(deps: ScheduleTargetDeps, input: unknown) {
+  return {
+    Arn: deps.targetArn,
+    RoleArn: deps.roleArn,
+    Input: JSON.stringify(input),
+    RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+    DeadLetterConfig: { Arn: deps.deadLetterArn },
+  };
 }
 
 /** `at()` wants the UTC wall time to the second, without a zone suffix. */
@@ -27,13 +40,7 @@ export async function scheduleOnce(deps: ScheduleTargetDeps, name: string, at: D
         FlexibleTimeWindow: { Mode: 'OFF' },
         State: 'ENABLED',
         ActionAfterCompletion: 'DELETE',
-        Target: {
-          Arn: deps.targetArn,
-          RoleArn: deps.roleArn,
-          Input: JSON.stringify(input),
-          RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
-          DeadLetterConfig: { Arn: deps.deadLetterArn },
-        },
+        Target: scheduleTarget(deps, input),
       }),
     );
   } catch (error) {
