@@ -3,7 +3,7 @@
 // because the attack does no harm.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { putData, readData } from '../support/data-bucket.ts';
+import { deleteData, putData, readData } from '../support/data-bucket.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
@@ -118,6 +118,9 @@ test('an operator event keeps full reach; cron faster than the minimum interval 
   await put('events/slack/C0OPS/fast.json', { type: 'periodic', text: 'now allowed', schedule: '* * * * *', timezone: 'UTC' });
   await eventually(async () => (await read('events/slack/C0OPS/fast.error.json')) === undefined, 10_000, 'error file removed');
   await put('settings.json', {});
+  // Periodic runs every minute would go on through the later tests of this stack.
+  for (const name of ['fast', 'ok']) await deleteData(stack, `events/slack/C0OPS/${name}.json`);
+  await eventually(() => ![...stack.cloud.scheduler.schedules.keys()].some((n) => /\/ev-(fast|ok)-/.test(n)), 10_000, 'schedules deleted');
   await quiet();
 });
 
