@@ -1,6 +1,7 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
 import * as z from 'zod';
 import {
+  DEFAULT_CAPACITY_LIMITS,
   DEFAULT_COMPACTION_SETTINGS,
   DEFAULT_EVENT_LIMITS,
   DEFAULT_MAX_SKILL_BODY_CHARS,
@@ -144,6 +145,18 @@ export const settingsSchema = z.object({
   maxEventFilesPerChannel: z.number().int().positive().max(1_000).default(DEFAULT_EVENT_LIMITS.maxEventFilesPerChannel),
   /** Periodic event files whose cron fires closer together than this are refused (1 to 60 minutes). */
   minEventIntervalMinutes: z.number().int().min(1).max(60).default(DEFAULT_MIN_EVENT_INTERVAL_MINUTES),
+  // --- Bounds on work across threads and secrets in what is posted and logged (capacity.ts, secret-filter.ts).
+  limits: z
+    .object({
+      /** Runs holding a lease at once in one channel; a new thread's prompt past it is refused with a reply. */
+      maxConcurrentRunsPerChannel: z.number().int().positive().max(1_000).default(DEFAULT_CAPACITY_LIMITS.maxConcurrentRunsPerChannel),
+      /** Runs holding a lease at once in the deployment. */
+      maxConcurrentRuns: z.number().int().positive().max(10_000).default(DEFAULT_CAPACITY_LIMITS.maxConcurrentRuns),
+      /** Sandbox tasks at once; a tool call that would start one more gets an error result. */
+      maxRunningSandboxes: z.number().int().positive().max(5_000).default(DEFAULT_CAPACITY_LIMITS.maxRunningSandboxes),
+    })
+    .default({ ...DEFAULT_CAPACITY_LIMITS }),
+  // --- end of the bounds block.
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
   channels: z
     .record(z.string(), z.object({ model: modelSettingsSchema.optional(), queueMode: z.enum(['queue', 'interrupt']).optional() }))

@@ -111,7 +111,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   };
   if (deps.sandbox && settings.sandbox.startEarly) {
     // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
-    await warmSandbox(deps.sandbox, run.threadId).catch((error: unknown) =>
+    await warmSandbox(deps.sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
       deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
     );
   }

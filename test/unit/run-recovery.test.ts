@@ -13,6 +13,7 @@ import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs/index.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from '../../infra/local/step-functions/index.ts';
 import { localFunctionArn } from '../../infra/local/template.ts';
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
+import { sandboxesKey, slotsTaken } from '../../shared/capacity.ts';
 import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease } from '../../shared/control.ts';
 import { createLogger } from '../../shared/log.ts';
 import {
@@ -229,4 +230,35 @@ test('the sweep stops sandbox tasks that no record owns, once past the grace per
   assert.deepEqual(await sweepOrphanedTasks(deps, 60_000), [orphan.taskArn]);
   assert.equal(ecsStandIn.tasks.get(orphan.taskArn)?.desiredStatus, 'STOPPED');
   assert.equal(ecsStandIn.tasks.get(owned.taskArn)?.desiredStatus, 'RUNNING');
+});
+
+test('sandbox slots: past the cap a start is refused and its task stopped; a replacement keeps its slot; reaping gives slots back', async () => {
+  const deps = reaperDeps();
+  clock.ms = Date.now();
+  const cap = async () => 2;
+  const slots = () => slotsTaken(deps, sandboxesKey);
+  const first = await ensureSandbox(deps, 'slack:CCAPS:1', cap);
+  await ensureSandbox(deps, 'slack:CCAPS:2', cap);
+  assert.equal(await slots(), 2);
+  const tasksBefore = new Set(ecsStandIn.tasks.keys());
+  await assert.rejects(ensureSandbox(deps, 'slack:CCAPS:3', cap), {
+    name: 'SandboxLimitReached',
+    message: 'sandbox limit reached (2 running, limits.maxRunningSandboxes); try again later',
+  });
+  assert.equal(await getSandbox(deps, 'slack:CCAPS:3'), undefined);
+  const refused = [...ecsStandIn.tasks.keys()].filter((arn) => !tasksBefore.has(arn));
+  assert.equal(refused.length, 1);
+  assert.equal(ecsStandIn.tasks.get(refused[0]!)?.desiredStatus, 'STOPPED', 'the task started for it is stopped');
+  // A dead task is replaced on the slot it held.
+  await markLost(deps, 'slack:CCAPS:1', first.taskArn);
+  const replaced = await ensureSandbox(deps, 'slack:CCAPS:1', cap);
+  assert.notEqual(replaced.taskArn, first.taskArn);
+  assert.equal(await slots(), 2);
+  clock.ms += 10 * 60_000;
+  const reaped = await reapIdleSandboxes(deps);
+  assert.ok(reaped.includes('slack:CCAPS:1') && reaped.includes('slack:CCAPS:2'));
+  assert.deepEqual(await reapIdleSandboxes(deps), [], 'a second pass finds nothing to give back');
+  assert.equal(await slots(), 0);
+  await ensureSandbox(deps, 'slack:CCAPS:3', cap);
+  assert.equal(await slots(), 1);
 });
