@@ -61,10 +61,14 @@ async function replyRefused(deps: DispatchDeps, prompt: Prompt, text: string): P
 }
 
 /** A new thread's prompt past a concurrent-run limit: the author is told how many run, and which limit. */
-const fullText = (admission: 'channel-full' | 'deployment-full', limits: Settings['limits']) =>
-  admission === 'channel-full'
-    ? `${limits.maxConcurrentRunsPerChannel} runs are already running in this channel (the limit, maxConcurrentRunsPerChannel), so I did not start this one. Please send it again when one of them has finished.`
-    : `${limits.maxConcurrentRuns} runs are already running across this deployment (the limit, maxConcurrentRuns), so I did not start this one. Please send it again in a few minutes.`;
+function fullText(admission: 'channel-full' | 'deployment-full', limits: Settings['limits']): string {
+  const channel = admission === 'channel-full';
+  const max = channel ? limits.maxConcurrentRunsPerChannel : limits.maxConcurrentRuns;
+  const runs = `${max} run${max === 1 ? ' is' : 's are'} already running`;
+  return channel
+    ? `${runs} in this channel (the limit, maxConcurrentRunsPerChannel), so I did not start this one. Please send it again when one of them has finished.`
+    : `${runs} across this deployment (the limit, maxConcurrentRuns), so I did not start this one. Please send it again in a few minutes.`;
+}
 
 const busyText = (depth: number) =>
   `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
