@@ -8,6 +8,7 @@ import {
   DEFAULT_MIN_EVENT_INTERVAL_MINUTES,
   DEFAULT_SANDBOX_SYNC_LIMITS,
 } from './defaults.ts';
+import { customPatternProblem } from './secret-filter.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 
 /**
@@ -156,6 +157,21 @@ export const settingsSchema = z.object({
       maxRunningSandboxes: z.number().int().positive().max(5_000).default(DEFAULT_CAPACITY_LIMITS.maxRunningSandboxes),
     })
     .default({ ...DEFAULT_CAPACITY_LIMITS }),
+  /** A deployment's own secret formats, redacted like the built-in ones (shared/secret-filter.ts). */
+  secretPatterns: z
+    .array(
+      z
+        .object({
+          name: z.string().min(1).max(60),
+          regex: z.string().superRefine((regex, ctx) => {
+            const problem = customPatternProblem(regex);
+            if (problem) ctx.addIssue({ code: 'custom', message: `the pattern ${problem}` });
+          }),
+        })
+        .strict(),
+    )
+    .max(50)
+    .default([]),
   // --- end of the bounds block.
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
   channels: z

@@ -3,6 +3,7 @@
 // and add what the thread said while the agent was away, then the prompt, to the context.
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
 import { backfill } from '../backfill.ts';
+import { type SecretPattern, secretPatternsWith } from '../secret-filter.ts';
 import { contextText } from '../context-text.ts';
 import { channelKeyOf, ROOT_KEYS } from '../ids.ts';
 import { promptText } from '../prompt-body.ts';
@@ -42,9 +43,9 @@ function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) 
 }
 
 /** The prompt (after what was said while the agent was away), once: a retried prepare adds nothing. */
-async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string): Promise<void> {
+async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, secrets: SecretPattern[]): Promise<void> {
   if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
-  const filled = await backfill(deps.store, deps.thread(run), run, context.entries).catch((error: unknown) => {
+  const filled = await backfill(deps.store, deps.thread(run), run, context.entries, secrets).catch((error: unknown) => {
     deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
     return undefined;
   });
@@ -97,6 +98,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     promptCaching: settings.promptCaching,
     compaction: settings.compaction,
     ...(offeredSkills.toolPolicy ? { toolPolicy: offeredSkills.toolPolicy } : {}),
+    ...(settings.secretPatterns.length ? { secretPatterns: settings.secretPatterns } : {}),
     system: buildSystemPrompt({
       identity,
       systemNotes,
@@ -118,7 +120,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   await saveSnapshot(deps.store, run, snapshot);
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context, text);
+  await addPrompt(deps, run, context, text, secretPatternsWith(settings.secretPatterns));
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

@@ -258,3 +258,33 @@ test('a secret the model writes is redacted in the streamed reply and in the exc
   assert.ok(!log.includes(secret) && !log.includes('AKIAIOSFODNN7EXAMPLE'), log);
   assert.match(log, /\[redacted AWS secret access key\]/);
 });
+
+test("a deployment's own secret pattern from settings.json is redacted in the streamed reply and in the exchange log", async () => {
+  await put('settings.json', { secretPatterns: [{ name: 'Acme API key', regex: 'acme_(?:live|test)_[A-Za-z0-9]{24}' }] });
+  const key = 'acme_live_Q2xhdWRlV2FzSGVyZTEyMzQ1';
+  // The user pastes it too: the prompt is in log.jsonl as well.
+  stack.bedrock.script({
+    text: ['Your key is acme_live_Q2xhdW', 'RlV2FzSGVyZTEyMzQ1 as asked.'],
+    takenBy: (r) => JSON.stringify(r.body.system).includes('C0ACME'),
+  });
+  const posted = await stack.slack.postUserMessage({ channel: 'C0ACME', text: `<@U0LOCALBOT> remember ${key} and say it back` });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const reply = await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.bot_id && m.text.includes('as asked')),
+    20_000,
+    'reply',
+  );
+  assert.equal(reply.text, 'Your key is [redacted Acme API key] as asked.');
+  const log = await eventually(
+    async () => {
+      const text = await read(dataKeys(threadId).log);
+      return text?.includes('as asked') ? text : undefined;
+    },
+    20_000,
+    'exchange log',
+  );
+  assert.ok(!log.includes(key), log);
+  assert.equal(log.match(/\[redacted Acme API key\]/g)?.length, 2, 'the prompt and the reply');
+  await put('settings.json', {});
+  await quiet();
+});
