@@ -10,7 +10,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from './aws-errors.ts';
-import { giveSlot, type RunCaps, runSlotKeys, SLOT_ATTRIBUTE, takeSlot } from './capacity.ts';
+import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
 import { runIdFor } from './ids.ts';
 import type { Prompt, RunInput } from './schemas.ts';
 
@@ -91,9 +91,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     },
   };
   const caps = options.caps;
-  const slots = caps
-    ? runSlotKeys(prompt.threadId).map((key, i) => takeSlot(deps.tableName, key, i === 0 ? caps.perChannel : caps.perDeployment))
-    : [];
+  const slots = caps ? takeRunSlots(deps.tableName, prompt.threadId, caps, now) : [];
   for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
     const leased = await admitWith(
       deps,
@@ -159,7 +157,7 @@ async function admitWith(
   threadId: string,
   marker: { Put: Record<string, unknown> },
   update: ActorUpdate,
-  slots: ReturnType<typeof takeSlot>[] = [],
+  slots: ReturnType<typeof takeRunSlots> = [],
 ): Promise<'done' | 'duplicate' | 'actor-changed' | 'conflict' | 'channel-full' | 'deployment-full'> {
   try {
     await deps.db.send(
@@ -265,7 +263,7 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
       if (actor.holdsSlot) {
         await deps.db.send(
           new TransactWriteCommand({
-            TransactItems: [{ Update: idle }, ...runSlotKeys(threadId).map((key) => giveSlot(deps.tableName, key))],
+            TransactItems: [{ Update: idle }, ...giveRunSlots(deps.tableName, threadId)],
           }),
         );
       } else {

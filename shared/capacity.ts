@@ -3,7 +3,7 @@
 // transaction as what it counts (a lease taken or given up, a sandbox item created or deleted), and
 // the counted item records that it holds a slot: so whichever path releases, and however often it
 // is retried, a slot is given back exactly once and a counter never drifts from what it counts.
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { channelKeyOf } from './ids.ts';
 
 const COUNTERS = 'limits';
@@ -50,6 +50,50 @@ export function giveSlot(tableName: string, key: Key) {
 
 /** The run slots a thread's lease holds: its channel's and the deployment's. */
 export const runSlotKeys = (threadId: string): Key[] => [channelRunsKey(threadId), deploymentRunsKey];
+
+// Which threads hold run slots, so a slot whose release was lost can be found without the thread's
+// next prompt (see reclaimStaleSlots in control.ts).
+const HOLDERS = 'limits#holders';
+const holderKey = (threadId: string) => ({ pk: HOLDERS, sk: threadId });
+
+/** Taking an idle thread's run slots: the channel's (item 0), the deployment's (item 1), and the holder record. */
+export function takeRunSlots(tableName: string, threadId: string, caps: RunCaps, now: number) {
+  const [channel, deployment] = runSlotKeys(threadId);
+  return [
+    takeSlot(tableName, channel!, caps.perChannel),
+    takeSlot(tableName, deployment!, caps.perDeployment),
+    { Put: { TableName: tableName, Item: { ...holderKey(threadId), channel: channelKeyOf(threadId), at: now } } },
+  ];
+}
+
+/** Giving a thread's run slots back, with its holder record. */
+export function giveRunSlots(tableName: string, threadId: string) {
+  return [...runSlotKeys(threadId).map((key) => giveSlot(tableName, key)), { Delete: { TableName: tableName, Key: holderKey(threadId) } }];
+}
+
+/** Threads holding run slots (of one channel, `adapter:channel`, or all), with when they took them. */
+export async function slotHolders(
+  deps: { db: DynamoDBDocumentClient; tableName: string },
+  channelKey?: string,
+): Promise<{ threadId: string; at: number }[]> {
+  const holders: { threadId: string; at: number }[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await deps.db.send(
+      new QueryCommand({
+        TableName: deps.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ...(channelKey ? { FilterExpression: 'channel = :channel' } : {}),
+        ExpressionAttributeValues: { ':pk': HOLDERS, ...(channelKey ? { ':channel': channelKey } : {}) },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    holders.push(...(out.Items ?? []).map((item) => ({ threadId: item.sk as string, at: item.at as number })));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return holders;
+}
 
 /** How many slots of a counter are taken (operators and tests read it). */
 export async function slotsTaken(deps: { db: DynamoDBDocumentClient; tableName: string }, key: Key): Promise<number> {

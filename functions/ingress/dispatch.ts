@@ -9,7 +9,7 @@ import type { SerializedThread } from 'chat';
 import { admitPrompt } from '../../shared/actor.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
-import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
+import { reclaimStaleLease, reclaimStaleSlots, stopThread, type ControlDeps } from '../../shared/control.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
 import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
@@ -89,11 +89,16 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   const config = await deps.settings();
   const mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
   await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
-  const admission = await admitPrompt(deps.control.actor, prompt, {
+  const options = {
     maxQueueDepth: config.maxQueueDepth,
     mode,
     caps: { perChannel: config.limits.maxConcurrentRunsPerChannel, perDeployment: config.limits.maxConcurrentRuns },
-  });
+  };
+  let admission = await admitPrompt(deps.control.actor, prompt, options);
+  if (admission === 'channel-full' || admission === 'deployment-full') {
+    const scope = admission === 'channel-full' ? channelKeyOf(prompt.threadId) : undefined;
+    if (await reclaimStaleSlots(deps.control, scope)) admission = await admitPrompt(deps.control.actor, prompt, options);
+  }
   const log = logger.with({ threadId: prompt.threadId, messageId: prompt.messageId });
   log.info('prompt admitted', { admission, mode });
   if (admission === 'busy') {

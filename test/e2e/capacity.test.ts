@@ -45,7 +45,7 @@ async function heldRun(channel: string) {
   const before = requestsIn(channel).length;
   stack.bedrock.script({ text: 'held answer', hold: hold.promise, takenBy: inChannel(channel) });
   const posted = await stack.slack.postUserMessage({ channel, text: '<@U0LOCALBOT> hold on' });
-  await eventually(() => requestsIn(channel).length > before, 15_000, `${channel} at the model`);
+  await eventually(() => requestsIn(channel).length > before, 30_000, `${channel} at the model`);
   return { posted, threadId: `slack:${channel}:${posted.threadTs}`, release: hold.release };
 }
 

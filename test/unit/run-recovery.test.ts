@@ -13,8 +13,8 @@ import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs/index.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from '../../infra/local/step-functions/index.ts';
 import { localFunctionArn } from '../../infra/local/template.ts';
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
-import { sandboxesKey, slotsTaken } from '../../shared/capacity.ts';
-import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease } from '../../shared/control.ts';
+import { channelRunsKey, sandboxesKey, slotHolders, slotsTaken } from '../../shared/capacity.ts';
+import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease, reclaimStaleSlots } from '../../shared/control.ts';
 import { createLogger } from '../../shared/log.ts';
 import {
   addressOf,
@@ -261,4 +261,33 @@ test('sandbox slots: past the cap a start is refused and its task stopped; a rep
   assert.equal(await slots(), 0);
   await ensureSandbox(deps, 'slack:CCAPS:3', cap);
   assert.equal(await slots(), 1);
+});
+
+test("a slot whose release was lost is reclaimed when a new thread finds the limit reached, not only at that thread's next prompt", async () => {
+  const actor = actorDeps(startExecution);
+  const caps = { perChannel: 1, perDeployment: 100 };
+  const inChannel = (n: number): Prompt => {
+    const base = prompt();
+    const threadId = `slack:CSLOT:${n}.000`;
+    return { ...base, threadId, thread: { ...base.thread, id: threadId, channelId: 'CSLOT' } };
+  };
+  const lost = inChannel(1);
+  assert.equal(await admitPrompt(actor, lost, { caps }), 'started');
+  const runId = (await getActor(actor, lost.threadId))!.current!.runId;
+  const next = inChannel(2);
+  assert.equal(await admitPrompt(actor, next, { caps }), 'channel-full');
+  // Still running: nothing is freed, even when old.
+  assert.equal(await reclaimStaleSlots(control(actor), 'slack:CSLOT', clock.ms + LEASE_CHECK_AFTER_MS), 0);
+  // Its execution ends and the release never arrives.
+  holds.get(runId)!();
+  await sfnStandIn.waitForExecution(executionArnFor(STATE_MACHINE_ARN, runId));
+  assert.equal(await reclaimStaleSlots(control(actor), 'slack:CSLOT', clock.ms + 1000), 0, 'a young lease is not checked');
+  assert.equal(await reclaimStaleSlots(control(actor), 'slack:CSLOT', clock.ms + LEASE_CHECK_AFTER_MS), 1);
+  assert.equal((await getActor(actor, lost.threadId))?.status, 'idle');
+  assert.equal(await slotsTaken(actor, channelRunsKey(lost.threadId)), 0);
+  assert.equal(await admitPrompt(actor, next, { caps }), 'started');
+  assert.deepEqual(
+    (await slotHolders(actor, 'slack:CSLOT')).map((h) => h.threadId),
+    [next.threadId],
+  );
 });
