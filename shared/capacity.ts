@@ -3,7 +3,8 @@
 // transaction as what it counts (a lease taken or given up, a sandbox item created or deleted), and
 // the counted item records that it holds a slot: so whichever path releases, and however often it
 // is retried, a slot is given back exactly once and a counter never drifts from what it counts.
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { queryPartition } from './aws/dynamodb.ts';
 import { channelKeyOf } from './ids.ts';
 
 const COUNTERS = 'limits';
@@ -76,23 +77,9 @@ export async function slotHolders(
   deps: { db: DynamoDBDocumentClient; tableName: string },
   channelKey?: string,
 ): Promise<{ threadId: string; at: number }[]> {
-  const holders: { threadId: string; at: number }[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await deps.db.send(
-      new QueryCommand({
-        TableName: deps.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ...(channelKey ? { FilterExpression: 'channel = :channel' } : {}),
-        ExpressionAttributeValues: { ':pk': HOLDERS, ...(channelKey ? { ':channel': channelKey } : {}) },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    holders.push(...(out.Items ?? []).map((item) => ({ threadId: item.sk as string, at: item.at as number })));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return holders;
+  return (await queryPartition(deps, HOLDERS))
+    .filter((item) => !channelKey || item.channel === channelKey)
+    .map((item) => ({ threadId: item.sk as string, at: item.at as number }));
 }
 
 /** How many slots of a counter are taken (operators and tests read it). */

@@ -11,12 +11,12 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
+import { queryPartition } from '../aws/dynamodb.ts';
 import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from '../aws-errors.ts';
 import { giveSlot, SLOT_ATTRIBUTE, sandboxesKey, takeSlot } from '../capacity.ts';
 import { health, type SandboxAddress } from './client.ts';
@@ -349,22 +349,7 @@ async function stopTask(deps: { ecs: ECSClient; config: Pick<SandboxConfig, 'clu
 type ReaperDeps = SandboxStoreDeps & { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster' | 'idleMinutes'> };
 
 async function allSandboxes(deps: SandboxStoreDeps): Promise<SandboxItem[]> {
-  const items: SandboxItem[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await deps.db.send(
-      new QueryCommand({
-        TableName: deps.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': SANDBOXES },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...((out.Items ?? []) as SandboxItem[]));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  return (await queryPartition(deps, SANDBOXES)) as unknown as SandboxItem[];
 }
 
 /** Claims an idle sandbox for stopping, unless a tool call used it since it was read. */
