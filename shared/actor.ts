@@ -61,6 +61,9 @@ export interface AdmitOptions {
 const ADMITTED_TTL_SECONDS = 7 * 24 * 3600;
 const MAX_CONFLICT_RETRIES = 8;
 
+/** Transactions of many threads meet on the shared run counters: retry after a short random wait, so they spread out. */
+const backOff = (attempt: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
+
 const actorKey = (threadId: string) => ({ pk: `actor#${threadId}`, sk: 'actor' });
 const admittedKey = (threadId: string, messageId: string) => ({ pk: `admitted#${threadId}`, sk: messageId });
 
@@ -117,7 +120,10 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     );
     if (leased === 'duplicate') return resumeDuplicate(deps, run);
     if (leased === 'channel-full' || leased === 'deployment-full') return leased;
-    if (leased === 'conflict') continue;
+    if (leased === 'conflict') {
+      await backOff(attempt);
+      continue;
+    }
     if (leased === 'done') {
       await startAndMark(deps, run);
       return 'started';
@@ -134,7 +140,10 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     });
     if (queued === 'duplicate') return resumeDuplicate(deps, run);
     if (queued === 'done') return 'queued';
-    if (queued === 'conflict') continue;
+    if (queued === 'conflict') {
+      await backOff(attempt);
+      continue;
+    }
     const actor = await getActor(deps, prompt.threadId);
     if (actor?.status === 'running' && (actor.queue?.length ?? 0) >= maxQueueDepth) return 'busy';
   }
@@ -273,6 +282,7 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
     } catch (error) {
       const lost = isConditionalCheckFailed(error) || transactionCancellationReasons(error)?.[0] === 'ConditionalCheckFailed';
       if (!lost && !isTransactionConflict(error)) throw error;
+      if (!lost) await backOff(attempt);
       // A prompt was queued meanwhile (or another release changed a counter): read again and decide again.
     }
   }
