@@ -12,7 +12,7 @@
 // SandboxTool state it falls in: calls on the workspace's keys are the sync (what the sandbox step
 // logs as bytesIn / bytesOut / s3Calls), the rest is the step's context load and save.
 import { spawnSync } from 'node:child_process';
-import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../shared/aws/dynamodb.ts';
 import { dataKeys, ROOT_KEYS, runIdFor } from '../shared/ids.ts';
@@ -277,11 +277,13 @@ export async function setEarlySandboxStart(stack: TestStack, enabled: boolean): 
   // The local cloud's own S3 client: not one of the handlers' calls.
   const { s3 } = stack.cloud.clients;
   const key = { Bucket: stack.cloud.names.bucket, Key: ROOT_KEYS.settings };
-  if (enabled) await s3.send(new DeleteObjectCommand(key));
-  else
-    await s3.send(
-      new PutObjectCommand({ ...key, Body: JSON.stringify({ sandbox: { startEarly: false } }), ContentType: 'application/json' }),
-    );
+  // The benchmarks measure the machinery with hundreds of threads in one channel at once, not the
+  // limits a team sets on runs across threads (settings.json `limits`).
+  const settings = {
+    limits: { maxConcurrentRunsPerChannel: 1000, maxConcurrentRuns: 10_000 },
+    ...(enabled ? {} : { sandbox: { startEarly: false } }),
+  };
+  await s3.send(new PutObjectCommand({ ...key, Body: JSON.stringify(settings), ContentType: 'application/json' }));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import {
   type DynamoDBDocumentClient,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed, transactionCancellationReasons } from './aws-errors.ts';
+import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from './aws-errors.ts';
+import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
 import { runIdFor } from './ids.ts';
 import type { Prompt, RunInput } from './schemas.ts';
 
@@ -37,20 +38,31 @@ export interface ActorItem {
   abortRunId?: string;
   /** Steering texts waiting for the running run's next tool boundary. */
   steer?: { runId: string; text: string; at: number }[];
+  /** The lease holds a run slot of its channel and of the deployment (see capacity.ts). */
+  holdsSlot?: boolean;
 }
 
-export type Admission = 'started' | 'queued' | 'duplicate' | 'busy';
+/** `channel-full` / `deployment-full`: the thread is idle, but as many runs as allowed already run. */
+export type Admission = 'started' | 'queued' | 'duplicate' | 'busy' | 'channel-full' | 'deployment-full';
 
 export interface AdmitOptions {
   /** Most prompts that may wait behind the running one; beyond it the prompt is refused as busy. */
   maxQueueDepth?: number;
   /** 'interrupt': a new prompt stops the running run and runs next (it goes to the queue's front). */
   mode?: 'queue' | 'interrupt';
+  /**
+   * Runs that may hold a lease at once. Only taking an idle thread's lease takes a slot: a prompt
+   * queued behind a running one inherits its slot when the lease is handed over, so it always runs.
+   */
+  caps?: RunCaps;
 }
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
 const ADMITTED_TTL_SECONDS = 7 * 24 * 3600;
 const MAX_CONFLICT_RETRIES = 8;
+
+/** Transactions of many threads meet on the shared run counters: retry after a short random wait, so they spread out. */
+const backOff = (attempt: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
 
 const actorKey = (threadId: string) => ({ pk: `actor#${threadId}`, sk: 'actor' });
 const admittedKey = (threadId: string, messageId: string) => ({ pk: `admitted#${threadId}`, sk: messageId });
@@ -81,24 +93,37 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
+  const caps = options.caps;
+  const slots = caps ? takeRunSlots(deps.tableName, prompt.threadId, caps, now) : [];
   for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
-    const leased = await admitWith(deps, prompt.threadId, marker, {
-      UpdateExpression:
-        'SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one REMOVE previousRunId',
-      ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
-      ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
-      ExpressionAttributeValues: {
-        ':running': 'running',
-        ':idle': 'idle',
-        ':run': run,
-        ':false': false,
-        ':now': now,
-        ':thread': prompt.threadId,
-        ':zero': 0,
-        ':one': 1,
+    const leased = await admitWith(
+      deps,
+      prompt.threadId,
+      marker,
+      {
+        UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${caps ? `, ${SLOT_ATTRIBUTE} = :true` : ''} REMOVE previousRunId`,
+        ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
+        ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':idle': 'idle',
+          ':run': run,
+          ':false': false,
+          ':now': now,
+          ':thread': prompt.threadId,
+          ':zero': 0,
+          ':one': 1,
+          ...(caps ? { ':true': true } : {}),
+        },
       },
-    });
+      slots,
+    );
     if (leased === 'duplicate') return resumeDuplicate(deps, run);
+    if (leased === 'channel-full' || leased === 'deployment-full') return leased;
+    if (leased === 'conflict') {
+      await backOff(attempt);
+      continue;
+    }
     if (leased === 'done') {
       await startAndMark(deps, run);
       return 'started';
@@ -115,6 +140,10 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     });
     if (queued === 'duplicate') return resumeDuplicate(deps, run);
     if (queued === 'done') return 'queued';
+    if (queued === 'conflict') {
+      await backOff(attempt);
+      continue;
+    }
     const actor = await getActor(deps, prompt.threadId);
     if (actor?.status === 'running' && (actor.queue?.length ?? 0) >= maxQueueDepth) return 'busy';
   }
@@ -127,29 +156,35 @@ type ActorUpdate = Pick<
 >;
 
 /**
- * The admitted-prompt marker and one actor update in a single transaction: 'done', 'duplicate'
- * (the marker exists: this prompt was admitted before), or 'actor-changed' (the update's condition
- * failed: the thread is not in the state it expected).
+ * The admitted-prompt marker, one actor update and the run slots it takes in a single transaction:
+ * 'done', 'duplicate' (the marker exists: this prompt was admitted before), 'actor-changed' (the
+ * update's condition failed: the thread is not in the state it expected), or which run slots are
+ * all taken (the channel's, then the deployment's).
  */
 async function admitWith(
   deps: ActorDeps,
   threadId: string,
   marker: { Put: Record<string, unknown> },
   update: ActorUpdate,
-): Promise<'done' | 'duplicate' | 'actor-changed'> {
+  slots: ReturnType<typeof takeRunSlots> = [],
+): Promise<'done' | 'duplicate' | 'actor-changed' | 'conflict' | 'channel-full' | 'deployment-full'> {
   try {
     await deps.db.send(
       new TransactWriteCommand({
-        TransactItems: [marker as never, { Update: { TableName: deps.tableName, Key: actorKey(threadId), ...update } as never }],
+        TransactItems: [marker as never, { Update: { TableName: deps.tableName, Key: actorKey(threadId), ...update } as never }, ...slots],
       }),
     );
     return 'done';
   } catch (error) {
     const reasons = transactionCancellationReasons(error);
     if (!reasons) throw error;
+    // Another thread's transaction on a shared counter item won: try again.
+    if (reasons.includes('TransactionConflict')) return 'conflict';
     if (reasons[0] === 'ConditionalCheckFailed') return 'duplicate';
-    if (reasons[1] !== 'ConditionalCheckFailed') throw error;
-    return 'actor-changed';
+    if (reasons[1] === 'ConditionalCheckFailed') return 'actor-changed';
+    if (reasons[2] === 'ConditionalCheckFailed') return 'channel-full';
+    if (reasons[3] === 'ConditionalCheckFailed') return 'deployment-full';
+    throw error;
   }
 }
 
@@ -225,21 +260,30 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
         await startAndMark(deps, next);
         return { outcome: 'next', next };
       }
-      await deps.db.send(
-        new UpdateCommand({
-          TableName: deps.tableName,
-          Key: actorKey(threadId),
-          UpdateExpression:
-            'SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer',
-          ConditionExpression: 'version = :version',
-          ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
-          ExpressionAttributeValues: { ':idle': 'idle', ':runId': runId, ':one': 1, ':version': actor.version },
-        }),
-      );
+      const idle = {
+        TableName: deps.tableName,
+        Key: actorKey(threadId),
+        UpdateExpression: `SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer, ${SLOT_ATTRIBUTE}`,
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
+        ExpressionAttributeValues: { ':idle': 'idle', ':runId': runId, ':one': 1, ':version': actor.version },
+      };
+      // Going idle gives the lease's run slots back, in the same write: exactly once, whoever releases.
+      if (actor.holdsSlot) {
+        await deps.db.send(
+          new TransactWriteCommand({
+            TransactItems: [{ Update: idle }, ...giveRunSlots(deps.tableName, threadId)],
+          }),
+        );
+      } else {
+        await deps.db.send(new UpdateCommand(idle));
+      }
       return { outcome: 'idle' };
     } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      // A prompt was queued meanwhile: read again and decide again.
+      const lost = isConditionalCheckFailed(error) || transactionCancellationReasons(error)?.[0] === 'ConditionalCheckFailed';
+      if (!lost && !isTransactionConflict(error)) throw error;
+      if (!lost) await backOff(attempt);
+      // A prompt was queued meanwhile (or another release changed a counter): read again and decide again.
     }
   }
   throw new Error(`Could not release ${runId} on ${threadId}: too many concurrent changes`);

@@ -23,6 +23,10 @@ export function transactionCancellationReasons(error: unknown): string[] | undef
   return reasons.map((r) => r.Code ?? 'None');
 }
 
+/** A transaction that lost to another one on a shared item (a capacity counter): worth retrying at once. */
+export const isTransactionConflict = (error: unknown): boolean =>
+  transactionCancellationReasons(error)?.includes('TransactionConflict') ?? false;
+
 /** GetObject's NoSuchKey or HeadObject's NotFound. */
 export const isS3NotFound = (error: unknown): boolean => nameOf(error) === 'NoSuchKey' || nameOf(error) === 'NotFound';
 

@@ -4,6 +4,7 @@
 // context, where its answers already are.
 import type { Message, Thread } from 'chat';
 import type { ContextEntry, LogEntry, StoreDeps } from './store.ts';
+import { SECRET_PATTERNS, type SecretPattern } from './secret-filter.ts';
 import { appendLog, loadLog } from './store.ts';
 import type { RunInput } from './schemas.ts';
 import { contextText } from './context-text.ts';
@@ -27,7 +28,13 @@ function logEntry(message: Message): LogEntry {
   };
 }
 
-export async function backfill(store: StoreDeps, thread: Thread, run: RunInput, context: ContextEntry[]): Promise<BackfillResult> {
+export async function backfill(
+  store: StoreDeps,
+  thread: Thread,
+  run: RunInput,
+  context: ContextEntry[],
+  secrets: SecretPattern[] = SECRET_PATTERNS,
+): Promise<BackfillResult> {
   const logged = new Set((await loadLog(store, run.threadId)).map((e) => e.messageId));
   const inContext = new Set(context.flatMap((e) => (e.meta.messageId ? [e.meta.messageId] : [])));
   // The thread's messages oldest first. Timestamps can tie at millisecond precision, so "before the
@@ -48,6 +55,7 @@ export async function backfill(store: StoreDeps, thread: Thread, run: RunInput, 
         store,
         run.threadId,
         fresh.map(({ m }) => logEntry(m)),
+        secrets,
       )
     : 0;
   // Later messages are prompts of their own and reach the context in their own runs.

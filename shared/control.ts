@@ -1,6 +1,7 @@
 // stop and steer: they bypass the queue and act on the thread's running run at once.
 import { DescribeExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { isExecutionDoesNotExist } from './aws-errors.ts';
+import { slotHolders } from './capacity.ts';
 import { addSteer, getActor, releaseLease, requestStop, startAndMark, type ActorDeps, type ActorItem } from './actor.ts';
 import { type RunInput, utf8Bytes } from './schemas.ts';
 import type { JsonLogger } from './log.ts';
@@ -101,6 +102,20 @@ export async function reclaimStaleLease(
   const release = await releaseLease(deps.actor, threadId, run.runId);
   deps.logger.warn('reclaimed a lease whose run had ended', { threadId, runId: run.runId, status, release: release.outcome });
   return true;
+}
+
+/**
+ * A new thread found its channel's or the deployment's run slots all taken: release the slots of
+ * leases whose run has ended (a release that was lost) before refusing it, instead of waiting for
+ * those threads' next prompts. Returns how many were freed.
+ */
+export async function reclaimStaleSlots(deps: ControlDeps, channelKey: string | undefined, now = Date.now()): Promise<number> {
+  let freed = 0;
+  for (const holder of await slotHolders(deps.actor, channelKey)) {
+    if (now - holder.at < LEASE_CHECK_AFTER_MS) continue;
+    if (await reclaimStaleLease(deps, holder.threadId, '', now)) freed++;
+  }
+  return freed;
 }
 
 /**

@@ -24,3 +24,9 @@ export const DEFAULT_SANDBOX_SYNC_LIMITS = Object.freeze({ maxSyncedFiles: 5_000
 
 /** How far runs may start runs through event files, and how many event files a channel may keep. */
 export const DEFAULT_EVENT_LIMITS = Object.freeze({ maxEventChainDepth: 3, maxEventFilesPerChannel: 50 });
+
+/**
+ * Work across threads (`limits`): runs holding a thread's lease at once, per channel and per
+ * deployment, and sandbox tasks at once. Reasons in the README's settings section.
+ */
+export const DEFAULT_CAPACITY_LIMITS = Object.freeze({ maxConcurrentRunsPerChannel: 10, maxConcurrentRuns: 30, maxRunningSandboxes: 40 });

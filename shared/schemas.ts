@@ -1,12 +1,14 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
 import * as z from 'zod';
 import {
+  DEFAULT_CAPACITY_LIMITS,
   DEFAULT_COMPACTION_SETTINGS,
   DEFAULT_EVENT_LIMITS,
   DEFAULT_MAX_SKILL_BODY_CHARS,
   DEFAULT_MIN_EVENT_INTERVAL_MINUTES,
   DEFAULT_SANDBOX_SYNC_LIMITS,
 } from './defaults.ts';
+import { customPatternProblem } from './secret-filter.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 import { priceSchema } from './pricing.ts';
 
@@ -179,6 +181,33 @@ export const settingsSchema = z.object({
       maxMegabytes: z.number().positive().max(50).default(20),
     })
     .default({ prompt: DEFAULT_UPLOAD_PROMPT, maxMegabytes: 20 }),
+  // --- Bounds on work across threads and secrets in what is posted and logged (capacity.ts, secret-filter.ts).
+  limits: z
+    .object({
+      /** Runs holding a lease at once in one channel; a new thread's prompt past it is refused with a reply. */
+      maxConcurrentRunsPerChannel: z.number().int().positive().max(1_000).default(DEFAULT_CAPACITY_LIMITS.maxConcurrentRunsPerChannel),
+      /** Runs holding a lease at once in the deployment. */
+      maxConcurrentRuns: z.number().int().positive().max(10_000).default(DEFAULT_CAPACITY_LIMITS.maxConcurrentRuns),
+      /** Sandbox tasks at once; a tool call that would start one more gets an error result. */
+      maxRunningSandboxes: z.number().int().positive().max(5_000).default(DEFAULT_CAPACITY_LIMITS.maxRunningSandboxes),
+    })
+    .default({ ...DEFAULT_CAPACITY_LIMITS }),
+  /** A deployment's own secret formats, redacted like the built-in ones (shared/secret-filter.ts). */
+  secretPatterns: z
+    .array(
+      z
+        .object({
+          name: z.string().min(1).max(60),
+          regex: z.string().superRefine((regex, ctx) => {
+            const problem = customPatternProblem(regex);
+            if (problem) ctx.addIssue({ code: 'custom', message: `the pattern ${problem}` });
+          }),
+        })
+        .strict(),
+    )
+    .max(50)
+    .default([]),
+  // --- end of the bounds block.
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
   channels: z
     .record(

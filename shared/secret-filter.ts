@@ -1,6 +1,7 @@
 // Secrets out of everything posted and logged: replies as they stream into the chat, the thread's
 // log.jsonl and the JSON log lines. A match is replaced by `[redacted <kind>]`. The list is meant to
-// grow: add a pattern for any credential format the deployment handles.
+// grow: add a pattern here for a credential format every deployment meets, or in settings.json
+// (`secretPatterns`) for one only a deployment knows (its own API keys, internal token formats).
 
 export interface SecretPattern {
   kind: string;
@@ -27,6 +28,48 @@ export const SECRET_PATTERNS: SecretPattern[] = [
   // scheme://user:password@host: the password goes, the rest stays readable.
   { kind: 'password', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:([^\s@/]+)@/gi, group: true },
 ];
+
+/** A deployment's own pattern, from settings.json: `{ "name": "Acme API key", "regex": "acme_[A-Za-z0-9]{32}" }`. */
+export interface CustomSecretPattern {
+  name: string;
+  regex: string;
+}
+
+/** Longest custom pattern source: a credential format needs far less, and a short pattern is easy to review. */
+export const MAX_CUSTOM_PATTERN_CHARS = 200;
+
+// A quantified group that itself contains a quantifier, such as (a+)+ or (\w*x)*: on a near miss the
+// engine tries exponentially many ways to split the text, so one reply could stall a step for minutes.
+const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*(?:[*+]|\{\d+,\d*\})(?:[^()\\]|\\.)*\)(?:[*+]|\{\d+,\d*\})/;
+
+/** Why a custom pattern cannot be used, or undefined when it can. */
+export function customPatternProblem(regex: string): string | undefined {
+  if (regex.length > MAX_CUSTOM_PATTERN_CHARS) return `is ${regex.length} characters long; the limit is ${MAX_CUSTOM_PATTERN_CHARS}`;
+  let compiled: RegExp;
+  try {
+    compiled = new RegExp(regex, 'g');
+  } catch (error) {
+    return `is not a valid regular expression: ${(error as Error).message}`;
+  }
+  if (compiled.test('')) return 'matches the empty string, so it would redact nothing useful and everything around it';
+  if (NESTED_QUANTIFIER.test(regex))
+    return 'has a repeated group that contains a repeat, such as (a+)+, which can take exponential time; write it without nesting';
+  return undefined;
+}
+
+const compiledCustom = new Map<string, SecretPattern[]>();
+
+/** The built-in patterns and a deployment's own (validated when settings.json is read), each compiled once per container. */
+export function secretPatternsWith(custom: CustomSecretPattern[] | undefined): SecretPattern[] {
+  if (!custom?.length) return SECRET_PATTERNS;
+  const key = JSON.stringify(custom);
+  let patterns = compiledCustom.get(key);
+  if (!patterns) {
+    patterns = [...SECRET_PATTERNS, ...custom.map(({ name, regex }) => ({ kind: name, pattern: new RegExp(regex, 'g') }))];
+    compiledCustom.set(key, patterns);
+  }
+  return patterns;
+}
 
 /** The text with every secret replaced. */
 export function redactSecrets(text: string, patterns: SecretPattern[] = SECRET_PATTERNS): string {

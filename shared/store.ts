@@ -6,7 +6,7 @@ import { dataKeys, ROOT_KEYS } from './ids.ts';
 import { settingsSchema, type Settings } from './schemas.ts';
 import { isS3NotFound, isS3PreconditionFailed } from './aws-errors.ts';
 import { issueLines } from './validation.ts';
-import { redactSecrets } from './secret-filter.ts';
+import { redactSecrets, SECRET_PATTERNS, type SecretPattern } from './secret-filter.ts';
 
 export interface StoreDeps {
   s3: S3Client;
@@ -152,7 +152,12 @@ export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEnt
  * Appends entries not logged yet (by message id), in date order. The write is conditional on the
  * version read, and retried on a conflict, so racing writers neither lose nor duplicate an entry.
  */
-export async function appendLog(deps: StoreDeps, threadId: string, entries: LogEntry[]): Promise<number> {
+export async function appendLog(
+  deps: StoreDeps,
+  threadId: string,
+  entries: LogEntry[],
+  secrets: SecretPattern[] = SECRET_PATTERNS,
+): Promise<number> {
   const key = dataKeys(threadId).log;
   for (let attempt = 0; attempt < 8; attempt++) {
     let raw: string | undefined;
@@ -169,7 +174,7 @@ export async function appendLog(deps: StoreDeps, threadId: string, entries: LogE
     const fresh = entries
       .filter((e, i) => !seen.has(e.messageId) && entries.findIndex((o) => o.messageId === e.messageId) === i)
       // The exchange log is for people to read: secrets anyone pasted or the model wrote stay out of it.
-      .map((e) => ({ ...e, text: redactSecrets(e.text) }));
+      .map((e) => ({ ...e, text: redactSecrets(e.text, secrets) }));
     if (fresh.length === 0) return 0;
     const merged = [...existing, ...fresh].sort((a, b) => a.date.localeCompare(b.date));
     try {

@@ -9,7 +9,7 @@ import type { SerializedThread } from 'chat';
 import { admitPrompt } from '../../shared/actor.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
-import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
+import { reclaimStaleLease, reclaimStaleSlots, stopThread, type ControlDeps } from '../../shared/control.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
 import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
@@ -60,6 +60,16 @@ async function replyRefused(deps: DispatchDeps, prompt: Prompt, text: string): P
   if (!ephemeral) await thread.post(text);
 }
 
+/** A new thread's prompt past a concurrent-run limit: the author is told how many run, and which limit. */
+function fullText(admission: 'channel-full' | 'deployment-full', limits: Settings['limits']): string {
+  const channel = admission === 'channel-full';
+  const max = channel ? limits.maxConcurrentRunsPerChannel : limits.maxConcurrentRuns;
+  const runs = `${max} run${max === 1 ? ' is' : 's are'} already running`;
+  return channel
+    ? `${runs} in this channel (the limit, maxConcurrentRunsPerChannel), so I did not start this one. Please send it again when one of them has finished.`
+    : `${runs} across this deployment (the limit, maxConcurrentRuns), so I did not start this one. Please send it again in a few minutes.`;
+}
+
 const busyText = (depth: number) =>
   `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
 
@@ -79,13 +89,25 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   const config = await deps.settings();
   const mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
   await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
-  const admission = await admitPrompt(deps.control.actor, prompt, { maxQueueDepth: config.maxQueueDepth, mode });
+  const options = {
+    maxQueueDepth: config.maxQueueDepth,
+    mode,
+    caps: { perChannel: config.limits.maxConcurrentRunsPerChannel, perDeployment: config.limits.maxConcurrentRuns },
+  };
+  let admission = await admitPrompt(deps.control.actor, prompt, options);
+  if (admission === 'channel-full' || admission === 'deployment-full') {
+    const scope = admission === 'channel-full' ? channelKeyOf(prompt.threadId) : undefined;
+    if (await reclaimStaleSlots(deps.control, scope)) admission = await admitPrompt(deps.control.actor, prompt, options);
+  }
   const log = logger.with({ threadId: prompt.threadId, messageId: prompt.messageId });
   log.info('prompt admitted', { admission, mode });
   if (admission === 'busy') {
     // Not lost silently: the prompt is in the logs, and its author is told.
     log.warn('prompt refused: queue full', { user: prompt.author.userId, text: prompt.text });
     await replyRefused(deps, prompt, busyText(config.maxQueueDepth));
+  } else if (admission === 'channel-full' || admission === 'deployment-full') {
+    log.warn('prompt refused: concurrent run limit', { limit: admission, user: prompt.author.userId, text: prompt.text });
+    await replyRefused(deps, prompt, fullText(admission, config.limits));
   } else if (admission === 'queued' && mode === 'interrupt') {
     await stopThread(deps.control, prompt.threadId, 'interrupted by a newer message');
   }

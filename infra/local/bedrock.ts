@@ -74,6 +74,12 @@ export interface ScriptedTurn {
    * HTTP error of the same type.
    */
   streamError?: { type: StreamExceptionType; message?: string };
+  /**
+   * Only a request this accepts takes the turn; others pass it by (the next turn that fits, or the
+   * default). Runs of other threads on one stack (a periodic event firing, say) then cannot take a
+   * turn scripted for one conversation and run its tool calls in their own sandbox.
+   */
+  takenBy?: (request: RecordedRequest) => boolean;
 }
 
 export interface RecordedRequest {
@@ -233,7 +239,8 @@ export async function startBedrockFake(options: { port?: number } = {}): Promise
       time: Date.now(),
     };
     requests.push(recorded);
-    const turn = queue.shift() ?? fallback(recorded);
+    const taken = queue.findIndex((t) => !t.takenBy || t.takenBy(recorded));
+    const turn = taken >= 0 ? queue.splice(taken, 1)[0]! : fallback(recorded);
     // toolUseIds default to a per-fake counter, like Bedrock's opaque tooluse_… ids.
     const toolIds = (turn.toolUses ?? []).map((t) => t.toolUseId ?? `tooluse_${++toolSeq}`);
 

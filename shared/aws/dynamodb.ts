@@ -2,7 +2,7 @@
 // (AWS_ENDPOINT_URL_DYNAMODB locally), so the same code talks to AWS or to the local cloud. Each
 // AWS client has its own module so that a function's bundle carries only the clients it imports.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { once } from '../lazy.ts';
 
 export function documentClient(client = new DynamoDBClient({})): DynamoDBDocumentClient {
@@ -12,3 +12,26 @@ export function documentClient(client = new DynamoDBClient({})): DynamoDBDocumen
 }
 
 export const dbClient = once(() => documentClient());
+
+/** Every item of one partition (strongly consistent), page after page. */
+export async function queryPartition(
+  deps: { db: DynamoDBDocumentClient; tableName: string },
+  pk: string,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await deps.db.send(
+      new QueryCommand({
+        TableName: deps.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}

@@ -7,9 +7,18 @@
 // RUNNING with an address is ready here, and sandbox-step waits for the command server to answer
 // (waitUntilAnswering) before the first call.
 import { DescribeTasksCommand, ListTasksCommand, RunTaskCommand, StopTaskCommand, type ECSClient, type Task } from '@aws-sdk/client-ecs';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { isConditionalCheckFailed } from '../aws-errors.ts';
+import { queryPartition } from '../aws/dynamodb.ts';
+import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from '../aws-errors.ts';
+import { giveSlot, SLOT_ATTRIBUTE, sandboxesKey, takeSlot } from '../capacity.ts';
 import { health, type SandboxAddress } from './client.ts';
 import type { SyncState } from './workspace.ts';
 
@@ -37,6 +46,21 @@ export interface SandboxItem {
   lastUsedAt: number;
   /** What the workspace held of S3, as recorded before it moved to S3 (see sync-state.ts). */
   synced?: SyncState;
+  /** The item holds one of the deployment's sandbox slots (see capacity.ts); a replacement task keeps it. */
+  holdsSlot?: boolean;
+}
+
+const MAX_SLOT_CONFLICTS = 5;
+
+/** Sandboxes that may exist at once (settings.json `limits.maxRunningSandboxes`), read only when one would start. */
+export type SandboxCap = () => Promise<number>;
+
+/** A sandbox would start past `limits.maxRunningSandboxes`: the tool call gets this message. */
+export class SandboxLimitReached extends Error {
+  constructor(readonly max: number) {
+    super(`sandbox limit reached (${max} running, limits.maxRunningSandboxes); try again later`);
+    this.name = 'SandboxLimitReached';
+  }
 }
 
 export interface SandboxStoreDeps {
@@ -115,8 +139,19 @@ export const STARTED_BY = 'threadwork-sandbox';
 /** Replacing tasks whose server never answered stops after this many in a row. */
 export const MAX_FAILED_STARTS = 3;
 
-/** Starts a task for the thread and records it; does not wait for it. */
-export async function startSandbox(deps: LifecycleDeps, threadId: string, failedStarts = 0): Promise<SandboxItem> {
+/**
+ * Starts a task for the thread and records it; does not wait for it. A task replacing `previous`
+ * keeps its slot; a new one takes a slot, and past the cap it is stopped again and SandboxLimitReached
+ * thrown. (RunTask comes first: a crash between it and the record leaves an orphan task, which the
+ * sweep stops, never a slot that nothing gives back.)
+ */
+export async function startSandbox(
+  deps: LifecycleDeps,
+  threadId: string,
+  failedStarts = 0,
+  cap?: SandboxCap,
+  previous?: SandboxItem,
+): Promise<SandboxItem> {
   const token = randomBytes(32).toString('hex');
   const out = await deps.ecs.send(
     new RunTaskCommand({
@@ -148,15 +183,69 @@ export async function startSandbox(deps: LifecycleDeps, threadId: string, failed
     lastUsedAt: now,
     ...(failedStarts ? { failedStarts } : {}),
   };
-  await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...key(threadId), ...item } }));
-  return item;
+  try {
+    return await recordSandbox(deps, item, cap, previous);
+  } catch (error) {
+    await stopTask(deps, task.taskArn, error instanceof SandboxLimitReached ? 'sandbox limit reached' : 'not recorded');
+    throw error;
+  }
+}
+
+async function recordSandbox(deps: LifecycleDeps, item: SandboxItem, cap?: SandboxCap, previous?: SandboxItem): Promise<SandboxItem> {
+  const Item = { ...key(item.threadId), ...item };
+  if (!cap) {
+    await deps.db.send(new PutCommand({ TableName: deps.tableName, Item }));
+    return item;
+  }
+  if (previous?.holdsSlot) {
+    try {
+      const kept = { ...Item, [SLOT_ATTRIBUTE]: true };
+      await deps.db.send(
+        new PutCommand({
+          TableName: deps.tableName,
+          Item: kept,
+          ConditionExpression: `taskArn = :previous AND ${SLOT_ATTRIBUTE} = :true`,
+          ExpressionAttributeValues: { ':previous': previous.taskArn, ':true': true },
+        }),
+      );
+      return { ...item, holdsSlot: true };
+    } catch (error) {
+      // Reaped meanwhile (its slot given back): take a slot like a new sandbox.
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+  const max = await cap();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await deps.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              // Over an item without a slot (recorded before the cap existed), never over one that holds one.
+              Put: {
+                TableName: deps.tableName,
+                Item: { ...Item, [SLOT_ATTRIBUTE]: true },
+                ConditionExpression: `attribute_not_exists(${SLOT_ATTRIBUTE})`,
+              },
+            },
+            takeSlot(deps.tableName, sandboxesKey, max),
+          ],
+        }),
+      );
+      return { ...item, holdsSlot: true };
+    } catch (error) {
+      if (transactionCancellationReasons(error)?.[1] === 'ConditionalCheckFailed') throw new SandboxLimitReached(max);
+      // Another thread's sandbox took or gave back a slot at the same moment: try again.
+      if (!isTransactionConflict(error) || attempt >= MAX_SLOT_CONFLICTS) throw error;
+    }
+  }
 }
 
 /** Starts the thread's sandbox unless one is already starting or running. Never waits. */
-export async function warmSandbox(deps: LifecycleDeps, threadId: string): Promise<void> {
+export async function warmSandbox(deps: LifecycleDeps, threadId: string, cap?: SandboxCap): Promise<void> {
   const item = await getSandbox(deps, threadId);
   if (item && (item.status === 'starting' || item.status === 'running')) return;
-  await startSandbox(deps, threadId);
+  await startSandbox(deps, threadId, 0, cap, item);
 }
 
 /** A lost task whose server never answered counts against the thread's start attempts. */
@@ -175,14 +264,14 @@ function failedStartsAfter(item: SandboxItem): number {
  * The thread's sandbox with a running task and its address: the recorded task if it is alive,
  * otherwise a new one (a dead task is replaced transparently; its files come back from S3).
  */
-export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Promise<SandboxItem> {
+export async function ensureSandbox(deps: LifecycleDeps, threadId: string, cap?: SandboxCap): Promise<SandboxItem> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const deadline = (deps.now ?? Date.now)() + (deps.startTimeoutMs ?? 180_000);
   let item = await getSandbox(deps, threadId);
   if (!item || item.status === 'lost' || item.status === 'stopping') {
     const failedStarts = item ? failedStartsAfter(item) : 0;
     if (item) await stopTask(deps, item.taskArn, 'replaced');
-    item = await startSandbox(deps, threadId, failedStarts);
+    item = await startSandbox(deps, threadId, failedStarts, cap, item);
   }
   for (let replaced = 0; ;) {
     const task = await describe(deps, item.taskArn);
@@ -208,7 +297,7 @@ export async function ensureSandbox(deps: LifecycleDeps, threadId: string): Prom
         throw Object.assign(new Error(`The sandbox keeps stopping: ${task?.stoppedReason ?? 'task missing'}`), {
           name: 'SandboxStartFailed',
         });
-      item = await startSandbox(deps, threadId, item.failedStarts);
+      item = await startSandbox(deps, threadId, item.failedStarts, cap, item);
       continue;
     }
     if ((deps.now ?? Date.now)() > deadline) {
@@ -260,22 +349,7 @@ async function stopTask(deps: { ecs: ECSClient; config: Pick<SandboxConfig, 'clu
 type ReaperDeps = SandboxStoreDeps & { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster' | 'idleMinutes'> };
 
 async function allSandboxes(deps: SandboxStoreDeps): Promise<SandboxItem[]> {
-  const items: SandboxItem[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await deps.db.send(
-      new QueryCommand({
-        TableName: deps.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': SANDBOXES },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...((out.Items ?? []) as SandboxItem[]));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  return (await queryPartition(deps, SANDBOXES)) as unknown as SandboxItem[];
 }
 
 /** Claims an idle sandbox for stopping, unless a tool call used it since it was read. */
@@ -321,20 +395,24 @@ export async function reapIdleSandboxes(deps: ReaperDeps): Promise<string[]> {
 
 async function stopAndForget(deps: ReaperDeps, item: SandboxItem): Promise<void> {
   await deps.ecs.send(new StopTaskCommand({ cluster: deps.config.cluster, task: item.taskArn, reason: 'threadwork: idle' }));
-  await deps.db
-    .send(
-      new DeleteCommand({
-        TableName: deps.tableName,
-        Key: key(item.threadId),
-        ConditionExpression: 'taskArn = :task AND #status = :stopping',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':task': item.taskArn, ':stopping': 'stopping' },
-      }),
-    )
-    .catch((error: unknown) => {
-      // Replaced meanwhile by a new task for the thread: that record stays.
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
+  const forget = {
+    TableName: deps.tableName,
+    Key: key(item.threadId),
+    ConditionExpression: 'taskArn = :task AND #status = :stopping',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':task': item.taskArn, ':stopping': 'stopping' },
+  };
+  try {
+    // The record and its slot go together: a retry after the delete finds no record and gives nothing back.
+    if (item.holdsSlot) {
+      await deps.db.send(new TransactWriteCommand({ TransactItems: [{ Delete: forget }, giveSlot(deps.tableName, sandboxesKey)] }));
+    } else {
+      await deps.db.send(new DeleteCommand(forget));
+    }
+  } catch (error) {
+    // Replaced meanwhile by a new task for the thread: that record stays.
+    if (!isConditionalCheckFailed(error) && transactionCancellationReasons(error)?.[0] !== 'ConditionalCheckFailed') throw error;
+  }
 }
 
 /** How long a task may run without a record before the sweep takes it for an orphan. */

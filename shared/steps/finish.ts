@@ -12,6 +12,7 @@ import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../sto
 import type { AgentDeps } from './deps.ts';
 import { replyRecordName } from './reply.ts';
 import { loadSnapshot } from './snapshot.ts';
+import { redactSecrets, secretPatternsWith } from '../secret-filter.ts';
 import { type PostedMessage, removeStopCard } from './stop-card.ts';
 
 /** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */
@@ -61,7 +62,9 @@ async function logExchange(
   // Ending must not depend on the stored text: without it, the log keeps the prompt's beginning.
   const text = await promptText(deps.store, run.prompt).catch(() => run.prompt.text);
   const log = exchangeLog(run, text, entries, replies);
-  await appendLog(deps.store, run.threadId, log);
+  // The deployment's own patterns as the run began (the log lines' filter knows only the built-in ones).
+  const secrets = secretPatternsWith((await loadSnapshot(deps.store, run).catch(() => undefined))?.secretPatterns);
+  await appendLog(deps.store, run.threadId, log, secrets);
   const usage = runUsage(entries, run);
   deps.logger.info('exchange', {
     runId: run.runId,
@@ -70,8 +73,12 @@ async function logExchange(
     ...extra,
     usage,
     // A long prompt's beginning only: its whole text is in log.jsonl.
-    prompt: { user: run.prompt.author.userId, text: run.prompt.text, ...(run.prompt.textKey ? { textKey: run.prompt.textKey } : {}) },
-    replies: log.filter((e) => e.isBot).map((e) => e.text),
+    prompt: {
+      user: run.prompt.author.userId,
+      text: redactSecrets(run.prompt.text, secrets),
+      ...(run.prompt.textKey ? { textKey: run.prompt.textKey } : {}),
+    },
+    replies: log.filter((e) => e.isBot).map((e) => redactSecrets(e.text, secrets)),
   });
   return usage;
 }

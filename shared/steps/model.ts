@@ -17,6 +17,7 @@ import { type AgentDeps, stepMeta } from './deps.ts';
 import { CUT_OFF_NOTE, openReply } from './reply.ts';
 import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
+import { secretPatternsWith } from '../secret-filter.ts';
 import { showStopCard } from './stop-card.ts';
 
 /**
@@ -78,7 +79,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
 
   await compactIfNeeded(deps, run, snapshot, context);
   const thread = deps.thread(run);
-  const reply = await openReply(deps, run, loop.step, thread);
+  const reply = await openReply(deps, run, loop.step, thread, secretPatternsWith(snapshot.secretPatterns));
   const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
   const started = deps.now();
   // A stop ends the model stream at once (the execution itself is stopped by the one who asked).

@@ -4,6 +4,7 @@
 import { priceOf } from '../pricing.ts';
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
 import { backfill } from '../backfill.ts';
+import { type SecretPattern, secretPatternsWith } from '../secret-filter.ts';
 import { contextText } from '../context-text.ts';
 import { channelKeyOf, ROOT_KEYS } from '../ids.ts';
 import { promptText } from '../prompt-body.ts';
@@ -43,9 +44,9 @@ function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) 
 }
 
 /** The prompt (after what was said while the agent was away), once: a retried prepare adds nothing. */
-async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string): Promise<void> {
+async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, secrets: SecretPattern[]): Promise<void> {
   if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
-  const filled = await backfill(deps.store, deps.thread(run), run, context.entries).catch((error: unknown) => {
+  const filled = await backfill(deps.store, deps.thread(run), run, context.entries, secrets).catch((error: unknown) => {
     deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
     return undefined;
   });
@@ -112,6 +113,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     ...(settings.showCost ? { showCost: true } : {}),
     compaction: settings.compaction,
     ...(offeredSkills.toolPolicy ? { toolPolicy: offeredSkills.toolPolicy } : {}),
+    ...(settings.secretPatterns.length ? { secretPatterns: settings.secretPatterns } : {}),
     system: buildSystemPrompt({
       identity,
       systemNotes,
@@ -126,14 +128,14 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   };
   if (deps.sandbox && settings.sandbox.startEarly) {
     // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
-    await warmSandbox(deps.sandbox, run.threadId).catch((error: unknown) =>
+    await warmSandbox(deps.sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
       deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
     );
   }
   await saveSnapshot(deps.store, run, snapshot);
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context, text);
+  await addPrompt(deps, run, context, text, secretPatternsWith(settings.secretPatterns));
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

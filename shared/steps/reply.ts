@@ -4,7 +4,7 @@
 import type { Thread } from 'chat';
 import { readRecord, writeRecord } from '../ledger.ts';
 import type { RunInput } from '../schemas.ts';
-import { createStreamRedactor, redactSecrets } from '../secret-filter.ts';
+import { createStreamRedactor, redactSecrets, SECRET_PATTERNS, type SecretPattern } from '../secret-filter.ts';
 import { createTextPipe } from '../text-pipe.ts';
 import type { AgentDeps } from './deps.ts';
 import type { PostedMessage } from './stop-card.ts';
@@ -30,13 +30,14 @@ export async function openReply(
   run: RunInput,
   step: number,
   thread: Thread,
+  secrets: SecretPattern[] = SECRET_PATTERNS,
 ): Promise<ReplyStream> {
   const recordName = replyRecordName(step);
   const earlier = await readRecord<PostedMessage>(deps.ledger, run.runId, recordName);
   const quiet = run.prompt.heartbeat === true;
   const pipe = createTextPipe();
   // Secrets never reach the thread, even split across deltas.
-  const redactor = createStreamRedactor();
+  const redactor = createStreamRedactor(secrets);
   let posting: Promise<{ id: string }> | undefined;
   const record = (id: string) => writeRecord(deps.ledger, run.runId, recordName, { messageId: id } satisfies PostedMessage);
   return {
@@ -58,14 +59,14 @@ export async function openReply(
       if (sent) await record(sent.id);
     },
     async settle(text, cutOff) {
-      if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, redactSecrets(text)));
+      if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, redactSecrets(text, secrets)));
       if (!quiet) {
         if (cutOff) await thread.post(CUT_OFF_NOTE);
         return;
       }
       const said = text.trim();
       if (said === HEARTBEAT_OK) return deps.logger.info('heartbeat: nothing to do', { runId: run.runId });
-      if (said) await record((await thread.post(redactSecrets(said))).id);
+      if (said) await record((await thread.post(redactSecrets(said, secrets))).id);
     },
   };
 }

@@ -24,6 +24,8 @@ export interface RunSnapshot {
   /** The offered skills' `allowed-tools`, when they limit the run's tools. */
   toolPolicy?: ToolPolicy;
   system: SystemContentBlock[];
+  /** settings.json `secretPatterns` as the run began: its replies and log are redacted with them too. */
+  secretPatterns?: Settings['secretPatterns'];
 }
 
 const snapshotKey = (run: RunInput) => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`;

@@ -1,10 +1,10 @@
 // The tool step, in agent-step: chat tools (upload, search_channel) run here; for a sandbox tool the
 // thread's sandbox is made ready (started, or replaced if it died) and the call goes on to the
 // sandbox step inside the VPC. Stop and steer are checked before every call.
-import { ensureSandbox } from '../sandbox/lifecycle.ts';
+import { ensureSandbox, SandboxLimitReached } from '../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../schemas.ts';
-import { loadContext, saveLoadedContext } from '../store.ts';
+import { loadContext, loadSettings, saveLoadedContext } from '../store.ts';
 import { appendToolResult, pendingToolCall } from '../tool-calls.ts';
 import { runChatTool } from '../tools/chat-tools.ts';
 import type { ToolOutcome } from '../tools/sandbox-tools.ts';
@@ -16,9 +16,14 @@ import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome | 'ready'> {
   if (!deps.sandbox) return { status: 'error', text: 'This deployment has no sandbox, so files and commands are unavailable.' };
   try {
-    await ensureSandbox(deps.sandbox, run.threadId);
+    // The cap is read only when a sandbox would start: a running one costs no settings read.
+    await ensureSandbox(deps.sandbox, run.threadId, async () => (await loadSettings(deps.store)).settings.limits.maxRunningSandboxes);
     return 'ready';
   } catch (error) {
+    if (error instanceof SandboxLimitReached) {
+      deps.logger.warn('sandbox limit reached', { runId: run.runId, max: error.max });
+      return { status: 'error', text: `The sandbox could not be started: ${error.message}.` };
+    }
     deps.logger.error('sandbox unavailable', { runId: run.runId, error });
     return { status: 'error', text: `The sandbox could not be started: ${(error as Error).message}` };
   }

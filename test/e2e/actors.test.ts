@@ -229,12 +229,12 @@ test('a duplicate SQS delivery of one prompt starts one run', async () => {
 });
 
 test('200 threads with 3 prompts each keep every thread in order and never overlap its runs', async () => {
-  // Plain conversations: no sandbox for each of 200 threads.
+  // Plain conversations: no sandbox for each of 200 threads, and 200 runs at once in one channel.
   await stack.cloud.clients.s3.send(
     new PutObjectCommand({
       Bucket: stack.cloud.names.bucket,
       Key: 'settings.json',
-      Body: JSON.stringify({ sandbox: { startEarly: false } }),
+      Body: JSON.stringify({ sandbox: { startEarly: false }, limits: { maxConcurrentRunsPerChannel: 1000, maxConcurrentRuns: 1000 } }),
     }),
   );
   stack.bedrock.setDefault((req) => {

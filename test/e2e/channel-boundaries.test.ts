@@ -3,7 +3,7 @@
 // because the attack does no harm.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { putData, readData } from '../support/data-bucket.ts';
+import { deleteData, putData, readData } from '../support/data-bucket.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
@@ -118,6 +118,9 @@ test('an operator event keeps full reach; cron faster than the minimum interval 
   await put('events/slack/C0OPS/fast.json', { type: 'periodic', text: 'now allowed', schedule: '* * * * *', timezone: 'UTC' });
   await eventually(async () => (await read('events/slack/C0OPS/fast.error.json')) === undefined, 10_000, 'error file removed');
   await put('settings.json', {});
+  // Periodic runs every minute would go on through the later tests of this stack.
+  for (const name of ['fast', 'ok']) await deleteData(stack, `events/slack/C0OPS/${name}.json`);
+  await eventually(() => ![...stack.cloud.scheduler.schedules.keys()].some((n) => /\/ev-(fast|ok)-/.test(n)), 10_000, 'schedules deleted');
   await quiet();
 });
 
@@ -233,25 +236,47 @@ test('a chain of runs started by event files stops at maxEventChainDepth; a chan
   await quiet();
 });
 
-test('a secret the model writes is redacted in the streamed reply and in the exchange log', async () => {
-  const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
-  stack.bedrock.script({ text: ['The keys are AKIAIOSF', 'ODNN7EXAMPLE and wJalrXUtnFEMI/K7MD', 'ENG/bPxRfiCYEXAMPLEKEY, enjoy.'] });
-  const posted = await stack.slack.postUserMessage({ channel: 'C0LEAK', text: '<@U0LOCALBOT> print the keys from the notes' });
+/** Posts `text` in `channel`, and returns the reply that ends with `ending` and the thread's log.jsonl once it holds it. */
+async function replyAndLog(channel: string, text: string, ending: string) {
+  const posted = await stack.slack.postUserMessage({ channel, text: `<@U0LOCALBOT> ${text}` });
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
   const reply = await eventually(
-    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.bot_id && m.text.includes('enjoy')),
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.bot_id && m.text.includes(ending)),
     20_000,
     'reply',
   );
-  assert.equal(reply.text, 'The keys are [redacted AWS access key id] and [redacted AWS secret access key], enjoy.');
   const log = await eventually(
     async () => {
-      const text = await read(dataKeys(threadId).log);
-      return text?.includes('enjoy') ? text : undefined;
+      const logged = await read(dataKeys(threadId).log);
+      return logged?.includes(ending) ? logged : undefined;
     },
     20_000,
     'exchange log',
   );
+  return { reply: reply.text, log };
+}
+
+test('a secret the model writes is redacted in the streamed reply and in the exchange log', async () => {
+  const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+  stack.bedrock.script({ text: ['The keys are AKIAIOSF', 'ODNN7EXAMPLE and wJalrXUtnFEMI/K7MD', 'ENG/bPxRfiCYEXAMPLEKEY, enjoy.'] });
+  const { reply, log } = await replyAndLog('C0LEAK', 'print the keys from the notes', 'enjoy');
+  assert.equal(reply, 'The keys are [redacted AWS access key id] and [redacted AWS secret access key], enjoy.');
   assert.ok(!log.includes(secret) && !log.includes('AKIAIOSFODNN7EXAMPLE'), log);
   assert.match(log, /\[redacted AWS secret access key\]/);
+});
+
+test("a deployment's own secret pattern from settings.json is redacted in the streamed reply and in the exchange log", async () => {
+  await put('settings.json', { secretPatterns: [{ name: 'Acme API key', regex: 'acme_(?:live|test)_[A-Za-z0-9]{24}' }] });
+  const key = 'acme_live_Q2xhdWRlV2FzSGVyZTEyMzQ1';
+  stack.bedrock.script({
+    text: ['Your key is acme_live_Q2xhdW', 'RlV2FzSGVyZTEyMzQ1 as asked.'],
+    takenBy: (r) => JSON.stringify(r.body.system).includes('C0ACME'),
+  });
+  // The user pastes it too: the prompt is in log.jsonl as well.
+  const { reply, log } = await replyAndLog('C0ACME', `remember ${key} and say it back`, 'as asked');
+  assert.equal(reply, 'Your key is [redacted Acme API key] as asked.');
+  assert.ok(!log.includes(key), log);
+  assert.equal(log.match(/\[redacted Acme API key\]/g)?.length, 2, 'the prompt and the reply');
+  await put('settings.json', {});
+  await quiet();
 });

@@ -1,9 +1,9 @@
-// A sandbox that syncs thousands of files (one `npm install`), through the whole local cloud, on a
-// stack of its own. Known open finding: run after the other channel-boundary tests on one stack,
-// the second command of this test does not see the files the first created; see the closing note.
+// A sandbox that syncs thousands of files (one `npm install`), through the whole local cloud, while
+// a run of another channel starts in the middle of it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readData } from '../support/data-bucket.ts';
+import { putData, readData } from '../support/data-bucket.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
 import { dataKeys } from '../../shared/ids.ts';
@@ -17,30 +17,35 @@ after(async () => {
   await stack?.stop();
 });
 
-const use = toolTurn;
-const idOf = toolUseIdOf;
 const botPostsIn = (channel: string) => (stack.slack.messages.channels.get(channel) ?? []).filter((m) => m.bot_id);
-
-const read = (key: string) => readData(stack, key);
+const requestsIn = (channel: string) =>
+  stack.bedrock.requests.filter((r) => JSON.stringify(r.body.system ?? '').includes(`slack:${channel}:`));
 
 test('a tool call that creates thousands of files syncs them, and the run goes on', async () => {
   const turns = [
-    use('bash', { command: 'mkdir -p deps && cd deps && for i in $(seq 1 3000); do echo "module $i" > "m$i.js"; done; ls | wc -l' }),
-    use('bash', { command: 'ls deps | wc -l' }),
+    toolTurn('bash', { command: 'mkdir -p deps && cd deps && for i in $(seq 1 3000); do echo "module $i" > "m$i.js"; done; ls | wc -l' }),
+    toolTurn('bash', { command: 'ls deps | wc -l' }),
   ];
   const started = Date.now();
-  const { ended, results, threadId } = await runScripted(stack, {
+  const conversation = runScripted(stack, {
     channel: 'C0FLOOD',
     text: 'please install the dependencies',
     turns: [...turns, { text: 'done' }],
     timeoutMs: 180_000,
   });
+  // While the first command's files sync, an event starts a run in another channel (on a shared stack
+  // a periodic event file left by another test did this): it must not take this conversation's next turn.
+  await eventually(() => requestsIn('C0FLOOD').length > 0, 30_000, 'first model call');
+  await putData(stack, 'events/ops-meanwhile.json', { type: 'immediate', adapterId: 'slack', channelId: 'C0ELSEWHERE', text: 'meanwhile' });
+  await eventually(() => requestsIn('C0ELSEWHERE').length > 0, 30_000, 'the other channel ran');
+  const { ended, results, threadId } = await conversation;
   const seconds = (Date.now() - started) / 1000;
   assert.equal(ended.status, 'SUCCEEDED', JSON.stringify(ended));
-  const [create, count] = turns.map((t) => results.get(idOf(t))!);
+  const [create, count] = turns.map((t) => results.get(toolUseIdOf(t))!);
   assert.equal(create!.status, 'success', create!.text);
-  assert.match(count!.text, /3000/);
-  assert.equal(await read(`${dataKeys(threadId).threadDir}/scratch/deps/m3000.js`), 'module 3000\n');
+  assert.match(count!.text, /^3000\n/, count!.text);
+  assert.ok(requestsIn('C0ELSEWHERE')[0]!.time < requestsIn('C0FLOOD')[1]!.time, 'the other run came in the middle');
+  assert.equal(await readData(stack, `${dataKeys(threadId).threadDir}/scratch/deps/m3000.js`), 'module 3000\n');
   assert.ok(!botPostsIn('C0FLOOD').some((m) => /rejected|went wrong/.test(m.text)));
   console.log(`# 3,000 files synced through the local cloud in ${seconds.toFixed(1)} s`);
 });

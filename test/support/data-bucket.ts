@@ -1,5 +1,5 @@
 // The local data bucket as an operator sees it: read and write one key (JSON for non-strings).
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { TestStack } from './local-stack.ts';
 
 export async function putData(stack: TestStack, key: string, body: unknown): Promise<void> {
@@ -16,4 +16,8 @@ export async function readData(stack: TestStack, key: string): Promise<string | 
   } catch {
     return undefined;
   }
+}
+
+export async function deleteData(stack: TestStack, key: string): Promise<void> {
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
 }

@@ -1,6 +1,7 @@
 // One run through the local cloud with a scripted model: post a mention, wait for the run's
 // execution to end, and collect what the model was sent back (tool results by tool-use id).
-import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
+import type { RecordedRequest, ScriptedTurn } from '../../infra/local/bedrock.ts';
+import { DEFAULT_CHANNEL } from '../../infra/local/slack/index.ts';
 import { eventually } from './eventually.ts';
 import type { TestStack } from './local-stack.ts';
 
@@ -8,12 +9,13 @@ export async function runScripted(
   stack: TestStack,
   options: { text: string; turns: ScriptedTurn[]; channel?: string; timeoutMs?: number },
 ) {
-  stack.bedrock.script(...options.turns);
+  const channel = options.channel ?? DEFAULT_CHANNEL;
+  // The turns go to this channel's runs only: a run another test left behind (a periodic event file
+  // firing every minute) must not take one and run its tool call in another thread's sandbox.
+  const inChannel = (request: RecordedRequest) => JSON.stringify(request.body.system ?? '').includes(`slack:${channel}:`);
+  stack.bedrock.script(...options.turns.map((turn) => ({ takenBy: inChannel, ...turn })));
   const firstRequest = stack.bedrock.requests.length;
-  const posted = await stack.slack.postUserMessage({
-    ...(options.channel ? { channel: options.channel } : {}),
-    text: `<@U0LOCALBOT> ${options.text}`,
-  });
+  const posted = await stack.slack.postUserMessage({ channel, text: `<@U0LOCALBOT> ${options.text}` });
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
   const execution = await eventually(
     () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),

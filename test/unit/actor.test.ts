@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, type ActorDeps } from '../../shared/actor.ts';
+import { channelRunsKey, deploymentRunsKey, slotsTaken } from '../../shared/capacity.ts';
 import { MAX_STEER_BYTES } from '../../shared/control.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/prompt-body.ts';
 import { settingsSchema, type RunInput } from '../../shared/schemas.ts';
@@ -185,4 +186,52 @@ test('a full queue of the largest prompts that may wait, plus every pending stee
 
 test('steering a thread with nothing running says so', async () => {
   assert.equal(await addSteer(deps(), 'slack:C1:9.0002', 'anything'), 'idle');
+});
+
+test('run slots: a new thread past the channel or deployment cap is refused; queued prompts keep their thread’s slot; going idle gives it back once', async () => {
+  const d = deps();
+  const caps = { perChannel: 2, perDeployment: 3 };
+  const slotsIn = (key: Parameters<typeof slotsTaken>[1]) => slotsTaken(d, key);
+  const channelOf = (c: string) => channelRunsKey(`slack:${c}:1`);
+  assert.equal(await admitPrompt(d, prompt('slack:CCAP1:1.1', 'a1'), { caps }), 'started');
+  assert.equal(await admitPrompt(d, prompt('slack:CCAP1:1.2', 'b1'), { caps }), 'started');
+  // The channel is full: a third thread there is refused, and nothing of it is kept (a redelivery may try again).
+  assert.equal(await admitPrompt(d, prompt('slack:CCAP1:1.3', 'c1'), { caps }), 'channel-full');
+  assert.equal(await getActor(d, 'slack:CCAP1:1.3'), undefined);
+  // A prompt behind a running run of the full channel still queues, and runs on the same slot.
+  assert.equal(await admitPrompt(d, prompt('slack:CCAP1:1.1', 'a2'), { caps }), 'queued');
+  assert.equal(await admitPrompt(d, prompt('slack:CCAP2:1.1', 'd1'), { caps }), 'started');
+  // The deployment is full (3): another channel is refused too.
+  assert.equal(await admitPrompt(d, prompt('slack:CCAP3:1.1', 'e1'), { caps }), 'deployment-full');
+  assert.equal(await slotsIn(channelOf('CCAP1')), 2);
+  assert.equal(await slotsIn(deploymentRunsKey), 3);
+
+  const run = (messageId: string) => d.started.find((r) => r.prompt.messageId === messageId)!.runId;
+  assert.equal((await releaseLease(d, 'slack:CCAP1:1.1', run('a1'))).outcome, 'next');
+  assert.equal(await slotsIn(deploymentRunsKey), 3, 'a hand-over keeps the slot');
+  assert.equal((await releaseLease(d, 'slack:CCAP1:1.1', run('a2'))).outcome, 'idle');
+  // Every path that releases may come again (finish, then the run-ended rule): the slot goes back once.
+  assert.equal((await releaseLease(d, 'slack:CCAP1:1.1', run('a2'))).outcome, 'not-holder');
+  assert.equal(await slotsIn(channelOf('CCAP1')), 1);
+  assert.equal(await slotsIn(deploymentRunsKey), 2);
+  assert.equal(await admitPrompt(d, prompt('slack:CCAP1:1.3', 'c1'), { caps }), 'started');
+  await Promise.all(
+    [
+      ['slack:CCAP1:1.2', 'b1'],
+      ['slack:CCAP1:1.3', 'c1'],
+      ['slack:CCAP2:1.1', 'd1'],
+    ].map(([thread, id]) => releaseLease(d, thread!, run(id!))),
+  );
+  for (const key of [channelOf('CCAP1'), channelOf('CCAP2'), deploymentRunsKey]) assert.equal(await slotsIn(key), 0);
+});
+
+test('racing prompts of many threads never take more run slots than the cap', async () => {
+  const d = deps();
+  const caps = { perChannel: 3, perDeployment: 100 };
+  const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => admitPrompt(d, prompt(`slack:CRACE:2.${i}`, `r${i}`), { caps })));
+  assert.equal(outcomes.filter((o) => o === 'started').length, 3);
+  assert.equal(outcomes.filter((o) => o === 'channel-full').length, 9);
+  assert.equal(await slotsTaken(d, channelRunsKey('slack:CRACE:2.0')), 3);
+  await Promise.all(d.started.map((r) => releaseLease(d, r.threadId, r.runId)));
+  assert.equal(await slotsTaken(d, channelRunsKey('slack:CRACE:2.0')), 0);
 });

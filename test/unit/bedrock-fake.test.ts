@@ -336,3 +336,18 @@ test('unknown routes get a 404 JSON error and are not recorded', async () => {
     await fake.close();
   }
 });
+
+test('a turn scripted for one conversation is passed by the requests of another', async () => {
+  await withFake(async (fake, client) => {
+    const of = (thread: string) => (r: { body: { system?: unknown } }) => JSON.stringify(r.body.system ?? '').includes(thread);
+    fake.script({ text: 'first for A', takenBy: of('thread-A') }, { text: 'second for A', takenBy: of('thread-A') });
+    const ask = async (thread: string) => {
+      const res = await client.send(new ConverseCommand({ modelId: MODEL, system: [{ text: `thread ${thread}` }], messages }));
+      return res.output?.message?.content?.[0]?.text;
+    };
+    assert.equal(await ask('thread-A'), 'first for A');
+    // Another thread's run in between (a periodic event firing) gets the default, not A's next turn.
+    assert.equal(await ask('thread-B'), 'hello fake');
+    assert.equal(await ask('thread-A'), 'second for A');
+  });
+});

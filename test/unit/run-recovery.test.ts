@@ -13,7 +13,8 @@ import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs/index.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from '../../infra/local/step-functions/index.ts';
 import { localFunctionArn } from '../../infra/local/template.ts';
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
-import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease } from '../../shared/control.ts';
+import { channelRunsKey, sandboxesKey, slotHolders, slotsTaken } from '../../shared/capacity.ts';
+import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease, reclaimStaleSlots } from '../../shared/control.ts';
 import { createLogger } from '../../shared/log.ts';
 import {
   addressOf,
@@ -229,4 +230,64 @@ test('the sweep stops sandbox tasks that no record owns, once past the grace per
   assert.deepEqual(await sweepOrphanedTasks(deps, 60_000), [orphan.taskArn]);
   assert.equal(ecsStandIn.tasks.get(orphan.taskArn)?.desiredStatus, 'STOPPED');
   assert.equal(ecsStandIn.tasks.get(owned.taskArn)?.desiredStatus, 'RUNNING');
+});
+
+test('sandbox slots: past the cap a start is refused and its task stopped; a replacement keeps its slot; reaping gives slots back', async () => {
+  const deps = reaperDeps();
+  clock.ms = Date.now();
+  const cap = async () => 2;
+  const slots = () => slotsTaken(deps, sandboxesKey);
+  const first = await ensureSandbox(deps, 'slack:CCAPS:1', cap);
+  await ensureSandbox(deps, 'slack:CCAPS:2', cap);
+  assert.equal(await slots(), 2);
+  const tasksBefore = new Set(ecsStandIn.tasks.keys());
+  await assert.rejects(ensureSandbox(deps, 'slack:CCAPS:3', cap), {
+    name: 'SandboxLimitReached',
+    message: 'sandbox limit reached (2 running, limits.maxRunningSandboxes); try again later',
+  });
+  assert.equal(await getSandbox(deps, 'slack:CCAPS:3'), undefined);
+  const refused = [...ecsStandIn.tasks.keys()].filter((arn) => !tasksBefore.has(arn));
+  assert.equal(refused.length, 1);
+  assert.equal(ecsStandIn.tasks.get(refused[0]!)?.desiredStatus, 'STOPPED', 'the task started for it is stopped');
+  // A dead task is replaced on the slot it held.
+  await markLost(deps, 'slack:CCAPS:1', first.taskArn);
+  const replaced = await ensureSandbox(deps, 'slack:CCAPS:1', cap);
+  assert.notEqual(replaced.taskArn, first.taskArn);
+  assert.equal(await slots(), 2);
+  clock.ms += 10 * 60_000;
+  const reaped = await reapIdleSandboxes(deps);
+  assert.ok(reaped.includes('slack:CCAPS:1') && reaped.includes('slack:CCAPS:2'));
+  assert.deepEqual(await reapIdleSandboxes(deps), [], 'a second pass finds nothing to give back');
+  assert.equal(await slots(), 0);
+  await ensureSandbox(deps, 'slack:CCAPS:3', cap);
+  assert.equal(await slots(), 1);
+});
+
+test("a slot whose release was lost is reclaimed when a new thread finds the limit reached, not only at that thread's next prompt", async () => {
+  const actor = actorDeps(startExecution);
+  const caps = { perChannel: 1, perDeployment: 100 };
+  const inChannel = (n: number): Prompt => {
+    const base = prompt();
+    const threadId = `slack:CSLOT:${n}.000`;
+    return { ...base, threadId, thread: { ...base.thread, id: threadId, channelId: 'CSLOT' } };
+  };
+  const lost = inChannel(1);
+  assert.equal(await admitPrompt(actor, lost, { caps }), 'started');
+  const runId = (await getActor(actor, lost.threadId))!.current!.runId;
+  const next = inChannel(2);
+  assert.equal(await admitPrompt(actor, next, { caps }), 'channel-full');
+  // Still running: nothing is freed, even when old.
+  assert.equal(await reclaimStaleSlots(control(actor), 'slack:CSLOT', clock.ms + LEASE_CHECK_AFTER_MS), 0);
+  // Its execution ends and the release never arrives.
+  holds.get(runId)!();
+  await sfnStandIn.waitForExecution(executionArnFor(STATE_MACHINE_ARN, runId));
+  assert.equal(await reclaimStaleSlots(control(actor), 'slack:CSLOT', clock.ms + 1000), 0, 'a young lease is not checked');
+  assert.equal(await reclaimStaleSlots(control(actor), 'slack:CSLOT', clock.ms + LEASE_CHECK_AFTER_MS), 1);
+  assert.equal((await getActor(actor, lost.threadId))?.status, 'idle');
+  assert.equal(await slotsTaken(actor, channelRunsKey(lost.threadId)), 0);
+  assert.equal(await admitPrompt(actor, next, { caps }), 'started');
+  assert.deepEqual(
+    (await slotHolders(actor, 'slack:CSLOT')).map((h) => h.threadId),
+    [next.threadId],
+  );
 });
