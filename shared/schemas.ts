@@ -8,6 +8,7 @@ import {
   DEFAULT_SANDBOX_SYNC_LIMITS,
 } from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
+import { accessSchema, OPEN_ACCESS, type Access } from './access.ts';
 
 /**
  * Longest prompt text, in UTF-8 bytes (a character is 1 to 4 of them): every 40,000-character Slack
@@ -148,5 +149,9 @@ export const settingsSchema = z.object({
   channels: z
     .record(z.string(), z.object({ model: modelSettingsSchema.optional(), queueMode: z.enum(['queue', 'interrupt']).optional() }))
     .default({}),
+
+  // Access: who may use the agent, who may stop or steer its runs (shared/access.ts).
+  access: accessSchema.default({ ...OPEN_ACCESS }),
 });
-export type Settings = z.infer<typeof settingsSchema>;
+/** `access` may also be locked: see loadSettings. */
+export type Settings = Omit<z.infer<typeof settingsSchema>, 'access'> & { access: Access };

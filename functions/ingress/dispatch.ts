@@ -6,6 +6,8 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
+import { controlPolicy } from '../../shared/access.ts';
+import { refusedByAccess } from '../../shared/access-gate.ts';
 import { admitPrompt } from '../../shared/actor.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
@@ -64,6 +66,13 @@ const busyText = (depth: number) =>
   `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
 
 async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
+  const config = await deps.settings();
+  const gate = {
+    state: async () => (await deps.loadChat()).getState(),
+    reply: (p: Prompt, text: string) => replyRefused(deps, p, text),
+    logger,
+  };
+  if (await refusedByAccess(gate, config.access, received)) return;
   const prompt = await storePromptBody(deps.store, received, runIdFor(received.threadId, received.messageId));
   const bytes = queuedPromptBytes(prompt);
   if (bytes > MAX_QUEUED_PROMPT_BYTES) {
@@ -76,10 +85,13 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
     );
     return;
   }
-  const config = await deps.settings();
   const mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
   await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
-  const admission = await admitPrompt(deps.control.actor, prompt, { maxQueueDepth: config.maxQueueDepth, mode });
+  const admission = await admitPrompt(deps.control.actor, prompt, {
+    maxQueueDepth: config.maxQueueDepth,
+    mode,
+    control: controlPolicy(config.access),
+  });
   const log = logger.with({ threadId: prompt.threadId, messageId: prompt.messageId });
   log.info('prompt admitted', { admission, mode });
   if (admission === 'busy') {
