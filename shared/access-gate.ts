@@ -2,7 +2,17 @@
 // `access` refuses never reaches the thread's queue, a run or the model. Its author is told once per
 // thread (a conditional write in the chat state), and every refusal is logged.
 import type { StateAdapter } from 'chat';
-import { EVENT_AUTHOR_ID, slackWorkspaceOf, useRefusal, type Access, type Person, type UseRefusal } from './access.ts';
+import {
+  controlRefusal,
+  EVENT_AUTHOR_ID,
+  slackWorkspaceOf,
+  useRefusal,
+  type Access,
+  type ControlPolicy,
+  type Person,
+  type UseRefusal,
+} from './access.ts';
+import type { ActorItem } from './actor.ts';
 import { channelKeyOf, parseThreadId } from './ids.ts';
 import type { JsonLogger } from './log.ts';
 import type { Prompt } from './schemas.ts';
@@ -60,4 +70,15 @@ export async function refusedByAccess(deps: AccessGateDeps, access: Access, prom
     }
   }
   return true;
+}
+
+/**
+ * In interrupt mode a new prompt stops the thread's running run: only when its author may stop that
+ * run themselves; otherwise it waits its turn.
+ */
+export function mayInterrupt(policy: ControlPolicy | undefined, actor: ActorItem | undefined, prompt: Prompt): boolean {
+  const running = actor?.status === 'running' ? actor.current : undefined;
+  if (!policy || !running) return true;
+  const who = personOf(prompt);
+  return who !== undefined && controlRefusal(policy, running.prompt.author.userId, who) === undefined;
 }

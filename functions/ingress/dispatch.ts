@@ -7,8 +7,8 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { controlPolicy } from '../../shared/access.ts';
-import { refusedByAccess } from '../../shared/access-gate.ts';
-import { admitPrompt } from '../../shared/actor.ts';
+import { mayInterrupt, refusedByAccess } from '../../shared/access-gate.ts';
+import { admitPrompt, getActor } from '../../shared/actor.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
@@ -85,13 +85,12 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
     );
     return;
   }
-  const mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
+  const control = controlPolicy(config.access);
+  let mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
   await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
-  const admission = await admitPrompt(deps.control.actor, prompt, {
-    maxQueueDepth: config.maxQueueDepth,
-    mode,
-    control: controlPolicy(config.access),
-  });
+  if (mode === 'interrupt' && control && !mayInterrupt(control, await getActor(deps.control.actor, prompt.threadId), prompt))
+    mode = 'queue';
+  const admission = await admitPrompt(deps.control.actor, prompt, { maxQueueDepth: config.maxQueueDepth, mode, control });
   const log = logger.with({ threadId: prompt.threadId, messageId: prompt.messageId });
   log.info('prompt admitted', { admission, mode });
   if (admission === 'busy') {

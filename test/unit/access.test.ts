@@ -13,6 +13,8 @@ import {
   type Person,
 } from '../../shared/access.ts';
 import { replayKey } from '../../shared/ingress.ts';
+import { mayInterrupt } from '../../shared/access-gate.ts';
+import { promptFor } from '../support/prompts.ts';
 import { loadSettings } from '../../shared/store.ts';
 
 const access = (block: Record<string, unknown>): Access => accessSchema.parse(block);
@@ -114,4 +116,25 @@ test('a replayed slash command or button press has the key of the first delivery
   // Without a trigger id, the same payload (a replay) has the same key, a different one another.
   assert.equal(replayKey('slack', 'slash', undefined, slash), replayKey('slack', 'slash', undefined, { ...slash }));
   assert.notEqual(replayKey('slack', 'slash', undefined, slash), replayKey('slack', 'slash', undefined, { ...slash, text: 'x' }));
+});
+
+test('interrupt mode: a new prompt stops the running run only when its author could stop it by hand', () => {
+  const policy = controlPolicy(access({ control: 'requester', admins: ['slack:U9'] }));
+  const prompt = (userId: string) => ({ ...promptFor('slack:C1:1.0001', `m-${userId}`), author: { userId, userName: userId } });
+  const running = {
+    threadId: 'slack:C1:1.0001',
+    status: 'running',
+    version: 1,
+    current: { runId: 'r1', threadId: 'slack:C1:1.0001', prompt: prompt('U1') },
+  } as const;
+  assert.equal(mayInterrupt(policy, running, prompt('U1')), true, 'its requester');
+  assert.equal(mayInterrupt(policy, running, prompt('U9')), true, 'an admin');
+  assert.equal(mayInterrupt(policy, running, prompt('U2')), false, 'someone else waits their turn');
+  assert.equal(
+    mayInterrupt(policy, running, { ...prompt('x'), author: { userId: 'event', userName: 'event x' } }),
+    false,
+    'an event waits too',
+  );
+  assert.equal(mayInterrupt(undefined, running, prompt('U2')), true, 'without a policy, as before');
+  assert.equal(mayInterrupt(policy, undefined, prompt('U2')), true, 'nothing running');
 });
