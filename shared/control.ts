@@ -10,12 +10,16 @@ export const STOP_ACTION = 'stop-run';
 
 export type Control = { kind: 'stop' } | { kind: 'steer'; text: string };
 
-/** `stop`, `/stop`, `steer <text>`, `/steer <text>`, after any leading mention of the bot. */
-export function parseControl(text: string): Control | undefined {
-  const body = text
+/** A message's text without a leading mention of the bot. */
+export const withoutMention = (text: string): string =>
+  text
     .trim()
     .replace(/^(<@[A-Z0-9]+>|@\S+)\s*/, '')
     .trim();
+
+/** `stop`, `/stop`, `steer <text>`, `/steer <text>`, after any leading mention of the bot. */
+export function parseControl(text: string): Control | undefined {
+  const body = withoutMention(text);
   if (/^\/?stop[.!]?$/i.test(body)) return { kind: 'stop' };
   const steer = /^\/?steer\s+([\s\S]+)$/i.exec(body);
   if (steer?.[1]?.trim()) return { kind: 'steer', text: steer[1].trim() };

@@ -21,6 +21,7 @@ import { lazy } from '../../shared/lazy.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../../shared/prompt-body.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
 import { loadSettings, type StoreDeps } from '../../shared/store.ts';
+import { answerSettingsCommand, parseSettingsCommand } from '../../shared/settings-command.ts';
 import { formatIssues } from '../../shared/validation.ts';
 
 interface DispatchDeps {
@@ -73,6 +74,9 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
     logger,
   };
   if (await refusedByAccess(gate, config.access, received)) return;
+  // With admins named, `settings …` is a command for them, never a prompt.
+  const command = config.access.admins.length > 0 ? parseSettingsCommand(received.text) : undefined;
+  if (command) return answerSettingsCommand({ store: deps.store, reply: gate.reply, logger }, config, received, command);
   const prompt = await storePromptBody(deps.store, received, runIdFor(received.threadId, received.messageId));
   const bytes = queuedPromptBytes(prompt);
   if (bytes > MAX_QUEUED_PROMPT_BYTES) {

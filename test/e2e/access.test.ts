@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { gate } from '../../infra/local/bedrock.ts';
-import { putData } from '../support/data-bucket.ts';
+import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { buttonPress, postForm, recordedSlashCommand } from '../support/slack-forms.ts';
@@ -176,4 +176,29 @@ test('a button press delivered twice acts once', async () => {
   await idle(threadId);
   assert.equal(botSaid(posted.channel, posted.threadTs, /^Stopped\./).length, 1, 'one "Stopped." post');
   assert.equal(ephemeralTo('U0PRESSER', posted.threadTs).length, 0, 'and no "nothing is running" for a second press');
+});
+
+test('admins see and change a channel setting from the chat; anyone else is refused and nothing changes', async () => {
+  await settings({ admins: [`slack:${ADMIN}`], channels: [] });
+  const before = await readData(stack, 'settings.json');
+  const stranger = await mention('settings set queueMode "interrupt"', 'U0NOTADMIN', { channel: 'C0SETTINGS' });
+  await eventually(() => ephemeralTo('U0NOTADMIN', stranger.threadTs).length > 0, 15_000, 'refusal');
+  assert.match(ephemeralTo('U0NOTADMIN', stranger.threadTs)[0]!.text, /only admins/);
+  assert.equal(await readData(stack, 'settings.json'), before, 'settings.json untouched');
+  const posted = await mention('settings set queueMode "interrupt"', ADMIN, { channel: 'C0SETTINGS' });
+  await eventually(() => ephemeralTo(ADMIN, posted.threadTs).some((m) => /^Set `queueMode`/.test(m.text)), 15_000, 'set');
+  const written = JSON.parse((await readData(stack, 'settings.json'))!);
+  assert.deepEqual(written.channels, { 'slack:C0SETTINGS': { queueMode: 'interrupt' } });
+  assert.deepEqual(written.access, { admins: [`slack:${ADMIN}`], channels: [] }, 'the rest of the file kept as it was');
+  // A key outside the few, and a value the schema refuses, change nothing.
+  await mention('settings set access.admins ["slack:U0NOTADMIN"]', ADMIN, { channel: 'C0SETTINGS', threadTs: posted.threadTs });
+  await mention('settings set model.temperature 7', ADMIN, { channel: 'C0SETTINGS', threadTs: posted.threadTs });
+  await mention('settings', ADMIN, { channel: 'C0SETTINGS', threadTs: posted.threadTs });
+  await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 4, 15_000, 'three more answers');
+  const [, key, invalid, shown] = ephemeralTo(ADMIN, posted.threadTs).map((m) => m.text);
+  assert.match(key!, /I can change only/);
+  assert.match(invalid!, /Not changed: settings.json would be invalid \(channels\.slack:C0SETTINGS\.model\.temperature/);
+  assert.match(shown!, /"queueMode": "interrupt"/);
+  assert.deepEqual(JSON.parse((await readData(stack, 'settings.json'))!).channels, written.channels);
+  assert.equal(modelSaw('settings set') + modelSaw('"settings"'), 0, 'settings commands never reach the model');
 });
