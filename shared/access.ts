@@ -78,9 +78,13 @@ export const controlPolicySchema = z.object({
 });
 export type ControlPolicy = z.infer<typeof controlPolicySchema>;
 
-export function controlPolicy(access: Access): ControlPolicy | undefined {
+/**
+ * Who may stop or steer runs in the thread `channel` (`adapter:channel`) holds. In a channel the
+ * agent does not work in, only admins run anything, so only they (and the requester) count.
+ */
+export function controlPolicy(access: Access, channel?: string): ControlPolicy | undefined {
   if (access.locked) return { requesterOnly: true, admins: [], users: [], workspaces: [] };
-  const requesterOnly = access.control === 'requester';
+  const requesterOnly = access.control === 'requester' || (channel !== undefined && !allows(access.channels, channel));
   if (!requesterOnly && access.users.length === 0 && access.workspaces.length === 0) return undefined;
   // The requester passed the allow-lists when their prompt was admitted: only they and admins count then.
   return requesterOnly

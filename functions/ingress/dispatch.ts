@@ -89,7 +89,7 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
     );
     return;
   }
-  const control = controlPolicy(config.access);
+  const control = controlPolicy(config.access, channelKeyOf(prompt.threadId));
   let mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
   await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
   if (mode === 'interrupt' && control && !mayInterrupt(control, await getActor(deps.control.actor, prompt.threadId), prompt))

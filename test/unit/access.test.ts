@@ -66,6 +66,11 @@ test('control: anyone allowed by default; with control "requester" only the requ
   assert.equal(controlRefusal(requester, 'U1', person('U2')), 'not-requester');
   assert.equal(controlRefusal(requester, 'U1', person('U9')), undefined, 'an admin stops any run');
   assert.equal(controlRefusal(requester, 'event', person('U2')), 'not-requester', "an event's run: admins only");
+  // In a channel left out, only admins start runs: only they (and the requester) may control them.
+  const closed = controlPolicy(access({ channels: ['slack:C1'], admins: ['slack:U9'] }), 'slack:C2');
+  assert.equal(controlRefusal(closed, 'U9', person('U2')), 'not-requester');
+  assert.equal(controlRefusal(closed, 'U9', person('U9')), undefined);
+  assert.equal(controlPolicy(access({ channels: ['slack:C1'] }), 'slack:C1'), undefined, 'an open channel: anyone');
   const workspaces = controlPolicy(access({ workspaces: ['slack:T1'] }));
   assert.equal(controlRefusal(workspaces, 'U1', person('U2', 'T1')), undefined);
   assert.equal(controlRefusal(workspaces, 'U1', person('U2', 'T2')), 'not-allowed');
