@@ -89,7 +89,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   };
   for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
     const leased = await admitWith(deps, prompt.threadId, marker, {
-      UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${control.set} REMOVE previousRunId${control.remove}`,
+      UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${control.set} REMOVE previousRunId${control.remove ? `, ${control.remove}` : ''}`,
       ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
       ExpressionAttributeNames: { '#status': 'status', '#current': 'current', ...control.names },
       ExpressionAttributeValues: {
@@ -117,7 +117,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
           ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
           : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one') +
         control.set +
-        (control.remove ? ` REMOVE ${control.remove.slice(2)}` : ''),
+        (control.remove ? ` REMOVE ${control.remove}` : ''),
       ConditionExpression: '#status = :running AND (attribute_not_exists(#queue) OR size(#queue) < :max)',
       ExpressionAttributeNames: {
         '#status': 'status',
@@ -146,7 +146,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
 function controlUpdate(policy: ControlPolicy | undefined) {
   return policy
     ? { set: ', #control = :control', remove: '', names: { '#control': 'control' }, values: { ':control': policy } }
-    : { set: '', remove: ', #control', names: { '#control': 'control' }, values: {} };
+    : { set: '', remove: '#control', names: { '#control': 'control' }, values: {} };
 }
 
 type ActorUpdate = Pick<
