@@ -13,6 +13,7 @@ import { isConditionalCheckFailed, isTransactionConflict, transactionCancellatio
 import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
 import { runIdFor } from './ids.ts';
 import type { Prompt, RunInput } from './schemas.ts';
+import type { ControlPolicy } from './access.ts';
 
 export interface ActorDeps {
   db: DynamoDBDocumentClient;
@@ -40,6 +41,8 @@ export interface ActorItem {
   steer?: { runId: string; text: string; at: number }[];
   /** The lease holds a run slot of its channel and of the deployment (see capacity.ts). */
   holdsSlot?: boolean;
+  /** Who may stop or steer the thread's runs, as settings.json said at the latest admission (absent: anyone). */
+  control?: ControlPolicy;
 }
 
 /** `channel-full` / `deployment-full`: the thread is idle, but as many runs as allowed already run. */
@@ -55,6 +58,8 @@ export interface AdmitOptions {
    * queued behind a running one inherits its slot when the lease is handed over, so it always runs.
    */
   caps?: RunCaps;
+  /** Who may stop or steer the thread's runs (settings.json `access`); absent: anyone in the thread. */
+  control?: ControlPolicy;
 }
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
@@ -82,6 +87,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   const interrupt = options.mode === 'interrupt';
   const now = (deps.now ?? Date.now)();
   const run: RunInput = { runId: runIdFor(prompt.threadId, prompt.messageId), threadId: prompt.threadId, prompt };
+  const control = controlUpdate(options.control);
   const marker = {
     Put: {
       TableName: deps.tableName,
@@ -101,10 +107,11 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
       prompt.threadId,
       marker,
       {
-        UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${caps ? `, ${SLOT_ATTRIBUTE} = :true` : ''} REMOVE previousRunId`,
+        UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${caps ? `, ${SLOT_ATTRIBUTE} = :true` : ''}${control.set} REMOVE previousRunId${control.remove ? `, ${control.remove}` : ''}`,
         ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
-        ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
+        ExpressionAttributeNames: { '#status': 'status', '#current': 'current', ...control.names },
         ExpressionAttributeValues: {
+          ...control.values,
           ':running': 'running',
           ':idle': 'idle',
           ':run': run,
@@ -131,12 +138,27 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     // The thread is running: wait in its queue (at the front, in interrupt mode, and the running run
     // is told to stop), unless the queue is full or the thread went idle in between (retry the lease).
     const queued = await admitWith(deps, prompt.threadId, marker, {
-      UpdateExpression: interrupt
-        ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
-        : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one',
+      UpdateExpression:
+        (interrupt
+          ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
+          : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one') +
+        control.set +
+        (control.remove ? ` REMOVE ${control.remove}` : ''),
       ConditionExpression: '#status = :running AND (attribute_not_exists(#queue) OR size(#queue) < :max)',
-      ExpressionAttributeNames: { '#status': 'status', '#queue': 'queue', ...(interrupt ? { '#current': 'current' } : {}) },
-      ExpressionAttributeValues: { ':running': 'running', ':empty': [], ':item': [run], ':one': 1, ':max': maxQueueDepth },
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#queue': 'queue',
+        ...(interrupt ? { '#current': 'current' } : {}),
+        ...control.names,
+      },
+      ExpressionAttributeValues: {
+        ':running': 'running',
+        ':empty': [],
+        ':item': [run],
+        ':one': 1,
+        ':max': maxQueueDepth,
+        ...control.values,
+      },
     });
     if (queued === 'duplicate') return resumeDuplicate(deps, run);
     if (queued === 'done') return 'queued';
@@ -148,6 +170,13 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     if (actor?.status === 'running' && (actor.queue?.length ?? 0) >= maxQueueDepth) return 'busy';
   }
   throw new Error(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}: too many concurrent changes`);
+}
+
+/** The actor update's part that records (or clears) who may stop or steer the thread's runs. */
+function controlUpdate(policy: ControlPolicy | undefined) {
+  return policy
+    ? { set: ', #control = :control', remove: '', names: { '#control': 'control' }, values: { ':control': policy } }
+    : { set: '', remove: '#control', names: { '#control': 'control' }, values: {} };
 }
 
 type ActorUpdate = Pick<
@@ -289,17 +318,27 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
   throw new Error(`Could not release ${runId} on ${threadId}: too many concurrent changes`);
 }
 
-/** Stop: flag the running run to end now. Returns the run that was running, if any. */
-export async function requestStop(deps: ActorDeps, threadId: string): Promise<RunInput | undefined> {
+/** The condition that `runId` (when given) is the run holding the lease, for a control checked against it. */
+const runningRun = (runId: string | undefined) => ({
+  condition: `#status = :running AND attribute_exists(#current)${runId ? ' AND #current.runId = :runId' : ''}`,
+  values: { ':running': 'running', ...(runId ? { ':runId': runId } : {}) },
+});
+
+/**
+ * Stop: flag the running run (`runId` only, when given) to end now. Returns the run that was
+ * running, if any.
+ */
+export async function requestStop(deps: ActorDeps, threadId: string, runId?: string): Promise<RunInput | undefined> {
+  const running = runningRun(runId);
   try {
     const out = await deps.db.send(
       new UpdateCommand({
         TableName: deps.tableName,
         Key: actorKey(threadId),
         UpdateExpression: 'SET abortRunId = #current.runId',
-        ConditionExpression: '#status = :running AND attribute_exists(#current)',
+        ConditionExpression: running.condition,
         ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
-        ExpressionAttributeValues: { ':running': 'running' },
+        ExpressionAttributeValues: running.values,
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -313,18 +352,19 @@ export async function requestStop(deps: ActorDeps, threadId: string): Promise<Ru
 /** Steering texts that may wait for one tool boundary; they share the actor item with the queue. */
 export const MAX_PENDING_STEERS = 10;
 
-/** Steer: queue text for the running run's next tool boundary; 'idle' when nothing runs. */
-export async function addSteer(deps: ActorDeps, threadId: string, text: string): Promise<'queued' | 'idle' | 'full'> {
+/** Steer: queue text for the running run's (`runId`'s, when given) next tool boundary; 'idle' when nothing runs. */
+export async function addSteer(deps: ActorDeps, threadId: string, text: string, runId?: string): Promise<'queued' | 'idle' | 'full'> {
+  const running = runningRun(runId);
   try {
     await deps.db.send(
       new UpdateCommand({
         TableName: deps.tableName,
         Key: actorKey(threadId),
         UpdateExpression: 'SET steer = list_append(if_not_exists(steer, :empty), :item)',
-        ConditionExpression: '#status = :running AND attribute_exists(#current) AND (attribute_not_exists(steer) OR size(steer) < :max)',
+        ConditionExpression: `${running.condition} AND (attribute_not_exists(steer) OR size(steer) < :max)`,
         ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
         ExpressionAttributeValues: {
-          ':running': 'running',
+          ...running.values,
           ':empty': [],
           ':item': [{ runId: 'current', text, at: (deps.now ?? Date.now)() }],
           ':max': MAX_PENDING_STEERS,
@@ -335,7 +375,7 @@ export async function addSteer(deps: ActorDeps, threadId: string, text: string):
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
     const actor = await getActor(deps, threadId);
-    return actor?.status === 'running' && actor.current ? 'full' : 'idle';
+    return actor?.status === 'running' && actor.current && (!runId || actor.current.runId === runId) ? 'full' : 'idle';
   }
 }
 

@@ -1,13 +1,16 @@
 // Before a run: messages posted in the thread while the agent was not running (or not addressed to
 // it) are added to the log, and those from people, older than the run's prompt, to the context, in
 // order, once each (by message id). The bot's own messages are logged but not re-added to the
-// context, where its answers already are.
+// context, where its answers already are, and neither are those of people settings.json `access`
+// refuses: what they may not ask the agent, they may not slip into its context either.
 import type { Message, Thread } from 'chat';
 import type { ContextEntry, LogEntry, StoreDeps } from './store.ts';
 import { SECRET_PATTERNS, type SecretPattern } from './secret-filter.ts';
 import { appendLog, loadLog } from './store.ts';
 import type { RunInput } from './schemas.ts';
 import { contextText } from './context-text.ts';
+import { OPEN_ACCESS, slackWorkspaceOf, useRefusal, type Access } from './access.ts';
+import { channelKeyOf, parseThreadId } from './ids.ts';
 
 export interface BackfillResult {
   logged: number;
@@ -34,7 +37,11 @@ export async function backfill(
   run: RunInput,
   context: ContextEntry[],
   secrets: SecretPattern[] = SECRET_PATTERNS,
+  access: Access = OPEN_ACCESS,
 ): Promise<BackfillResult> {
+  const { adapter } = parseThreadId(run.threadId);
+  const admitted = (m: Message) =>
+    !useRefusal(access, { adapter, userId: m.author.userId, workspace: slackWorkspaceOf(m.raw) }, channelKeyOf(run.threadId));
   const logged = new Set((await loadLog(store, run.threadId)).map((e) => e.messageId));
   const inContext = new Set(context.flatMap((e) => (e.meta.messageId ? [e.meta.messageId] : [])));
   // The thread's messages oldest first. Timestamps can tie at millisecond precision, so "before the
@@ -60,7 +67,7 @@ export async function backfill(
     : 0;
   // Later messages are prompts of their own and reach the context in their own runs.
   const missed = fresh
-    .filter(({ m, index }) => isEarlier(m, index) && !inContext.has(m.id) && m.text.trim())
+    .filter(({ m, index }) => isEarlier(m, index) && !inContext.has(m.id) && m.text.trim() && admitted(m))
     .map(({ m }) => logEntry(m))
     .filter((e) => !e.isBot);
   for (const entry of missed) {

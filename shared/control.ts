@@ -11,12 +11,16 @@ export const STOP_ACTION = 'stop-run';
 
 export type Control = { kind: 'stop' } | { kind: 'steer'; text: string };
 
-/** `stop`, `/stop`, `steer <text>`, `/steer <text>`, after any leading mention of the bot. */
-export function parseControl(text: string): Control | undefined {
-  const body = text
+/** A message's text without a leading mention of the bot. */
+export const withoutMention = (text: string): string =>
+  text
     .trim()
     .replace(/^(<@[A-Z0-9]+>|@\S+)\s*/, '')
     .trim();
+
+/** `stop`, `/stop`, `steer <text>`, `/steer <text>`, after any leading mention of the bot. */
+export function parseControl(text: string): Control | undefined {
+  const body = withoutMention(text);
   if (/^\/?stop[.!]?$/i.test(body)) return { kind: 'stop' };
   const steer = /^\/?steer\s+([\s\S]+)$/i.exec(body);
   if (steer?.[1]?.trim()) return { kind: 'steer', text: steer[1].trim() };
@@ -38,9 +42,15 @@ export function executionArnFor(stateMachineArn: string, runId: string): string 
 /**
  * Stop: flag the run (its in-flight model stream and sandbox command watch the flag and end) and
  * stop its execution; the run-ended rule then releases the thread and the next queued prompt runs.
+ * With `runId`, only that run: the one whose requester the caller was checked against.
  */
-export async function stopThread(deps: ControlDeps, threadId: string, reason = 'Stopped from the thread'): Promise<'stopped' | 'idle'> {
-  const run = await requestStop(deps.actor, threadId);
+export async function stopThread(
+  deps: ControlDeps,
+  threadId: string,
+  reason = 'Stopped from the thread',
+  runId?: string,
+): Promise<'stopped' | 'idle'> {
+  const run = await requestStop(deps.actor, threadId, runId);
   if (!run) return 'idle';
   try {
     await deps.sfn.send(
@@ -63,8 +73,8 @@ export const MAX_STEER_BYTES = 4 * 1024;
 
 export type SteerOutcome = Awaited<ReturnType<typeof addSteer>> | 'too-long';
 
-export async function steerThread(deps: ControlDeps, threadId: string, text: string): Promise<SteerOutcome> {
-  const outcome = utf8Bytes(text) > MAX_STEER_BYTES ? 'too-long' : await addSteer(deps.actor, threadId, text);
+export async function steerThread(deps: ControlDeps, threadId: string, text: string, runId?: string): Promise<SteerOutcome> {
+  const outcome = utf8Bytes(text) > MAX_STEER_BYTES ? 'too-long' : await addSteer(deps.actor, threadId, text, runId);
   deps.logger.info(outcome === 'queued' ? 'steer queued' : 'steer dropped', { threadId, outcome });
   return outcome;
 }

@@ -3,13 +3,14 @@
 // else happens in the request, so Slack gets its ack in well under 3 s.
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Message, Thread } from 'chat';
-import { channelKeyOf, dedupIdFor } from './ids.ts';
+import { channelKeyOf, dedupIdFor, parseThreadId, sha256Hex } from './ids.ts';
 import { promptSchema, promptTextProblem, type Prompt } from './schemas.ts';
 import type { AgentChat } from './chat.ts';
 import type { JsonLogger } from './log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
-import { MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
+import { getActor, MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
 import { contextText } from './context-text.ts';
+import { controlRefusal, slackWorkspaceOf, type ControlRefusal } from './access.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
@@ -27,14 +28,63 @@ const REPLIES = {
   noRecentThread: "I can't tell which thread you mean: you have no recent thread with me in this channel. Reply in the thread instead.",
 };
 
+const REFUSED: Record<ControlRefusal, string> = {
+  'not-allowed': "Sorry, you're not on the list of people who may use me here, so you can't stop or steer my runs. An admin can add you.",
+  'not-requester': 'Sorry, only the person who asked for this, or an admin, can stop or steer it.',
+};
+
 /** Who sent a control: steer text reaches the model under its author's name, like any message. */
 type ControlAuthor = { userId: string; userName?: string; fullName?: string };
 const authorName = (author: ControlAuthor) => author.userName || author.fullName || author.userId;
 
-async function applyControl(deps: IngressDeps, threadId: string, control: Control, author: ControlAuthor): Promise<string> {
-  if (control.kind === 'stop') return (await stopThread(deps.control, threadId)) === 'stopped' ? REPLIES.stopped : REPLIES.nothingToStop;
-  const steered = await steerThread(deps.control, threadId, contextText(authorName(author), control.text));
+/**
+ * Stop or steer the thread's running run, if the settings.json `access` the thread was last
+ * admitted under lets `author` (sending `raw`, the platform payload) control it.
+ */
+async function applyControl(deps: IngressDeps, threadId: string, control: Control, author: ControlAuthor, raw: unknown): Promise<string> {
+  const actor = await getActor(deps.control.actor, threadId);
+  const run = actor?.status === 'running' ? actor.current : undefined;
+  if (!run) return control.kind === 'stop' ? REPLIES.nothingToStop : REPLIES.nothingToSteer;
+  const who = { adapter: parseThreadId(threadId).adapter, userId: author.userId, workspace: slackWorkspaceOf(raw) };
+  const refusal = controlRefusal(actor?.control, run.prompt.author.userId, who);
+  if (refusal) {
+    deps.logger.warn(`${control.kind} refused`, {
+      threadId,
+      runId: run.runId,
+      user: who.userId,
+      workspace: who.workspace,
+      reason: refusal,
+    });
+    return REFUSED[refusal];
+  }
+  if (control.kind === 'stop') {
+    return (await stopThread(deps.control, threadId, undefined, run.runId)) === 'stopped' ? REPLIES.stopped : REPLIES.nothingToStop;
+  }
+  const steered = await steerThread(deps.control, threadId, contextText(authorName(author), control.text), run.runId);
   return { queued: REPLIES.steered, idle: REPLIES.nothingToSteer, 'too-long': REPLIES.steerTooLong, full: REPLIES.steerFull }[steered];
+}
+
+/**
+ * Slack retries interactive payloads and a signed request can be replayed within its five minutes:
+ * a slash command or a button press acts once, as the Chat SDK makes events act once.
+ */
+export const REPLAY_WINDOW_MS = 10 * 60_000;
+
+/** What identifies one slash command or one button press (`trigger_id` is unique per invocation). */
+export function replayKey(
+  adapter: string,
+  kind: 'slash' | 'action',
+  triggerId: string | undefined,
+  raw: unknown,
+  actionId?: string,
+): string {
+  const actionTs =
+    kind === 'action'
+      ? (raw as { actions?: { action_id?: string; action_ts?: string }[] } | undefined)?.actions?.find((a) => a.action_id === actionId)
+          ?.action_ts
+      : undefined;
+  const id = triggerId ? [triggerId, actionId, actionTs].filter(Boolean).join(':') : sha256Hex(JSON.stringify(raw ?? null), actionId ?? '');
+  return `dedupe:${adapter}:${kind}:${id}`;
 }
 
 /** Only what a later step needs of the platform payload (the workspace, for native streaming). */
@@ -68,10 +118,15 @@ export function toPrompt(thread: Thread, message: Message): Prompt {
 }
 
 export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
+  const firstDelivery = async (key: string) => {
+    const first = await chat.getState().setIfNotExists(key, true, REPLAY_WINDOW_MS);
+    if (!first) deps.logger.info('replayed delivery ignored', { key });
+    return first;
+  };
   const admit = async (thread: Thread, message: Message) => {
     const control = parseControl(message.text);
     if (control) {
-      const reply = await applyControl(deps, thread.id, control, message.author);
+      const reply = await applyControl(deps, thread.id, control, message.author, message.raw);
       // "Stopped." is for everyone in the thread; the rest only concerns the sender.
       if (reply === REPLIES.stopped) await thread.post(reply);
       else await thread.postEphemeral(message.author, reply, { fallbackToDM: false });
@@ -95,15 +150,17 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
   chat.onSubscribedMessage(admit);
   // Slash commands carry a channel but no thread: they act on the caller's most recent thread there.
   chat.onSlashCommand(['/stop', '/steer'], async (event) => {
+    if (!(await firstDelivery(replayKey(event.adapter.name, 'slash', event.triggerId, event.raw)))) return;
     const threadId = await recentThread(deps.control.actor, event.channel.id, event.user.userId);
     const control: Control = event.command === '/stop' ? { kind: 'stop' } : { kind: 'steer', text: event.text.trim() };
     let reply: string;
     if (control.kind === 'steer' && !control.text) reply = 'Usage: /steer <what to do differently>';
-    else reply = threadId ? await applyControl(deps, threadId, control, event.user) : REPLIES.noRecentThread;
+    else reply = threadId ? await applyControl(deps, threadId, control, event.user, event.raw) : REPLIES.noRecentThread;
     await event.channel.postEphemeral(event.user, reply, { fallbackToDM: false });
   });
   chat.onAction(STOP_ACTION, async (event) => {
-    const reply = await applyControl(deps, event.threadId, { kind: 'stop' }, event.user);
+    if (!(await firstDelivery(replayKey(event.adapter.name, 'action', event.triggerId, event.raw, event.actionId)))) return;
+    const reply = await applyControl(deps, event.threadId, { kind: 'stop' }, event.user, event.raw);
     if (event.thread) {
       if (reply === REPLIES.stopped) await event.thread.post(`${reply} (by ${event.user.userName || event.user.userId})`);
       else await event.thread.postEphemeral(event.user, reply, { fallbackToDM: false });

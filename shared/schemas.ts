@@ -11,6 +11,7 @@ import {
 import { customPatternProblem } from './secret-filter.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 import { priceSchema } from './pricing.ts';
+import { accessSchema, OPEN_ACCESS, type Access } from './access.ts';
 
 /**
  * Longest prompt text, in UTF-8 bytes (a character is 1 to 4 of them): every 40,000-character Slack
@@ -219,5 +220,9 @@ export const settingsSchema = z.object({
       }),
     )
     .default({}),
+
+  // Access: who may use the agent, who may stop or steer its runs (shared/access.ts).
+  access: accessSchema.default({ ...OPEN_ACCESS }),
 });
-export type Settings = z.infer<typeof settingsSchema>;
+/** `access` may also be locked: see loadSettings. */
+export type Settings = Omit<z.infer<typeof settingsSchema>, 'access'> & { access: Access };

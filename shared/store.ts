@@ -7,6 +7,7 @@ import { settingsSchema, type Settings } from './schemas.ts';
 import { isS3NotFound, isS3PreconditionFailed } from './aws-errors.ts';
 import { issueLines } from './validation.ts';
 import { redactSecrets, SECRET_PATTERNS, type SecretPattern } from './secret-filter.ts';
+import { accessSchema, LOCKED_ACCESS, OPEN_ACCESS, type Access } from './access.ts';
 
 export interface StoreDeps {
   s3: S3Client;
@@ -67,12 +68,33 @@ export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
   try {
     json = JSON.parse(raw);
   } catch (error) {
-    return { settings: settingsSchema.parse({}), problems: [`settings.json is not valid JSON: ${(error as Error).message}`] };
+    return {
+      settings: { ...settingsSchema.parse({}), access: LOCKED_ACCESS },
+      problems: [`settings.json is not valid JSON: ${(error as Error).message}; until it is fixed, nobody may use the agent`],
+    };
   }
   const parsed = settingsSchema.safeParse(json);
   if (parsed.success) return { settings: parsed.data, problems: [] };
   const problems = issueLines(parsed.error.issues).map((line) => `settings.json ${line}`);
-  return { settings: settingsSchema.parse({}), problems };
+  return { settings: { ...settingsSchema.parse({}), access: accessDespiteProblems(json, problems) }, problems };
+}
+
+/**
+ * The defaults stand in for an invalid file, except for who may use the agent: an allow-list that
+ * cannot be read must not let everyone in. A valid `access` block still applies; an invalid one
+ * (or a file that is not an object) lets nobody in until the file is fixed.
+ */
+function accessDespiteProblems(json: unknown, problems: string[]): Access {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) {
+    problems.push('settings.json: until it is fixed, nobody may use the agent');
+    return LOCKED_ACCESS;
+  }
+  const block = (json as { access?: unknown }).access;
+  if (block === undefined) return OPEN_ACCESS;
+  const access = accessSchema.safeParse(block);
+  if (access.success) return access.data;
+  problems.push('settings.json access is invalid: until it is fixed, nobody may use the agent');
+  return LOCKED_ACCESS;
 }
 
 export function parseJsonl<T>(raw: string | undefined, what: string): T[] {

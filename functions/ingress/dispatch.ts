@@ -6,7 +6,9 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
-import { admitPrompt } from '../../shared/actor.ts';
+import { controlPolicy } from '../../shared/access.ts';
+import { mayInterrupt, refusedByAccess } from '../../shared/access-gate.ts';
+import { admitPrompt, getActor } from '../../shared/actor.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, reclaimStaleSlots, stopThread, type ControlDeps } from '../../shared/control.ts';
@@ -19,6 +21,7 @@ import { lazy } from '../../shared/lazy.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../../shared/prompt-body.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
 import { loadSettings, type StoreDeps } from '../../shared/store.ts';
+import { answerSettingsCommand, parseSettingsCommand } from '../../shared/settings-command.ts';
 import { formatIssues } from '../../shared/validation.ts';
 
 interface DispatchDeps {
@@ -74,6 +77,16 @@ const busyText = (depth: number) =>
   `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
 
 async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
+  const config = await deps.settings();
+  const gate = {
+    state: async () => (await deps.loadChat()).getState(),
+    reply: (p: Prompt, text: string) => replyRefused(deps, p, text),
+    logger,
+  };
+  if (await refusedByAccess(gate, config.access, received)) return;
+  // With admins named, `settings …` is a command for them, never a prompt.
+  const command = config.access.admins.length > 0 ? parseSettingsCommand(received.text) : undefined;
+  if (command) return answerSettingsCommand({ store: deps.store, reply: gate.reply, logger }, config, received, command);
   const prompt = await storePromptBody(deps.store, received, runIdFor(received.threadId, received.messageId));
   const bytes = queuedPromptBytes(prompt);
   if (bytes > MAX_QUEUED_PROMPT_BYTES) {
@@ -86,12 +99,15 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
     );
     return;
   }
-  const config = await deps.settings();
-  const mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
+  const control = controlPolicy(config.access, channelKeyOf(prompt.threadId));
+  let mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
   await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
+  if (mode === 'interrupt' && control && !mayInterrupt(control, await getActor(deps.control.actor, prompt.threadId), prompt))
+    mode = 'queue';
   const options = {
     maxQueueDepth: config.maxQueueDepth,
     mode,
+    control,
     caps: { perChannel: config.limits.maxConcurrentRunsPerChannel, perDeployment: config.limits.maxConcurrentRuns },
   };
   let admission = await admitPrompt(deps.control.actor, prompt, options);

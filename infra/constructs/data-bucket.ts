@@ -74,6 +74,13 @@ export function grantOptionalRead(bucket: IBucket, grantee: IGrantable, keys: st
   );
 }
 
+/** Write exactly `key` (and nothing else: no read, list or delete). */
+export function grantWriteKey(bucket: IBucket, grantee: IGrantable, key: string): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:PutObject'], resources: [bucket.arnForObjects(key)] }),
+  );
+}
+
 /** Write keys under `prefix` (and nothing else: no read, list or delete). */
 export function grantWriteUnder(bucket: IBucket, grantee: IGrantable, prefix: string): void {
   grantee.grantPrincipal.addToPrincipalPolicy(

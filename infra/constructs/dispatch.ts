@@ -14,7 +14,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
-import { grantOptionalRead, grantWriteUnder } from './data-bucket.ts';
+import { grantOptionalRead, grantWriteKey, grantWriteUnder } from './data-bucket.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { grantSecretValue } from './slack-secret.ts';
@@ -63,6 +63,8 @@ export class Dispatch extends Construct {
     grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
     // A long prompt's text is stored before the prompt is queued.
     grantWriteUnder(props.bucket, this.handler, ROOT_KEYS.prompts);
+    // Admins change a channel's settings from the chat (`settings set`): that one key, nothing else.
+    grantWriteKey(props.bucket, this.handler, ROOT_KEYS.settings);
     grantSecretValue(props.slackSecret, this.handler);
 
     this.handler.addEventSource(

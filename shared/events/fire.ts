@@ -8,6 +8,7 @@ import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
 import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
 import type { JsonLogger } from '../log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
+import { EVENT_AUTHOR_ID } from '../access.ts';
 
 export const firingSchema = z
   .object({
@@ -71,7 +72,7 @@ export async function fireEvent(deps: FireDeps, firing: Firing, attach?: AttachF
     threadId,
     messageId,
     text: firing.note ? `${firing.text}\n\n(${firing.note})` : firing.text,
-    author: { userId: 'event', userName: `event ${firing.origin}` },
+    author: { userId: EVENT_AUTHOR_ID, userName: `event ${firing.origin}` },
     postedAt: now.toISOString(),
     thread: thread.toJSON() as SerializedThread as Prompt['thread'],
     ...(firing.heartbeat ? { heartbeat: true } : {}),

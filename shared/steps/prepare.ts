@@ -44,9 +44,10 @@ function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) 
 }
 
 /** The prompt (after what was said while the agent was away), once: a retried prepare adds nothing. */
-async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, secrets: SecretPattern[]): Promise<void> {
+async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, settings: Settings): Promise<void> {
   if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
-  const filled = await backfill(deps.store, deps.thread(run), run, context.entries, secrets).catch((error: unknown) => {
+  const secrets = secretPatternsWith(settings.secretPatterns);
+  const filled = await backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access).catch((error: unknown) => {
     deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
     return undefined;
   });
@@ -135,7 +136,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   await saveSnapshot(deps.store, run, snapshot);
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context, text, secretPatternsWith(settings.secretPatterns));
+  await addPrompt(deps, run, context, text, settings);
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

@@ -12,6 +12,7 @@ import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { hostPidOf, pidAlive } from '../support/sandbox-pids.ts';
 import { STEER_SKIPPED } from '../../shared/steer.ts';
+import { buttonPress, postForm as postFormTo, recordedSlashCommand } from '../support/slack-forms.ts';
 
 let stack: TestStack;
 before(async () => {
@@ -272,17 +273,7 @@ test('200 threads with 3 prompts each keep every thread in order and never overl
 });
 
 // Slash commands and button clicks arrive form-encoded; shapes from the recorded Slack payloads.
-const fixtureDir = new URL('../fixtures/chat-sdk-replay/', import.meta.url);
-async function postForm(fields: Record<string, string>) {
-  const { signSlackRequest } = await import('../../infra/local/slack/index.ts');
-  const { SIGNING_SECRET } = await import('../support/local-stack.ts');
-  const body = new URLSearchParams(fields).toString();
-  return fetch(stack.cloud.slackEventsUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(body, SIGNING_SECRET) },
-    body,
-  });
-}
+const postForm = (fields: Record<string, string>) => postFormTo(stack, fields);
 
 async function heldRun(label: string) {
   const hold = gate();
@@ -293,7 +284,7 @@ async function heldRun(label: string) {
 }
 
 test("the /stop slash command stops the caller's most recent thread in the channel", async () => {
-  const recorded = JSON.parse(readFileSync(new URL('slash-commands/slack.json', fixtureDir), 'utf8')).slashCommand;
+  const recorded = recordedSlashCommand();
   const { posted, threadId, hold } = await heldRun('slash-stop-target');
   const response = await postForm({
     ...recorded,
@@ -311,7 +302,6 @@ test("the /stop slash command stops the caller's most recent thread in the chann
 });
 
 test('the Stop button on the running reply stops the run', async () => {
-  const recorded = JSON.parse(readFileSync(new URL('actions-reactions/slack.json', fixtureDir), 'utf8')).action;
   const sleeper = use('bash', { command: 'sleep 300' });
   stack.bedrock.script({ toolUses: [sleeper] });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> press the button' });
@@ -322,15 +312,14 @@ test('the Stop button on the running reply stops the run', async () => {
     'stop card',
   );
   await eventually(() => runsOf(threadId)[0]?.history.some((h) => h.name === 'SandboxTool'), 30_000, 'command running');
-  const payload = {
-    ...recorded,
-    team: { id: 'T0LOCAL', domain: 'local' },
-    user: { ...recorded.user, id: 'U0LOCALUSER', team_id: 'T0LOCAL' },
-    container: { ...recorded.container, message_ts: card.ts, channel_id: posted.channel, thread_ts: posted.threadTs },
-    channel: { id: posted.channel, name: 'local' },
-    message: { ...recorded.message, user: 'U0LOCALBOT', ts: card.ts, thread_ts: posted.threadTs },
-    actions: [{ ...recorded.actions[0], action_id: 'stop-run', value: runsOf(threadId)[0]!.name }],
-  };
+  const payload = buttonPress({
+    channel: posted.channel,
+    threadTs: posted.threadTs,
+    cardTs: card.ts,
+    user: 'U0LOCALUSER',
+    actionId: 'stop-run',
+    value: runsOf(threadId)[0]!.name,
+  });
   const response = await postForm({ payload: JSON.stringify(payload) });
   assert.equal(response.status, 200);
   await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 10_000, 'aborted by the button');

@@ -520,6 +520,27 @@ test('least privilege: states:StartExecution only on the agent-run state machine
   });
 });
 
+test("least privilege: the webhook holds no S3 access at all; dispatch writes only long prompt texts and settings.json (an admin's `settings set`)", () => {
+  const s3Of = (role: FunctionRole) =>
+    policies(stack)
+      .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
+      .flatMap(({ statements }) => statements.filter((st) => list(st.Action).some((a) => a.startsWith('s3:'))));
+  assert.deepEqual(s3Of('webhook'), []);
+  const bucket = `<${idOf(stack.bucket)}.Arn>`;
+  const grants = s3Of('dispatch').flatMap((st) =>
+    list(st.Action).flatMap((action) => list(st.Resource).map((r) => `${action} ${flatten(r)}`)),
+  );
+  assert.deepEqual(
+    [...new Set(grants)].sort(),
+    [
+      `s3:GetObject ${bucket}/settings.json`,
+      `s3:ListBucket ${bucket}`,
+      `s3:PutObject ${bucket}/prompts/*`,
+      `s3:PutObject ${bucket}/settings.json`,
+    ].sort(),
+  );
+});
+
 test('least privilege: Bedrock invoke only for agent-step, only on the configured profile and its foundation model', () => {
   const profile = `arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/${DEFAULT_SETTINGS.modelId}`;
   const model = 'anthropic.claude-sonnet-4-5-20250929-v1:0';

@@ -1,10 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, type ActorDeps } from '../../shared/actor.ts';
+import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, requestStop, type ActorDeps } from '../../shared/actor.ts';
 import { channelRunsKey, deploymentRunsKey, slotsTaken } from '../../shared/capacity.ts';
 import { MAX_STEER_BYTES } from '../../shared/control.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/prompt-body.ts';
 import { settingsSchema, type RunInput } from '../../shared/schemas.ts';
+import { ACCESS_LIST_LIMITS, accessSchema, controlPolicy } from '../../shared/access.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { startTestTable, type TestTable } from '../support/dynamo.ts';
 
@@ -164,7 +165,7 @@ test('interrupt mode puts the new prompt first and flags the running run to stop
   assert.equal(next?.abortRunId, undefined);
 });
 
-test('a full queue of the largest prompts that may wait, plus every pending steer, fits DynamoDB Local’s 400 KB item', async () => {
+test('a full queue of the largest prompts that may wait, plus every pending steer and the largest access policy, fits DynamoDB Local’s 400 KB item', async () => {
   const d = deps();
   const thread = 'slack:C1:9.0001';
   // A prompt grown to the queued-prompt limit (the webhook and dispatch keep every prompt under it).
@@ -176,8 +177,14 @@ test('a full queue of the largest prompts that may wait, plus every pending stee
     return grown;
   };
   const maxQueueDepth = settingsSchema.shape.maxQueueDepth.unwrap().maxValue!;
-  assert.equal(await admitPrompt(d, heavy('m0'), { maxQueueDepth }), 'started');
-  for (let i = 1; i <= maxQueueDepth; i++) assert.equal(await admitPrompt(d, heavy(`m${i}`), { maxQueueDepth }), 'queued');
+  // The largest record of who may stop or steer: every list of settings.json `access` full of the longest ids.
+  const longest = (list: 'users' | 'admins' | 'workspaces') =>
+    Array.from({ length: ACCESS_LIST_LIMITS[list] }, (_, i) => `slack:${String(i).padStart(94, 'X')}`);
+  const control = controlPolicy(
+    accessSchema.parse({ users: longest('users'), admins: longest('admins'), workspaces: longest('workspaces') }),
+  );
+  assert.equal(await admitPrompt(d, heavy('m0'), { maxQueueDepth, control }), 'started');
+  for (let i = 1; i <= maxQueueDepth; i++) assert.equal(await admitPrompt(d, heavy(`m${i}`), { maxQueueDepth, control }), 'queued');
   for (let i = 0; i < MAX_PENDING_STEERS; i++) assert.equal(await addSteer(d, thread, 's'.repeat(MAX_STEER_BYTES)), 'queued');
   assert.equal(await addSteer(d, thread, 'one more'), 'full', 'the steer list is bounded');
   assert.equal(await admitPrompt(d, heavy('over'), { maxQueueDepth }), 'busy');
@@ -234,4 +241,25 @@ test('racing prompts of many threads never take more run slots than the cap', as
   assert.equal(await slotsTaken(d, channelRunsKey('slack:CRACE:2.0')), 3);
   await Promise.all(d.started.map((r) => releaseLease(d, r.threadId, r.runId)));
   assert.equal(await slotsTaken(d, channelRunsKey('slack:CRACE:2.0')), 0);
+});
+
+test('each admission records who may stop or steer the thread (or clears it); a control checked against one run never reaches the next', async () => {
+  const d = deps();
+  const thread = 'slack:C1:9.0003';
+  const control = controlPolicy(accessSchema.parse({ control: 'requester', admins: ['slack:U9'] }));
+  assert.equal(await admitPrompt(d, prompt(thread, 'm1'), { control }), 'started');
+  assert.deepEqual((await getActor(d, thread))?.control, control);
+  assert.equal(await admitPrompt(d, prompt(thread, 'm2')), 'queued');
+  assert.equal((await getActor(d, thread))?.control, undefined, 'settings.json no longer restricts control');
+  const first = d.started[0]!.runId;
+  await releaseLease(d, thread, first);
+  // A stop or steer meant for the first run, arriving after the hand-over, leaves the second alone.
+  assert.equal(await requestStop(d, thread, first), undefined);
+  assert.equal(await addSteer(d, thread, 'late', first), 'idle');
+  const actor = await getActor(d, thread);
+  assert.equal(actor?.abortRunId, undefined);
+  assert.equal(actor?.steer, undefined);
+  const second = actor!.current!.runId;
+  assert.equal((await requestStop(d, thread, second))?.runId, second);
+  assert.equal(await addSteer(d, thread, 'now', second), 'queued');
 });
