@@ -4,7 +4,7 @@
 import { priceOf } from '../pricing.ts';
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
 import { backfill } from '../backfill.ts';
-import { type SecretPattern, secretPatternsWith } from '../secret-filter.ts';
+import { secretPatternsWith } from '../secret-filter.ts';
 import { contextText } from '../context-text.ts';
 import { channelKeyOf, ROOT_KEYS } from '../ids.ts';
 import { promptText } from '../prompt-body.ts';
