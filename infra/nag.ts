@@ -14,6 +14,7 @@ import type { AgentEventBus } from './constructs/event-bus.ts';
 import type { EventSchedules } from './constructs/event-schedules.ts';
 import type { RunEnded } from './constructs/run-ended.ts';
 import type { SlackSecret } from './constructs/slack-secret.ts';
+import type { TeamsSecret } from './constructs/teams-secret.ts';
 import type { WebhookApi } from './constructs/webhook-api.ts';
 import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
@@ -36,7 +37,8 @@ export function checkWithCdkNag(app: App): void {
 
 export interface NagScope {
   readonly data: DataBucket;
-  readonly slack: SlackSecret;
+  readonly slack?: SlackSecret;
+  readonly teams?: TeamsSecret;
   readonly webhook: WebhookApi;
   readonly dispatch: Dispatch;
   readonly agentRun: AgentRun;
@@ -57,7 +59,7 @@ const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, sandbox } = parts;
+  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, sandbox } = parts;
 
   // Every Lambda function (built by createAgentFunction).
   const functions = [
@@ -102,12 +104,21 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     );
   }
 
-  // SlackSecret
-  acknowledge(
-    resourceOf(slack.secret),
-    'AwsSolutions-SMG4',
-    'Slack signing secrets and bot tokens are issued and rotated in the Slack app settings, not by a rotation Lambda; the operator stores the new values with put-secret-value.',
-  );
+  // SlackSecret, TeamsSecret
+  if (slack) {
+    acknowledge(
+      resourceOf(slack.secret),
+      'AwsSolutions-SMG4',
+      'Slack signing secrets and bot tokens are issued and rotated in the Slack app settings, not by a rotation Lambda; the operator stores the new values with put-secret-value.',
+    );
+  }
+  if (teams) {
+    acknowledge(
+      resourceOf(teams.secret),
+      'AwsSolutions-SMG4',
+      "The Teams app's client secret is issued and rotated in the Azure Bot's Entra app registration, not by a rotation Lambda; the operator stores the new value with put-secret-value.",
+    );
+  }
 
   // AgentRun: the agent-step function and the state machine.
   acknowledge(

@@ -35,7 +35,14 @@ export interface DeploymentSettings {
   readonly sandboxMemoryMiB: number;
   /** A thread's sandbox task is stopped after this many minutes without a tool call. */
   readonly sandboxIdleMinutes: number;
+  /** The chat platforms served: Slack, Teams or both (each gets its secret and webhook route). */
+  readonly chatPlatforms: readonly ChatPlatform[];
+  /** Accept Teams activities from any tenant (the Azure Bot is registered multi-tenant). */
+  readonly teamsMultiTenant: boolean;
 }
+
+export const CHAT_PLATFORMS = ['slack', 'teams'] as const;
+export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
 
 export const SANDBOX_NETWORK_MODES = ['isolated', 'egress'] as const;
 export type SandboxNetworkMode = (typeof SANDBOX_NETWORK_MODES)[number];
@@ -49,6 +56,8 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   sandboxCpu: 1024,
   sandboxMemoryMiB: 2048,
   sandboxIdleMinutes: 5,
+  chatPlatforms: ['slack', 'teams'],
+  teamsMultiTenant: false,
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
@@ -78,7 +87,29 @@ export function readSettings(node: Node): DeploymentSettings {
     logRetentionDays: readRetention(node.tryGetContext('logRetentionDays')),
     runTimeoutMinutes: readRunTimeout(node.tryGetContext('runTimeoutMinutes')),
     ...readSandboxSettings(node),
+    chatPlatforms: readChatPlatforms(node.tryGetContext('chatPlatforms')),
+    teamsMultiTenant: readBoolean(node.tryGetContext('teamsMultiTenant'), 'teamsMultiTenant', DEFAULT_SETTINGS.teamsMultiTenant),
   };
+}
+
+/** A list (cdk.json) or comma-separated (-c chatPlatforms=slack,teams) of at least one platform. */
+function readChatPlatforms(raw: unknown): ChatPlatform[] {
+  if (raw === undefined) return [...DEFAULT_SETTINGS.chatPlatforms];
+  const names = typeof raw === 'string' ? raw.split(',').map((p) => p.trim()) : raw;
+  const valid =
+    Array.isArray(names) &&
+    names.length >= 1 &&
+    names.every((p) => CHAT_PLATFORMS.includes(p as ChatPlatform)) &&
+    new Set(names).size === names.length;
+  if (!valid) throw new Error(`context chatPlatforms must be one or both of ${CHAT_PLATFORMS.join(', ')}; got ${JSON.stringify(raw)}`);
+  return names as ChatPlatform[];
+}
+
+function readBoolean(raw: unknown, key: string, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  if (raw === true || raw === 'true') return true;
+  if (raw === false || raw === 'false') return false;
+  throw new Error(`context ${key} must be true or false; got ${JSON.stringify(raw)}`);
 }
 
 function readModelId(raw: unknown): string {

@@ -25,6 +25,7 @@ import { EventSchedules } from './constructs/event-schedules.ts';
 import { Inbox } from './constructs/inbox.ts';
 import { RunEnded } from './constructs/run-ended.ts';
 import { SlackSecret } from './constructs/slack-secret.ts';
+import { TeamsSecret } from './constructs/teams-secret.ts';
 import { StateTable } from './constructs/state-table.ts';
 import { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
@@ -34,7 +35,7 @@ import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
 import { SandboxStep } from './constructs/sandbox-step.ts';
 import { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
-import { SLACK_EVENTS_PATH, WebhookApi } from './constructs/webhook-api.ts';
+import { SLACK_EVENTS_PATH, TEAMS_MESSAGES_PATH, WebhookApi } from './constructs/webhook-api.ts';
 import type { FunctionRole } from './function-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import { checkStackName, derivedName } from './stack-names.ts';
@@ -64,7 +65,9 @@ export class AgentRuntimeStack extends Stack {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly inbox: Queue;
-  readonly slackSecret: Secret;
+  /** Absent when the deployment does not serve that platform. */
+  readonly slackSecret?: Secret;
+  readonly teamsSecret?: Secret;
   readonly api: HttpApi;
   readonly runEndedRule: Rule;
   readonly sandbox: AgentRuntimeSandbox;
@@ -81,8 +84,11 @@ export class AgentRuntimeStack extends Stack {
     // Shared state.
     const state = new StateTable(this, 'State');
     const data = new DataBucket(this, 'Data');
-    const slack = new SlackSecret(this, 'Slack');
-    const shared = { table: state.table, slackSecret: slack.secret, logRetention };
+    const { chatPlatforms, teamsMultiTenant } = props.settings;
+    const slack = chatPlatforms.includes('slack') ? new SlackSecret(this, 'Slack') : undefined;
+    const teams = chatPlatforms.includes('teams') ? new TeamsSecret(this, 'Teams') : undefined;
+    const chatSecrets = { slack: slack?.secret, teams: teams?.secret, teamsMultiTenant };
+    const shared = { table: state.table, chatSecrets, logRetention };
 
     // The sandbox: where the agent's tools run, one Fargate task per thread.
     const availabilityZones = new SandboxAvailabilityZones(this, 'SandboxAzs', { count: sandboxAzs, zoneIds: sandboxAzIds, logRetention });
@@ -178,7 +184,8 @@ export class AgentRuntimeStack extends Stack {
     this.table = state.table;
     this.bucket = data.bucket;
     this.inbox = inbox.queue;
-    this.slackSecret = slack.secret;
+    this.slackSecret = slack?.secret;
+    this.teamsSecret = teams?.secret;
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
     this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule, teardown };
@@ -186,14 +193,26 @@ export class AgentRuntimeStack extends Stack {
     this.eventSchedules = eventSchedules;
 
     new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
-    new CfnOutput(this, 'SlackEventsUrl', {
-      value: `${webhook.api.apiEndpoint}${SLACK_EVENTS_PATH}`,
-      description: 'Request URL for the Slack app (Event Subscriptions and Interactivity)',
-    });
-    new CfnOutput(this, 'SlackSecretName', {
-      value: slack.secret.secretName,
-      description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
-    });
+    if (slack) {
+      new CfnOutput(this, 'SlackEventsUrl', {
+        value: `${webhook.api.apiEndpoint}${SLACK_EVENTS_PATH}`,
+        description: 'Request URL for the Slack app (Event Subscriptions and Interactivity)',
+      });
+      new CfnOutput(this, 'SlackSecretName', {
+        value: slack.secret.secretName,
+        description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
+      });
+    }
+    if (teams) {
+      new CfnOutput(this, 'TeamsMessagingEndpoint', {
+        value: `${webhook.api.apiEndpoint}${TEAMS_MESSAGES_PATH}`,
+        description: 'Messaging endpoint for the Azure Bot (Configuration > Messaging endpoint)',
+      });
+      new CfnOutput(this, 'TeamsSecretName', {
+        value: teams.secret.secretName,
+        description: 'Secrets Manager secret to fill with {"appId": "...", "appPassword": "...", "tenantId": "..."}',
+      });
+    }
     new CfnOutput(this, 'DataBucketName', { value: data.bucket.bucketName, description: 'S3 bucket holding the data/ tree' });
     new CfnOutput(this, 'SandboxClusterName', {
       value: sandboxTask.cluster.clusterName,
@@ -216,6 +235,7 @@ export class AgentRuntimeStack extends Stack {
       dispatch,
       runEnded,
       slack,
+      teams,
       eventBus,
       eventSchedules,
       sandbox: { availabilityZones, prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper, teardown },

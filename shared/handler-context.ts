@@ -2,39 +2,63 @@
 // clients from the standard chain. Core logic receives these as arguments.
 import type { SerializedThread } from 'chat';
 import { clients } from './aws.ts';
-import { createAgentChat, threadFromJSON, type AgentChat } from './chat.ts';
+import { adapterFor, createAgentChat, threadFromJSON, type AgentChat } from './chat.ts';
 import type { AgentDeps } from './steps/deps.ts';
 import type { LifecycleDeps, SandboxConfig } from './sandbox/lifecycle.ts';
 import { createLogger, levelFromEnv, type JsonLogger } from './log.ts';
-import { sameCredentials, slackCredentials, type SlackCredentials } from './slack-credentials.ts';
+import { slackCredentials } from './slack-credentials.ts';
+import { teamsCredentials } from './teams-credentials.ts';
+import { slackConfigured, teamsConfigured } from './env.ts';
 import { executionStarter } from './runs.ts';
 import type { ActorDeps } from './actor.ts';
 import type { ControlDeps } from './control.ts';
 import type { AgentEnv, ChatEnv, SandboxLaunchEnv } from './env.ts';
+import { parseThreadId } from './ids.ts';
 
 export function handlerLogger(component: string, env = process.env): JsonLogger {
   return createLogger({ level: levelFromEnv(env), component });
 }
 
 /**
- * The Chat SDK instance for the current Slack credentials: a rotated secret gets a new instance, so
- * it is used without a cold start. `setup` wires each new instance (the webhook adds its handlers).
+ * The Chat SDK instance for the current credentials of each platform the deployment serves: a
+ * rotated secret gets a new instance, so it is used without a cold start. `setup` wires each new
+ * instance (the webhook adds its handlers).
  */
 export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: AgentChat) => void): () => Promise<AgentChat> {
-  const credentials = slackCredentials(
-    env.SLACK_SECRET_ARN
-      ? { secretArn: env.SLACK_SECRET_ARN, maxAgeSeconds: env.SLACK_SECRET_MAX_AGE_SECONDS }
-      : // Both set: the environment schema requires them without a secret.
-        { credentials: { signingSecret: env.SLACK_SIGNING_SECRET!, botToken: env.SLACK_BOT_TOKEN! } },
-    clients.secrets,
-  );
-  let current: { credentials: SlackCredentials; chat: AgentChat } | undefined;
+  const slack = slackConfigured(env)
+    ? slackCredentials(
+        env.SLACK_SECRET_ARN
+          ? { secretArn: env.SLACK_SECRET_ARN, maxAgeSeconds: env.SLACK_SECRET_MAX_AGE_SECONDS }
+          : // Both set: slackConfigured requires them without a secret.
+            { credentials: { signingSecret: env.SLACK_SIGNING_SECRET!, botToken: env.SLACK_BOT_TOKEN! } },
+        clients.secrets,
+      )
+    : undefined;
+  const teams = teamsConfigured(env)
+    ? teamsCredentials(
+        env.TEAMS_SECRET_ARN
+          ? { secretArn: env.TEAMS_SECRET_ARN, maxAgeSeconds: env.TEAMS_SECRET_MAX_AGE_SECONDS }
+          : { credentials: { appId: env.TEAMS_APP_ID!, appPassword: env.TEAMS_APP_PASSWORD!, tenantId: env.TEAMS_APP_TENANT_ID ?? '' } },
+        clients.secrets,
+      )
+    : undefined;
+  let current: { key: string; chat: AgentChat } | undefined;
   return async () => {
-    const latest = await credentials();
-    if (!current || !sameCredentials(current.credentials, latest)) {
-      if (current) logger.info('Slack credentials changed: a new chat instance uses them');
+    const [slackLatest, teamsLatest] = await Promise.all([slack?.(), teams?.()]);
+    if (teamsLatest && !env.TEAMS_MULTI_TENANT && !teamsLatest.tenantId) {
+      throw new Error('The Teams app is single-tenant but no tenant id is set (tenantId in the Teams secret, or TEAMS_MULTI_TENANT=true)');
+    }
+    const key = JSON.stringify([slackLatest, teamsLatest]);
+    if (current?.key !== key) {
+      if (current) logger.info('chat credentials changed: a new chat instance uses them');
       const chat = createAgentChat({
-        credentials: latest,
+        slack: slackLatest,
+        teams: teamsLatest && {
+          credentials: teamsLatest,
+          multiTenant: env.TEAMS_MULTI_TENANT,
+          openIdMetadataUrl: env.TEAMS_OPENID_METADATA_URL,
+          tokenUrl: env.TEAMS_TOKEN_URL,
+        },
         db: clients.db(),
         tableName: env.TABLE_NAME,
         logger,
@@ -42,7 +66,7 @@ export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: Age
         streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
       });
       setup?.(chat);
-      current = { credentials: latest, chat };
+      current = { key, chat };
     }
     return current.chat;
   };
@@ -78,13 +102,16 @@ export function agentFromEnv(logger: JsonLogger, env: AgentEnv): { deps(logger: 
       return {
         ...base,
         thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
-        // One workspace, one bot token: without the team id the adapter downloads with that token
-        // (with it, it would look up a per-team installation, which a single-workspace app has none of).
-        rehydrateAttachment: (attachment) =>
-          chat.getAdapter('slack').rehydrateAttachment?.({
-            ...attachment,
-            fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined,
-          }) ?? attachment,
+        rehydrateAttachment: (attachment, threadId) => {
+          const { adapter } = parseThreadId(threadId);
+          // One workspace, one bot token: without the team id the Slack adapter downloads with that token
+          // (with it, it would look up a per-team installation, which a single-workspace app has none of).
+          const slim =
+            adapter === 'slack'
+              ? { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined }
+              : attachment;
+          return adapterFor(chat, adapter).rehydrateAttachment?.(slim) ?? attachment;
+        },
         logger: invocationLogger,
         now: Date.now,
       };

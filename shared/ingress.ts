@@ -29,11 +29,24 @@ async function applyControl(deps: IngressDeps, threadId: string, control: Contro
   return (await steerThread(deps.control, threadId, control.text)) ? REPLIES.steered : REPLIES.nothingToSteer;
 }
 
-/** Only what a later step needs of the platform payload (the workspace, for native streaming). */
+/** Only what a later step needs of the platform payload (the workspace for Slack's native streaming; Teams' conversation). */
 function slimRaw(raw: unknown): Record<string, unknown> | null {
   if (!raw || typeof raw !== 'object') return null;
   const r = raw as Record<string, unknown>;
-  const keep = ['team_id', 'team', 'user', 'channel', 'ts', 'thread_ts'];
+  // Slack's workspace and message keys; Teams' conversation reference (where replies go, and to whom).
+  const keep = [
+    'team_id',
+    'team',
+    'user',
+    'channel',
+    'ts',
+    'thread_ts',
+    'serviceUrl',
+    'conversation',
+    'channelData',
+    'recipient',
+    'replyToId',
+  ];
   return Object.fromEntries(keep.filter((k) => r[k] !== undefined).map((k) => [k, r[k]]));
 }
 

@@ -1,40 +1,24 @@
-// Slack credentials come from Secrets Manager in AWS (SLACK_SECRET_ARN), read through Powertools'
-// secrets provider: a read is reused for maxAgeSeconds, so a rotated secret is picked up within
-// that time, without a cold start. The local cloud passes them as environment variables instead.
-// They never enter logs or the model's context.
+// The Slack app's credentials: a Secrets Manager secret in AWS (SLACK_SECRET_ARN), plain variables
+// in the local cloud (shared/secret-credentials.ts).
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { z } from 'zod';
+import { secretCredentials, type CredentialSource } from './secret-credentials.ts';
 
 export interface SlackCredentials {
   signingSecret: string;
   botToken: string;
 }
 
-export type SlackCredentialSource = { secretArn: string; maxAgeSeconds: number } | { credentials: SlackCredentials };
+export type SlackCredentialSource = CredentialSource<SlackCredentials>;
 
 const secretSchema = z.object({ signingSecret: z.string().min(1), botToken: z.string().min(1) });
 
 /** The current credentials, from the secret (cached for maxAgeSeconds) or as given. */
 export function slackCredentials(source: SlackCredentialSource, secrets: () => SecretsManagerClient): () => Promise<SlackCredentials> {
-  if ('credentials' in source) return async () => source.credentials;
-  let provider: SecretsProvider | undefined;
-  return async () => {
-    provider ??= new SecretsProvider({ awsSdkV3Client: secrets() });
-    const raw = await provider.get(source.secretArn, { maxAge: source.maxAgeSeconds });
-    let json: unknown;
-    try {
-      json = JSON.parse(typeof raw === 'string' ? raw : '');
-    } catch {
-      json = undefined;
-    }
-    const parsed = secretSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new Error('The Slack secret must be JSON {"signingSecret": "...", "botToken": "xoxb-..."} (see README, "Deploying")');
-    }
-    return parsed.data;
-  };
+  return secretCredentials(
+    source,
+    secrets,
+    secretSchema,
+    'The Slack secret must be JSON {"signingSecret": "...", "botToken": "xoxb-..."} (see README, "Deploying")',
+  );
 }
-
-export const sameCredentials = (a: SlackCredentials, b: SlackCredentials) =>
-  a.signingSecret === b.signingSecret && a.botToken === b.botToken;

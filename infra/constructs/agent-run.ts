@@ -11,8 +11,8 @@ import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { DefinitionBody, LogLevel, QueryLanguage, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { derivedName } from '../stack-names.ts';
@@ -25,7 +25,7 @@ import type { SandboxLauncher } from './sandbox-task.ts';
 export interface AgentRunProps {
   readonly table: ITable;
   readonly bucket: IBucket;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly modelId: string;
   readonly runTimeout: Duration;
   readonly logRetention: RetentionDays;
@@ -74,14 +74,13 @@ export class AgentRun extends Construct {
         TABLE_NAME: props.table.tableName,
         DATA_BUCKET: props.bucket.bucketName,
         STATE_MACHINE_ARN: this.stateMachineArn,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
         BEDROCK_MODEL_ID: props.modelId,
         ...props.sandbox.launchEnvironment,
       },
     });
     props.table.grantReadWriteData(this.agentStep);
     grantObjectReadWrite(props.bucket, this.agentStep);
-    props.slackSecret.grantRead(this.agentStep);
+    useChatSecrets(this.agentStep, props.chatSecrets);
     this.agentStep.addToRolePolicy(
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:StartExecution'], resources: [this.stateMachineArn] }),
     );

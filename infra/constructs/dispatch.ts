@@ -6,11 +6,11 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
@@ -27,7 +27,7 @@ export interface DispatchProps {
   readonly executionArns: string;
   /** settings.json holds the queue depth and per-channel queue mode. */
   readonly bucket: IBucket;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly logRetention: RetentionDays;
 }
 
@@ -45,7 +45,6 @@ export class Dispatch extends Construct {
       environment: {
         TABLE_NAME: props.table.tableName,
         STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
         DATA_BUCKET: props.bucket.bucketName,
       },
     });
@@ -57,7 +56,7 @@ export class Dispatch extends Construct {
     );
     // settings.json is optional: a fresh deployment has none.
     grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
-    props.slackSecret.grantRead(this.handler);
+    useChatSecrets(this.handler, props.chatSecrets);
 
     this.handler.addEventSource(
       new SqsEventSource(props.inbox, {

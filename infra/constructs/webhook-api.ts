@@ -1,26 +1,28 @@
-// The public entry point: an HTTP API whose routes go to the webhook function. Slack has no way to
-// send IAM or JWT credentials, so the routes are open and the function verifies Slack's request
-// signature (HMAC of the body with the signing secret) before doing anything.
+// The public entry point: an HTTP API whose routes go to the webhook function. Neither platform can
+// send IAM credentials, so the routes are open and the function verifies each request before doing
+// anything: Slack's request signature (HMAC of the body with the signing secret), or the Bot
+// Framework JWT Teams sends (shared/teams-auth.ts).
 import { Duration } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, type HttpRoute, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
+export const TEAMS_MESSAGES_PATH = '/api/messages';
 export const HEALTH_PATH = '/health';
 
 export interface WebhookApiProps {
   readonly table: ITable;
   readonly inbox: IQueue;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly logRetention: RetentionDays;
   /** stop (a message, /stop, the Stop button) ends the running execution at once. */
   readonly stateMachineArn: string;
@@ -39,20 +41,19 @@ export class WebhookApi extends Construct {
     this.handler = createAgentFunction(this, 'Handler', {
       entry: FUNCTION_ENTRIES.webhook,
       description: 'Verifies chat webhooks, acks fast, enqueues prompts and sets stop/steer flags',
-      // Slack retries a delivery that is not acked within 3 s; the handler only enqueues.
+      // Slack retries a delivery that is not acked within 3 s (Teams within 15 s); the handler only enqueues.
       timeout: Duration.seconds(10),
       memorySize: 512,
       logRetention: props.logRetention,
       environment: {
         TABLE_NAME: props.table.tableName,
         INBOX_QUEUE_URL: props.inbox.queueUrl,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
         STATE_MACHINE_ARN: props.stateMachineArn,
       },
     });
     props.table.grantReadWriteData(this.handler);
     props.inbox.grantSendMessages(this.handler);
-    props.slackSecret.grantRead(this.handler);
+    useChatSecrets(this.handler, props.chatSecrets);
     this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
 
     // The default stage is declared explicitly: the one HttpApi creates cannot take access logs
@@ -71,8 +72,12 @@ export class WebhookApi extends Construct {
     });
 
     const integration = new HttpLambdaIntegration('Webhook', this.handler);
+    const platformPaths = [
+      ...(props.chatSecrets.slack ? [SLACK_EVENTS_PATH] : []),
+      ...(props.chatSecrets.teams ? [TEAMS_MESSAGES_PATH] : []),
+    ];
     this.routes = [
-      ...this.api.addRoutes({ path: SLACK_EVENTS_PATH, methods: [HttpMethod.POST], integration }),
+      ...platformPaths.flatMap((path) => this.api.addRoutes({ path, methods: [HttpMethod.POST], integration })),
       ...this.api.addRoutes({ path: HEALTH_PATH, methods: [HttpMethod.GET], integration }),
     ];
   }

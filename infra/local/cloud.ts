@@ -44,6 +44,8 @@ export interface LocalCloudOptions {
   /** Port of the API Gateway stand-in (0: any free port). */
   port?: number;
   slack: { signingSecret: string; botToken: string; apiUrl?: string };
+  /** The Teams app, and where its tokens come from (a stand-in's URLs, or Microsoft's when unset). */
+  teams?: { appId: string; appPassword: string; tenantId: string; openIdMetadataUrl?: string; tokenUrl?: string };
   modelId?: string;
   /** Overrides every Step Functions Retry wait, so failure tests are fast. */
   retryIntervalMs?: number;
@@ -83,6 +85,8 @@ export interface Fault {
 export interface LocalCloud {
   apiUrl: string;
   slackEventsUrl: string;
+  /** The Teams messaging endpoint (POST /api/messages). */
+  teamsMessagesUrl: string;
   template: Template;
   stateMachineArn: string;
   stepFunctions: LocalStepFunctions;
@@ -205,6 +209,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...endpoints.variables,
     AWS_S3_FORCE_PATH_STYLE: 'true',
     ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
+    ...(options.teams?.openIdMetadataUrl ? { TEAMS_OPENID_METADATA_URL: options.teams.openIdMetadataUrl } : {}),
+    ...(options.teams?.tokenUrl ? { TEAMS_TOKEN_URL: options.teams.tokenUrl } : {}),
     ...options.env,
   };
   const lambda = createLocalLambda({ root: PROJECT_ROOT });
@@ -223,8 +229,18 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       common,
       // What only exists locally: the emulator's queue URL, the command server's free port.
       localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
-      // Locally the Slack secret is two plain variables (the secret holds them in AWS).
-      secretVariables: { SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken } },
+      // Locally each chat secret is plain variables (the secret holds them in AWS); without Teams
+      // credentials the functions serve Slack only.
+      secretVariables: {
+        SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken },
+        TEAMS_SECRET_ARN: options.teams
+          ? {
+              TEAMS_APP_ID: options.teams.appId,
+              TEAMS_APP_PASSWORD: options.teams.appPassword,
+              TEAMS_APP_TENANT_ID: options.teams.tenantId,
+            }
+          : {},
+      },
       // Each function signs as its own role, so the front doors can hold it to that role's policies.
       credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role])!)),
       localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
@@ -332,6 +348,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const cloud: LocalCloud = {
     apiUrl: api.url,
     slackEventsUrl: `${api.url}/slack/events`,
+    teamsMessagesUrl: `${api.url}/api/messages`,
     template,
     stateMachineArn: resources.stateMachineArn,
     stepFunctions,

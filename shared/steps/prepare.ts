@@ -39,7 +39,7 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext)
     return undefined;
   });
   if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
-  const files = await saveAttachments({ store: deps.store, rehydrate: deps.rehydrateAttachment ?? ((a) => a) }, run).catch(
+  const files = await saveAttachments({ store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a }, run).catch(
     (error: unknown) => {
       deps.logger.warn('could not save the attachments', { runId: run.runId, error });
       return { saved: [], notes: ['the attached files could not be saved'] };

@@ -96,7 +96,7 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
     [stack.table, 'AWS::DynamoDB::Table'],
     [stack.bucket, 'AWS::S3::Bucket'],
     [stack.inbox, 'AWS::SQS::Queue'],
-    [stack.slackSecret, 'AWS::SecretsManager::Secret'],
+    [stack.slackSecret!, 'AWS::SecretsManager::Secret'],
     [stack.api, 'AWS::ApiGatewayV2::Api'],
     [stack.runEndedRule, 'AWS::Events::Rule'],
     [stack.sandbox.network.vpc, 'AWS::EC2::VPC'],
@@ -316,7 +316,7 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
 
 test('functions: environment, timeout and memory per role', () => {
   const table = { Ref: idOf(stack.table) };
-  const secret = { Ref: idOf(stack.slackSecret) };
+  const secret = { Ref: idOf(stack.slackSecret!) };
   const bucket = { Ref: idOf(stack.bucket) };
   const stateMachine = { Ref: idOf(stack.stateMachine) };
   const clusterArn = { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] };
@@ -436,7 +436,7 @@ test('run-ended rule: this state machine, FAILED/TIMED_OUT/ABORTED, retried targ
 });
 
 test('secret: SlackCredentials JSON with a generated signing secret and a bot token placeholder', () => {
-  const secret = props(stack.slackSecret);
+  const secret = props(stack.slackSecret!);
   assert.equal(secret.Name, `${STACK_NAME}/SlackCredentials`);
   const generate = secret.GenerateSecretString as { SecretStringTemplate: string; GenerateStringKey: string };
   assert.equal(generate.GenerateStringKey, 'signingSecret');
@@ -471,7 +471,7 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
       for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
       const actions = list(s.Action);
       if (actions.some((a) => a.startsWith('secretsmanager:'))) {
-        assert.deepEqual(list(s.Resource), [{ Ref: idOf(stack.slackSecret) }]);
+        assert.deepEqual(list(s.Resource), [{ Ref: idOf(stack.slackSecret!) }]);
       }
       if (actions.some((a) => a.startsWith('dynamodb:'))) {
         assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.table), 'Arn'] }]);
@@ -768,7 +768,7 @@ test('cdk-nag registered as in infra/app.ts: synth passes and the validation rep
     const synthesized = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.template.json`), 'utf8')) as {
       Resources: Record<string, { Metadata?: { cdk_nag?: { rules_to_suppress: { id: string; reason: string }[] } } }>;
     };
-    const secretAudit = synthesized.Resources[idOf(stack.slackSecret)]?.Metadata?.cdk_nag?.rules_to_suppress ?? [];
+    const secretAudit = synthesized.Resources[idOf(stack.slackSecret!)]?.Metadata?.cdk_nag?.rules_to_suppress ?? [];
     assert.deepEqual(
       secretAudit.map((r) => r.id).filter((id) => !isCdkOwnAcknowledgement(id)),
       ['AwsSolutions-SMG4'],

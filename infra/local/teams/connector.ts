@@ -1,0 +1,88 @@
+// The Bot Connector API subset the Teams adapter calls on a conversation's serviceUrl: send, reply,
+// update and delete activities (targeted ones too), and look up members. Every call needs a token
+// the stand-in's token endpoint issued. Updates can be rate-limited to exercise the bot's backoff.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { nextActivityId, type StoredActivity, type TeamsState } from './state.ts';
+
+export interface RateLimit {
+  limit: number;
+  windowMs: number;
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
+export function createConnector(state: TeamsState) {
+  const rateLimits: { update?: RateLimit } = {};
+  const updateTimes: number[] = [];
+  const throttled: { at: number }[] = [];
+
+  function limited(kind: 'update'): number | undefined {
+    const limit = rateLimits[kind];
+    if (!limit) return undefined;
+    const now = Date.now();
+    while (updateTimes.length && updateTimes[0]! <= now - limit.windowMs) updateTimes.shift();
+    if (updateTimes.length >= limit.limit) return Math.ceil((updateTimes[0]! + limit.windowMs - now) / 1000);
+    updateTimes.push(now);
+    return undefined;
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, body: Buffer): void {
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!token || !state.issuedTokens.has(token)) return json(res, 401, { error: { code: 'Unauthorized', message: 'no valid bot token' } });
+    const parts = path.split('/').filter(Boolean).map(decodeURIComponent); // v3, conversations, id, ...
+    const [, , conversationId, collection, itemId] = parts;
+    if (!conversationId) return json(res, 404, { error: { code: 'NotFound' } });
+    const input = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : {};
+    const targeted = query.get('isTargetedActivity') === 'true';
+    if (collection === 'members') {
+      const member = itemId ? state.users.get(itemId) : undefined;
+      if (itemId && !member) return json(res, 404, { error: { code: 'MemberNotFound' } });
+      const shape = (u: { id: string; name: string; aadObjectId: string }) => ({
+        ...u,
+        email: `${u.name.toLowerCase().replace(/\s+/g, '.')}@example.com`,
+      });
+      return json(res, 200, member ? shape(member) : [...state.users.values()].map(shape));
+    }
+    if (collection !== 'activities') return json(res, 404, { error: { code: 'NotFound' } });
+    if (req.method === 'POST') {
+      const activity: StoredActivity = {
+        id: nextActivityId(),
+        type: String(input.type ?? 'message'),
+        conversationId,
+        from: (input.from as StoredActivity['from']) ?? { id: 'bot' },
+        text: input.text as string | undefined,
+        replyToId: itemId ?? (input.replyToId as string | undefined),
+        attachments: input.attachments as unknown[] | undefined,
+        entities: input.entities as unknown[] | undefined,
+        channelData: input.channelData,
+        targeted,
+        edits: 0,
+        deleted: false,
+        timestamp: new Date().toISOString(),
+      };
+      state.add(activity);
+      return json(res, 201, { id: activity.id });
+    }
+    const existing = itemId ? state.find(conversationId, itemId) : undefined;
+    if (!existing) return json(res, 404, { error: { code: 'ActivityNotFound' } });
+    if (req.method === 'PUT') {
+      const retryAfter = limited('update');
+      if (retryAfter !== undefined) {
+        throttled.push({ at: Date.now() });
+        return json(res, 429, { error: { code: 'TooManyRequests' } }, { 'retry-after': String(retryAfter) });
+      }
+      existing.text = input.text as string | undefined;
+      existing.attachments = input.attachments as unknown[] | undefined;
+      existing.edits++;
+      return json(res, 200, { id: existing.id });
+    }
+    if (req.method === 'DELETE') {
+      existing.deleted = true;
+      return json(res, 200, {});
+    }
+    return json(res, 405, { error: { code: 'MethodNotAllowed' } });
+  }
+
+  return { handle, rateLimits, throttled };
+}

@@ -1,0 +1,26 @@
+// The Teams app's credentials (the Azure Bot's app id, its client secret and its tenant): a Secrets
+// Manager secret in AWS (TEAMS_SECRET_ARN), plain variables in the local cloud.
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { z } from 'zod';
+import { secretCredentials, type CredentialSource } from './secret-credentials.ts';
+
+export interface TeamsCredentials {
+  appId: string;
+  appPassword: string;
+  /** The app's Entra tenant; empty only for a multi-tenant app. */
+  tenantId: string;
+}
+
+const secretSchema = z.object({ appId: z.string().min(1), appPassword: z.string().min(1), tenantId: z.string().default('') });
+
+export function teamsCredentials(
+  source: CredentialSource<TeamsCredentials>,
+  secrets: () => SecretsManagerClient,
+): () => Promise<TeamsCredentials> {
+  return secretCredentials(
+    source,
+    secrets,
+    secretSchema,
+    'The Teams secret must be JSON {"appId": "...", "appPassword": "...", "tenantId": "..."} (see README, "Teams")',
+  );
+}
