@@ -66,6 +66,7 @@ test('scheduler function: its handler module, an explicit name, 60 s, 512 MB, an
     DATA_BUCKET: ref(stack.bucket),
     INBOX_QUEUE_URL: ref(stack.inbox),
     SLACK_SECRET_ARN: ref(stack.slackSecret!),
+    TEAMS_SECRET_ARN: ref(stack.teamsSecret!),
     SCHEDULE_GROUP_NAME: ref(schedules.group),
     SCHEDULER_ROLE_ARN: getAtt(schedules.role),
     SCHEDULE_DLQ_ARN: getAtt(schedules.deadLetterQueue),

@@ -1,6 +1,7 @@
 // Template tests for the CDK app: what each construct creates, least privilege, the state machine's
 // shape, cdk-nag, and (once) a real esbuild bundle per function.
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -97,6 +98,7 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
     [stack.bucket, 'AWS::S3::Bucket'],
     [stack.inbox, 'AWS::SQS::Queue'],
     [stack.slackSecret!, 'AWS::SecretsManager::Secret'],
+    [stack.teamsSecret!, 'AWS::SecretsManager::Secret'],
     [stack.api, 'AWS::ApiGatewayV2::Api'],
     [stack.runEndedRule, 'AWS::Events::Rule'],
     [stack.sandbox.network.vpc, 'AWS::EC2::VPC'],
@@ -109,7 +111,7 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox cluster, event bus, schedule group', () => {
+test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, bucket name, sandbox cluster, event bus, schedule group', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
     'ApiUrl',
@@ -120,18 +122,21 @@ test('outputs: API URL, Slack events URL, secret name, bucket name, sandbox clus
     'ScheduleGroupName',
     'SlackEventsUrl',
     'SlackSecretName',
+    'TeamsMessagingEndpoint',
+    'TeamsSecretName',
   ]);
   assert.deepEqual(outputs.SandboxClusterName!.Value, { Ref: idOf(stack.sandbox.task.cluster) });
   assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
+  assert.match(flatten(outputs.TeamsMessagingEndpoint!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/api/messages$`));
   assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);
   assert.deepEqual(outputs.DataBucketName!.Value, { Ref: idOf(stack.bucket) });
 });
 
-test('HTTP API: POST /slack/events and GET /health reach the webhook; auto-deployed, throttled, access-logged stage', () => {
+test('HTTP API: POST /slack/events, POST /api/messages and GET /health reach the webhook; auto-deployed, throttled, access-logged stage', () => {
   template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
   template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
   const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
-  assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', 'POST /slack/events']);
+  assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', 'POST /api/messages', 'POST /slack/events']);
   template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
     IntegrationType: 'AWS_PROXY',
     IntegrationUri: { 'Fn::GetAtt': [idOf(stack.functions.webhook), 'Arn'] },
@@ -317,6 +322,7 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
 test('functions: environment, timeout and memory per role', () => {
   const table = { Ref: idOf(stack.table) };
   const secret = { Ref: idOf(stack.slackSecret!) };
+  const teamsSecret = { Ref: idOf(stack.teamsSecret!) };
   const bucket = { Ref: idOf(stack.bucket) };
   const stateMachine = { Ref: idOf(stack.stateMachine) };
   const clusterArn = { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] };
@@ -334,13 +340,28 @@ test('functions: environment, timeout and memory per role', () => {
   };
   const expected: Record<FunctionRole, { env: Record<string, unknown>; timeout: number; memory?: number }> = {
     webhook: {
-      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, SLACK_SECRET_ARN: secret },
+      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, SLACK_SECRET_ARN: secret, TEAMS_SECRET_ARN: teamsSecret },
       timeout: 10,
       memory: 512,
     },
-    dispatch: { env: { TABLE_NAME: table, STATE_MACHINE_ARN: stateMachine, SLACK_SECRET_ARN: secret, DATA_BUCKET: bucket }, timeout: 30 },
+    dispatch: {
+      env: {
+        TABLE_NAME: table,
+        STATE_MACHINE_ARN: stateMachine,
+        SLACK_SECRET_ARN: secret,
+        TEAMS_SECRET_ARN: teamsSecret,
+        DATA_BUCKET: bucket,
+      },
+      timeout: 30,
+    },
     runEnded: {
-      env: { TABLE_NAME: table, STATE_MACHINE_ARN: stateMachine, DATA_BUCKET: bucket, SLACK_SECRET_ARN: secret },
+      env: {
+        TABLE_NAME: table,
+        STATE_MACHINE_ARN: stateMachine,
+        DATA_BUCKET: bucket,
+        SLACK_SECRET_ARN: secret,
+        TEAMS_SECRET_ARN: teamsSecret,
+      },
       timeout: 60,
     },
     agentStep: {
@@ -348,6 +369,7 @@ test('functions: environment, timeout and memory per role', () => {
         TABLE_NAME: table,
         DATA_BUCKET: bucket,
         SLACK_SECRET_ARN: secret,
+        TEAMS_SECRET_ARN: teamsSecret,
         BEDROCK_MODEL_ID: DEFAULT_SETTINGS.modelId,
         ...sandboxLaunch,
       },
@@ -365,6 +387,7 @@ test('functions: environment, timeout and memory per role', () => {
         DATA_BUCKET: bucket,
         INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) },
         SLACK_SECRET_ARN: secret,
+        TEAMS_SECRET_ARN: teamsSecret,
         SCHEDULE_GROUP_NAME: { Ref: idOf(stack.eventSchedules.group) },
         SCHEDULER_ROLE_ARN: { 'Fn::GetAtt': [idOf(stack.eventSchedules.role), 'Arn'] },
         SCHEDULE_DLQ_ARN: { 'Fn::GetAtt': [idOf(stack.eventSchedules.deadLetterQueue), 'Arn'] },
@@ -435,6 +458,40 @@ test('run-ended rule: this state machine, FAILED/TIMED_OUT/ABORTED, retried targ
   assert.equal(dlq.Properties.SqsManagedSseEnabled, true);
 });
 
+test('secret: TeamsCredentials JSON with a generated app password and placeholders for the app id and tenant', () => {
+  const secret = props(stack.teamsSecret!);
+  assert.equal(secret.Name, `${STACK_NAME}/TeamsCredentials`);
+  const generate = secret.GenerateSecretString as { SecretStringTemplate: string; GenerateStringKey: string };
+  assert.equal(generate.GenerateStringKey, 'appPassword');
+  assert.deepEqual(JSON.parse(generate.SecretStringTemplate), { appId: 'replace-me', tenantId: 'replace-me' });
+});
+
+test('Slack only or Teams only: one secret, one webhook route, one pair of outputs; each chat function reads exactly that secret', () => {
+  for (const [platform, path, secretEnv, outputs] of [
+    ['slack', 'POST /slack/events', 'SLACK_SECRET_ARN', ['SlackEventsUrl', 'SlackSecretName']],
+    ['teams', 'POST /api/messages', 'TEAMS_SECRET_ARN', ['TeamsMessagingEndpoint', 'TeamsSecretName']],
+  ] as const) {
+    const only = synth({ settings: { chatPlatforms: platform } });
+    only.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    const routes = Object.values(only.template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
+    assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', path]);
+    const outputNames = Object.keys(only.template.findOutputs('*'));
+    for (const name of ['SlackEventsUrl', 'SlackSecretName', 'TeamsMessagingEndpoint', 'TeamsSecretName']) {
+      assert.equal(outputNames.includes(name), (outputs as readonly string[]).includes(name), `${platform}: ${name}`);
+    }
+    const secret = { Ref: idOf(platform === 'slack' ? only.stack.slackSecret! : only.stack.teamsSecret!) };
+    for (const role of ['webhook', 'dispatch', 'runEnded', 'agentStep', 'scheduler'] as const) {
+      const fn = only.template.toJSON().Resources[logicalId(only.stack, only.stack.functions[role])];
+      const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+      assert.deepEqual(variables[secretEnv], secret, `${platform}: ${role}`);
+      assert.equal(variables[platform === 'slack' ? 'TEAMS_SECRET_ARN' : 'SLACK_SECRET_ARN'], undefined, `${platform}: ${role}`);
+    }
+  }
+  const multi = synth({ settings: { teamsMultiTenant: true } });
+  const webhook = multi.template.toJSON().Resources[logicalId(multi.stack, multi.stack.functions.webhook)];
+  assert.equal(webhook.Properties.Environment.Variables.TEAMS_MULTI_TENANT, 'true');
+});
+
 test('secret: SlackCredentials JSON with a generated signing secret and a bot token placeholder', () => {
   const secret = props(stack.slackSecret!);
   assert.equal(secret.Name, `${STACK_NAME}/SlackCredentials`);
@@ -471,7 +528,13 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
       for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
       const actions = list(s.Action);
       if (actions.some((a) => a.startsWith('secretsmanager:'))) {
-        assert.deepEqual(list(s.Resource), [{ Ref: idOf(stack.slackSecret!) }]);
+        const chatSecrets = [stack.slackSecret!, stack.teamsSecret!].map((secret) => ({ Ref: idOf(secret) }));
+        // Each chat function reads the Slack and the Teams secret (CDK merges both grants into one statement).
+        for (const r of list(s.Resource))
+          assert.ok(
+            chatSecrets.some((ref) => isDeepStrictEqual(ref, r)),
+            roleOf(policy),
+          );
       }
       if (actions.some((a) => a.startsWith('dynamodb:'))) {
         assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.table), 'Arn'] }]);
