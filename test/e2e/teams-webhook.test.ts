@@ -157,3 +157,31 @@ test('single-tenant by default: an activity from another tenant gets 401', async
   assert.equal((await post(activity, token)).status, 401);
   await assertNothingHappened(activity.conversation.id);
 });
+
+const recorded = (path: string) => JSON.parse(readFileSync(new URL(`../fixtures/chat-sdk-replay/${path}`, import.meta.url), 'utf8'));
+
+test('a recorded personal chat message (no mention) is answered in the personal chat', async () => {
+  stack.bedrock.script({ text: 'Answered in private.' });
+  const activity = structuredClone(recorded('dm/teams.json').dmMessage);
+  activity.serviceUrl = stack.teams.serviceUrl;
+  activity.conversation.id = `a:recorded-personal-${Date.now()}`;
+  const token = await stack.teams.signToken({ serviceUrl: activity.serviceUrl });
+  assert.equal((await post(activity, token)).status, 200);
+  await stack.teams.waitFor(() => stack.teams.botMessages(activity.conversation.id).find((m) => m.text === 'Answered in private.'), 30_000);
+  assert.match((runsFor(activity.conversation.id)[0]!.input as { threadId: string }).threadId, /^teams:/);
+});
+
+test('a recorded Action.Submit click on the Stop button with nothing running tells the clicker so', async () => {
+  const activity = structuredClone(recorded('actions-reactions/teams.json').action);
+  activity.serviceUrl = stack.teams.serviceUrl;
+  activity.conversation.id = `19:d441d38c655c47a085215b2726e76927@thread.tacv2;messageid=${Date.now()}`;
+  activity.value = { actionId: 'stop-run', value: 'run-none' };
+  const token = await stack.teams.signToken({ serviceUrl: activity.serviceUrl });
+  assert.equal((await post(activity, token)).status, 200);
+  const notice = await stack.teams.waitFor(
+    () => stack.teams.botMessages(activity.conversation.id).find((m) => /Nothing is running/.test(m.text ?? '')),
+    15_000,
+  );
+  assert.equal(notice.targeted, true, 'only the clicker sees it');
+  assert.equal(runsFor(activity.conversation.id).length, 0);
+});

@@ -1,0 +1,150 @@
+// Teams through the same actors, state machine and sandbox as Slack, with the local Teams stand-in
+// as the tenant: a channel mention starts a thread that runs a tool and answers; later messages in
+// the thread are prompts of the same actor; group and personal chats are threads too; busy replies;
+// `stop`, `steer …` and the Stop button (an Adaptive Card Action.Submit). Every reply is sent from
+// agent-step, outside the webhook request, to the conversation's serviceUrl.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../shared/aws.ts';
+import { gate } from '../../infra/local/bedrock.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { eventually } from '../support/eventually.ts';
+
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack();
+});
+after(async () => {
+  await stack?.stop();
+});
+
+let n = 0;
+const use = (name: string, input: Record<string, unknown>) => ({ toolUseId: `tu-${name}-${++n}`, name, input });
+
+/** Runs of a Teams conversation, oldest first (the thread id encodes the conversation id). */
+const runsOf = (conversationId: string) =>
+  [...stack.cloud.stepFunctions.executions.values()]
+    .filter((e) => {
+      const threadId = (e.input as { threadId: string }).threadId;
+      return threadId.startsWith('teams:') && Buffer.from(threadId.split(':')[1]!, 'base64url').toString() === conversationId;
+    })
+    .sort((a, b) => a.startDate.getTime() - b.startDate.getTime());
+const threadIdOf = (conversationId: string) => (runsOf(conversationId)[0]!.input as { threadId: string }).threadId;
+
+async function actor(threadId: string) {
+  const out = await documentClient(stack.cloud.clients.dynamodb).send(
+    new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' } }),
+  );
+  return out.Item;
+}
+const idle = (conversationId: string) =>
+  eventually(async () => runsOf(conversationId).length > 0 && (await actor(threadIdOf(conversationId)))?.status === 'idle', 30_000, 'idle');
+
+/** The bot's visible text messages in a conversation (not cards, not deleted, not the placeholder). */
+const botTexts = (conversationId: string) =>
+  stack.teams
+    .botMessages(conversationId)
+    .filter((m) => !m.deleted && m.text && m.text !== '...' && !m.targeted)
+    .map((m) => m.text!);
+const targetedTexts = (conversationId: string) =>
+  stack.teams
+    .botMessages(conversationId)
+    .filter((m) => m.targeted)
+    .map((m) => m.text ?? '');
+
+test('a channel mention runs a tool in the sandbox and answers in the thread; a follow-up is a prompt of the same thread', async () => {
+  stack.bedrock.script({ toolUses: [use('bash', { command: 'echo tool-ran-$((6*7))' })] }, { text: 'The tool said 42.' });
+  const sent = await stack.teams.sendUserMessage({ text: 'run a tool please' });
+  assert.equal(sent.delivery.status, 200);
+  await eventually(() => botTexts(sent.conversationId).includes('The tool said 42.'), 90_000, 'answer');
+  const toolResult = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
+  assert.match(toolResult, /tool-ran-42/);
+  await idle(sent.conversationId);
+
+  // A message in the thread without a mention: the bot subscribed, so it is a prompt.
+  stack.bedrock.script({ text: 'Follow-up answered.' });
+  const followUp = await stack.teams.sendUserMessage({ conversationId: sent.conversationId, text: 'and another thing', mention: false });
+  assert.equal(followUp.delivery.status, 200);
+  await eventually(() => botTexts(sent.conversationId).includes('Follow-up answered.'), 30_000, 'follow-up answered');
+  const runs = runsOf(sent.conversationId);
+  assert.equal(runs.length, 2);
+  assert.equal(new Set(runs.map((r) => (r.input as { threadId: string }).threadId)).size, 1, 'one thread actor');
+  assert.match((runs[1]!.input as { prompt: { text: string } }).prompt.text, /and another thing/);
+});
+
+test('a group chat and a personal chat are each a thread of their own', async () => {
+  stack.bedrock.script({ text: 'Hello, group.' });
+  const group = await stack.teams.sendUserMessage({ kind: 'groupChat', text: 'hi all' });
+  stack.bedrock.script({ text: 'Hello, you.' });
+  await eventually(() => botTexts(group.conversationId).includes('Hello, group.'), 30_000, 'group answer');
+  // In a personal chat every message is for the bot, no mention needed.
+  const personal = await stack.teams.sendUserMessage({ kind: 'personal', text: 'just us' });
+  assert.equal(personal.delivery.status, 200);
+  await eventually(() => botTexts(personal.conversationId).includes('Hello, you.'), 30_000, 'personal answer');
+  const [groupThread, personalThread] = [threadIdOf(group.conversationId), threadIdOf(personal.conversationId)];
+  assert.notEqual(groupThread, personalThread);
+  assert.match(personalThread, /^teams:/);
+});
+
+test('a prompt past the queue depth gets a busy reply only its author sees', async () => {
+  const settingsKey = 'settings.json';
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: settingsKey, Body: JSON.stringify({ maxQueueDepth: 1 }) }),
+  );
+  try {
+    const hold = gate();
+    stack.bedrock.script({ text: 'first answer', hold: hold.promise });
+    const first = await stack.teams.sendUserMessage({ text: 'hold on' });
+    await eventually(() => runsOf(first.conversationId).length === 1, 30_000, 'first run');
+    await stack.teams.sendUserMessage({ conversationId: first.conversationId, text: 'queued', mention: false });
+    await stack.teams.sendUserMessage({ conversationId: first.conversationId, text: 'one too many', mention: false });
+    await eventually(() => targetedTexts(first.conversationId).some((t) => /busy/.test(t)), 30_000, 'busy reply');
+    hold.release();
+    await eventually(() => runsOf(first.conversationId).length === 2, 30_000, 'queued prompt ran');
+    await idle(first.conversationId);
+    assert.equal(runsOf(first.conversationId).length, 2);
+  } finally {
+    await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: settingsKey }));
+  }
+});
+
+test('stop in the thread ends a running tool; steer with nothing running says so', async () => {
+  stack.bedrock.script({ toolUses: [use('bash', { command: 'sleep 300' })] });
+  const sent = await stack.teams.sendUserMessage({ text: 'sleep a while' });
+  await eventually(() => runsOf(sent.conversationId)[0]?.history.some((h) => h.name === 'SandboxTool'), 60_000, 'command running');
+  await stack.teams.sendUserMessage({ conversationId: sent.conversationId, text: 'stop', mention: false });
+  await eventually(() => runsOf(sent.conversationId)[0]?.status === 'ABORTED', 15_000, 'execution aborted');
+  await eventually(() => botTexts(sent.conversationId).includes('Stopped.'), 15_000, 'Stopped.');
+  await idle(sent.conversationId);
+  await stack.teams.sendUserMessage({ conversationId: sent.conversationId, text: 'steer try another way', mention: false });
+  await eventually(() => targetedTexts(sent.conversationId).some((t) => /Nothing is running here/.test(t)), 15_000, 'steer notice');
+  assert.equal(runsOf(sent.conversationId).length, 1);
+});
+
+test('the Stop button (Adaptive Card Action.Submit) on the running reply stops the run', async () => {
+  stack.bedrock.script({ toolUses: [use('bash', { command: 'sleep 300' })] });
+  const sent = await stack.teams.sendUserMessage({ text: 'press the button' });
+  const card = await eventually(
+    () => stack.teams.botMessages(sent.conversationId).find((m) => JSON.stringify(m.attachments ?? []).includes('stop-run')),
+    60_000,
+    'stop card',
+  );
+  const content = JSON.stringify(card.attachments);
+  assert.match(content, /application\/vnd\.microsoft\.card\.adaptive/);
+  assert.match(content, /Action\.Submit/);
+  await eventually(() => runsOf(sent.conversationId)[0]?.history.some((h) => h.name === 'SandboxTool'), 60_000, 'command running');
+  // Teams sends an Action.Submit click as a message activity whose value is the action's data.
+  const click = stack.teams.userActivity({
+    conversationId: sent.conversationId,
+    text: '',
+    mention: false,
+    extra: { text: undefined, replyToId: card.id, value: { actionId: 'stop-run', value: runsOf(sent.conversationId)[0]!.name } },
+  });
+  const delivered = await stack.teams.deliver(click);
+  assert.equal(delivered.status, 200);
+  await eventually(() => runsOf(sent.conversationId)[0]?.status === 'ABORTED', 15_000, 'aborted by the button');
+  await eventually(() => botTexts(sent.conversationId).some((t) => t.startsWith('Stopped.')), 15_000, 'Stopped.');
+  await eventually(() => stack.teams.state.find(sent.conversationId, card.id)?.deleted, 15_000, 'stop card removed');
+});
