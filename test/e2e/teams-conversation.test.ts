@@ -148,3 +148,48 @@ test('the Stop button (Adaptive Card Action.Submit) on the running reply stops t
   await eventually(() => botTexts(sent.conversationId).some((t) => t.startsWith('Stopped.')), 15_000, 'Stopped.');
   await eventually(() => stack.teams.state.find(sent.conversationId, card.id)?.deleted, 15_000, 'stop card removed');
 });
+
+test('an event file targeting a Teams channel starts a new thread there and answers in it', async () => {
+  // The channel is known from an earlier mention there (the first test's); its serviceUrl was stored then.
+  stack.bedrock.script({ text: 'Weekly report: all green.' });
+  const channelId = '19:local-general@thread.tacv2';
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'events/teams-report.json',
+      Body: JSON.stringify({ type: 'immediate', adapterId: 'teams', channelId, text: 'Time for the weekly report' }),
+    }),
+  );
+  await stack.cloud.s3Notifications.poll();
+  const root = await eventually(
+    () => stack.teams.botMessages(channelId).find((m) => m.text === 'Time for the weekly report'),
+    30_000,
+    'post in the channel',
+  );
+  const thread = `${channelId};messageid=${root.id}`;
+  await eventually(() => botTexts(thread).includes('Weekly report: all green.'), 30_000, 'answer in the new thread');
+  // Memory and settings of that thread are the channel's: the data tree has one directory for the channel.
+  assert.equal((runsOf(thread)[0]!.input as { threadId: string }).threadId.startsWith('teams:'), true);
+});
+
+test('an event file for a Teams channel the bot has never seen fails with a clear reason', async () => {
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'events/teams-unknown.json',
+      Body: JSON.stringify({ type: 'immediate', adapterId: 'teams', channelId: '19:never-seen@thread.tacv2', text: 'hello?' }),
+    }),
+  );
+  await stack.cloud.s3Notifications.poll();
+  await eventually(
+    () =>
+      stack.errors.some((e) =>
+        /No Teams conversation "19:never-seen@thread.tacv2" is known: mention the bot there once first/.test(
+          String((e.error as Error)?.message ?? e.error),
+        ),
+      ),
+    15_000,
+    'the reason, in the error',
+  );
+  assert.equal(stack.teams.botMessages('19:never-seen@thread.tacv2').length, 0);
+});
