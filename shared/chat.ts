@@ -10,6 +10,7 @@ import type { SlackCredentials } from './slack-credentials.ts';
 import type { TeamsCredentials } from './teams-credentials.ts';
 import { botFrameworkVerifier } from './teams-auth.ts';
 import { clientCredentialsTokens, defaultTokenUrl } from './teams-token.ts';
+import { paceTeamsReplies } from './teams-pacing.ts';
 
 export interface TeamsConfig {
   credentials: TeamsCredentials;
@@ -51,7 +52,7 @@ function teamsAdapter(config: TeamsConfig, logger: Logger, userName: string | un
     openIdMetadataUrl: config.openIdMetadataUrl,
     tenantId: config.multiTenant ? undefined : tenantId,
   });
-  return createTeamsAdapter({
+  const adapter = createTeamsAdapter({
     appId,
     appTenantId: tenantId || undefined,
     appType: config.multiTenant ? 'MultiTenant' : 'SingleTenant',
@@ -72,6 +73,7 @@ function teamsAdapter(config: TeamsConfig, logger: Logger, userName: string | un
     logger: logger.child('teams'),
     userName,
   });
+  return paceTeamsReplies(adapter);
 }
 
 export function createAgentChat(deps: ChatDeps): AgentChat {

@@ -46,12 +46,21 @@ async function searchChannel(deps: ChatToolDeps, call: ToolCall): Promise<ToolOu
   const limit = Math.min(Math.max(Number(call.input.limit ?? 20) || 20, 1), 100);
   const found: string[] = [];
   let scanned = 0;
-  for await (const message of deps.thread.channel.messages) {
-    if (++scanned > (deps.maxScan ?? 1000)) break;
-    if (!message.text.toLowerCase().includes(query)) continue;
-    const when = message.metadata?.dateSent?.toISOString() ?? '';
-    found.push(`[${when}] ${message.author.userName || message.author.userId}: ${message.text.slice(0, 500)}`);
-    if (found.length >= limit) break;
+  try {
+    for await (const message of deps.thread.channel.messages) {
+      if (++scanned > (deps.maxScan ?? 1000)) break;
+      if (!message.text.toLowerCase().includes(query)) continue;
+      const when = message.metadata?.dateSent?.toISOString() ?? '';
+      found.push(`[${when}] ${message.author.userName || message.author.userId}: ${message.text.slice(0, 500)}`);
+      if (found.length >= limit) break;
+    }
+  } catch (error) {
+    if (deps.thread.adapter.name !== 'teams') throw error;
+    // Teams offers a bot no history of its own: it is read through Microsoft Graph, with permissions
+    // an admin grants the bot's app registration.
+    throw new ToolError(
+      `search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions (ChannelMessage.Read.All for channels, Chat.Read.All for chats) granted to the bot's app registration by an admin. The read failed with: ${(error as Error).message}`,
+    );
   }
   if (found.length === 0)
     return { status: 'success', text: `no messages containing "${query}" in the last ${scanned} messages of this channel` };

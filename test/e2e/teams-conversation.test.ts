@@ -193,3 +193,43 @@ test('an event file for a Teams channel the bot has never seen fails with a clea
   );
   assert.equal(stack.teams.botMessages('19:never-seen@thread.tacv2').length, 0);
 });
+
+test('a reply streams into a group chat by post-and-edit, edits at least 1.5 s apart, backing off when Teams answers 429', async () => {
+  stack.teams.rateLimits.update = { limit: 1, windowMs: 2500 };
+  try {
+    const words = Array.from({ length: 16 }, (_, i) => `word${i} `);
+    stack.bedrock.script({ text: words, delayMs: 400 });
+    const sent = await stack.teams.sendUserMessage({ kind: 'groupChat', text: 'stream to me' });
+    const expected = words.join('').trim();
+    // The first run of a group chat starts the functions it uses cold when this test runs alone.
+    await eventually(() => botTexts(sent.conversationId).some((t) => t.trim() === expected), 120_000, 'whole reply');
+    await idle(sent.conversationId);
+    const reply = stack.teams.botMessages(sent.conversationId).find((m) => m.text?.trim() === expected)!;
+    const updates = stack.teams.updates.filter((u) => u.activityId === reply.id);
+    assert.ok(updates.filter((u) => u.status === 200).length >= 2, `edited while streaming: ${JSON.stringify(updates)}`);
+    assert.ok(
+      updates.some((u) => u.status === 429),
+      'Teams refused some edits',
+    );
+    for (let i = 1; i < updates.length; i++) {
+      assert.ok(updates[i]!.at - updates[i - 1]!.at >= 1450, `edits ${i - 1} and ${i} ${updates[i]!.at - updates[i - 1]!.at} ms apart`);
+    }
+    // After a 429 the next attempt waited for Retry-After (the window), not the usual 1.5 s.
+    const refused = updates.findIndex((u) => u.status === 429);
+    if (refused >= 0 && updates[refused + 1]) assert.ok(updates[refused + 1]!.at - updates[refused]!.at >= 1900);
+    assert.equal(reply.edits, updates.filter((u) => u.status === 200).length);
+  } finally {
+    delete stack.teams.rateLimits.update;
+  }
+});
+
+test('search_channel in Teams without Graph permissions is a tool error that says which permissions are missing', async () => {
+  stack.bedrock.script({ toolUses: [use('search_channel', { query: 'deploy' })] }, { text: 'Could not search.' });
+  const sent = await stack.teams.sendUserMessage({ text: 'search the channel for deploy' });
+  await eventually(() => botTexts(sent.conversationId).includes('Could not search.'), 60_000, 'answer');
+  const toolResult = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
+  assert.match(
+    toolResult,
+    /search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions \(ChannelMessage\.Read\.All/,
+  );
+});

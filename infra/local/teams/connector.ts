@@ -16,6 +16,8 @@ export function createConnector(state: TeamsState) {
   const rateLimits: { update?: RateLimit } = {};
   const updateTimes: number[] = [];
   const throttled: { at: number }[] = [];
+  /** Every update the bot attempted, answered or refused with 429, in order. */
+  const updates: { conversationId: string; activityId: string; at: number; status: number }[] = [];
 
   function limited(kind: 'update'): number | undefined {
     const limit = rateLimits[kind];
@@ -68,6 +70,7 @@ export function createConnector(state: TeamsState) {
     if (!existing) return json(res, 404, { error: { code: 'ActivityNotFound' } });
     if (req.method === 'PUT') {
       const retryAfter = limited('update');
+      updates.push({ conversationId, activityId: existing.id, at: Date.now(), status: retryAfter === undefined ? 200 : 429 });
       if (retryAfter !== undefined) {
         throttled.push({ at: Date.now() });
         return json(res, 429, { error: { code: 'TooManyRequests' } }, { 'retry-after': String(retryAfter) });
@@ -84,5 +87,5 @@ export function createConnector(state: TeamsState) {
     return json(res, 405, { error: { code: 'MethodNotAllowed' } });
   }
 
-  return { handle, rateLimits, throttled };
+  return { handle, rateLimits, throttled, updates };
 }

@@ -138,6 +138,7 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
     /** Mutable: set rateLimits.update = { limit, windowMs } to answer activity updates with 429. */
     rateLimits: connector.rateLimits,
     throttled: connector.throttled,
+    updates: connector.updates,
     sendUserMessage: activities.sendUserMessage,
     userActivity: activities.userActivity,
     deliver: activities.deliver,
