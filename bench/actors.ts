@@ -23,7 +23,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID, createHash } from 'node:crypto';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../shared/aws.ts';
+import { documentClient } from '../shared/aws/dynamodb.ts';
 import { executionArnFor } from '../shared/control.ts';
 import { runIdFor } from '../shared/ids.ts';
 import { workspaceLayout } from '../shared/sandbox/workspace.ts';

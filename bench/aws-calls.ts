@@ -1,110 +1,142 @@
-// Counts AWS API calls at the SDK: a middleware on the clients the handlers really use (the
-// singletons of shared/aws.ts, which the local cloud's handler modules share with this process)
-// and on the local cloud's own SQS client (the event source mapping's polling: AWS's calls, not
-// the code's). It sits in the `deserialize` step, below the SDK's retry middleware, so it sees
-// every HTTP attempt, i.e. what AWS would bill and throttle.
+// Reads the AWS API calls of a stretch of the bench from the local cloud's own record: every call a
+// function makes goes through the front door of its service, which records the calling role, the
+// operation, the request line, the status and the bytes each way (one record per HTTP attempt, so
+// an SDK retry counts twice, as AWS bills and throttles it). The functions run in worker threads,
+// so this is the only place that sees their calls. Calls signed by the operator through a front
+// door are the bench's own (its inbox checks) and are left out.
 //
-// Which function made a call is read from the call's async stack trace (V8 keeps the awaiting
-// callers), e.g. `modelStep (shared/steps/model.ts)` or `handler (functions/ingress/dispatch.ts)`. Calls
-// the trace cannot place (a Chat SDK write not awaited by the handler) are placed by time later.
-import { clients } from '../shared/aws.ts';
+// The SQS event source mapping (AWS's calls, not the code's) polls with the local cloud's operator
+// client, in this process, straight to the emulator: a middleware on that client records them.
+//
+// Model calls do not go through a front door (the Bedrock fake is the endpoint): they come from the
+// fake's own record of the requests it received.
+import type { FunctionRole } from '../infra/function-entries.ts';
+import type { AwsCall as RecordedCall } from '../infra/local/front-door/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 
 export type Phase = 'webhook' | 'dispatch' | 'prepare' | 'model' | 'finish';
 export const PHASES: Phase[] = ['webhook', 'dispatch', 'prepare', 'model', 'finish'];
 
-export interface AwsCall {
+/** A call as the front door recorded it, named for reading (service, S3 operation) and placed (function, source). */
+export interface AwsCall extends Pick<RecordedCall, 'method' | 'path' | 'requestBytes' | 'responseBytes' | 'at'> {
   service: string;
   operation: string;
   /** 'handlers': the functions' own calls; 'platform': the local cloud's (SQS event source mapping). */
   source: 'handlers' | 'platform';
-  at: number;
-  /** From the stack trace, when it names the function. */
-  phase?: Phase;
+  /** The function that made the call, from the role it signed with (undefined for the platform and for model calls). */
+  fn?: FunctionRole;
+  /** HTTP status; 0 for model calls (the Bedrock fake does not record its answers). */
+  status: number;
 }
 
 const SERVICE_NAMES: Record<string, string> = {
-  DynamoDBClient: 'DynamoDB',
-  SFNClient: 'Step Functions',
-  BedrockRuntimeClient: 'Bedrock Runtime',
-  SecretsManagerClient: 'Secrets Manager',
+  dynamodb: 'DynamoDB',
+  s3: 'S3',
+  sqs: 'SQS',
+  states: 'Step Functions',
+  ecs: 'ECS',
+  scheduler: 'Scheduler',
+  events: 'EventBridge',
 };
 
-/** 'S3Client' → 'S3', with readable names where the client's differs from the service's. */
-const serviceName = (clientName: string) => SERVICE_NAMES[clientName] ?? clientName.replace(/Client$/, '');
-
-// Most specific first: an agent step's trace also passes through shared code used by others.
-const PHASE_FRAMES: [Phase, RegExp][] = [
-  ['model', /\bmodelStep \([^)]*shared[\\/]agent\.ts/],
-  ['prepare', /\bprepare \([^)]*shared[\\/]agent\.ts/],
-  ['finish', /\b(finish|fail) \([^)]*shared[\\/]agent\.ts/],
-  ['dispatch', /functions[\\/]ingress[\\/]dispatch\.ts/],
-  ['webhook', /functions[\\/]ingress[\\/]webhook\.ts|shared[\\/]ingress\.ts/],
-];
-
-function phaseFromStack(stack: string): Phase | undefined {
-  return PHASE_FRAMES.find(([, pattern]) => pattern.test(stack))?.[0];
+/**
+ * The SDK's name of an S3 operation: the front door names a call by the IAM action it needs, and
+ * S3's actions differ from its operations (ListObjectsV2 needs s3:ListBucket, HeadObject s3:GetObject).
+ */
+function s3Operation(method: string, path: string, action: string): string {
+  if (method === 'HEAD') return path.split('?')[0]!.split('/').length > 2 ? 'HeadObject' : 'HeadBucket';
+  if (action === 'ListBucket') return /[?&]list-type=2/.test(path) ? 'ListObjectsV2' : 'ListObjects';
+  return action;
 }
 
 /** The part of an SDK client this needs; every v3 client has it (typed per client and operation). */
 interface MiddlewareHost {
   middlewareStack: {
     add(
-      middleware: (
-        next: (args: unknown) => Promise<unknown>,
-        context: { clientName?: string; commandName?: string },
-      ) => (args: unknown) => Promise<unknown>,
+      middleware: (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => (args: unknown) => Promise<unknown>,
       options: { step: 'deserialize'; name: string; override?: boolean },
     ): void;
   };
 }
 
-export interface AwsCallCounter {
-  /** Start recording; with `traces`, also read each call's stack to tell which function made it. */
-  start(options?: { traces?: boolean }): void;
+const platformLogs = new WeakMap<TestStack, AwsCall[]>();
+
+/** Every call of the event source mapping's SQS client since the first recorder of this stack. */
+function platformLog(stack: TestStack): AwsCall[] {
+  let log = platformLogs.get(stack);
+  if (log) return log;
+  log = [];
+  const calls = log;
+  (stack.cloud.clients.sqs as unknown as MiddlewareHost).middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      calls.push({
+        service: 'SQS',
+        operation,
+        source: 'platform',
+        method: 'POST',
+        path: '/',
+        status: 200,
+        requestBytes: 0,
+        responseBytes: 0,
+        at: Date.now(),
+      });
+      return result;
+    },
+    // Below the SDK's retries: every HTTP attempt, as the front doors count them.
+    { step: 'deserialize', name: 'benchPlatformCalls', override: true },
+  );
+  platformLogs.set(stack, log);
+  return log;
+}
+
+export interface AwsCallRecorder {
+  /** Start a stretch: calls recorded from now on are the stretch's. */
+  start(): void;
+  /** The calls of the stretch since start(), in the order they ended. */
   stop(): AwsCall[];
 }
 
-export function installAwsCallCounter(stack: TestStack): AwsCallCounter {
-  let recording: AwsCall[] | undefined;
-  let traces = false;
-  // Each client's stack is typed with its own inputs and outputs; this middleware is the same for all.
-  const instrument = (client: { middlewareStack: unknown }, source: AwsCall['source']) =>
-    (client as MiddlewareHost).middlewareStack.add(
-      (next, context) => async (args) => {
-        if (recording) {
-          recording.push({
-            service: serviceName(context.clientName ?? 'unknown'),
-            operation: (context.commandName ?? 'unknown').replace(/Command$/, ''),
-            source,
-            at: Date.now(),
-            phase: traces ? phaseFromStack(new Error().stack ?? '') : undefined,
-          });
-        }
-        return next(args);
-      },
-      { step: 'deserialize', name: 'benchCallCounter', override: true },
-    );
-  // Called after the local cloud has loaded the handlers and set the endpoints, so these are the
-  // very clients the handlers use; any the handlers never ask for (Secrets Manager locally: no
-  // secret ARN) is created here but stays unused.
-  for (const client of Object.values(clients)) instrument(client(), 'handlers');
-  instrument(stack.cloud.clients.sqs, 'platform');
-
-  let savedLimit = Error.stackTraceLimit;
+export function awsCallRecorder(stack: TestStack): AwsCallRecorder {
+  const functionOf = new Map(Object.entries(stack.cloud.functionRoles).map(([fn, role]) => [role, fn as FunctionRole]));
+  const platform = platformLog(stack);
+  let from: { aws: number; bedrock: number; platform: number } | undefined;
   return {
-    start(options = {}) {
-      traces = options.traces ?? false;
-      savedLimit = Error.stackTraceLimit;
-      // The handler frames sit below the SDK's own dozen middleware frames.
-      if (traces) Error.stackTraceLimit = 60;
-      recording = [];
+    start() {
+      from = { aws: stack.cloud.awsCalls.length, bedrock: stack.bedrock.requests.length, platform: platform.length };
     },
     stop() {
-      const calls = recording ?? [];
-      recording = undefined;
-      Error.stackTraceLimit = savedLimit;
-      return calls;
+      if (!from) return [];
+      const aws = stack.cloud.awsCalls
+        .slice(from.aws)
+        .filter((c) => c.caller !== 'operator')
+        .map((c): AwsCall => ({
+          service: SERVICE_NAMES[c.service] ?? c.service,
+          operation: c.service === 's3' ? s3Operation(c.method, c.path, c.operation) : c.operation,
+          source: 'handlers',
+          fn: functionOf.get(c.caller),
+          method: c.method,
+          path: c.path,
+          status: c.status,
+          requestBytes: c.requestBytes,
+          responseBytes: c.responseBytes,
+          at: c.at,
+        }));
+      const model = stack.bedrock.requests.slice(from.bedrock).map((r): AwsCall => ({
+        service: 'Bedrock Runtime',
+        operation: r.operation === 'converse-stream' ? 'ConverseStream' : 'Converse',
+        source: 'handlers',
+        method: 'POST',
+        path: r.path,
+        status: 0,
+        requestBytes: 0,
+        responseBytes: 0,
+        at: r.time,
+      }));
+      const polls = platform.slice(from.platform);
+      from = undefined;
+      return [...aws, ...model, ...polls].sort((a, b) => a.at - b.at);
     },
   };
 }

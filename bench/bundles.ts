@@ -10,13 +10,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
-import { PROJECT_ROOT } from '../infra/constructs/agent-function.ts';
+import { PROJECT_ROOT, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
 
-// The construct's banner (not exported there; kept identical): ESM bundles of CommonJS
-// dependencies call `require` for Node built-ins.
-const REQUIRE_SHIM =
-  "import { createRequire as __threadworkCreateRequire } from 'node:module';" +
-  'const require = __threadworkCreateRequire(import.meta.url);';
+/** This project's own budget for each function's index.mjs: what a cold start loads and parses. */
+export const BUNDLE_LIMIT = 1024 * 1024;
 
 /** Lambda's deployment package limits (zip uploaded directly / all files unzipped). */
 export const LAMBDA_ZIPPED_LIMIT = 50 * 1024 * 1024;
@@ -42,6 +39,8 @@ export interface BundleResult {
 export interface Composition {
   /** @aws-sdk/*, @smithy/*, @aws-crypto/*. */
   awsSdk: number;
+  /** The Chat SDK and what it brings: chat, @chat-adapter/*, @slack/*, and their own dependencies. */
+  chatSdk: number;
   /** The AWS SDK service clients bundled, e.g. client-dynamodb. */
   sdkClients: string[];
   project: number;
@@ -67,8 +66,10 @@ function compositionOf(metafile: Metafile, outfile: string): Composition {
     else project += bytesInOutput;
   }
   const packages = [...byPackage].sort((a, b) => b[1] - a[1]);
+  const chatOnly = chatSdkPackages(metafile);
   return {
     awsSdk: packages.filter(([name]) => isAwsSdk(name)).reduce((sum, [, n]) => sum + n, 0),
+    chatSdk: packages.filter(([name]) => chatOnly.has(name)).reduce((sum, [, n]) => sum + n, 0),
     sdkClients: packages
       .map(([name]) => name)
       .filter((name) => name.startsWith('@aws-sdk/client-'))
@@ -80,6 +81,34 @@ function compositionOf(metafile: Metafile, outfile: string): Composition {
       .slice(0, 5)
       .map(([name, bytes]) => ({ name, bytes })),
   };
+}
+
+const isChatSdk = (name: string) => name === 'chat' || /^@(chat-adapter|slack)\//.test(name);
+
+/**
+ * The packages in the bundle only because of the Chat SDK: reached from chat, @chat-adapter/* or
+ * @slack/* and from nothing outside them (axios and mime-db are; zod, which the project uses too, is not).
+ */
+function chatSdkPackages(metafile: Metafile): Set<string> {
+  const importers = new Map<string, Set<string>>();
+  for (const [path, { imports }] of Object.entries(metafile.inputs)) {
+    const from = packageOf(path) ?? '(project)';
+    for (const { path: to } of imports) {
+      const name = packageOf(to);
+      if (name && name !== from) importers.set(name, (importers.get(name) ?? new Set()).add(from));
+    }
+  }
+  const chatOnly = new Set([...importers.keys()].filter(isChatSdk));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [name, from] of importers) {
+      if (!chatOnly.has(name) && [...from].every((importer) => chatOnly.has(importer))) {
+        chatOnly.add(name);
+        grew = true;
+      }
+    }
+  }
+  return chatOnly;
 }
 
 async function bundleOne(role: FunctionRole, entry: string, outDir: string): Promise<BundleResult> {

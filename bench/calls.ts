@@ -2,7 +2,7 @@
 // operation and by the function that made them. Measured on a warm system (after section 2), so
 // cold-start-only calls (auth.test, a Secrets Manager read in AWS) are not in the counts.
 import type { TestStack } from '../test/support/local-stack.ts';
-import type { AwsCall, AwsCallCounter, Phase } from './aws-calls.ts';
+import type { AwsCall, AwsCallRecorder, Phase } from './aws-calls.ts';
 import { converse, type Timeline } from './conversation.ts';
 import { waitForQuiet, runsSummary } from './quiet.ts';
 
@@ -12,7 +12,7 @@ export interface CallsResult {
   /** The event source mapping's own SQS calls during the run. */
   platform: Map<string, number>;
   slack: Map<string, Record<Phase, number>>;
-  /** Calls whose stack trace named no function, placed by time instead. */
+  /** Model calls, which carry no caller (the Bedrock fake is no front door): placed by time. */
   placedByTime: number;
   bedrockRequestsSeen: number;
   lambdaInvocations: Record<string, number>;
@@ -29,6 +29,16 @@ function phaseAt(at: number, t: Timeline): Phase {
   return 'finish';
 }
 
+/**
+ * The phase of an AWS call: the webhook's and dispatch's by the role that signed it; agent-step's
+ * by when it ended, against the states of the run (prepare, model and finish are all agent-step).
+ */
+function phaseOf(call: AwsCall, t: Timeline): Phase {
+  if (call.fn === 'webhook' || call.fn === 'dispatch') return call.fn;
+  const at = phaseAt(call.at, t);
+  return call.fn === 'agentStep' && (at === 'webhook' || at === 'dispatch') ? 'prepare' : at;
+}
+
 const zero = (): Record<Phase, number> => ({ webhook: 0, dispatch: 0, prepare: 0, model: 0, finish: 0 });
 
 function tally<T>(items: T[], key: (item: T) => string, phase: (item: T) => Phase): Map<string, Record<Phase, number>> {
@@ -41,13 +51,13 @@ function tally<T>(items: T[], key: (item: T) => string, phase: (item: T) => Phas
   return new Map([...counts].sort(([a], [b]) => a.localeCompare(b)));
 }
 
-export async function countOneRun(stack: TestStack, counter: AwsCallCounter): Promise<CallsResult> {
+export async function countOneRun(stack: TestStack, counter: AwsCallRecorder): Promise<CallsResult> {
   const slackBefore = stack.slack.calls.length;
   const deliveriesBefore = stack.slack.deliveries.length;
   const bedrockBefore = stack.bedrock.requests.length;
   const batchesBefore = stack.cloud.poller.batches;
   const runsBefore = runsSummary(stack).total;
-  counter.start({ traces: true });
+  counter.start();
   let timeline: Timeline;
   let calls: AwsCall[];
   try {
@@ -57,7 +67,9 @@ export async function countOneRun(stack: TestStack, counter: AwsCallCounter): Pr
   } finally {
     calls = counter.stop();
   }
-  const handlerCalls = calls.filter((c) => c.source === 'handlers' && c.at <= timeline.endedAt);
+  // The run's functions only: a sandbox reaper tick in the same window is not the run's.
+  const ofTheRun = (c: AwsCall) => c.service === 'Bedrock Runtime' || c.fn === 'webhook' || c.fn === 'dispatch' || c.fn === 'agentStep';
+  const handlerCalls = calls.filter((c) => c.source === 'handlers' && ofTheRun(c) && c.at <= timeline.endedAt);
   const platform = new Map<string, number>();
   for (const c of calls.filter((c) => c.source === 'platform')) {
     platform.set(c.operation, (platform.get(c.operation) ?? 0) + 1);
@@ -68,7 +80,7 @@ export async function countOneRun(stack: TestStack, counter: AwsCallCounter): Pr
     aws: tally(
       handlerCalls,
       (c) => `${c.service}\t${c.operation}`,
-      (c) => c.phase ?? phaseAt(c.at, timeline),
+      (c) => phaseOf(c, timeline),
     ),
     platform,
     slack: tally(
@@ -76,7 +88,7 @@ export async function countOneRun(stack: TestStack, counter: AwsCallCounter): Pr
       (c) => c.method,
       (c) => phaseAt(c.at, timeline),
     ),
-    placedByTime: handlerCalls.filter((c) => !c.phase).length,
+    placedByTime: handlerCalls.filter((c) => c.service === 'Bedrock Runtime').length,
     bedrockRequestsSeen: stack.bedrock.requests.length - bedrockBefore,
     lambdaInvocations: {
       webhook: stack.slack.deliveries.length - deliveriesBefore,

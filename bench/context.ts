@@ -211,7 +211,7 @@ async function readContext(stack: TestStack, threadId: string): Promise<ContextE
 }
 
 export async function measureContext(stack: TestStack): Promise<ContextResult> {
-  const recorder = installS3Recorder();
+  const recorder = installS3Recorder(stack);
   const steps: StepFigures[] = [];
   const historyTokens: Record<number, number> = {};
   try {

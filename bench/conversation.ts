@@ -3,7 +3,7 @@
 // records the stand-ins keep: Step Functions state entries and the Slack message's last update.
 // Timestamps are Date.now() on both sides, so they line up with the execution history.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../shared/aws.ts';
+import { documentClient } from '../shared/aws/dynamodb.ts';
 import { runIdFor } from '../shared/ids.ts';
 import type { LocalExecution } from '../infra/local/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';

@@ -53,8 +53,15 @@ function phasesOf(t: Timeline): Record<string, number> {
 }
 
 export async function measureSteps(stack: TestStack, count: number): Promise<StepResult> {
-  // Same client settings as the handlers' (shared/aws.ts: one attempt, default HTTP/2 handler).
-  const bedrock = new BedrockRuntimeClient({ maxAttempts: 1, endpoint: stack.bedrock.endpoint });
+  // Same client settings as the handlers' (shared/aws/bedrock.ts: one attempt, default HTTP/2 handler),
+  // signing as the operator: the handlers' region and credentials live in their workers, not here.
+  const { env } = stack.cloud;
+  const bedrock = new BedrockRuntimeClient({
+    maxAttempts: 1,
+    endpoint: stack.bedrock.endpoint,
+    region: env.AWS_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const timelines: Timeline[] = [];
   const direct: number[] = [];
   try {

@@ -8,13 +8,13 @@
 // the thread's command server (the local ECS task; token from the sandbox item in DynamoDB), and
 // spawned directly, from this process and from a small one (fork's cost grows with the caller).
 //
-// S3 traffic is counted at the handlers' S3 client (bench/s3-traffic.ts) and given to the
+// S3 traffic is read from the local cloud's S3 front door (bench/s3-traffic.ts) and given to the
 // SandboxTool state it falls in: calls on the workspace's keys are the sync (what the sandbox step
 // logs as bytesIn / bytesOut / s3Calls), the rest is the step's context load and save.
 import { spawnSync } from 'node:child_process';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../shared/aws.ts';
+import { documentClient } from '../shared/aws/dynamodb.ts';
 import { dataKeys, ROOT_KEYS, runIdFor } from '../shared/ids.ts';
 import { exec, type SandboxAddress } from '../shared/sandbox/client.ts';
 import type { SandboxItem } from '../shared/sandbox/lifecycle.ts';
@@ -22,7 +22,7 @@ import { workspaceLayout, type WorkspaceLayout } from '../shared/sandbox/workspa
 import type { ScriptedTurn } from '../infra/local/bedrock.ts';
 import type { LocalExecution } from '../infra/local/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
-import type { AwsCallCounter } from './aws-calls.ts';
+import type { AwsCallRecorder } from './aws-calls.ts';
 import { waitForQuiet, runsSummary } from './quiet.ts';
 import { installS3Recorder, type S3Call } from './s3-traffic.ts';
 import { summarize, type Summary } from './stats.ts';
@@ -139,8 +139,8 @@ export interface Traffic {
   deletes: number;
   bytesIn: number;
   bytesOut: number;
-  /** Keys the sync's listings returned. */
-  listed: number;
+  /** Bytes of the sync's listing responses (they grow with the keys listed). */
+  listBytes: number;
   /** The step's context.jsonl load and save. */
   contextCalls: number;
   contextBytes: number;
@@ -162,7 +162,7 @@ function trafficOf(calls: S3Call[], call: ToolCallTiming, layout: WorkspaceLayou
     deletes: count('DeleteObject'),
     bytesIn: sync.reduce((s, c) => s + c.bytesIn, 0),
     bytesOut: sync.reduce((s, c) => s + c.bytesOut, 0),
-    listed: sync.reduce((s, c) => s + c.listed, 0),
+    listBytes: sync.reduce((s, c) => s + c.listBytes, 0),
     contextCalls: context.length,
     contextBytes: context.reduce((s, c) => s + c.bytesIn + c.bytesOut, 0),
   };
@@ -336,15 +336,15 @@ function perCallMedians<T extends { at: number }>(items: T[], calls: ToolCallTim
   return keys.map((k) => [k, median(counts.map((row) => row.get(k) ?? 0))] as [string, number]).filter(([, n]) => n > 0);
 }
 
-export async function measureTools(stack: TestStack, counter: AwsCallCounter, count: number): Promise<ToolsResult> {
+export async function measureTools(stack: TestStack, counter: AwsCallRecorder, count: number): Promise<ToolsResult> {
   const started = performance.now();
-  const recorder = installS3Recorder();
+  const recorder = installS3Recorder(stack);
   const logged = watchToolLogs();
   const runsBefore = runsSummary(stack).total;
   const slackBefore = stack.slack.calls.length;
   const runs: ToolRun[] = [];
   let s3: S3Call[];
-  let aws: ReturnType<AwsCallCounter['stop']>;
+  let aws: ReturnType<AwsCallRecorder['stop']>;
   let loggedCalls: LoggedToolCall[];
   recorder.start();
   counter.start();

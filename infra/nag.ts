@@ -25,6 +25,7 @@ import type { SandboxImageBuild } from './constructs/sandbox-image.ts';
 import type { SandboxTask } from './constructs/sandbox-task.ts';
 import type { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
+import { ROOT_KEYS } from '../shared/ids.ts';
 
 /**
  * Runs cdk-nag's AwsSolutions rules on every synth of the app. cdk-nag v3 is a policy validation
@@ -103,6 +104,12 @@ export function acknowledgeNagFindings(parts: NagScope): void {
       'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (webhook) or StopExecution/DescribeExecution (dispatch).',
     );
   }
+
+  acknowledge(
+    roleOf(dispatch.handler),
+    iam5Resource(dispatch, data.bucket.arnForObjects(`${ROOT_KEYS.prompts}*`)),
+    'Dispatch stores long prompt texts under prompts/, one key per run id (not known in advance); PutObject only, no read, list or delete.',
+  );
 
   // SlackSecret, TeamsSecret
   if (slack) {

@@ -162,7 +162,8 @@ async function resumeDuplicate(deps: ActorDeps, run: RunInput): Promise<Admissio
   return 'duplicate';
 }
 
-async function startAndMark(deps: ActorDeps, run: RunInput): Promise<void> {
+/** Start the execution of the run holding the lease, and record that it started. */
+export async function startAndMark(deps: ActorDeps, run: RunInput): Promise<void> {
   await deps.startRun(run);
   try {
     await deps.db.send(
@@ -265,27 +266,32 @@ export async function requestStop(deps: ActorDeps, threadId: string): Promise<Ru
   }
 }
 
-/** Steer: queue text for the running run's next tool boundary. False when nothing runs. */
-export async function addSteer(deps: ActorDeps, threadId: string, text: string): Promise<boolean> {
+/** Steering texts that may wait for one tool boundary; they share the actor item with the queue. */
+export const MAX_PENDING_STEERS = 10;
+
+/** Steer: queue text for the running run's next tool boundary; 'idle' when nothing runs. */
+export async function addSteer(deps: ActorDeps, threadId: string, text: string): Promise<'queued' | 'idle' | 'full'> {
   try {
     await deps.db.send(
       new UpdateCommand({
         TableName: deps.tableName,
         Key: actorKey(threadId),
         UpdateExpression: 'SET steer = list_append(if_not_exists(steer, :empty), :item)',
-        ConditionExpression: '#status = :running AND attribute_exists(#current)',
+        ConditionExpression: '#status = :running AND attribute_exists(#current) AND (attribute_not_exists(steer) OR size(steer) < :max)',
         ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
         ExpressionAttributeValues: {
           ':running': 'running',
           ':empty': [],
           ':item': [{ runId: 'current', text, at: (deps.now ?? Date.now)() }],
+          ':max': MAX_PENDING_STEERS,
         },
       }),
     );
-    return true;
+    return 'queued';
   } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
+    if (!isConditionalCheckFailed(error)) throw error;
+    const actor = await getActor(deps, threadId);
+    return actor?.status === 'running' && actor.current ? 'full' : 'idle';
   }
 }
 

@@ -1,4 +1,4 @@
-// Compaction of a thread's context (seed "Compaction"): when the context nears the model's window,
+// Compaction of a thread's context, so that a long thread keeps fitting the model's window: when the context nears the model's window,
 // the older messages are summarised by the model into one "previously…" message and the recent
 // ones are kept verbatim. Pure logic plus one injected model call; the caller writes the full
 // pre-compaction context to archiveKey() first and never deletes it.
@@ -88,7 +88,7 @@ export function estimateTokens(input: string | readonly ContextEntry[] | readonl
 export interface CompactionSettings {
   /** The model's context window. */
   contextWindowTokens: number;
-  /** Kept free of conversation: the seed's reserve (16,384) for the system prompt, tools and the answer. */
+  /** Kept free of conversation for the system prompt, the tool specs and the answer (shared/defaults.ts). */
   reservedOutputTokens: number;
   /** The newest messages kept verbatim, at least this many tokens when the shape of the thread allows. */
   keepRecentTokens: number;

@@ -1,7 +1,8 @@
 // stop and steer: they bypass the queue and act on the thread's running run at once.
 import { DescribeExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { isExecutionDoesNotExist } from './aws-errors.ts';
-import { addSteer, getActor, releaseLease, requestStop, type ActorDeps } from './actor.ts';
+import { addSteer, getActor, releaseLease, requestStop, startAndMark, type ActorDeps, type ActorItem } from './actor.ts';
+import { type RunInput, utf8Bytes } from './schemas.ts';
 import type { JsonLogger } from './log.ts';
 
 /** The Stop button's action id, on the card a run posts while it works. */
@@ -56,10 +57,15 @@ export async function stopThread(deps: ControlDeps, threadId: string, reason = '
   return 'stopped';
 }
 
-export async function steerThread(deps: ControlDeps, threadId: string, text: string): Promise<boolean> {
-  const accepted = await addSteer(deps.actor, threadId, text);
-  deps.logger.info(accepted ? 'steer queued' : 'steer dropped: nothing running', { threadId });
-  return accepted;
+/** Longest steering text (UTF-8 bytes): it waits in the actor item until the next tool boundary. */
+export const MAX_STEER_BYTES = 4 * 1024;
+
+export type SteerOutcome = Awaited<ReturnType<typeof addSteer>> | 'too-long';
+
+export async function steerThread(deps: ControlDeps, threadId: string, text: string): Promise<SteerOutcome> {
+  const outcome = utf8Bytes(text) > MAX_STEER_BYTES ? 'too-long' : await addSteer(deps.actor, threadId, text);
+  deps.logger.info(outcome === 'queued' ? 'steer queued' : 'steer dropped', { threadId, outcome });
+  return outcome;
 }
 
 /** A lease held longer than this is checked against its execution when a prompt arrives. */
@@ -69,10 +75,17 @@ export const LEASE_CHECK_AFTER_MS = 2 * 60_000;
  * A lease whose execution has ended (every end path releases, so this means a release was lost:
  * a dropped event, a handler that failed all its retries) is released now, so no thread can stick.
  */
-export async function reclaimStaleLease(deps: ControlDeps, threadId: string, now = Date.now()): Promise<boolean> {
+export async function reclaimStaleLease(
+  deps: ControlDeps,
+  threadId: string,
+  arrivingMessageId: string,
+  now = Date.now(),
+): Promise<boolean> {
   const actor = await getActor(deps.actor, threadId);
   const run = actor?.current;
   if (actor?.status !== 'running' || !run || now - (actor.leaseTakenAt ?? now) < LEASE_CHECK_AFTER_MS) return false;
+  // The lease holder's own redelivery: admitting it resumes its start.
+  if (run.prompt.messageId === arrivingMessageId) return false;
   let status: string | undefined;
   try {
     status = (
@@ -82,10 +95,34 @@ export async function reclaimStaleLease(deps: ControlDeps, threadId: string, now
     ).status;
   } catch (error) {
     if (!isExecutionDoesNotExist(error)) throw error;
-    if (!actor.started) return false; // never started: the prompt's redelivery starts it
+    if (!actor.started) return startOrReclaim(deps, actor, run);
   }
   if (status === 'RUNNING' || status === 'PENDING_REDRIVE') return false;
   const release = await releaseLease(deps.actor, threadId, run.runId);
   deps.logger.warn('reclaimed a lease whose run had ended', { threadId, runId: run.runId, status, release: release.outcome });
   return true;
+}
+
+/**
+ * A lease whose execution never started, found by a later prompt of the thread: the inbox is FIFO
+ * per thread, so the holder's own retries have run out (a start that can never succeed). Try once more; if that fails too, release the thread so
+ * it is not stuck behind a run that will never exist, and keep the prompt in the log.
+ */
+async function startOrReclaim(deps: ControlDeps, actor: ActorItem, run: RunInput): Promise<boolean> {
+  try {
+    await startAndMark(deps.actor, run);
+    deps.logger.warn('started a run whose start had been lost', { threadId: run.threadId, runId: run.runId });
+    return false;
+  } catch (error) {
+    const release = await releaseLease(deps.actor, run.threadId, run.runId);
+    deps.logger.error('released a lease whose run could not start', {
+      threadId: run.threadId,
+      runId: run.runId,
+      leaseTakenAt: actor.leaseTakenAt,
+      release: release.outcome,
+      prompt: { messageId: run.prompt.messageId, user: run.prompt.author.userId, text: run.prompt.text },
+      error,
+    });
+    return true;
+  }
 }

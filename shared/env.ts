@@ -1,6 +1,6 @@
 // Each handler's environment as one zod schema, read once when the handler initialises. A missing or
 // invalid variable is an error that names it (and every other one wrong), not a default in disguise.
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
 import { parseOrThrow } from './validation.ts';
 import { BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-auth.ts';

@@ -1,4 +1,5 @@
-// Thread ids, run ids and the S3 data layout (seed "Store": data/{adapter}/{channel}/{thread}/...).
+// Thread ids, run ids and the S3 data layout: {adapter}/{channel}/{thread}/..., so that what a
+// thread, a channel or an adapter owns sits under one prefix (one IAM condition, one listing).
 import { createHash } from 'node:crypto';
 
 export interface ThreadAddress {
@@ -82,4 +83,6 @@ export const ROOT_KEYS = {
   memory: 'MEMORY.md',
   system: 'SYSTEM.md',
   settings: 'settings.json',
+  /** Long prompt texts, by run id (never synced into a sandbox; expire after 30 days). */
+  prompts: 'prompts/',
 } as const;

@@ -4,11 +4,11 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Message, Thread } from 'chat';
 import { channelKeyOf, dedupIdFor } from './ids.ts';
-import { MAX_PROMPT_CHARS, promptSchema, type Prompt } from './schemas.ts';
+import { promptSchema, promptTextProblem, type Prompt } from './schemas.ts';
 import type { AgentChat } from './chat.ts';
 import type { JsonLogger } from './log.ts';
-import { parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
-import { recentThread, rememberRecentThread } from './actor.ts';
+import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
+import { MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
 import { rememberTeamsConversation } from './teams-conversations.ts';
 
 export interface IngressDeps {
@@ -22,12 +22,15 @@ const REPLIES = {
   nothingToStop: 'Nothing is running in this thread.',
   steered: "Got it: I'll take that into account after the current step.",
   nothingToSteer: 'Nothing is running here, so there is nothing to steer. Send it as a normal message instead.',
+  steerTooLong: `Steering is for short course corrections (at most ${MAX_STEER_BYTES / 1024} KB). Send longer instructions as a normal message: it runs after the current one.`,
+  steerFull: `${MAX_PENDING_STEERS} steering messages are already waiting for the next step. Wait for it, or stop the run.`,
   noRecentThread: "I can't tell which thread you mean: you have no recent thread with me in this channel. Reply in the thread instead.",
 };
 
 async function applyControl(deps: IngressDeps, threadId: string, control: Control): Promise<string> {
   if (control.kind === 'stop') return (await stopThread(deps.control, threadId)) === 'stopped' ? REPLIES.stopped : REPLIES.nothingToStop;
-  return (await steerThread(deps.control, threadId, control.text)) ? REPLIES.steered : REPLIES.nothingToSteer;
+  const steered = await steerThread(deps.control, threadId, control.text);
+  return { queued: REPLIES.steered, idle: REPLIES.nothingToSteer, 'too-long': REPLIES.steerTooLong, full: REPLIES.steerFull }[steered];
 }
 
 /** Only what a later step needs of the platform payload (the workspace for Slack's native streaming; Teams' conversation). */
@@ -51,9 +54,18 @@ function slimRaw(raw: unknown): Record<string, unknown> | null {
   return Object.fromEntries(keep.filter((k) => r[k] !== undefined).map((k) => [k, r[k]]));
 }
 
+/**
+ * The triggering message as later steps use it (its author, attachments and workspace). Its text
+ * and parsed `formatted` tree would repeat `Prompt.text` twice over, so they are left out.
+ */
+function slimCurrentMessage(current: ReturnType<Thread['toJSON']>['currentMessage']) {
+  if (!current) return undefined;
+  return { ...current, text: '', formatted: { type: 'root' as const, children: [] }, raw: slimRaw(current.raw) };
+}
+
 export function toPrompt(thread: Thread, message: Message): Prompt {
   const serialized = thread.toJSON();
-  const current = serialized.currentMessage ? { ...serialized.currentMessage, raw: slimRaw(serialized.currentMessage.raw) } : undefined;
+  const current = slimCurrentMessage(serialized.currentMessage);
   return promptSchema.parse({
     threadId: thread.id,
     messageId: message.id,
@@ -74,11 +86,10 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
       else await thread.postEphemeral(message.author, reply, { fallbackToDM: false });
       return;
     }
-    if (message.text.length > MAX_PROMPT_CHARS) {
+    const tooLong = promptTextProblem(message.text);
+    if (tooLong) {
       deps.logger.warn('prompt rejected: too long', { threadId: thread.id, messageId: message.id, chars: message.text.length });
-      await thread.post(
-        `That message is ${message.text.length} characters long; the limit is ${MAX_PROMPT_CHARS}. Please shorten it or attach it as a file.`,
-      );
+      await thread.post(`${tooLong} Please shorten it or attach it as a file.`);
       return;
     }
     const prompt = toPrompt(thread, message);

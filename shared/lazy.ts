@@ -11,3 +11,12 @@ export function lazy<T>(make: () => T | Promise<T>): () => Promise<T> {
         throw error;
       }));
 }
+
+/**
+ * A value made on first use and kept: for what cannot fail to be made, such as an AWS SDK client
+ * (its constructor only records configuration), so there is no failure to forget and no promise.
+ */
+export function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}

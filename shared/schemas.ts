@@ -1,10 +1,30 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_COMPACTION_SETTINGS } from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 
-/** Slack allows 40,000 characters in a message; anything longer is not a chat message. */
-export const MAX_PROMPT_CHARS = 40_000;
+/**
+ * Longest prompt text, in UTF-8 bytes (a character is 1 to 4 of them): every 40,000-character Slack
+ * message of Latin or CJK text fits, and the inbox message (256 KB) keeps room for the rest.
+ */
+export const MAX_PROMPT_BYTES = 128 * 1024;
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/** Why `text` cannot be a prompt, naming the limit; undefined when it can. */
+export function promptTextProblem(text: string, what = 'That message'): string | undefined {
+  const bytes = utf8Bytes(text);
+  if (bytes <= MAX_PROMPT_BYTES) return undefined;
+  return `${what} is ${kib(bytes)} KB; the limit is ${kib(MAX_PROMPT_BYTES)} KB (UTF-8).`;
+}
+
+/** A prompt's (or an event's) text, bounded by MAX_PROMPT_BYTES. */
+export const promptTextSchema = z.string().superRefine((text, ctx) => {
+  const problem = promptTextProblem(text, 'The text');
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const kib = (bytes: number) => (Math.ceil((bytes / 1024) * 10) / 10).toLocaleString('en-US');
 
 export const serializedThreadSchema = z
   .object({
@@ -19,7 +39,10 @@ export const serializedThreadSchema = z
 export const promptSchema = z.object({
   threadId: z.string().min(1),
   messageId: z.string().min(1),
-  text: z.string().max(MAX_PROMPT_CHARS, `prompt text over the ${MAX_PROMPT_CHARS}-character limit`),
+  /** The prompt's text; its beginning only when `textKey` is set. */
+  text: promptTextSchema,
+  /** Where a long text was stored in the data bucket (see shared/prompt-body.ts). */
+  textKey: z.string().optional(),
   author: z.object({ userId: z.string(), userName: z.string() }),
   postedAt: z.string(),
   /** `thread.toJSON()` with the triggering message, so a step can rebuild the thread and stream natively. */
@@ -80,11 +103,11 @@ export const settingsSchema = z.object({
     .positive()
     .max(24 * 60)
     .default(30),
-  /** Prompts that may wait behind a running one; more get a "busy" reply. */
-  maxQueueDepth: z.number().int().min(0).max(100).default(5),
+  /** Prompts that may wait behind a running one; more get a "busy" reply. At most 20: they share the thread's actor item (DynamoDB's 400 KB). */
+  maxQueueDepth: z.number().int().min(0).max(20).default(5),
   /** queue: prompts wait their turn; interrupt: a new prompt stops the running one and runs next. */
   queueMode: z.enum(['queue', 'interrupt']).default('queue'),
-  /** When the context is summarised (seed defaults; token estimates, see shared/compaction.ts). */
+  /** When the context is summarised (token estimates; defaults and reasons in shared/defaults.ts, logic in shared/compaction.ts). */
   compaction: z
     .object({
       contextWindowTokens: z.number().int().positive().default(DEFAULT_COMPACTION_SETTINGS.contextWindowTokens),

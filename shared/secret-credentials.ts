@@ -4,7 +4,7 @@
 // instead. They never enter logs or the model's context.
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 export type CredentialSource<T> = { secretArn: string; maxAgeSeconds: number } | { credentials: T };
 

@@ -1,4 +1,4 @@
-// Skills (seed "Skills", agentskills.io format): a folder per skill holding SKILL.md (YAML frontmatter,
+// Skills, in the agentskills.io format so skills written for other agents work here: a folder per skill holding SKILL.md (YAML frontmatter,
 // then Markdown instructions) and any companion files. Three scopes of the S3 data tree hold them:
 // skills/, {adapter}/skills/, {adapter}/{channel}/skills/; a narrower scope overrides a broader one by
 // name. Our extensions live under `metadata` to stay spec-compliant: `trigger` (auto | keyword | manual)

@@ -1,7 +1,7 @@
 // The Slack app's credentials: a Secrets Manager secret in AWS (SLACK_SECRET_ARN), plain variables
 // in the local cloud (shared/secret-credentials.ts).
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { z } from 'zod';
+import * as z from 'zod';
 import { secretCredentials, type CredentialSource } from './secret-credentials.ts';
 
 export interface SlackCredentials {

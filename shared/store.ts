@@ -1,4 +1,5 @@
-// The S3 data tree (seed "Store"): settings, identity, and per-thread context.jsonl / log.jsonl.
+// The S3 data tree: settings, identity, and per-thread context.jsonl / log.jsonl. Plain files in
+// one bucket, so a team can read, edit and back up what the agent knows with the tools they have.
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys, ROOT_KEYS } from './ids.ts';

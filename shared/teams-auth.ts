@@ -5,7 +5,7 @@
 // token for one conversation cannot steer replies elsewhere. Single-tenant apps also refuse
 // activities from other tenants. The same code runs on AWS and locally; only the metadata URL differs.
 import { importJWK, jwtVerify, decodeProtectedHeader, type JWK, type JWTPayload } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Microsoft's OpenID metadata for tokens the Bot Framework channels sign. */
 export const BOT_FRAMEWORK_OPENID_METADATA_URL = 'https://login.botframework.com/v1/.well-known/openidconfiguration';

@@ -1,7 +1,7 @@
 // The Teams app's credentials (the Azure Bot's app id, its client secret and its tenant): a Secrets
 // Manager secret in AWS (TEAMS_SECRET_ARN), plain variables in the local cloud.
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { z } from 'zod';
+import * as z from 'zod';
 import { secretCredentials, type CredentialSource } from './secret-credentials.ts';
 
 export interface TeamsCredentials {

@@ -1,7 +1,7 @@
 // Outbound Bot Framework (and Graph) calls carry an OAuth token from the client-credentials grant
 // with the app id and password. A token is reused until shortly before it expires: one token request
 // per scope per hour or so, not one per reply. Concurrent callers share one request in flight.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Default token endpoint: the app's tenant, or Microsoft's Bot Framework tenant for a multi-tenant app. */
 export function defaultTokenUrl(tenantId: string | undefined): string {

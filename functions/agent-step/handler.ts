@@ -1,7 +1,8 @@
 // One step of the agent loop, as the state machine calls it: { action, state }.
 import { runStep } from '../../shared/steps/index.ts';
 import { agentEnv, readEnv } from '../../shared/env.ts';
-import { agentFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { agentFromEnv } from '../../shared/handler-context/agent.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
 import { parseOrThrow } from '../../shared/validation.ts';

@@ -1,8 +1,10 @@
 // Every minute: stop the sandboxes nobody used for SANDBOX_IDLE_MINUTES (their files are in S3),
 // and any sandbox task that no record owns.
-import { clients } from '../../shared/aws.ts';
+import { dbClient } from '../../shared/aws/dynamodb.ts';
+import { ecsClient } from '../../shared/aws/ecs.ts';
 import { readEnv, sandboxReaperEnv } from '../../shared/env.ts';
-import { handlerLogger, sandboxConfigFromEnv } from '../../shared/handler-context.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { sandboxConfigFromEnv } from '../../shared/handler-context/sandbox.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { reapIdleSandboxes, sweepOrphanedTasks } from '../../shared/sandbox/lifecycle.ts';
 
@@ -10,7 +12,7 @@ const logger = handlerLogger('sandbox-reaper');
 const deps = lazy(() => {
   const env = readEnv(sandboxReaperEnv);
   // The schema requires SANDBOX_CLUSTER_ARN, so there is a config.
-  return { db: clients.db(), tableName: env.TABLE_NAME, ecs: clients.ecs(), config: sandboxConfigFromEnv(env)! };
+  return { db: dbClient(), tableName: env.TABLE_NAME, ecs: ecsClient(), config: sandboxConfigFromEnv(env)! };
 });
 
 export async function handler() {

@@ -1,8 +1,9 @@
 // A sandbox tool call (bash, read, write, edit), as the state machine's SandboxTool state calls it.
 // Runs inside the VPC beside the sandbox tasks; reaches only DynamoDB and S3 (gateway endpoints).
-import { clients } from '../../shared/aws.ts';
+import { dbClient } from '../../shared/aws/dynamodb.ts';
+import { s3Client } from '../../shared/aws/s3.ts';
 import { readEnv, sandboxStepEnv } from '../../shared/env.ts';
-import { handlerLogger } from '../../shared/handler-context.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { countStep } from '../../shared/steps/run-control.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { sandboxToolStep } from '../../shared/steps/sandbox-tool.ts';
@@ -12,9 +13,9 @@ import { parseOrThrow } from '../../shared/validation.ts';
 const logger = handlerLogger('sandbox-step');
 const init = lazy(() => {
   const env = readEnv(sandboxStepEnv);
-  const table = { db: clients.db(), tableName: env.TABLE_NAME };
+  const table = { db: dbClient(), tableName: env.TABLE_NAME };
   return {
-    deps: { store: { s3: clients.s3(), bucket: env.DATA_BUCKET }, sandboxes: table, actor: table, port: env.SANDBOX_PORT, now: Date.now },
+    deps: { store: { s3: s3Client(), bucket: env.DATA_BUCKET }, sandboxes: table, actor: table, port: env.SANDBOX_PORT, now: Date.now },
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
   };
 });

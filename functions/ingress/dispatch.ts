@@ -7,19 +7,23 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { admitPrompt } from '../../shared/actor.ts';
-import { clients } from '../../shared/aws.ts';
+import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, stopThread, type ControlDeps } from '../../shared/control.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
-import { chatFromEnv, controlFromEnv, handlerLogger } from '../../shared/handler-context.ts';
-import { channelKeyOf } from '../../shared/ids.ts';
+import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { controlFromEnv } from '../../shared/handler-context/control.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { channelKeyOf, runIdFor } from '../../shared/ids.ts';
 import { lazy } from '../../shared/lazy.ts';
+import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../../shared/prompt-body.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
-import { loadSettings } from '../../shared/store.ts';
+import { loadSettings, type StoreDeps } from '../../shared/store.ts';
 import { formatIssues } from '../../shared/validation.ts';
 
 interface DispatchDeps {
   control: ControlDeps;
+  store: StoreDeps;
   loadChat(): Promise<AgentChat>;
   settings(): Promise<Settings>;
 }
@@ -27,10 +31,12 @@ interface DispatchDeps {
 const logger = handlerLogger('dispatch');
 const init = lazy((): DispatchDeps => {
   const env = readEnv(dispatchEnv);
+  const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   return {
     control: controlFromEnv(logger, env),
+    store,
     loadChat: chatFromEnv(logger, env),
-    settings: cachedSettings({ s3: clients.s3(), bucket: env.DATA_BUCKET }, env.SETTINGS_CACHE_SECONDS * 1000),
+    settings: cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000),
   };
 });
 
@@ -47,24 +53,39 @@ function cachedSettings(store: Parameters<typeof loadSettings>[0], cacheMs: numb
   };
 }
 
-async function replyBusy(deps: DispatchDeps, prompt: Prompt, depth: number): Promise<void> {
+/** Tell the prompt's author (ephemerally where the platform can) why it will not run. */
+async function replyRefused(deps: DispatchDeps, prompt: Prompt, text: string): Promise<void> {
   const thread = threadFromJSON(await deps.loadChat(), prompt.thread as SerializedThread);
-  const text = `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
   const ephemeral = await thread.postEphemeral(prompt.author.userId, text, { fallbackToDM: false });
   if (!ephemeral) await thread.post(text);
 }
 
-async function admit(deps: DispatchDeps, prompt: Prompt): Promise<void> {
+const busyText = (depth: number) =>
+  `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
+
+async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
+  const prompt = await storePromptBody(deps.store, received, runIdFor(received.threadId, received.messageId));
+  const bytes = queuedPromptBytes(prompt);
+  if (bytes > MAX_QUEUED_PROMPT_BYTES) {
+    // Only a message with an extraordinary number of attachments gets here; its text is in the log.
+    logger.error('prompt refused: too large to queue', { threadId: prompt.threadId, messageId: prompt.messageId, bytes, prompt: received });
+    await replyRefused(
+      deps,
+      prompt,
+      `That message carries too much to queue (${Math.ceil(bytes / 1024)} KB of message data, over the ${MAX_QUEUED_PROMPT_BYTES / 1024} KB limit). Please send fewer attachments per message.`,
+    );
+    return;
+  }
   const config = await deps.settings();
   const mode = config.channels[channelKeyOf(prompt.threadId)]?.queueMode ?? config.queueMode;
-  await reclaimStaleLease(deps.control, prompt.threadId);
+  await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
   const admission = await admitPrompt(deps.control.actor, prompt, { maxQueueDepth: config.maxQueueDepth, mode });
   const log = logger.with({ threadId: prompt.threadId, messageId: prompt.messageId });
   log.info('prompt admitted', { admission, mode });
   if (admission === 'busy') {
     // Not lost silently: the prompt is in the logs, and its author is told.
     log.warn('prompt refused: queue full', { user: prompt.author.userId, text: prompt.text });
-    await replyBusy(deps, prompt, config.maxQueueDepth);
+    await replyRefused(deps, prompt, busyText(config.maxQueueDepth));
   } else if (admission === 'queued' && mode === 'interrupt') {
     await stopThread(deps.control, prompt.threadId, 'interrupted by a newer message');
   }

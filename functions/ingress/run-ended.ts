@@ -6,7 +6,8 @@ import { fail } from '../../shared/steps/finish.ts';
 import { removeStopCard } from '../../shared/steps/stop-card.ts';
 import { releaseLease } from '../../shared/actor.ts';
 import { agentEnv, readEnv } from '../../shared/env.ts';
-import { agentFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { agentFromEnv } from '../../shared/handler-context/agent.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { runInputSchema } from '../../shared/schemas.ts';
 

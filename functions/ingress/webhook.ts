@@ -3,9 +3,11 @@
 // token check (shared/teams-auth.ts) run by the adapter before anything else. Our handlers only
 // enqueue (shared/ingress.ts).
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { clients } from '../../shared/aws.ts';
+import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, webhookEnv } from '../../shared/env.ts';
-import { chatFromEnv, controlFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { controlFromEnv } from '../../shared/handler-context/control.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { bodyBytes, jsonResult, MAX_BODY_BYTES, toRequest, toResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
 import { lazy } from '../../shared/lazy.ts';
@@ -17,7 +19,7 @@ const PLATFORM_NAMES: Record<Platform, string> = { slack: 'Slack', teams: 'Teams
 const logger = handlerLogger('webhook');
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
-  const ingress = { enqueue: sqsEnqueue(clients.sqs(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
+  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
   return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress));
 });
 

@@ -3,9 +3,13 @@
 //   a schedule firing (EventBridge Scheduler's target input) -> a prompt
 //   an event on the custom EventBridge bus ({ text, threadId | adapterId + channelId }) -> a prompt
 import type { EventBridgeEvent, S3Event } from 'aws-lambda';
-import { clients } from '../../shared/aws.ts';
+import { dbClient } from '../../shared/aws/dynamodb.ts';
+import { s3Client } from '../../shared/aws/s3.ts';
+import { schedulerClient } from '../../shared/aws/scheduler.ts';
+import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
-import { chatFromEnv, handlerLogger } from '../../shared/handler-context.ts';
+import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, type EventFileDeps } from '../../shared/events/files.ts';
@@ -16,14 +20,14 @@ const logger = handlerLogger('scheduler');
 const init = lazy(() => {
   const env = readEnv(schedulerEnv);
   const loadChat = chatFromEnv(logger, env);
-  const enqueue = sqsEnqueue(clients.sqs(), env.INBOX_QUEUE_URL);
-  const ledger = { db: clients.db(), tableName: env.TABLE_NAME };
+  const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
+  const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
   const fire = async (firing: Firing) =>
     fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing);
   const files: EventFileDeps = {
-    s3: clients.s3(),
+    s3: s3Client(),
     bucket: env.DATA_BUCKET,
-    scheduler: clients.scheduler(),
+    scheduler: schedulerClient(),
     groupName: env.SCHEDULE_GROUP_NAME,
     roleArn: env.SCHEDULER_ROLE_ARN,
     targetArn: env.SCHEDULER_TARGET_ARN,

@@ -21,6 +21,7 @@ import { grantObjectReadWrite } from './data-bucket.ts';
 import { agentRunDefinition } from './agent-run-definition.ts';
 import { bedrockInvokeStatements } from './bedrock-access.ts';
 import type { SandboxLauncher } from './sandbox-task.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 
 export interface AgentRunProps {
   readonly table: ITable;
@@ -78,7 +79,8 @@ export class AgentRun extends Construct {
         ...props.sandbox.launchEnvironment,
       },
     });
-    props.table.grantReadWriteData(this.agentStep);
+    // Chat SDK state, the actor, the reply ledger, the thread's sandbox record.
+    grantTableActions(props.table, this.agentStep, CHAT_STATE_ACTIONS);
     grantObjectReadWrite(props.bucket, this.agentStep);
     useChatSecrets(this.agentStep, props.chatSecrets);
     this.agentStep.addToRolePolicy(

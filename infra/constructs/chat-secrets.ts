@@ -1,7 +1,8 @@
 // The credentials of the chat platforms a deployment serves (Slack, Teams or both). Every function
-// that talks to chat gets each configured secret's ARN and may read exactly those secrets.
+// that talks to chat gets each configured secret's ARN and may read exactly those secrets' values.
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { grantSecretValue } from './slack-secret.ts';
 
 export interface ChatSecrets {
   readonly slack?: ISecret;
@@ -13,11 +14,11 @@ export interface ChatSecrets {
 export function useChatSecrets(fn: LambdaFunction, secrets: ChatSecrets): void {
   if (secrets.slack) {
     fn.addEnvironment('SLACK_SECRET_ARN', secrets.slack.secretArn);
-    secrets.slack.grantRead(fn);
+    grantSecretValue(secrets.slack, fn);
   }
   if (secrets.teams) {
     fn.addEnvironment('TEAMS_SECRET_ARN', secrets.teams.secretArn);
     if (secrets.teamsMultiTenant) fn.addEnvironment('TEAMS_MULTI_TENANT', 'true');
-    secrets.teams.grantRead(fn);
+    grantSecretValue(secrets.teams, fn);
   }
 }

@@ -1,9 +1,10 @@
-// The S3 bucket holding the seed's data/ tree: memory, skills, settings, thread contexts,
+// The S3 bucket holding the agent's data tree: memory, skills, settings, thread contexts,
 // attachments, event files. Its server access logs go to a second, log-only bucket.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { ROOT_KEYS } from '../../shared/ids.ts';
 
 export class DataBucket extends Construct {
   readonly bucket: Bucket;
@@ -32,6 +33,8 @@ export class DataBucket extends Construct {
       lifecycleRules: [
         { id: 'expire-old-versions', noncurrentVersionExpiration: Duration.days(90) },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        // Long prompt texts are needed until their run has read them; the thread's log keeps them after.
+        { id: 'expire-prompt-bodies', prefix: ROOT_KEYS.prompts, expiration: Duration.days(30) },
       ],
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'data/',
@@ -68,5 +71,12 @@ export function grantOptionalRead(bucket: IBucket, grantee: IGrantable, keys: st
   );
   grantee.grantPrincipal.addToPrincipalPolicy(
     new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+  );
+}
+
+/** Write keys under `prefix` (and nothing else: no read, list or delete). */
+export function grantWriteUnder(bucket: IBucket, grantee: IGrantable, prefix: string): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:PutObject'], resources: [bucket.arnForObjects(`${prefix}*`)] }),
   );
 }

@@ -14,8 +14,9 @@ import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
-import { grantOptionalRead } from './data-bucket.ts';
+import { grantOptionalRead, grantWriteUnder } from './data-bucket.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 
 /** Exported because the inbox's visibility timeout is derived from it. */
 export const DISPATCH_TIMEOUT = Duration.seconds(30);
@@ -48,7 +49,8 @@ export class Dispatch extends Construct {
         DATA_BUCKET: props.bucket.bucketName,
       },
     });
-    props.table.grantReadWriteData(this.handler);
+    // Chat SDK state, and the actor (its admission transaction puts a marker and updates the actor).
+    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
     props.stateMachine.grantStartExecution(this.handler);
     // Interrupt mode stops the running execution; a lease held too long is checked against its execution.
     this.handler.addToRolePolicy(
@@ -56,6 +58,8 @@ export class Dispatch extends Construct {
     );
     // settings.json is optional: a fresh deployment has none.
     grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
+    // A long prompt's text is stored before the prompt is queued.
+    grantWriteUnder(props.bucket, this.handler, ROOT_KEYS.prompts);
     useChatSecrets(this.handler, props.chatSecrets);
 
     this.handler.addEventSource(

@@ -29,6 +29,8 @@ import { createAgentFunction } from './agent-function.ts';
 import { giveLogGroup, writeLogsOnlyTo } from './custom-resource-functions.ts';
 import { createDeadLetterAlarm } from './dead-letter-alarm.ts';
 import type { EventSchedules } from './event-schedules.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
+import { grantSendToInbox } from './inbox.ts';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 /** Where event files live in the data bucket, and what they are called. */
@@ -96,8 +98,8 @@ export class AgentEventBus extends Construct {
     (this.handler.node.defaultChild as CfnFunction).functionName = schedules.targetFunctionName;
 
     // Chat SDK state and the firing ledger; prompts go to the inbox like a person's message.
-    props.table.grantReadWriteData(this.handler);
-    props.inbox.grantSendMessages(this.handler);
+    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
+    grantSendToInbox(props.inbox, this.handler);
     useChatSecrets(this.handler, props.chatSecrets);
 
     // Event files only: read them, write and delete the *.error.json beside a bad one.

@@ -2,7 +2,8 @@
 // thread's prompts in arrival order; the producer sets MessageDeduplicationId = chat message id,
 // so content-based deduplication stays off (two identical texts are two prompts).
 import { Duration } from 'aws-cdk-lib';
-import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { DeduplicationScope, FifoThroughputLimit, type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 export interface InboxProps {
@@ -42,4 +43,9 @@ export class Inbox extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: INBOX_MAX_RECEIVE_COUNT },
     });
   }
+}
+
+/** Send to the inbox, nothing else: queue.grantSendMessages() adds GetQueueAttributes and GetQueueUrl, which no producer calls. */
+export function grantSendToInbox(queue: IQueue, grantee: IGrantable): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
 }

@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 /** Execution statuses after which no step of the run will clean up by itself. */
@@ -47,7 +48,8 @@ export class RunEnded extends Construct {
         DATA_BUCKET: props.bucket.bucketName,
       },
     });
-    props.table.grantReadWriteData(this.handler);
+    // Chat SDK state, the actor's release, the reply ledger.
+    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
     props.stateMachine.grantStartExecution(this.handler);
     grantObjectReadWrite(props.bucket, this.handler);
     useChatSecrets(this.handler, props.chatSecrets);

@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
 import type { SandboxTask } from './sandbox-task.ts';
+import { grantTableActions } from './state-table.ts';
 
 export const REAPER_INTERVAL = Duration.minutes(1);
 
@@ -39,7 +40,8 @@ export class SandboxReaper extends Construct {
         SANDBOX_IDLE_MINUTES: String(props.idleMinutes),
       },
     });
-    props.table.grantReadWriteData(this.handler);
+    // Lists the sandbox records (one partition), claims one for stopping, forgets it once stopped.
+    grantTableActions(props.table, this.handler, ['Query', 'UpdateItem', 'DeleteItem']);
     props.task.grantSweep(this.handler);
 
     this.rule = new Rule(this, 'Schedule', {

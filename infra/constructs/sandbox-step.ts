@@ -14,6 +14,7 @@ import { grantObjectReadWrite } from './data-bucket.ts';
 import type { SandboxNetwork } from './sandbox-network.ts';
 import type { SandboxSecurityGroups } from './sandbox-security-groups.ts';
 import { SANDBOX_PORT } from './sandbox-task.ts';
+import { grantTableActions } from './state-table.ts';
 
 export interface SandboxStepProps {
   readonly table: ITable;
@@ -46,7 +47,8 @@ export class SandboxStep extends Construct {
         securityGroups: [props.securityGroups.step],
       },
     });
-    props.table.grantReadWriteData(this.handler);
+    // Reads the sandbox record and the run's flags; records sync state, health and a lost task; takes steering.
+    grantTableActions(props.table, this.handler, ['GetItem', 'UpdateItem']);
     grantObjectReadWrite(props.bucket, this.handler);
   }
 }

@@ -4,7 +4,8 @@
 //   aws secretsmanager put-secret-value --secret-id <SlackSecretName output> \
 //     --secret-string '{"signingSecret":"...","botToken":"xoxb-..."}'
 import { Stack } from 'aws-cdk-lib';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { derivedName } from '../stack-names.ts';
 
@@ -34,4 +35,14 @@ export class SlackSecret extends Construct {
       },
     });
   }
+}
+
+/**
+ * Read the secret's value, nothing else: secret.grantRead() adds DescribeSecret, which no function
+ * calls. The secret is encrypted with the account's AWS managed key, which needs no key grant.
+ */
+export function grantSecretValue(secret: ISecret, grantee: IGrantable): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
+  );
 }

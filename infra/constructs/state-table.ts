@@ -1,7 +1,8 @@
 // The single DynamoDB table: actor items, Chat SDK state, message log, audit and usage.
 // Single-item conditional writes on it are what give each thread its one-run-at-a-time lease.
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, type ITable, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '../../shared/table.ts';
 
@@ -23,4 +24,18 @@ export class StateTable extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }
+}
+
+/** The item-level actions the code calls; transactions are authorized as the item actions inside them. */
+export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
+
+/**
+ * What every function holding a Chat SDK instance needs: its state adapter (shared/chat-state.ts)
+ * reads, puts, updates and deletes single items (subscriptions, locks, dedupe marks, caches).
+ */
+export const CHAT_STATE_ACTIONS: TableAction[] = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
+
+/** Exactly `actions` on the table (no Scan, batch, stream or describe actions unless listed). */
+export function grantTableActions(table: ITable, grantee: IGrantable, actions: TableAction[]): void {
+  table.grant(grantee, ...[...new Set(actions)].map((action) => `dynamodb:${action}`));
 }

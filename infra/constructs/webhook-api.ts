@@ -13,6 +13,8 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
+import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
+import { grantSendToInbox } from './inbox.ts';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -51,8 +53,9 @@ export class WebhookApi extends Construct {
         STATE_MACHINE_ARN: props.stateMachineArn,
       },
     });
-    props.table.grantReadWriteData(this.handler);
-    props.inbox.grantSendMessages(this.handler);
+    // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
+    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
+    grantSendToInbox(props.inbox, this.handler);
     useChatSecrets(this.handler, props.chatSecrets);
     this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
 

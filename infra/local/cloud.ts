@@ -101,6 +101,8 @@ export interface LocalCloud {
   lambda: LocalLambda;
   /** Every AWS call the functions made, with the role that made it (through the front doors). */
   awsCalls: AwsCall[];
+  /** The IAM role (logical id) each function runs as: what an AWS call's `caller` names. */
+  functionRoles: Record<FunctionRole, string>;
   /** Bedrock's side of the local IAM, for a local model endpoint (the Bedrock fake's setAuthorizer). */
   authorizeModelRequest: ModelAuthorizer;
   /** Invokes each function by role, as its trigger would (synchronously). */
@@ -358,6 +360,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     s3Notifications,
     lambda,
     awsCalls: endpoints.calls,
+    functionRoles: Object.fromEntries(
+      Object.entries(logicalIds).map(([role, id]) => [role, iam.roleOf(id) ?? `(no role for ${id})`]),
+    ) as Record<FunctionRole, string>,
     authorizeModelRequest: async (request) => {
       const signing = signingOf(request);
       return iam.authorizeRequest(iam.principalOf(signing?.accessKeyId), { ...request, service: 'bedrock' });

@@ -1,6 +1,6 @@
 // zod fields whose errors read as sentences about the field, for event files and everything that
 // carries their target (firings, bus events).
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const q = (s: string) => JSON.stringify(s);
 

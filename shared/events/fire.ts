@@ -1,12 +1,11 @@
 // An event firing becomes a prompt: for a thread, in that thread's actor (same queue and busy rules
 // as a person's message); for a channel, the text is first posted to the channel, which creates a
-// new thread, and the prompt runs there (the seed's sendToChannel).
+// new thread, and the prompt runs there, so its replies stay together instead of filling the channel.
 import type { SerializedThread } from 'chat';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentChat } from '../chat.ts';
 import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
-import type { Prompt } from '../schemas.ts';
-import { MAX_PROMPT_CHARS } from '../schemas.ts';
+import { promptTextSchema, type Prompt } from '../schemas.ts';
 import type { JsonLogger } from '../log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 import { chatChannelIdOf, teamsConversation, threadIdOfPost } from '../teams-conversations.ts';
@@ -18,7 +17,7 @@ export const firingSchema = z
     origin: z.string().min(1),
     /** Unique per firing: periodic schedules fire many times, and each firing must run. */
     firingId: z.string().min(1),
-    text: z.string().min(1).max(MAX_PROMPT_CHARS),
+    text: promptTextSchema.min(1),
     note: z.string().optional(),
     heartbeat: z.boolean().optional(),
     ...eventTargetShape,
@@ -27,9 +26,7 @@ export const firingSchema = z
 export type Firing = z.infer<typeof firingSchema>;
 
 /** What another AWS service (or anyone with events:PutEvents) sends on the custom bus. */
-export const busDetailSchema = z
-  .strictObject({ text: z.string().min(1).max(MAX_PROMPT_CHARS), ...eventTargetShape })
-  .superRefine(checkEventTarget);
+export const busDetailSchema = z.strictObject({ text: promptTextSchema.min(1), ...eventTargetShape }).superRefine(checkEventTarget);
 
 export interface FireDeps {
   chat: AgentChat;

@@ -1,4 +1,4 @@
-// Event files (seed "Event Bus"): JSON files under `events/` in the data bucket, dropped by users,
+// Event files: JSON files under `events/` in the data bucket, dropped by users,
 // deployments and the agent itself. Pure validation: `parseEventFile` turns a file's key and body
 // into a typed event or into one human-readable error (naming the file and the field) that can be
 // written next to it as `events/x.error.json`.
@@ -13,7 +13,7 @@
 //   `eventTarget` gives the target as a tagged union.
 // - Target: `threadId` (an existing thread, `adapter:channel:thread`) or `adapterId` + `channelId`
 //   (a new thread in that channel), never both, never neither. `channelId` is the adapter's own
-//   channel id as in the seed (`C123ABC`), taken as written.
+//   channel id (Slack's `C123ABC`), taken as written: only the adapter knows its format.
 // - `timezone` defaults to `UTC` on scheduled events and is stored in canonical case
 //   (`america/new_york` → `America/New_York`). Immediate events take neither `schedule` nor
 //   `timezone`: either one there means the author wanted a scheduled type, so it is an error.
@@ -21,8 +21,8 @@
 //   schedule), with a "did you mean" when a known field is close.
 // - A leading byte-order mark is ignored (editors on Windows add one; JSON.parse refuses it).
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
-import { MAX_PROMPT_CHARS } from '../schemas.ts';
+import * as z from 'zod';
+import { promptTextProblem } from '../schemas.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 import { canonicalTimeZone, parseCron, parseOneShotTime, periodicCronProblem, timeZoneProblem } from './schedule-expressions.ts';
@@ -30,15 +30,10 @@ import { canonicalTimeZone, parseCron, parseOneShotTime, periodicCronProblem, ti
 export const EVENT_TYPES = ['immediate', 'one-shot', 'periodic'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** The event text becomes a chat message; Slack's message limit (shared with prompts). */
-export const MAX_EVENT_TEXT_CHARS = MAX_PROMPT_CHARS;
-
 const textSchema = stringField('text', 'it is the message the agent receives')
   .refine((s) => s.trim().length > 0, { error: '"text" is empty: it is the message the agent receives' })
-  .refine((s) => s.length <= MAX_EVENT_TEXT_CHARS, {
-    error: (iss) =>
-      `"text" is ${(iss.input as string).length.toLocaleString('en-US')} characters, over the ${MAX_EVENT_TEXT_CHARS.toLocaleString('en-US')}-character limit`,
-  });
+  // The event text becomes a prompt: the same byte limit applies.
+  .refine((s) => !promptTextProblem(s), { error: (iss) => `"text" ${promptTextProblem(iss.input as string, 'is too long: it')}` });
 
 const timezoneSchema = stringField('timezone', '')
   .superRefine((s, ctx) => {
@@ -104,7 +99,7 @@ export const periodicEventSchema = z.strictObject({
   schedule: periodicScheduleSchema,
   timezone: timezoneSchema,
   /**
-   * A heartbeat (seed 004): each firing the agent reads HEARTBEAT.md (its goals and recurring tasks)
+   * A heartbeat: each firing the agent reads HEARTBEAT.md (its goals and recurring tasks)
    * and decides what, if anything, to do; when nothing, it stays silent. Off unless set.
    */
   heartbeat: z.boolean({ error: '"heartbeat" must be true or false' }).optional(),

@@ -3,6 +3,7 @@
 // the thread, once, then the same release, so the thread stays usable whatever went wrong.
 import { type Release, releaseLease } from '../actor.ts';
 import { describeFailure, parseStepFailure } from '../failures.ts';
+import { promptText } from '../prompt-body.ts';
 import { readRecord, writeRecord } from '../ledger.ts';
 import { textOf } from '../model.ts';
 import type { LoopState, RunInput, StepEvent } from '../schemas.ts';
@@ -13,7 +14,7 @@ import { loadSnapshot } from './snapshot.ts';
 import { type PostedMessage, removeStopCard } from './stop-card.ts';
 
 /** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */
-function exchangeLog(run: RunInput, entries: ContextEntry[], replies: Map<number, string>): LogEntry[] {
+function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], replies: Map<number, string>): LogEntry[] {
   const attachments = entries.find((e) => e.meta.messageId === run.prompt.messageId)?.meta.attachments;
   const log: LogEntry[] = [
     {
@@ -21,7 +22,7 @@ function exchangeLog(run: RunInput, entries: ContextEntry[], replies: Map<number
       messageId: run.prompt.messageId,
       userId: run.prompt.author.userId,
       userName: run.prompt.author.userName,
-      text: run.prompt.text,
+      text,
       isBot: false,
       ...(attachments ? { attachments } : {}),
     },
@@ -51,14 +52,17 @@ async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extr
     const record = await readRecord<PostedMessage>(deps.ledger, run.runId, replyRecordName(entry.meta.step));
     if (record) replies.set(entry.meta.step, record.messageId);
   }
-  const log = exchangeLog(run, entries, replies);
+  // Ending must not depend on the stored text: without it, the log keeps the prompt's beginning.
+  const text = await promptText(deps.store, run.prompt).catch(() => run.prompt.text);
+  const log = exchangeLog(run, text, entries, replies);
   await appendLog(deps.store, run.threadId, log);
   deps.logger.info('exchange', {
     runId: run.runId,
     threadId: run.threadId,
     outcome,
     ...extra,
-    prompt: { user: run.prompt.author.userId, text: run.prompt.text },
+    // A long prompt's beginning only: its whole text is in log.jsonl.
+    prompt: { user: run.prompt.author.userId, text: run.prompt.text, ...(run.prompt.textKey ? { textKey: run.prompt.textKey } : {}) },
     replies: log.filter((e) => e.isBot).map((e) => e.text),
   });
 }

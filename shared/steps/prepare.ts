@@ -4,6 +4,7 @@
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
 import { contextText, backfill } from '../backfill.ts';
 import { channelKeyOf, ROOT_KEYS } from '../ids.ts';
+import { promptText } from '../prompt-body.ts';
 import { warmSandbox } from '../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
 import type { LoopState, RunInput, Settings } from '../schemas.ts';
@@ -32,7 +33,7 @@ function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) 
 }
 
 /** The prompt (after what was said while the agent was away), once: a retried prepare adds nothing. */
-async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext): Promise<void> {
+async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string): Promise<void> {
   if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
   const filled = await backfill(deps.store, deps.thread(run), run, context.entries).catch((error: unknown) => {
     deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
@@ -47,10 +48,7 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext)
   );
   context.entries.push({
     role: 'user',
-    content: [
-      { text: contextText(run.prompt.author.userName, run.prompt.text) },
-      ...attachmentBlocks(deps.store, files.saved, files.notes),
-    ],
+    content: [{ text: contextText(run.prompt.author.userName, text) }, ...attachmentBlocks(deps.store, files.saved, files.notes)],
     meta: {
       runId: run.runId,
       messageId: run.prompt.messageId,
@@ -66,7 +64,8 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const layout = workspaceLayout(run.threadId);
   // Memory is read fresh for every run: another thread may have written it a moment ago.
   const skillProblems: string[] = [];
-  const [{ settings, problems }, skills, identity, systemNotes, context, ...memory] = await Promise.all([
+  const [text, { settings, problems }, skills, identity, systemNotes, context, ...memory] = await Promise.all([
+    promptText(deps.store, run.prompt),
     loadSettings(deps.store),
     loadSkills(deps.store, run.threadId, (problem) => skillProblems.push(problem)),
     readText(deps.store, ROOT_KEYS.identity),
@@ -92,7 +91,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       now: new Date(now),
       workspace: layout,
       memory: { global: memory[0], transport: memory[1], channel: memory[2] },
-      skills: skillsSection(skills, run.prompt.text),
+      skills: skillsSection(skills, text),
       cache: settings.promptCaching,
     }),
   };
@@ -105,7 +104,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   await saveSnapshot(deps.store, run, snapshot);
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context);
+  await addPrompt(deps, run, context, text);
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

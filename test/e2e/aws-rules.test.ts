@@ -128,3 +128,46 @@ function newAgentStepCode(template: Template): Template {
   fn.Properties.Environment.Variables.CODE_REVISION = '2';
   return renamed;
 }
+
+test('long messages (40,000 CJK characters) run whole, queued or not, and every execution input stays a few KB', async (t) => {
+  const stack = await startTestStack();
+  t.after(() => stack.stop());
+  const long = (mark: string) => `${mark} ${'語'.repeat(40_000 - mark.length - 1)}`;
+  const held = gate();
+  stack.bedrock.script({ text: 'First read.', hold: held.promise }, { text: 'Second read.' }, { text: 'Third read.' });
+  const first = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${long('first')}` });
+  await eventually(() => stack.bedrock.requests.length === 1, 30_000, 'the first model call');
+  // Two more wait in the thread's queue, in its actor item, while the first runs.
+  await stack.slack.postUserMessage({ text: long('second'), threadTs: first.threadTs });
+  await stack.slack.postUserMessage({ text: long('third'), threadTs: first.threadTs });
+  const storedByDispatch = () => stack.cloud.awsCalls.filter((c) => c.operation === 'PutObject' && /^Dispatch/.test(c.caller));
+  await eventually(() => storedByDispatch().length >= 3, 30_000, 'the three texts stored by dispatch');
+  held.release();
+  await eventually(
+    () => stack.slack.messages.thread(first.channel, first.threadTs).some((m) => m.text === 'Third read.'),
+    90_000,
+    'the third answer',
+  );
+  for (const [i, mark] of ['first', 'second', 'third'].entries()) {
+    const said = JSON.stringify(stack.bedrock.requests[i]?.body.messages);
+    assert.ok(said.includes(long(mark)), `the model got the whole ${mark} message`);
+  }
+  for (const execution of stack.cloud.stepFunctions.executions.values()) {
+    const bytes = Buffer.byteLength(JSON.stringify(execution.input));
+    assert.ok(bytes < 16 * 1024, `execution input of ${bytes} bytes`);
+  }
+});
+
+test('a message over the byte limit is refused with the limit named, and nothing runs', async (t) => {
+  const stack = await startTestStack();
+  t.after(() => stack.stop());
+  // 40,000 characters, as Slack allows, but four bytes each.
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${'😀'.repeat(39_980)}` });
+  await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.bot_id && /the limit is 128 KB/.test(m.text)),
+    30_000,
+    'the refusal',
+  );
+  assert.equal(stack.bedrock.requests.length, 0);
+  assert.equal(stack.cloud.stepFunctions.executions.size, 0);
+});

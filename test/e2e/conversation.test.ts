@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { documentClient } from '../../shared/aws.ts';
+import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import { gate } from '../../infra/local/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
@@ -58,7 +58,7 @@ test('a mention is answered in its thread, streamed while the model streams', as
   assert.ok(request.body.system?.length, 'a system prompt was sent');
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
   await settledIdle(threadId);
-  // Context and log are saved in the seed's data layout.
+  // Context and log are saved under the thread's prefix of the data tree.
   const keys = dataKeys(threadId);
   const read = async (key: string) =>
     await (

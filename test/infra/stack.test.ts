@@ -1,7 +1,7 @@
 // Template tests for the CDK app: what each construct creates, least privilege, the state machine's
 // shape, cdk-nag, and (once) a real esbuild bundle per function.
-import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -540,7 +540,12 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
         assert.deepEqual(list(s.Resource), [{ 'Fn::GetAtt': [idOf(stack.table), 'Arn'] }]);
       }
       if (actions.some((a) => a.startsWith('sqs:'))) {
-        assert.deepEqual(list(s.Resource), otherQueues.get(roleOf(policy)) ?? [queueArn(stack.inbox)], roleOf(policy));
+        const allowed = otherQueues.get(roleOf(policy)) ?? [queueArn(stack.inbox)];
+        for (const arn of list(s.Resource))
+          assert.ok(
+            allowed.some((a) => isDeepStrictEqual(a, arn)),
+            `${roleOf(policy)}: ${flatten(arn)}`,
+          );
       }
     }
   }
@@ -631,6 +636,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,
     `${roleOfFunction(stack, 'webhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
+    `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
     `${roleOfFunction(stack, 'scheduler')} arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${STACK_NAME}-events/*`,
   ];
@@ -879,7 +885,20 @@ test('settings from context: a plain foundation model id is granted in this Regi
   assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
 });
 
-test('bundling for real: each function is an ESM bundle with the require shim, a handler export and a source map', () => {
+// The AWS SDK clients each function's code uses: a bundle carries these and no other.
+const BUNDLED_CLIENTS: Record<FunctionRole, string[]> = {
+  webhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
+  dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  sandboxStep: ['client-dynamodb', 'client-s3'],
+  sandboxReaper: ['client-dynamodb', 'client-ecs'],
+  scheduler: ['client-dynamodb', 'client-s3', 'client-scheduler', 'client-secrets-manager', 'client-sqs'],
+};
+// Functions that never talk to Slack: the Chat SDK (~770 KB minified) stays out of their bundles.
+const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
+
+test('bundling for real: each function is an ESM bundle with the require shim, a handler export and a source map, carrying only the clients and SDKs it uses', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'threadwork-bundle-'));
   try {
     const bundled = synth({ bundle: true, outdir });
@@ -901,8 +920,39 @@ test('bundling for real: each function is an ESM bundle with the require shim, a
       // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
       const check = spawnSync(process.execPath, ['--check', bundle], { encoding: 'utf8' });
       assert.equal(check.status, 0, `${role}: ${check.stderr}`);
+      // What went into the bundle, from the source map's list of inputs.
+      const { sources } = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+      const packages = new Set(sources.flatMap((source) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1] ?? []));
+      const clients = [...packages].filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length));
+      assert.deepEqual(clients.sort(), BUNDLED_CLIENTS[role], `${role}: AWS SDK clients`);
+      assert.equal(packages.has('chat'), !WITHOUT_CHAT_SDK.includes(role), `${role}: the Chat SDK`);
+      const locales = sources.filter((source) => /zod\/v4\/locales\/(?!en\.js)/.test(source));
+      assert.deepEqual(locales, [], `${role}: zod's other locales`);
     }
   } finally {
     rmSync(outdir, { recursive: true, force: true });
+  }
+});
+
+test('least privilege: each function holds exactly the DynamoDB, SQS send and secret actions its code calls', () => {
+  const chatState = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+  const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
+    webhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
+    dispatch: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
+    runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
+    agentStep: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
+    sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
+    sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },
+    scheduler: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
+  };
+  for (const role of ROLES) {
+    const actions = policies(stack)
+      .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
+      .flatMap(({ statements }) => statements.flatMap((s) => list(s.Action)));
+    const of = (service: RegExp) => [...new Set(actions.filter((a) => service.test(a)))].sort();
+    assert.deepEqual(of(/^dynamodb:/), expected[role].dynamodb, `${role}: DynamoDB`);
+    // Consumers (dispatch, run-ended) also hold what their event source mapping needs to receive.
+    assert.deepEqual(of(/^sqs:SendMessage/), expected[role].send, `${role}: SQS send`);
+    assert.deepEqual(of(/^secretsmanager:/), expected[role].secret, `${role}: Secrets Manager`);
   }
 });

@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startDynamoDbLocal, type Emulator } from '../../infra/local/emulators.ts';
 import { createLocalTable } from '../../infra/local/tables.ts';
-import { documentClient } from '../../shared/aws.ts';
+import { documentClient } from '../../shared/aws/dynamodb.ts';
 
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 

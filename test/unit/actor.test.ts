@@ -1,7 +1,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { admitPrompt, getActor, releaseLease, type ActorDeps } from '../../shared/actor.ts';
-import type { RunInput } from '../../shared/schemas.ts';
+import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, type ActorDeps } from '../../shared/actor.ts';
+import { MAX_STEER_BYTES } from '../../shared/control.ts';
+import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/prompt-body.ts';
+import { settingsSchema, type RunInput } from '../../shared/schemas.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { startTestTable, type TestTable } from '../support/dynamo.ts';
 
@@ -159,4 +161,28 @@ test('interrupt mode puts the new prompt first and flags the running run to stop
   const next = await getActor(d, thread);
   assert.equal(next?.current?.prompt.messageId, 'm2');
   assert.equal(next?.abortRunId, undefined);
+});
+
+test('a full queue of the largest prompts that may wait, plus every pending steer, fits DynamoDB Local’s 400 KB item', async () => {
+  const d = deps();
+  const thread = 'slack:C1:9.0001';
+  // A prompt grown to the queued-prompt limit (the webhook and dispatch keep every prompt under it).
+  const heavy = (messageId: string) => {
+    const base = prompt(thread, messageId);
+    const text = '語'.repeat(Math.floor((MAX_QUEUED_PROMPT_BYTES - queuedPromptBytes(base)) / 3));
+    const grown = { ...base, text };
+    assert.ok(queuedPromptBytes(grown) <= MAX_QUEUED_PROMPT_BYTES && queuedPromptBytes(grown) > MAX_QUEUED_PROMPT_BYTES - 64);
+    return grown;
+  };
+  const maxQueueDepth = settingsSchema.shape.maxQueueDepth.unwrap().maxValue!;
+  assert.equal(await admitPrompt(d, heavy('m0'), { maxQueueDepth }), 'started');
+  for (let i = 1; i <= maxQueueDepth; i++) assert.equal(await admitPrompt(d, heavy(`m${i}`), { maxQueueDepth }), 'queued');
+  for (let i = 0; i < MAX_PENDING_STEERS; i++) assert.equal(await addSteer(d, thread, 's'.repeat(MAX_STEER_BYTES)), 'queued');
+  assert.equal(await addSteer(d, thread, 'one more'), 'full', 'the steer list is bounded');
+  assert.equal(await admitPrompt(d, heavy('over'), { maxQueueDepth }), 'busy');
+  assert.equal((await getActor(d, thread))?.queue?.length, maxQueueDepth);
+});
+
+test('steering a thread with nothing running says so', async () => {
+  assert.equal(await addSteer(deps(), 'slack:C1:9.0002', 'anything'), 'idle');
 });

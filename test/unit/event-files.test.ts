@@ -34,7 +34,7 @@ function parseError(body: unknown): string {
   return result.ok ? '' : result.error;
 }
 
-test("the seed's example event files parse", () => {
+test('an event file of each type parses, with its target', () => {
   const periodic = parseOk({
     type: 'periodic',
     threadId: THREAD,
@@ -89,8 +89,9 @@ test('each invalid file gives one line naming the file and the field', () => {
     ['text not a string', { type: 'immediate', threadId: THREAD, text: 42 }, [/"text" must be a string, not a number/]],
     [
       'text too long',
-      { type: 'immediate', threadId: THREAD, text: 'a'.repeat(40_001) },
-      [/"text" is 40,001 characters, over the 40,000-character limit/],
+      // 33,000 four-byte characters: few characters, but over the byte limit.
+      { type: 'immediate', threadId: THREAD, text: '😀'.repeat(33_000) },
+      [/"text" is too long: it is 129 KB; the limit is 128 KB \(UTF-8\)/],
     ],
     ['no target', { type: 'immediate', text: 'x' }, [/no target/, /"threadId"/, /"adapterId" and "channelId"/]],
     [

@@ -66,7 +66,8 @@ test('scheduler: an init that failed is tried again on the next firing', async (
 });
 
 test('chatFromEnv: the same chat while the secret holds, a new one (set up again) once it rotates', async () => {
-  const { chatFromEnv, handlerLogger } = await import('../../shared/handler-context.ts');
+  const { chatFromEnv } = await import('../../shared/handler-context/chat.ts');
+  const { handlerLogger } = await import('../../shared/handler-context/logger.ts');
   const { readEnv, webhookEnv } = await import('../../shared/env.ts');
   secrets.value = JSON.stringify({ signingSecret: 'signing-1', botToken: 'xoxb-1' });
   const env = readEnv(webhookEnv, {

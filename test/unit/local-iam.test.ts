@@ -99,12 +99,8 @@ test('each function’s policies allow what each of their unconditional statemen
       }
     }
   }
-  // Dead grants, asserted as they stand: CDK's grantReadWriteData adds the stream actions on the
-  // table's ARN, a resource they never take (they act on table/<name>/stream/<label>).
-  assert.deepEqual([...misfits].sort(), [
-    'dynamodb:GetRecords on table/local-StateTable962DE04C',
-    'dynamodb:GetShardIterator on table/local-StateTable962DE04C',
-  ]);
+  // No dead grants: every unconditional statement names a resource its actions take.
+  assert.deepEqual([...misfits], []);
 });
 
 test('agent-step: the table, and the configured model through its profile, but not another model nor the model directly', async () => {
@@ -157,9 +153,15 @@ test('webhook: what its code needs (the table, the inbox, the secret, stopping r
   assert.equal(await allowed('webhook', 'sqs:ReceiveMessage', names.inbox), false);
 });
 
-test('over-grant, asserted as it stands: the webhook may Scan and BatchWriteItem the table (grantReadWriteData)', async () => {
-  assert.ok(await allowed('webhook', 'dynamodb:Scan', names.table));
-  assert.ok(await allowed('webhook', 'dynamodb:BatchWriteItem', names.table));
+test('the table: item actions only, as each function calls them (no Scan, batch writes, or deletes where unused)', async () => {
+  for (const action of ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:DescribeTable']) {
+    for (const fn of Object.keys(logicalIds) as FunctionRole[])
+      assert.equal(await allowed(fn, action, names.table), false, `${fn}: ${action}`);
+  }
+  assert.equal(await allowed('sandboxStep', 'dynamodb:DeleteItem', names.table), false);
+  assert.equal(await allowed('sandboxStep', 'dynamodb:PutItem', names.table), false);
+  assert.equal(await allowed('webhook', 'dynamodb:Query', names.table), false);
+  assert.ok(await allowed('sandboxReaper', 'dynamodb:Query', names.table));
 });
 
 test('sandbox-reaper: stops tasks of the sandbox cluster only (ecs:cluster)', async () => {

@@ -100,27 +100,44 @@ test('a lease whose execution ended without releasing is reclaimed; a running on
   const runId = (await getActor(actor, lost.threadId))!.current!.runId;
 
   // Young lease: not even checked.
-  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, clock.ms + 1000), false);
+  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, 'a later message', clock.ms + 1000), false);
   // Old, but the execution is still running: kept.
-  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, clock.ms + LEASE_CHECK_AFTER_MS), false);
+  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, 'a later message', clock.ms + LEASE_CHECK_AFTER_MS), false);
   assert.equal((await getActor(actor, lost.threadId))?.status, 'running');
 
   // The execution ends, and its release never arrives (the run-ended event was lost).
   holds.get(runId)!();
   const ended = await sfnStandIn.waitForExecution(executionArnFor(STATE_MACHINE_ARN, runId));
   assert.equal(ended.status, 'SUCCEEDED');
-  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, clock.ms + LEASE_CHECK_AFTER_MS), true);
+  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, 'a later message', clock.ms + LEASE_CHECK_AFTER_MS), true);
   assert.equal((await getActor(actor, lost.threadId))?.status, 'idle');
 });
 
-test('a lease whose execution was never started is left for the redelivered prompt to start', async () => {
-  const actor = actorDeps(async () => {
-    throw new Error('StartExecution failed');
+test('a lease whose execution never started: its own redelivery is left to start it; a later prompt starts it, or frees the thread', async () => {
+  let startable = false;
+  const actor = actorDeps(async (run) => {
+    if (!startable) throw new Error('StartExecution failed');
+    await startExecution(run);
   });
   const never = prompt();
   await assert.rejects(admitPrompt(actor, never), /StartExecution failed/);
-  assert.equal(await reclaimStaleLease(control(actor), never.threadId, clock.ms + LEASE_CHECK_AFTER_MS), false);
+  const late = clock.ms + LEASE_CHECK_AFTER_MS;
+  assert.equal(await reclaimStaleLease(control(actor), never.threadId, never.messageId, late), false, 'its own redelivery');
   assert.equal((await getActor(actor, never.threadId))?.started, false);
+
+  // A later prompt of the thread, while the start still fails: the thread is freed, not stuck.
+  assert.equal(await reclaimStaleLease(control(actor), never.threadId, 'a later message', late), true);
+  assert.equal((await getActor(actor, never.threadId))?.status, 'idle');
+
+  // And when the start works again, the lease holder is started rather than dropped.
+  const lost = prompt();
+  await assert.rejects(admitPrompt(actor, lost), /StartExecution failed/);
+  startable = true;
+  assert.equal(await reclaimStaleLease(control(actor), lost.threadId, 'a later message', late), false);
+  const item = await getActor(actor, lost.threadId);
+  assert.equal(item?.started, true);
+  assert.equal(item?.status, 'running');
+  holds.get(item!.current!.runId)!();
 });
 
 function reaperDeps(port = 8080): LifecycleDeps {

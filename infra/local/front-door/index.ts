@@ -13,6 +13,9 @@ export interface AwsCall {
   operation: string;
   /** The role's logical id, or 'operator' (the local cloud itself, a person with admin access). */
   caller: string;
+  /** The request line: method and path with query, e.g. GET /bucket/key or GET /bucket?list-type=2&prefix=p/ (S3). */
+  method: string;
+  path: string;
   status: number;
   requestBytes: number;
   responseBytes: number;
@@ -99,7 +102,18 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
     const authorizations = authorizationsFor(request, iam.stackFacts);
     const operation = jsonTarget(incoming.headers) ?? authorizations[0]?.action.split(':')[1] ?? incoming.method ?? '';
     const record = (status: number, responseBytes: number, denied?: string) =>
-      options.onCall?.({ service, operation, caller, status, requestBytes: body.length, responseBytes, at: Date.now(), denied });
+      options.onCall?.({
+        service,
+        operation,
+        caller,
+        method: request.method,
+        path: `${url.pathname}${url.search}`,
+        status,
+        requestBytes: body.length,
+        responseBytes,
+        at: Date.now(),
+        denied,
+      });
     const deny = (status: number, decision: Pick<Decision, 'message'>) => {
       const denied = deniedResponse(service, decision);
       response.writeHead(status, denied.headers);

@@ -1,0 +1,50 @@
+import type { SerializedThread } from 'chat';
+import { bedrockClient } from '../aws/bedrock.ts';
+import { dbClient } from '../aws/dynamodb.ts';
+import { s3Client } from '../aws/s3.ts';
+import { adapterFor, threadFromJSON } from '../chat.ts';
+import { parseThreadId } from '../ids.ts';
+import type { AgentEnv } from '../env.ts';
+import type { JsonLogger } from '../log.ts';
+import type { AgentDeps } from '../steps/deps.ts';
+import { chatFromEnv } from './chat.ts';
+import { actorFromEnv } from './control.ts';
+import { sandboxFromEnv } from './sandbox.ts';
+
+/**
+ * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
+ * one invocation, with the chat of the current chat credentials and that invocation's logger.
+ */
+export function agentFromEnv(logger: JsonLogger, env: AgentEnv): { deps(logger: JsonLogger): Promise<AgentDeps> } {
+  const loadChat = chatFromEnv(logger, env);
+  const base = {
+    store: { s3: s3Client(), bucket: env.DATA_BUCKET },
+    actor: actorFromEnv(logger, env),
+    ledger: { db: dbClient(), tableName: env.TABLE_NAME },
+    model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },
+    defaultModelId: env.BEDROCK_MODEL_ID,
+    sandbox: sandboxFromEnv(env),
+    handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
+  };
+  return {
+    async deps(invocationLogger) {
+      const chat = await loadChat();
+      return {
+        ...base,
+        thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
+        rehydrateAttachment: (attachment, threadId) => {
+          const { adapter } = parseThreadId(threadId);
+          // One workspace, one bot token: without the team id the Slack adapter downloads with that token
+          // (with it, it would look up a per-team installation, which a single-workspace app has none of).
+          const slim =
+            adapter === 'slack'
+              ? { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined }
+              : attachment;
+          return adapterFor(chat, adapter).rehydrateAttachment?.(slim) ?? attachment;
+        },
+        logger: invocationLogger,
+        now: Date.now,
+      };
+    },
+  };
+}

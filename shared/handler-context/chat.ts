@@ -1,0 +1,60 @@
+import { secretsClient } from '../aws/secrets.ts';
+import { dbClient } from '../aws/dynamodb.ts';
+import { createAgentChat, type AgentChat } from '../chat.ts';
+import { slackConfigured, teamsConfigured, type ChatEnv } from '../env.ts';
+import type { JsonLogger } from '../log.ts';
+import { slackCredentials } from '../slack-credentials.ts';
+import { teamsCredentials } from '../teams-credentials.ts';
+
+/**
+ * The Chat SDK instance for the current credentials of each platform the deployment serves: a
+ * rotated secret gets a new instance, so it is used without a cold start. `setup` wires each new
+ * instance (the webhook adds its handlers).
+ */
+export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: AgentChat) => void): () => Promise<AgentChat> {
+  const slack = slackConfigured(env)
+    ? slackCredentials(
+        env.SLACK_SECRET_ARN
+          ? { secretArn: env.SLACK_SECRET_ARN, maxAgeSeconds: env.SLACK_SECRET_MAX_AGE_SECONDS }
+          : // Both set: slackConfigured requires them without a secret.
+            { credentials: { signingSecret: env.SLACK_SIGNING_SECRET!, botToken: env.SLACK_BOT_TOKEN! } },
+        secretsClient,
+      )
+    : undefined;
+  const teams = teamsConfigured(env)
+    ? teamsCredentials(
+        env.TEAMS_SECRET_ARN
+          ? { secretArn: env.TEAMS_SECRET_ARN, maxAgeSeconds: env.TEAMS_SECRET_MAX_AGE_SECONDS }
+          : { credentials: { appId: env.TEAMS_APP_ID!, appPassword: env.TEAMS_APP_PASSWORD!, tenantId: env.TEAMS_APP_TENANT_ID ?? '' } },
+        secretsClient,
+      )
+    : undefined;
+  let current: { key: string; chat: AgentChat } | undefined;
+  return async () => {
+    const [slackLatest, teamsLatest] = await Promise.all([slack?.(), teams?.()]);
+    if (teamsLatest && !env.TEAMS_MULTI_TENANT && !teamsLatest.tenantId) {
+      throw new Error('The Teams app is single-tenant but no tenant id is set (tenantId in the Teams secret, or TEAMS_MULTI_TENANT=true)');
+    }
+    const key = JSON.stringify([slackLatest, teamsLatest]);
+    if (current?.key !== key) {
+      if (current) logger.info('chat credentials changed: a new chat instance uses them');
+      const chat = createAgentChat({
+        slack: slackLatest,
+        teams: teamsLatest && {
+          credentials: teamsLatest,
+          multiTenant: env.TEAMS_MULTI_TENANT,
+          openIdMetadataUrl: env.TEAMS_OPENID_METADATA_URL,
+          tokenUrl: env.TEAMS_TOKEN_URL,
+        },
+        db: dbClient(),
+        tableName: env.TABLE_NAME,
+        logger,
+        userName: env.BOT_USER_NAME,
+        streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
+      });
+      setup?.(chat);
+      current = { key, chat };
+    }
+    return current.chat;
+  };
+}
