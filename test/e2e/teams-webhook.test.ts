@@ -5,10 +5,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createSigningKey } from '../../infra/local/teams/index.ts';
 import { startTestStack, TEAMS_APP_ID, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { inboxDepth } from '../support/inbox.ts';
 
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/chat-sdk-replay/teams.json', import.meta.url), 'utf8'));
 
@@ -41,16 +41,6 @@ async function post(activity: unknown, token?: string) {
   });
 }
 
-async function inboxDepth(): Promise<number> {
-  const out = await stack.cloud.clients.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: stack.cloud.names.inboxUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-}
-
 const runsFor = (conversationId: string) =>
   [...stack.cloud.stepFunctions.executions.values()].filter((e) => {
     const threadId = (e.input as { threadId: string }).threadId;
@@ -59,7 +49,7 @@ const runsFor = (conversationId: string) =>
 
 async function assertNothingHappened(conversationId: string) {
   await new Promise((r) => setTimeout(r, 1500)); // longer than the poller's wait: anything enqueued would have run
-  assert.equal(await inboxDepth(), 0);
+  assert.equal(await inboxDepth(stack), 0);
   assert.equal(runsFor(conversationId).length, 0);
   assert.equal(stack.teams.botMessages(conversationId).length, 0);
 }

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pollerFor } from '../wait-for.ts';
 import { listenLocally, readRequestBytes } from '../http-server.ts';
 import { createActivitySource, type UserMessageInput } from './activities.ts';
 import { createConnector } from './connector.ts';
@@ -110,17 +111,6 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
   );
   baseUrl = server.url;
 
-  /** Resolve with the predicate's first truthy result, polling every 20 ms. */
-  async function waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 5000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = predicate();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`Teams stand-in: condition not met within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   return {
     url: baseUrl,
     serviceUrl: activities.serviceUrl(),
@@ -147,7 +137,7 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
       signActivityToken(signingKey, { issuer: baseUrl, audience: bot.appId, ...claims }),
     setMessagingEndpoint: activities.setMessagingEndpoint,
     newConversationId: randomId,
-    waitFor,
+    waitFor: pollerFor('Teams'),
     close: server.close,
   };
 }
