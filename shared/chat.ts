@@ -3,29 +3,16 @@
 // drop or serialise messages itself; the FIFO inbox and the actor lease do the ordering.
 import { Chat, type Adapter, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
 import { createSlackAdapter } from '@chat-adapter/slack';
-import { createTeamsAdapter } from '@chat-adapter/teams';
+import type { createTeamsAdapter } from '@chat-adapter/teams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbStateAdapter } from './chat-state.ts';
 import type { SlackCredentials } from './slack-credentials.ts';
-import type { TeamsCredentials } from './teams-credentials.ts';
-import { botFrameworkVerifier } from './teams-auth.ts';
-import { clientCredentialsTokens, defaultTokenUrl } from './teams-token.ts';
-import { paceTeamsReplies } from './teams-pacing.ts';
-
-export interface TeamsConfig {
-  credentials: TeamsCredentials;
-  /** Accept activities from any tenant (the app is registered multi-tenant). */
-  multiTenant: boolean;
-  /** Where the keys that sign inbound activities are published. */
-  openIdMetadataUrl: string;
-  /** The client-credentials endpoint for outbound tokens; default: Microsoft's for the tenant. */
-  tokenUrl?: string;
-}
 
 export interface ChatDeps {
   /** The platforms served: at least one. */
   slack?: SlackCredentials;
-  teams?: TeamsConfig;
+  /** Built by shared/teams-adapter.ts (imported only where Teams is configured: it is a large module). */
+  teams?: TeamsAdapter;
   db: DynamoDBDocumentClient;
   tableName: string;
   logger: Logger;
@@ -45,37 +32,6 @@ export function hasPlatform(chat: AgentChat, platform: Platform): boolean {
   return Boolean((chat.getAdapter as (name: string) => Adapter | undefined)(platform));
 }
 
-function teamsAdapter(config: TeamsConfig, logger: Logger, userName: string | undefined): TeamsAdapter {
-  const { appId, appPassword, tenantId } = config.credentials;
-  const verify = botFrameworkVerifier({
-    appId,
-    openIdMetadataUrl: config.openIdMetadataUrl,
-    tenantId: config.multiTenant ? undefined : tenantId,
-  });
-  const adapter = createTeamsAdapter({
-    appId,
-    appTenantId: tenantId || undefined,
-    appType: config.multiTenant ? 'MultiTenant' : 'SingleTenant',
-    token: clientCredentialsTokens({
-      appId,
-      appPassword,
-      tokenUrl: config.tokenUrl ?? defaultTokenUrl(config.multiTenant ? undefined : tenantId),
-    }),
-    // The adapter answers 401 to any refusal; the reason goes to the log (never the token).
-    webhookVerifier: async (request, body) => {
-      try {
-        return await verify(request, body);
-      } catch (error) {
-        logger.warn('Teams request refused', { reason: (error as Error).message });
-        throw error;
-      }
-    },
-    logger: logger.child('teams'),
-    userName,
-  });
-  return paceTeamsReplies(adapter);
-}
-
 export function createAgentChat(deps: ChatDeps): AgentChat {
   if (!deps.slack && !deps.teams) throw new Error('No chat platform configured: set up Slack, Teams or both');
   const adapters: Partial<{ slack: SlackAdapter; teams: TeamsAdapter }> = {};
@@ -87,7 +43,7 @@ export function createAgentChat(deps: ChatDeps): AgentChat {
       logger: deps.logger.child('slack'),
     });
   }
-  if (deps.teams) adapters.teams = teamsAdapter(deps.teams, deps.logger, deps.userName);
+  if (deps.teams) adapters.teams = deps.teams;
   const chat = new Chat({
     adapters: adapters as { slack: SlackAdapter; teams: TeamsAdapter },
     state: createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName }),

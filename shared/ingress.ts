@@ -9,7 +9,6 @@ import type { AgentChat } from './chat.ts';
 import type { JsonLogger } from './log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
 import { MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
-import { rememberTeamsConversation } from './teams-conversations.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
@@ -95,7 +94,8 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     const prompt = toPrompt(thread, message);
     await deps.enqueue(prompt);
     await rememberRecentThread(deps.control.actor, channelKeyOf(thread.id), message.author.userId, thread.id);
-    if (thread.adapter.name === 'teams') await rememberTeamsConversation(deps.control.actor, thread.id);
+    if (thread.adapter.name === 'teams')
+      await (await import('./teams-conversations.ts')).rememberTeamsConversation(deps.control.actor, thread.id);
     deps.logger.info('prompt enqueued', { threadId: prompt.threadId, messageId: prompt.messageId, user: prompt.author.userId });
   };
   chat.onNewMention(async (thread, message) => {

@@ -8,7 +8,6 @@ import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
 import { promptTextSchema, type Prompt } from '../schemas.ts';
 import type { JsonLogger } from '../log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
-import { chatChannelIdOf, teamsConversation, threadIdOfPost } from '../teams-conversations.ts';
 
 export const firingSchema = z
   .object({
@@ -46,6 +45,7 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
   let posted: { threadId: string; messageId: string };
   if (firing.adapterId === 'teams') {
     // A Teams channel is reached through the serviceUrl its activities named (stored per channel).
+    const { chatChannelIdOf, teamsConversation, threadIdOfPost } = await import('../teams-conversations.ts');
     const reference = await teamsConversation(deps.ledger, firing.channelId!);
     if (!reference) {
       throw new Error(

@@ -38,14 +38,17 @@ export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: Age
     const key = JSON.stringify([slackLatest, teamsLatest]);
     if (current?.key !== key) {
       if (current) logger.info('chat credentials changed: a new chat instance uses them');
+      const teamsConfig = teamsLatest && {
+        credentials: teamsLatest,
+        multiTenant: env.TEAMS_MULTI_TENANT,
+        openIdMetadataUrl: env.TEAMS_OPENID_METADATA_URL,
+        tokenUrl: env.TEAMS_TOKEN_URL,
+      };
+      // Loaded only when Teams is configured: a Slack-only function does not pay for the Teams SDK.
+      const teamsAdapter = teamsConfig && (await import('../teams-adapter.ts')).teamsAdapter(teamsConfig, logger, env.BOT_USER_NAME);
       const chat = createAgentChat({
         slack: slackLatest,
-        teams: teamsLatest && {
-          credentials: teamsLatest,
-          multiTenant: env.TEAMS_MULTI_TENANT,
-          openIdMetadataUrl: env.TEAMS_OPENID_METADATA_URL,
-          tokenUrl: env.TEAMS_TOKEN_URL,
-        },
+        teams: teamsAdapter,
         db: dbClient(),
         tableName: env.TABLE_NAME,
         logger,

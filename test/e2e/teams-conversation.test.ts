@@ -14,7 +14,7 @@ import { eventually } from '../support/eventually.ts';
 
 let stack: TestStack;
 before(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ teams: true });
 });
 after(async () => {
   await stack?.stop();

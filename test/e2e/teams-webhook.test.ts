@@ -14,7 +14,7 @@ const fixtures = JSON.parse(readFileSync(new URL('../fixtures/chat-sdk-replay/te
 
 let stack: TestStack;
 before(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ teams: true });
 });
 after(async () => {
   await stack?.stop();

@@ -25,6 +25,8 @@ export interface TestStack {
 export async function startTestStack(
   options: {
     botUserId?: string;
+    /** Serve Teams too (the functions then load the Teams adapter; Slack-only tests start faster). */
+    teams?: boolean;
     env?: Record<string, string>;
     clock?: SchedulerClock;
     transformTemplate?: LocalCloudOptions['transformTemplate'];
@@ -38,13 +40,15 @@ export async function startTestStack(
   const errors: TestStack['errors'] = [];
   const cloud = await startLocalCloud({
     slack: { signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiUrl: slack.apiUrl },
-    teams: {
-      appId: TEAMS_APP_ID,
-      appPassword: TEAMS_APP_PASSWORD,
-      tenantId: TEAMS_TENANT_ID,
-      openIdMetadataUrl: teams.openIdMetadataUrl,
-      tokenUrl: teams.tokenUrl,
-    },
+    teams: options.teams
+      ? {
+          appId: TEAMS_APP_ID,
+          appPassword: TEAMS_APP_PASSWORD,
+          tenantId: TEAMS_TENANT_ID,
+          openIdMetadataUrl: teams.openIdMetadataUrl,
+          tokenUrl: teams.tokenUrl,
+        }
+      : undefined,
     retryIntervalMs: 20,
     clock: options.clock,
     visibilityTimeoutSeconds: 2,
