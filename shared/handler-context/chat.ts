@@ -4,7 +4,27 @@ import { createAgentChat, type AgentChat } from '../chat.ts';
 import { slackConfigured, teamsConfigured, type ChatEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
 import { slackCredentials } from '../slack-credentials.ts';
-import { teamsCredentials } from '../teams-credentials.ts';
+import { teamsCredentials, type TeamsCredentials } from '../teams-credentials.ts';
+import { botFrameworkVerifier } from '../teams-auth.ts';
+import { clientCredentialsTokens, defaultTokenUrl } from '../teams-token.ts';
+import type { TeamsAdapterParts } from '../teams-adapter.ts';
+
+/** Inbound verification and outbound tokens for the Teams app, against Microsoft's URLs or the configured ones. */
+function teamsAdapterParts(credentials: TeamsCredentials, env: ChatEnv): TeamsAdapterParts {
+  const { appId, appPassword, tenantId } = credentials;
+  const multiTenant = env.TEAMS_MULTI_TENANT;
+  return {
+    appId,
+    tenantId,
+    multiTenant,
+    verify: botFrameworkVerifier({ appId, openIdMetadataUrl: env.TEAMS_OPENID_METADATA_URL, tenantId: multiTenant ? undefined : tenantId }),
+    tokens: clientCredentialsTokens({
+      appId,
+      appPassword,
+      tokenUrl: env.TEAMS_TOKEN_URL ?? defaultTokenUrl(multiTenant ? undefined : tenantId),
+    }),
+  };
+}
 
 /**
  * The Chat SDK instance for the current credentials of each platform the deployment serves: a
@@ -38,14 +58,9 @@ export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: Age
     const key = JSON.stringify([slackLatest, teamsLatest]);
     if (current?.key !== key) {
       if (current) logger.info('chat credentials changed: a new chat instance uses them');
-      const teamsConfig = teamsLatest && {
-        credentials: teamsLatest,
-        multiTenant: env.TEAMS_MULTI_TENANT,
-        openIdMetadataUrl: env.TEAMS_OPENID_METADATA_URL,
-        tokenUrl: env.TEAMS_TOKEN_URL,
-      };
+      const teamsParts = teamsLatest && teamsAdapterParts(teamsLatest, env);
       // Loaded only when Teams is configured: a Slack-only function does not pay for the Teams SDK.
-      const teamsAdapter = teamsConfig && (await import('../teams-adapter.ts')).teamsAdapter(teamsConfig, logger, env.BOT_USER_NAME);
+      const teamsAdapter = teamsParts && (await import('../teams-adapter.ts')).teamsAdapter(teamsParts, logger, env.BOT_USER_NAME);
       const chat = createAgentChat({
         slack: slackLatest,
         teams: teamsAdapter,
