@@ -1,16 +1,17 @@
 // Section 4: each Lambda bundled the way infra/constructs/agent-function.ts has CDK's
 // NodejsFunction do it with the local esbuild (aws-lambda-nodejs turns those props into these
 // esbuild options: --bundle --platform=node --target=node22 --format=esm --outfile=index.mjs
-// --minify --sourcemap --sources-content=false --banner:js=... --main-fields=module,main, and no
-// externals because bundleAwsSDK is on). The asset CDK zips is the output directory: index.mjs
-// and index.mjs.map. Bundles go to a temporary directory, removed afterwards.
+// --minify --sourcemap --sources-content=false --banner:js=... --main-fields=module,main, the
+// construct's externals (the runtime's AWS SDK unless bundleAwsSdk) and its --alias entries).
+// The asset CDK zips is the output directory: index.mjs and index.mjs.map. Bundles go to a
+// temporary directory, removed afterwards.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
-import { PROJECT_ROOT, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
+import { bundleAliasesOf, bundleExternals, PROJECT_ROOT, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
 
 /** This project's own budget for each function's index.mjs: what a cold start loads and parses. */
 export const BUNDLE_LIMIT = 1024 * 1024;
@@ -43,6 +44,8 @@ export interface Composition {
   chatSdk: number;
   /** The AWS SDK service clients bundled, e.g. client-dynamodb. */
   sdkClients: string[];
+  /** The AWS SDK packages imported from the Lambda runtime instead, e.g. client-dynamodb, lib-dynamodb. */
+  runtimeSdk: string[];
   project: number;
   /** The largest other packages. */
   largest: { name: string; bytes: number }[];
@@ -67,6 +70,11 @@ function compositionOf(metafile: Metafile, outfile: string): Composition {
   }
   const packages = [...byPackage].sort((a, b) => b[1] - a[1]);
   const chatOnly = chatSdkPackages(metafile);
+  const runtimeSdk = new Set(
+    Object.values(metafile.inputs).flatMap(({ imports }) =>
+      imports.filter((i) => i.external && isAwsSdk(i.path)).map((i) => i.path.replace(/^@aws-sdk\//, '')),
+    ),
+  );
   return {
     awsSdk: packages.filter(([name]) => isAwsSdk(name)).reduce((sum, [, n]) => sum + n, 0),
     chatSdk: packages.filter(([name]) => chatOnly.has(name)).reduce((sum, [, n]) => sum + n, 0),
@@ -75,6 +83,7 @@ function compositionOf(metafile: Metafile, outfile: string): Composition {
       .filter((name) => name.startsWith('@aws-sdk/client-'))
       .map((name) => name.slice('@aws-sdk/'.length))
       .sort(),
+    runtimeSdk: [...runtimeSdk].sort(),
     project,
     largest: packages
       .filter(([name]) => !isAwsSdk(name))
@@ -111,7 +120,7 @@ function chatSdkPackages(metafile: Metafile): Set<string> {
   return chatOnly;
 }
 
-async function bundleOne(role: FunctionRole, entry: string, outDir: string): Promise<BundleResult> {
+async function bundleOne(role: FunctionRole, entry: string, outDir: string, bundleAwsSdk: boolean): Promise<BundleResult> {
   const outfile = join(outDir, role, 'index.mjs');
   const started = performance.now();
   const result = await build({
@@ -127,6 +136,8 @@ async function bundleOne(role: FunctionRole, entry: string, outDir: string): Pro
     sourcesContent: false,
     banner: { js: REQUIRE_SHIM },
     mainFields: ['module', 'main'],
+    external: bundleExternals(bundleAwsSdk),
+    alias: { ...bundleAliasesOf(role) },
     metafile: true,
     logLevel: 'silent',
   });
@@ -149,13 +160,14 @@ async function bundleOne(role: FunctionRole, entry: string, outDir: string): Pro
   };
 }
 
-export async function measureBundles(): Promise<BundleResult[]> {
+/** Every function's bundle, as deployed by default or (bundleAwsSdk) with the pinned AWS SDK inside. */
+export async function measureBundles(bundleAwsSdk = false): Promise<BundleResult[]> {
   const outDir = await mkdtemp(join(tmpdir(), 'threadwork-bench-bundles-'));
   try {
     const results: BundleResult[] = [];
     // One at a time, so each build time is its own.
     for (const [role, entry] of Object.entries(FUNCTION_ENTRIES) as [FunctionRole, string][]) {
-      results.push(await bundleOne(role, entry, outDir));
+      results.push(await bundleOne(role, entry, outDir, bundleAwsSdk));
     }
     return results;
   } finally {

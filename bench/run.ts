@@ -10,6 +10,7 @@
 //   BENCH_DISPATCH  new threads' prompts given to the dispatch handler directly, back to back (default 100)
 //   BENCH_LOG_LEVEL  the handlers' log level (default silent)
 //   BENCH_ONLY=7  run section 7 (context that lasts) alone, with its summary lines
+//   BENCH_ONLY=4  run section 4 (Lambda bundle sizes) alone: no local cloud
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
 import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
 import {
@@ -178,8 +179,8 @@ function printCalls(result: CallsResult): void {
   );
 }
 
-function printBundles(results: BundleResult[]): void {
-  section('4. Lambda bundle sizes (esbuild as the CDK construct runs it: ESM, node22, minified, linked source map, AWS SDK bundled)');
+function printBundles(results: BundleResult[], pinnedSdk: BundleResult[]): void {
+  section("4. Lambda bundle sizes (esbuild as the CDK construct runs it: ESM, node22, minified, linked source map, the runtime's AWS SDK)");
   const rows = results.map((r) => [
     r.role,
     r.entry,
@@ -206,12 +207,22 @@ function printBundles(results: BundleResult[]): void {
     `  ${results.length - over.length} of ${results.length} functions within ${bytes(BUNDLE_LIMIT)}` +
       (over.length ? `; over it: ${over.map((r) => `${r.role} ${ratio(r.codeBytes / BUNDLE_LIMIT)}`).join(', ')}` : ''),
   );
+  console.log(
+    `  headroom under ${bytes(BUNDLE_LIMIT)}: ` + results.map((r) => `${r.role} ${bytes(BUNDLE_LIMIT - r.codeBytes)}`).join(', '),
+  );
+  console.log(
+    '  with bundleAwsSdk (the pinned AWS SDK inside): ' +
+      pinnedSdk.map((r) => `${r.role} ${bytes(r.codeBytes)} (${percent(r.codeBytes / BUNDLE_LIMIT)})`).join(', '),
+  );
   console.log('  what index.mjs is made of (minified bytes):');
   for (const r of results) {
     const c = r.composition;
     const others = c.largest.map((p) => `${p.name} ${bytes(p.bytes)}`).join(', ');
+    const sdk = c.awsSdk
+      ? `AWS SDK ${bytes(c.awsSdk)} (${c.sdkClients.join(', ')})`
+      : `AWS SDK from the runtime (${c.runtimeSdk.join(', ')})`;
     console.log(
-      `    ${r.role}: AWS SDK ${bytes(c.awsSdk)} (${c.sdkClients.join(', ')}); Chat SDK ${bytes(c.chatSdk)}; ${others}; project code ${bytes(c.project)}` +
+      `    ${r.role}: ${sdk}; Chat SDK ${bytes(c.chatSdk)}; ${others}; project code ${bytes(c.project)}` +
         (r.warnings ? `; ${r.warnings} esbuild warning(s)` : ''),
     );
     if (r.codeBytes > BUNDLE_LIMIT) {
@@ -222,7 +233,8 @@ function printBundles(results: BundleResult[]): void {
   }
   note('"asset gz" = gzip of index.mjs + gzip of index.mjs.map, close to the zip CDK uploads; the unzipped ratio counts both files.');
   note(
-    'Chat SDK = chat, @chat-adapter/*, @slack/* and the packages only they bring (axios, form-data with mime-db, ws, the markdown parser).',
+    'Chat SDK = chat, @chat-adapter/*, @slack/* and the packages only they bring (axios, form-data with mime-db, the markdown parser); ' +
+      '@slack/socket-mode (and ws under it) is replaced by a module that throws, Slack events arriving over HTTP.',
   );
 }
 
@@ -816,6 +828,11 @@ async function main(): Promise<void> {
   console.log('Figures, not assertions: the machine is shared and noisy; compare ratios rather than absolute times.');
   let stack: TestStack | undefined;
   process.once('SIGINT', () => void stopEverything(stack).finally(() => process.exit(130)));
+  if (config.only === '4') {
+    printBundles(await measureBundles(), await measureBundles(true));
+    console.log(`\nbench finished in ${elapsed(started)}`);
+    return;
+  }
   if (config.only === '7') {
     let context: ContextResult;
     try {
@@ -872,11 +889,12 @@ async function main(): Promise<void> {
     await stopEverything(stack);
   }
   const bundles = await measureBundles();
+  const pinnedSdkBundles = await measureBundles(true);
   console.log(`[${elapsed(started)}] bundles built`);
   printAcks(acks);
   printSteps(steps);
   printCalls(calls);
-  printBundles(bundles);
+  printBundles(bundles, pinnedSdkBundles);
   printTools(tools);
   printActors(stops, throughput, calls);
   printContext(context);

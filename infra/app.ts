@@ -3,10 +3,11 @@
 import { App } from 'aws-cdk-lib';
 import { checkWithCdkNag } from './nag.ts';
 import { readSettings } from './settings.ts';
+import { DEFAULT_STACK_NAME } from './stack-names.ts';
 import { AgentRuntimeStack } from './stack.ts';
 
 const app = new App();
-const stackName: unknown = app.node.tryGetContext('stackName') ?? 'Threadwork';
+const stackName: unknown = app.node.tryGetContext('stackName') ?? DEFAULT_STACK_NAME;
 if (typeof stackName !== 'string') throw new Error('context stackName must be a string');
 
 new AgentRuntimeStack(app, stackName, {

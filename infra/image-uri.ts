@@ -22,6 +22,8 @@ export interface EcrImage {
   readonly account: string;
   readonly region: string;
   readonly repositoryName: string;
+  readonly tag?: string;
+  readonly digest?: string;
 }
 
 /** Whether the string is an image reference ECS can run (registry, path, optional tag or digest). */
@@ -29,10 +31,16 @@ export function isImageReference(uri: string): boolean {
   return uri.length <= MAX_IMAGE_URI_LENGTH && REFERENCE.test(uri);
 }
 
-/** The account, Region and repository of a private ECR image; undefined for any other registry. */
+/** The account, Region, repository and tag or digest of a private ECR image; undefined for any other registry. */
 export function parseEcrImage(uri: string): EcrImage | undefined {
   const match = REFERENCE.exec(uri);
   const host = match?.[1] && ECR_HOST.exec(match[1]);
   if (!host) return undefined;
-  return { account: host[1]!, region: host[2]!, repositoryName: match[2]! };
+  return {
+    account: host[1]!,
+    region: host[2]!,
+    repositoryName: match[2]!,
+    ...(match[3] ? { tag: match[3] } : {}),
+    ...(match[4] ? { digest: match[4] } : {}),
+  };
 }

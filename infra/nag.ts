@@ -15,7 +15,7 @@ import type { EventSchedules } from './constructs/event-schedules.ts';
 import type { RunEnded } from './constructs/run-ended.ts';
 import type { SlackSecret } from './constructs/slack-secret.ts';
 import type { TeamsSecret } from './constructs/teams-secret.ts';
-import type { WebhookApi } from './constructs/webhook-api.ts';
+import { TEAMS_MESSAGES_PATH, type WebhookApi } from './constructs/webhook-api.ts';
 import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import type { SandboxStep } from './constructs/sandbox-step.ts';
@@ -65,6 +65,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   // Every Lambda function (built by createAgentFunction).
   const functions = [
     webhook.handler,
+    ...(webhook.teamsHandler ? [webhook.teamsHandler] : []),
     dispatch.handler,
     agentRun.agentStep,
     runEnded.handler,
@@ -87,21 +88,24 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     );
   }
 
-  // WebhookApi: Slack signs its requests but cannot present IAM, JWT or Lambda-authorizer credentials.
+  // WebhookApi: neither platform can present IAM or Lambda-authorizer credentials; each webhook verifies its own.
   for (const route of webhook.routes) {
+    const teamsRoute = route.path === TEAMS_MESSAGES_PATH;
     acknowledge(
       resourceOf(route),
       'AwsSolutions-APIG4',
-      'Slack cannot send API Gateway credentials; the webhook function verifies the Slack request signature (HMAC-SHA256 of timestamp and body with the signing secret) before any work, and /health returns no data.',
+      teamsRoute
+        ? "Teams cannot send API Gateway credentials; its Bot Framework JWT is checked by the Teams webhook function (signature against the Bot Framework's published keys, issuer, audience, expiry, serviceUrl, tenant) before any work."
+        : 'Slack cannot send API Gateway credentials; the webhook function verifies the Slack request signature (HMAC-SHA256 of timestamp and body with the signing secret) before any work, and /health returns no data.',
     );
   }
 
   // Stop and the lease check act on the one running execution, named by its run id.
-  for (const fn of [webhook.handler, dispatch.handler]) {
+  for (const fn of [webhook.handler, ...(webhook.teamsHandler ? [webhook.teamsHandler] : []), dispatch.handler]) {
     acknowledge(
       roleOf(fn),
       iam5Resource(agentRun, agentRun.executionArns),
-      'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (webhook) or StopExecution/DescribeExecution (dispatch).',
+      'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (the webhooks) or StopExecution/DescribeExecution (dispatch).',
     );
   }
 

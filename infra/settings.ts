@@ -39,6 +39,11 @@ export interface DeploymentSettings {
   readonly chatPlatforms: readonly ChatPlatform[];
   /** Accept Teams activities from any tenant (the Azure Bot is registered multi-tenant). */
   readonly teamsMultiTenant: boolean;
+  /**
+   * Bundle the AWS SDK version this project pins into each function instead of importing the
+   * AWS SDK for JavaScript v3 that the Lambda runtime provides (and AWS keeps current).
+   */
+  readonly bundleAwsSdk: boolean;
 }
 
 export const CHAT_PLATFORMS = ['slack', 'teams'] as const;
@@ -58,6 +63,7 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   sandboxIdleMinutes: 5,
   chatPlatforms: ['slack', 'teams'],
   teamsMultiTenant: false,
+  bundleAwsSdk: false,
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
@@ -89,6 +95,7 @@ export function readSettings(node: Node): DeploymentSettings {
     ...readSandboxSettings(node),
     chatPlatforms: readChatPlatforms(node.tryGetContext('chatPlatforms')),
     teamsMultiTenant: readBoolean(node.tryGetContext('teamsMultiTenant'), 'teamsMultiTenant', DEFAULT_SETTINGS.teamsMultiTenant),
+    bundleAwsSdk: readBundleAwsSdk(node),
   };
 }
 
@@ -110,6 +117,11 @@ function readBoolean(raw: unknown, key: string, fallback: boolean): boolean {
   if (raw === true || raw === 'true') return true;
   if (raw === false || raw === 'false') return false;
   throw new Error(`context ${key} must be true or false; got ${JSON.stringify(raw)}`);
+}
+
+/** The bundleAwsSdk setting alone: every function reads it where it is built (createAgentFunction). */
+export function readBundleAwsSdk(node: Node): boolean {
+  return readBoolean(node.tryGetContext('bundleAwsSdk'), 'bundleAwsSdk', DEFAULT_SETTINGS.bundleAwsSdk);
 }
 
 function readModelId(raw: unknown): string {

@@ -3,6 +3,9 @@
 // name against the tightest limit before building anything, so a name that is too long fails the synth
 // with the reason instead of failing a deploy halfway.
 
+/** The stack's name when the stackName context is not set. */
+export const DEFAULT_STACK_NAME = 'Threadwork';
+
 interface DerivedName {
   /** What the name is, for the error message. */
   readonly what: string;

@@ -1,8 +1,8 @@
 // The whole runtime in one stack, composed in the order a message travels:
 //
-//   Slack --> WebhookApi (HTTP API + webhook fn) --> Inbox (SQS FIFO) --> Dispatch (lease, start)
+//   Slack, Teams --> WebhookApi (HTTP API + a webhook fn each) --> Inbox (SQS FIFO) --> Dispatch (lease, start)
 //         --> AgentRun (Step Functions + agent-step fn, Bedrock) --> RunEnded (cleanup rule)
-//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret;
+//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret, TeamsSecret;
 //   and the sandbox the agent's tools run in: SandboxNetwork (VPC) + SandboxSecurityGroups,
 //   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop);
 //   and the event bus: event files in DataBucket, EventSchedules (EventBridge Scheduler) and a custom
@@ -29,6 +29,8 @@ import { TeamsSecret } from './constructs/teams-secret.ts';
 import { StateTable } from './constructs/state-table.ts';
 import { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
+import { SandboxDnsFirewall } from './constructs/sandbox-dns-firewall.ts';
+import { SandboxEndpointPolicies } from './constructs/sandbox-endpoint-policies.ts';
 import { SandboxNetwork } from './constructs/sandbox-network.ts';
 import { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
@@ -46,7 +48,10 @@ export interface AgentRuntimeStackProps extends StackProps {
 }
 
 /** The functions by role; FUNCTION_ENTRIES (same keys) names each one's handler module. */
-export type AgentRuntimeFunctions = { readonly [role in FunctionRole]: NodejsFunction };
+export type AgentRuntimeFunctions = { readonly [role in Exclude<FunctionRole, 'teamsWebhook'>]: NodejsFunction } & {
+  /** Only where the deployment serves Teams. */
+  readonly teamsWebhook?: NodejsFunction;
+};
 
 /** The sandbox's parts, for tests and tools that need them. */
 export interface AgentRuntimeSandbox {
@@ -116,6 +121,14 @@ export class AgentRuntimeStack extends Stack {
       securityGroups,
       logRetention,
     });
+    // Isolated mode: the endpoints carry only this deployment's traffic, and DNS answers only AWS names.
+    new SandboxEndpointPolicies(this, 'SandboxEndpointPolicies', {
+      network,
+      bucket: data.bucket,
+      table: state.table,
+      prebuiltRepositoryArn: sandboxTask.image.prebuiltRepositoryArn,
+    });
+    new SandboxDnsFirewall(this, 'SandboxDnsFirewall', { network });
     const sandboxReaper = new SandboxReaper(this, 'SandboxReaper', {
       table: state.table,
       task: sandboxTask,
@@ -173,6 +186,7 @@ export class AgentRuntimeStack extends Stack {
 
     this.functions = {
       webhook: webhook.handler,
+      ...(webhook.teamsHandler ? { teamsWebhook: webhook.teamsHandler } : {}),
       dispatch: dispatch.handler,
       runEnded: runEnded.handler,
       agentStep: agentRun.agentStep,
@@ -213,6 +227,8 @@ export class AgentRuntimeStack extends Stack {
         description: 'Secrets Manager secret to fill with {"appId": "...", "appPassword": "...", "tenantId": "..."}',
       });
     }
+    new CfnOutput(this, 'ModelId', { value: modelId, description: 'The Bedrock model (or inference profile) the agent may call' });
+    new CfnOutput(this, 'SandboxImageUri', { value: sandboxTask.image.imageUri, description: 'The sandbox container image the tasks run' });
     new CfnOutput(this, 'DataBucketName', { value: data.bucket.bucketName, description: 'S3 bucket holding the data/ tree' });
     new CfnOutput(this, 'SandboxClusterName', {
       value: sandboxTask.cluster.clusterName,

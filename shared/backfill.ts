@@ -6,6 +6,7 @@ import type { Message, Thread } from 'chat';
 import type { ContextEntry, LogEntry, StoreDeps } from './store.ts';
 import { appendLog, loadLog } from './store.ts';
 import type { RunInput } from './schemas.ts';
+import { contextText } from './context-text.ts';
 
 export interface BackfillResult {
   logged: number;
@@ -24,11 +25,6 @@ function logEntry(message: Message): LogEntry {
     text: message.text,
     isBot: message.author.isMe || message.author.isBot === true,
   };
-}
-
-/** Text as the model sees a message: author first, whitespace tidied (the prompt uses the same form). */
-export function contextText(userName: string, text: string): string {
-  return `${userName}: ${text.replace(/\s+\n/g, '\n').trim()}`;
 }
 
 export async function backfill(store: StoreDeps, thread: Thread, run: RunInput, context: ContextEntry[]): Promise<BackfillResult> {

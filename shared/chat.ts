@@ -3,7 +3,6 @@
 // drop or serialise messages itself; the FIFO inbox and the actor lease do the ordering.
 import { Chat, type Adapter, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
 import { createSlackAdapter } from '@chat-adapter/slack';
-import type { createTeamsAdapter } from '@chat-adapter/teams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbStateAdapter } from './chat-state.ts';
 import type { SlackCredentials } from './slack-credentials.ts';
@@ -11,7 +10,7 @@ import type { SlackCredentials } from './slack-credentials.ts';
 export interface ChatDeps {
   /** The platforms served: at least one. */
   slack?: SlackCredentials;
-  /** Built by shared/teams-adapter.ts (imported only where Teams is configured: it is a large module). */
+  /** The Teams webhook's full adapter (shared/teams-adapter.ts), or elsewhere the Connector adapter (shared/teams-connector.ts). */
   teams?: TeamsAdapter;
   db: DynamoDBDocumentClient;
   tableName: string;
@@ -23,7 +22,8 @@ export interface ChatDeps {
 }
 
 export type SlackAdapter = ReturnType<typeof createSlackAdapter>;
-export type TeamsAdapter = ReturnType<typeof createTeamsAdapter>;
+/** Either Teams adapter: they share thread ids and the name `teams`. */
+export type TeamsAdapter = Adapter;
 /** Only the configured platforms' adapters exist: ask `hasPlatform` before using one by name. */
 export type AgentChat = Chat<{ slack: SlackAdapter; teams: TeamsAdapter }>;
 export type Platform = 'slack' | 'teams';

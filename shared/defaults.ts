@@ -12,3 +12,15 @@ export const DEFAULT_COMPACTION_SETTINGS: Readonly<
   keepRecentTokens: 20_000,
   thresholdRatio: 0.8,
 });
+
+/** Periodic events may not fire more often than this many minutes apart (`minEventIntervalMinutes`). */
+export const DEFAULT_MIN_EVENT_INTERVAL_MINUTES = 5;
+
+/** A skill's instructions longer than this are cut in the system prompt (`maxSkillBodyChars`). */
+export const DEFAULT_MAX_SKILL_BODY_CHARS = 20_000;
+
+/** What of a sandbox's /workspace/data is kept in S3 (`sandbox.maxSyncedFiles`, `sandbox.maxSyncedMegabytes`). */
+export const DEFAULT_SANDBOX_SYNC_LIMITS = Object.freeze({ maxSyncedFiles: 5_000, maxSyncedMegabytes: 1_024 });
+
+/** How far runs may start runs through event files, and how many event files a channel may keep. */
+export const DEFAULT_EVENT_LIMITS = Object.freeze({ maxEventChainDepth: 3, maxEventFilesPerChannel: 50 });

@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
 import { parseOrThrow } from './validation.ts';
-import { BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-auth.ts';
+import { BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-endpoints.ts';
 
 const required = z.string({ error: 'is not set' }).min(1, 'is empty');
 const optional = z.string().optional();
@@ -48,6 +48,8 @@ const slack = {
   SLACK_BOT_TOKEN: optional,
   /** How long a read of the secret is reused: a rotated secret is picked up within this time. */
   SLACK_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
+  /** After a request's signature fails, the secret is re-read at once, but at most this often. */
+  SLACK_SECRET_REREAD_SECONDS: wholeFrom(1, 10),
   BOT_USER_NAME: optional,
   /** How often a post-and-edit streamed reply is edited (Slack rate-limits chat.update). */
   STREAM_UPDATE_INTERVAL_MS: wholeFrom(250, 1000),
@@ -65,6 +67,8 @@ const teams = {
     .optional()
     .transform((v) => v === 'true'),
   TEAMS_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
+  /** After a request's token fails verification, the secret is re-read at once, but at most this often. */
+  TEAMS_SECRET_REREAD_SECONDS: wholeFrom(1, 10),
   /** Where the keys signing inbound activities are published (a local stand-in sets its own). */
   TEAMS_OPENID_METADATA_URL: z.string().url().default(BOT_FRAMEWORK_OPENID_METADATA_URL),
   /** The client-credentials endpoint for outbound tokens (unset: Microsoft's, for the tenant). */
@@ -101,7 +105,17 @@ const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
 const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
 
-export const webhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine(chatSource);
+/** The Slack webhook (and the health check). */
+export const webhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
+  if (!slackConfigured(env))
+    ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
+});
+
+/** The Teams webhook. */
+export const teamsWebhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
+  if (!teamsConfigured(env))
+    ctx.addIssue({ code: 'custom', path: ['TEAMS_SECRET_ARN'], message: 'is not set, nor are TEAMS_APP_ID and TEAMS_APP_PASSWORD' });
+});
 
 export const dispatchEnv = z
   .object({

@@ -9,6 +9,7 @@ import type { AgentChat } from './chat.ts';
 import type { JsonLogger } from './log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
 import { MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
+import { contextText } from './context-text.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
@@ -26,9 +27,13 @@ const REPLIES = {
   noRecentThread: "I can't tell which thread you mean: you have no recent thread with me in this channel. Reply in the thread instead.",
 };
 
-async function applyControl(deps: IngressDeps, threadId: string, control: Control): Promise<string> {
+/** Who sent a control: steer text reaches the model under its author's name, like any message. */
+type ControlAuthor = { userId: string; userName?: string; fullName?: string };
+const authorName = (author: ControlAuthor) => author.userName || author.fullName || author.userId;
+
+async function applyControl(deps: IngressDeps, threadId: string, control: Control, author: ControlAuthor): Promise<string> {
   if (control.kind === 'stop') return (await stopThread(deps.control, threadId)) === 'stopped' ? REPLIES.stopped : REPLIES.nothingToStop;
-  const steered = await steerThread(deps.control, threadId, control.text);
+  const steered = await steerThread(deps.control, threadId, contextText(authorName(author), control.text));
   return { queued: REPLIES.steered, idle: REPLIES.nothingToSteer, 'too-long': REPLIES.steerTooLong, full: REPLIES.steerFull }[steered];
 }
 
@@ -79,7 +84,7 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
   const admit = async (thread: Thread, message: Message) => {
     const control = parseControl(message.text);
     if (control) {
-      const reply = await applyControl(deps, thread.id, control);
+      const reply = await applyControl(deps, thread.id, control, message.author);
       // "Stopped." is for everyone in the thread; the rest only concerns the sender.
       if (reply === REPLIES.stopped) await thread.post(reply);
       else await thread.postEphemeral(message.author, reply, { fallbackToDM: false });
@@ -109,11 +114,11 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     const control: Control = event.command === '/stop' ? { kind: 'stop' } : { kind: 'steer', text: event.text.trim() };
     let reply: string;
     if (control.kind === 'steer' && !control.text) reply = 'Usage: /steer <what to do differently>';
-    else reply = threadId ? await applyControl(deps, threadId, control) : REPLIES.noRecentThread;
+    else reply = threadId ? await applyControl(deps, threadId, control, event.user) : REPLIES.noRecentThread;
     await event.channel.postEphemeral(event.user, reply, { fallbackToDM: false });
   });
   chat.onAction(STOP_ACTION, async (event) => {
-    const reply = await applyControl(deps, event.threadId, { kind: 'stop' });
+    const reply = await applyControl(deps, event.threadId, { kind: 'stop' }, event.user);
     if (event.thread) {
       if (reply === REPLIES.stopped) await event.thread.post(`${reply} (by ${event.user.userName || event.user.userId})`);
       else await event.thread.postEphemeral(event.user, reply, { fallbackToDM: false });

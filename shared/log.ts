@@ -4,6 +4,7 @@
 // are redacted, at any depth, before anything is written.
 import { Logger, type LogItem } from '@aws-lambda-powertools/logger';
 import type { Logger as ChatLogger } from 'chat';
+import { redactSecrets } from './secret-filter.ts';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'critical', 'silent'] as const;
 export type Level = (typeof LEVELS)[number];
@@ -60,7 +61,7 @@ export function createLogger(options: { level?: Level; component?: string; write
     serviceName: 'threadwork',
     logLevel: (options.level ?? 'info').toUpperCase() as Uppercase<Level>,
     persistentKeys: options.component ? { component: options.component } : {},
-    jsonReplacerFn: (key, value) => (SECRET_KEY.test(key) ? '[redacted]' : value),
+    jsonReplacerFn: (key, value) => (SECRET_KEY.test(key) ? '[redacted]' : typeof value === 'string' ? redactSecrets(value) : value),
   };
   return wrap(options.write ? new LineLogger(settings, options.write) : new Logger(settings), options.component);
 }

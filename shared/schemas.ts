@@ -1,6 +1,12 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
 import * as z from 'zod';
-import { DEFAULT_COMPACTION_SETTINGS } from './defaults.ts';
+import {
+  DEFAULT_COMPACTION_SETTINGS,
+  DEFAULT_EVENT_LIMITS,
+  DEFAULT_MAX_SKILL_BODY_CHARS,
+  DEFAULT_MIN_EVENT_INTERVAL_MINUTES,
+  DEFAULT_SANDBOX_SYNC_LIMITS,
+} from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
 
 /**
@@ -49,6 +55,8 @@ export const promptSchema = z.object({
   thread: serializedThreadSchema,
   /** A heartbeat's prompt: its answer is posted only if there is something to say (not HEARTBEAT_OK). */
   heartbeat: z.boolean().optional(),
+  /** Started by an event that a run wrote, this many events deep (absent: a person or an operator). */
+  eventDepth: z.number().int().min(1).optional(),
 });
 export type Prompt = z.infer<typeof promptSchema>;
 
@@ -122,8 +130,20 @@ export const settingsSchema = z.object({
     .object({
       /** Start the thread's sandbox when a run begins (in parallel with the first model call). */
       startEarly: z.boolean().default(true),
+      /** Files under /workspace/data kept in S3 per sandbox; below the command server's listing limit. */
+      maxSyncedFiles: z.number().int().positive().max(9_000).default(DEFAULT_SANDBOX_SYNC_LIMITS.maxSyncedFiles),
+      /** Their total size, in MiB. */
+      maxSyncedMegabytes: z.number().int().positive().max(10_240).default(DEFAULT_SANDBOX_SYNC_LIMITS.maxSyncedMegabytes),
     })
-    .default({ startEarly: true }),
+    .default({ startEarly: true, ...DEFAULT_SANDBOX_SYNC_LIMITS }),
+  /** A skill's instructions longer than this are cut in the system prompt, with a note naming the file. */
+  maxSkillBodyChars: z.number().int().min(500).max(200_000).default(DEFAULT_MAX_SKILL_BODY_CHARS),
+  /** Events written by runs that events started stop being run past this depth (0: runs never start runs). */
+  maxEventChainDepth: z.number().int().min(0).max(20).default(DEFAULT_EVENT_LIMITS.maxEventChainDepth),
+  /** Event files one channel's folder may hold (error files aside); more are refused. */
+  maxEventFilesPerChannel: z.number().int().positive().max(1_000).default(DEFAULT_EVENT_LIMITS.maxEventFilesPerChannel),
+  /** Periodic event files whose cron fires closer together than this are refused (1 to 60 minutes). */
+  minEventIntervalMinutes: z.number().int().min(1).max(60).default(DEFAULT_MIN_EVENT_INTERVAL_MINUTES),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
   channels: z
     .record(z.string(), z.object({ model: modelSettingsSchema.optional(), queueMode: z.enum(['queue', 'interrupt']).optional() }))

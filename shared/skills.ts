@@ -6,6 +6,7 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { posix } from 'node:path';
 import { parseDocument } from 'yaml';
+import { DEFAULT_MAX_SKILL_BODY_CHARS } from './defaults.ts';
 import { dataKeys } from './ids.ts';
 import { readText } from './store.ts';
 
@@ -317,17 +318,26 @@ export function selectSkills(skills: Skill[], userText: string): { offered: Skil
  * (`sandboxPathOf` maps an S3 key to its sandbox path, e.g. /workspace/data/<key>), companion files,
  * allowed tools and instructions. '' when there are none.
  */
-export function formatSkillsForPrompt(skills: Skill[], sandboxPathOf: (key: string) => string): string {
+export function formatSkillsForPrompt(
+  skills: Skill[],
+  sandboxPathOf: (key: string) => string,
+  maxBodyChars = DEFAULT_MAX_SKILL_BODY_CHARS,
+): string {
   if (skills.length === 0) return '';
   const sections = skills.map((skill) => {
     const folder = posix.dirname(sandboxPathOf(skill.key));
+    const body =
+      skill.body.length > maxBodyChars
+        ? `${skill.body.slice(0, maxBodyChars)}\n[truncated: these instructions are ${skill.body.length.toLocaleString('en-US')} characters, over the ` +
+          `${maxBodyChars.toLocaleString('en-US')}-character limit (maxSkillBodyChars in settings.json); the rest is in ${sandboxPathOf(skill.key)}]`
+        : skill.body;
     const folderKey = skill.key.slice(0, -SKILL_FILE.length);
     const lines = [`### ${skill.name}`, skill.description, `- Folder: ${folder}`];
     if (skill.files.length)
       lines.push(`- Files: ${skill.files.map((f) => (f.startsWith(folderKey) ? f.slice(folderKey.length) : f)).join(', ')}`);
     if (skill.allowedTools.length) lines.push(`- Allowed tools: ${skill.allowedTools.join(' ')}`);
     if (skill.compatibility) lines.push(`- Requires: ${skill.compatibility}`);
-    if (skill.body) lines.push('', `<instructions skill="${skill.name}">`, skill.body, '</instructions>');
+    if (body) lines.push('', `<instructions skill="${skill.name}">`, body, '</instructions>');
     return lines.join('\n');
   });
   return [

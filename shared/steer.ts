@@ -11,6 +11,7 @@ export function applySteer(context: ContextEntry[], texts: string[], meta: Conte
     appendToolResult(context, call, { status: 'error', text: STEER_SKIPPED }, meta);
     skipped++;
   }
-  context.push({ role: 'user', content: texts.map((text) => ({ text: `(steering from the user while you worked) ${text}` })), meta });
+  // Each text starts with its author's name (set when the steer was accepted).
+  context.push({ role: 'user', content: texts.map((text) => ({ text: `(steering while you worked) ${text}` })), meta });
   return skipped;
 }

@@ -6,6 +6,7 @@ import { dataKeys, ROOT_KEYS } from './ids.ts';
 import { settingsSchema, type Settings } from './schemas.ts';
 import { isS3NotFound, isS3PreconditionFailed } from './aws-errors.ts';
 import { issueLines } from './validation.ts';
+import { redactSecrets } from './secret-filter.ts';
 
 export interface StoreDeps {
   s3: S3Client;
@@ -165,7 +166,10 @@ export async function appendLog(deps: StoreDeps, threadId: string, entries: LogE
     }
     const existing = parseJsonl<LogEntry>(raw, key);
     const seen = new Set(existing.map((e) => e.messageId));
-    const fresh = entries.filter((e, i) => !seen.has(e.messageId) && entries.findIndex((o) => o.messageId === e.messageId) === i);
+    const fresh = entries
+      .filter((e, i) => !seen.has(e.messageId) && entries.findIndex((o) => o.messageId === e.messageId) === i)
+      // The exchange log is for people to read: secrets anyone pasted or the model wrote stay out of it.
+      .map((e) => ({ ...e, text: redactSecrets(e.text) }));
     if (fresh.length === 0) return 0;
     const merged = [...existing, ...fresh].sort((a, b) => a.date.localeCompare(b.date));
     try {

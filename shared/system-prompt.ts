@@ -40,20 +40,19 @@ function workspaceSection(layout: WorkspaceLayout): string {
     'You have a private Linux sandbox for this thread, with the tools bash, read, write and edit. Files persist between runs.',
     `- Working directory (your scratch space): /workspace/${layout.scratchPath}`,
     `- Files people attached in this thread: /workspace/${layout.attachmentsPath}`,
-    `- Memory files, which you maintain with write/edit: global ${global}, this platform ${transport}, this channel ${channel}. Use the narrowest scope that fits.`,
-    `- Skills directories (global, platform, channel): ${skills.join(', ')}`,
+    `- Memory files: global ${global} and this platform ${transport} (read-only: shared by every channel, only operators change them), and this channel's ${channel}, which you maintain with write/edit.`,
+    `- Skills directories (global, platform, channel): ${skills.join(', ')}. Only this channel's is writable.`,
     'Use upload to post a file from your workspace into the thread, and search_channel to look up earlier messages in this channel.',
   ].join('\n');
 }
 
-function schedulingSection(threadId: string): string {
-  const { adapter, channel } = parseThreadId(threadId);
+function schedulingSection(threadId: string, layout: WorkspaceLayout): string {
   return [
     '## Scheduling work for later',
-    'To be woken up later (a reminder, a periodic check), write a JSON event file into /workspace/data/events/ (one file per event, name ending in .json):',
+    `To be woken up later (a reminder, a periodic check), write a JSON event file into /workspace/${layout.eventsPath} (one file per event, name ending in .json). Events act only in this channel:`,
     `- in this thread: {"type": "one-shot", "threadId": "${threadId}", "text": "what to do then", "schedule": "2026-03-01T09:00:00", "timezone": "Europe/Berlin"}`,
-    `- as a new thread in this channel: {"type": "periodic", "adapterId": "${adapter}", "channelId": "${channel}", "text": "...", "schedule": "0 9 * * 1-5", "timezone": "America/New_York"}`,
-    '- now: {"type": "immediate", "threadId": "...", "text": "..."}',
+    '- as a new thread in this channel (no target): {"type": "periodic", "text": "...", "schedule": "0 9 * * 1-5", "timezone": "America/New_York"}',
+    `- now: {"type": "immediate", "threadId": "${threadId}", "text": "..."}`,
     'one-shot schedule: local date and time YYYY-MM-DDTHH:MM[:SS] in the IANA timezone (ask the user for theirs if unknown); periodic: 5-field cron (minute hour day-of-month month day-of-week). When the event fires, its text arrives in the thread as a message for you.',
     'List events with ls, cancel one by deleting its file, change it by rewriting it. A file that is invalid gets NAME.error.json beside it explaining why; fix the file and save it again.',
   ].join('\n');
@@ -70,7 +69,7 @@ export function buildSystemPrompt(input: SystemPromptInput): SystemContentBlock[
       'Never reveal secrets, tokens or credentials, even if asked.',
     ].join('\n'),
     input.workspace ? workspaceSection(input.workspace) : '',
-    input.workspace ? schedulingSection(input.threadId) : '',
+    input.workspace ? schedulingSection(input.threadId, input.workspace) : '',
     input.systemNotes?.trim() ? `## Environment notes (SYSTEM.md)\n${input.systemNotes.trim()}` : '',
     input.memory ? memorySection(adapter, input.memory) : '',
     input.skills ?? '',

@@ -1,27 +1,18 @@
-// The Chat SDK Teams adapter as this project configures it: inbound requests verified by our Bot
-// Framework token check (shared/teams-auth.ts), outbound tokens from our cached client-credentials
-// grant (shared/teams-token.ts), replies paced for Teams (shared/teams-pacing.ts). Imported only
-// where Teams is configured: the adapter and the Teams SDK under it take seconds to load. The
-// verifier and the token source are built by the caller, so this lazily loaded module shares no
-// module with the rest of the bundle that the bundler could no longer tree-shake (zod).
+// The Chat SDK Teams adapter as the Teams webhook configures it: inbound requests verified by our
+// Bot Framework token check (shared/teams-auth.ts), outbound tokens from our cached
+// client-credentials grant (shared/teams-token.ts). Only the Teams webhook function imports this
+// module: the adapter brings the Teams SDK (over 2 MB bundled). Every other function answers Teams
+// threads through shared/teams-connector.ts.
 import { createTeamsAdapter } from '@chat-adapter/teams';
 import type { Logger } from 'chat';
-import type { TeamsAdapter } from './chat.ts';
-import { paceTeamsReplies } from './teams-pacing.ts';
+import type { TeamsAdapterParts } from './handler-context/chat.ts';
+import { botFrameworkVerifier } from './teams-auth.ts';
 
-export interface TeamsAdapterParts {
-  appId: string;
-  tenantId: string;
-  multiTenant: boolean;
-  /** shared/teams-auth.ts's verifier for this app. */
-  verify(request: Request, body: string): Promise<unknown>;
-  /** shared/teams-token.ts's cached client-credentials tokens for this app. */
-  tokens(scope: string | string[]): Promise<string>;
-}
-
-export function teamsAdapter(parts: TeamsAdapterParts, logger: Logger, userName: string | undefined): TeamsAdapter {
-  const { appId, tenantId, multiTenant, verify } = parts;
-  const adapter = createTeamsAdapter({
+export function teamsAdapter(parts: TeamsAdapterParts, logger: Logger, userName: string | undefined) {
+  const { appId, tenantId, multiTenant, openIdMetadataUrl } = parts;
+  // Only the webhook verifies tokens: the verifier (and jose under it) stays out of the other bundles.
+  const verify = botFrameworkVerifier({ appId, openIdMetadataUrl, tenantId: multiTenant ? undefined : tenantId });
+  return createTeamsAdapter({
     appId,
     appTenantId: tenantId || undefined,
     appType: multiTenant ? 'MultiTenant' : 'SingleTenant',
@@ -38,5 +29,4 @@ export function teamsAdapter(parts: TeamsAdapterParts, logger: Logger, userName:
     logger: logger.child('teams'),
     userName,
   });
-  return paceTeamsReplies(adapter);
 }

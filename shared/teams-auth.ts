@@ -7,9 +7,6 @@
 import { importJWK, jwtVerify, decodeProtectedHeader, type JWK, type JWTPayload } from 'jose';
 import * as z from 'zod';
 
-/** Microsoft's OpenID metadata for tokens the Bot Framework channels sign. */
-export const BOT_FRAMEWORK_OPENID_METADATA_URL = 'https://login.botframework.com/v1/.well-known/openidconfiguration';
-
 export const CLOCK_SKEW_SECONDS = 5 * 60;
 /** The metadata and keys rotate rarely; a key id never seen before refreshes them at most this often. */
 const KEYS_MAX_AGE_MS = 24 * 60 * 60 * 1000;

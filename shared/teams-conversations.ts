@@ -3,7 +3,12 @@
 // prompt carries it, and this record keeps it per channel, without expiry, so an event file or a bus
 // event can start a new thread in a Teams channel long after anyone talked to the bot there.
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { decodeThreadId, encodeThreadId, type TeamsThreadId } from '@chat-adapter/teams';
+import {
+  decodeTeamsThreadId as decodeThreadId,
+  encodeTeamsThreadId as encodeThreadId,
+  teamsConversationType,
+  type TeamsThreadId,
+} from './teams-thread-id.ts';
 import { parseThreadId } from './ids.ts';
 
 export interface ConversationStore {
@@ -25,13 +30,11 @@ const keyOf = (channelId: string) => ({ pk: `conversation#teams:${channelId}`, s
 /** Records the conversation a Teams thread belongs to (its channel, serviceUrl and type). */
 export async function rememberTeamsConversation(store: ConversationStore, threadId: string): Promise<void> {
   const { channel } = parseThreadId(threadId);
-  const { serviceUrl, conversationId, conversationType } = decodeThreadId(threadId);
-  // The adapter leaves the type out of ids where the conversation id implies it.
-  const implied = conversationId.includes(';messageid=') ? 'channel' : conversationId.startsWith('19:') ? 'groupChat' : 'personal';
+  const target = decodeThreadId(threadId);
   const reference: ConversationReference = {
     channelId: channel,
-    serviceUrl,
-    conversationType: conversationType ?? implied,
+    serviceUrl: target.serviceUrl,
+    conversationType: teamsConversationType(target),
     updatedAt: new Date((store.now ?? Date.now)()).toISOString(),
   };
   await store.db.send(new PutCommand({ TableName: store.tableName, Item: { ...keyOf(channel), ...reference } }));

@@ -1,10 +1,9 @@
-// How the agent's replies stream into Teams. Replies are sent from agent-step, long after the
-// webhook request, so the adapter's native stream (bound to the request) never exists: a reply is
-// posted and then edited as the model writes, like Slack's fallback. Teams throttles edits of one
+// How the agent's replies are edited in Teams. Outside personal chats (which stream natively) a reply
+// is posted and then edited as the model writes, like Slack's fallback. Teams throttles edits of one
 // message hard, so edits of a message are at least MIN_EDIT_INTERVAL_MS apart, and an edit answered
 // with 429 waits (Retry-After, or a doubling backoff) and is sent again rather than dropped.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TeamsAdapter } from './chat.ts';
+import type { Adapter } from 'chat';
 
 export const MIN_EDIT_INTERVAL_MS = 1500;
 const MAX_EDIT_ATTEMPTS = 5;
@@ -20,15 +19,12 @@ const isRateLimited = (error: unknown): error is { retryAfter?: number } =>
   error !== null &&
   ((error as { code?: string }).code === 'RATE_LIMITED' || (error as Error).name === 'AdapterRateLimitError');
 
-export function paceTeamsReplies(adapter: TeamsAdapter, options: PacingOptions = {}): TeamsAdapter {
+export function paceTeamsReplies<A extends Adapter>(adapter: A, options: PacingOptions = {}): A {
   const minInterval = options.minEditIntervalMs ?? MIN_EDIT_INTERVAL_MS;
   const now = options.now ?? Date.now;
   const wait = options.sleep ?? sleep;
   const lastEdit = new Map<string, number>();
   const edit = adapter.editMessage.bind(adapter);
-  // Without the request's native stream the adapter would buffer the whole reply and post it at the
-  // end; without `stream` the Chat SDK posts and edits instead.
-  Object.defineProperty(adapter, 'stream', { value: undefined, configurable: true });
   adapter.editMessage = async (threadId, messageId, message) => {
     for (let attempt = 1; ; attempt++) {
       const due = (lastEdit.get(messageId) ?? 0) + minInterval;

@@ -12,8 +12,9 @@ import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
-import { onEventFile, type EventFileDeps } from '../../shared/events/files.ts';
+import { onEventFile, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
 import { lazy } from '../../shared/lazy.ts';
+import { loadSettings } from '../../shared/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
 
 const logger = handlerLogger('scheduler');
@@ -33,6 +34,11 @@ const init = lazy(() => {
     targetArn: env.SCHEDULER_TARGET_ARN,
     deadLetterArn: env.SCHEDULE_DLQ_ARN,
     fire,
+    async limits() {
+      const { settings, problems } = await loadSettings({ s3: s3Client(), bucket: env.DATA_BUCKET });
+      for (const problem of problems) logger.warn('settings.json ignored', { problem });
+      return settings satisfies EventLimits;
+    },
     logger,
   };
   return { fire, files };

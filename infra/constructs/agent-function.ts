@@ -1,5 +1,6 @@
 // The one way this project builds a Lambda function: Node 22 on Graviton, an ESM bundle made by the
-// local esbuild, its own log group with retention, X-Ray tracing, and a role that can write to that
+// local esbuild (importing the AWS SDK the runtime provides unless the deployment says bundleAwsSdk),
+// its own log group with retention, X-Ray tracing, and a role that can write to that
 // log group only (instead of the AWSLambdaBasicExecutionRole managed policy, which covers every
 // log group in the account). A function placed in a VPC gets the network-interface permissions Lambda
 // needs, scoped to its subnets and security groups (instead of AWSLambdaVPCAccessExecutionRole).
@@ -11,6 +12,8 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { FunctionRole } from '../function-entries.ts';
+import { readBundleAwsSdk } from '../settings.ts';
 
 /** The repository root: entries, package.json and the lock file are resolved from here, not from the cwd. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -22,6 +25,39 @@ export const REQUIRE_SHIM =
   "import { createRequire as __threadworkCreateRequire } from 'node:module';" +
   'const require = __threadworkCreateRequire(import.meta.url);';
 
+/**
+ * What a bundle leaves to the Lambda runtime by default: the AWS SDK for JavaScript v3 it provides
+ * (its clients and the @smithy packages under them), which ES module handlers import like any
+ * package. Bundling a pinned copy instead adds 0.2 to 0.6 MB to every function.
+ */
+export const RUNTIME_AWS_SDK = ['@aws-sdk/*', '@smithy/*'];
+
+/** The packages a bundle imports at run time instead of carrying them. */
+export const bundleExternals = (bundleAwsSdk: boolean): string[] => (bundleAwsSdk ? [] : RUNTIME_AWS_SDK);
+
+/**
+ * Modules replaced in every bundle, by import path: the Slack adapter's socket mode client (and the
+ * WebSocket package under it) becomes a module that throws if ever constructed, since Slack events
+ * reach this deployment over HTTP only.
+ */
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  '@slack/socket-mode': `${PROJECT_ROOT}infra/bundled/socket-mode-unused.ts`,
+};
+
+/**
+ * Also replaced by default: mime-db, whose only user in these bundles is form-data's guess of a
+ * multipart file's media type, a call this deployment never makes (infra/bundled/mime-db-empty.ts).
+ * The Teams webhook keeps it: the Teams SDK's Express reads media types of requests with it.
+ */
+export const DEFAULT_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  ...BUNDLE_ALIASES,
+  'mime-db': `${PROJECT_ROOT}infra/bundled/mime-db-empty.ts`,
+};
+
+/** The modules replaced in a function's bundle: the Teams webhook keeps mime-db. */
+export const bundleAliasesOf = (role: FunctionRole): Readonly<Record<string, string>> =>
+  role === 'teamsWebhook' ? BUNDLE_ALIASES : DEFAULT_BUNDLE_ALIASES;
+
 export interface AgentFunctionProps {
   /** Path of the handler module relative to the repository root; it must export `handler`. */
   readonly entry: string;
@@ -30,6 +66,8 @@ export interface AgentFunctionProps {
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
   readonly logRetention: RetentionDays;
+  /** Modules replaced in the bundle, by import path (default: DEFAULT_BUNDLE_ALIASES). */
+  readonly bundleAliases?: Readonly<Record<string, string>>;
   /** Run the function inside a VPC (it then reaches only what the subnets' routes and its security groups allow). */
   readonly vpc?: AgentFunctionVpc;
   /**
@@ -47,6 +85,7 @@ export interface AgentFunctionVpc {
 
 export function createAgentFunction(scope: Construct, id: string, props: AgentFunctionProps): NodejsFunction {
   const logGroup = new LogGroup(scope, `${id}Logs`, { retention: props.logRetention });
+  const bundleAwsSdk = readBundleAwsSdk(scope.node);
   const role = new Role(scope, `${id}Role`, {
     assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
     description: `Execution role of the ${id} function`,
@@ -83,11 +122,11 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
       // Stack traces map to file:line without shipping the sources themselves.
       sourcesContent: false,
       banner: REQUIRE_SHIM,
-      // Bundle the AWS SDK too: the runtime's copy lags behind the version this code is tested with
-      // (ConverseStream cache points need a recent client), and a pinned bundle is reproducible.
-      // Each handler imports only the clients it calls (shared/aws/), so a bundle carries only
-      // those: `npm run bench` prints each bundle's size and make-up, test/infra asserts its clients.
-      bundleAwsSDK: true,
+      // The runtime's AWS SDK by default; with bundleAwsSdk, the pinned one, of which each handler
+      // carries only the clients it imports (shared/aws/). `npm run bench` prints each bundle's size
+      // and make-up; test/infra asserts what each bundle carries and that it fits the 1 MB budget.
+      externalModules: bundleExternals(bundleAwsSdk),
+      esbuildArgs: { '--alias': Object.entries(props.bundleAliases ?? DEFAULT_BUNDLE_ALIASES).map(([from, to]) => `${from}=${to}`) },
     },
   });
 }

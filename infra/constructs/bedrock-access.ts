@@ -5,25 +5,12 @@
 import { Aws, Stack } from 'aws-cdk-lib';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
+import { parseModelId } from '../../shared/model-ids.ts';
+
+export { parseModelId, type ParsedModelId } from '../../shared/model-ids.ts';
 
 /** Converse uses InvokeModel; ConverseStream uses InvokeModelWithResponseStream. */
 export const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
-
-// Prefixes of system-defined cross-Region inference profile ids.
-const PROFILE_PREFIX = /^(global|us|us-gov|eu|apac|jp|au|ca)\.(.+)$/;
-
-export interface ParsedModelId {
-  /** The profile's scope ("global", "us", …) when the id names a cross-Region inference profile. */
-  readonly profileScope?: string;
-  /** The foundation model behind the id. */
-  readonly foundationModelId: string;
-}
-
-export function parseModelId(modelId: string): ParsedModelId {
-  const match = PROFILE_PREFIX.exec(modelId);
-  if (!match) return { foundationModelId: modelId };
-  return { profileScope: match[1], foundationModelId: match[2] ?? modelId };
-}
 
 /** The foundation model in every Region: where a cross-Region profile may run it. */
 export function anyRegionFoundationModelArn(foundationModelId: string): string {

@@ -24,6 +24,7 @@ import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
+import { ROOT_KEYS } from '../../shared/ids.ts';
 import { derivedName } from '../stack-names.ts';
 import { createAgentFunction } from './agent-function.ts';
 import { giveLogGroup, writeLogsOnlyTo } from './custom-resource-functions.ts';
@@ -110,6 +111,10 @@ export class AgentEventBus extends Construct {
         actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
         resources: [this.eventFileArns],
       }),
+    );
+    // settings.json: the deployment's limits on event files (minEventIntervalMinutes).
+    this.handler.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:GetObject'], resources: [bucket.arnForObjects(ROOT_KEYS.settings)] }),
     );
     // A removed file is recognised by GetObject's 404 NoSuchKey, which S3 answers only to a caller
     // allowed to list the bucket (anyone else gets 403 AccessDenied). Listing shows keys, not content.

@@ -59,6 +59,8 @@ export interface SandboxImageBuild {
 
 export class SandboxImage extends Construct {
   readonly containerImage: ContainerImage;
+  /** Where the image is (`npm run doctor` checks that it is there). */
+  readonly imageUri: string;
   /** Present when the image is built at deploy. */
   readonly build?: SandboxImageBuild;
   /** Present when sandboxImageUri names a private ECR image: the repository the execution role may pull from. */
@@ -68,6 +70,7 @@ export class SandboxImage extends Construct {
     super(scope, id);
     if (props.prebuiltImageUri) {
       this.containerImage = ContainerImage.fromRegistry(props.prebuiltImageUri);
+      this.imageUri = props.prebuiltImageUri;
       const ecr = parseEcrImage(props.prebuiltImageUri);
       // Any other registry must be public: the task definition holds no registry credentials.
       if (ecr) {
@@ -88,6 +91,7 @@ export class SandboxImage extends Construct {
     }
     this.build = buildAtDeploy(this, props.logRetention);
     this.containerImage = this.build.build.toEcsDockerImageCode();
+    this.imageUri = this.build.build.imageUri;
   }
 }
 

@@ -2,6 +2,7 @@
 // the thread's task, over the VPC to the task's private IP, and syncs workspace files with S3 through
 // the gateway endpoint. It lives in the sandbox subnets with SandboxStepSg, which reaches the task's
 // command server and the S3 / DynamoDB gateway endpoints and nothing else; it calls no other AWS API.
+import { SANDBOX_STEP_TIMEOUT_SECONDS } from '../../shared/tools/specs.ts';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -32,7 +33,7 @@ export class SandboxStep extends Construct {
     this.handler = createAgentFunction(this, 'Handler', {
       entry: FUNCTION_ENTRIES.sandboxStep,
       description: "Runs sandbox tool calls (bash, read, write, edit) in the thread's Fargate task; syncs files with S3",
-      timeout: Duration.minutes(15),
+      timeout: Duration.seconds(SANDBOX_STEP_TIMEOUT_SECONDS),
       memorySize: 1024,
       retainVersions: true,
       logRetention: props.logRetention,

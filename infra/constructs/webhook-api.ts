@@ -12,7 +12,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
-import { createAgentFunction } from './agent-function.ts';
+import { bundleAliasesOf, createAgentFunction } from './agent-function.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { grantSendToInbox } from './inbox.ts';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
@@ -35,29 +35,28 @@ export class WebhookApi extends Construct {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly routes: HttpRoute[];
+  /** Slack's events and the health check. */
   readonly handler: NodejsFunction;
+  /** Teams' activities, when the deployment serves Teams: a function of its own, the only one carrying the Teams SDK. */
+  readonly teamsHandler?: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: WebhookApiProps) {
     super(scope, id);
+    const { slack, teams, teamsMultiTenant } = props.chatSecrets;
 
-    this.handler = createAgentFunction(this, 'Handler', {
+    this.handler = this.webhookFunction('Handler', props, {
       entry: FUNCTION_ENTRIES.webhook,
-      description: 'Verifies chat webhooks, acks fast, enqueues prompts and sets stop/steer flags',
-      // Slack retries a delivery that is not acked within 3 s (Teams within 15 s); the handler only enqueues.
-      timeout: Duration.seconds(10),
-      memorySize: 512,
-      logRetention: props.logRetention,
-      environment: {
-        TABLE_NAME: props.table.tableName,
-        INBOX_QUEUE_URL: props.inbox.queueUrl,
-        STATE_MACHINE_ARN: props.stateMachineArn,
-      },
+      description: 'Verifies Slack webhooks, acks fast, enqueues prompts and sets stop/steer flags',
+      secrets: { slack },
     });
-    // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
-    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
-    grantSendToInbox(props.inbox, this.handler);
-    useChatSecrets(this.handler, props.chatSecrets);
-    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
+    if (teams) {
+      this.teamsHandler = this.webhookFunction('TeamsHandler', props, {
+        entry: FUNCTION_ENTRIES.teamsWebhook,
+        description: 'Verifies Teams activities (Bot Framework tokens), acks fast, enqueues prompts and sets stop/steer flags',
+        secrets: { teams, teamsMultiTenant },
+        bundleAliases: bundleAliasesOf('teamsWebhook'),
+      });
+    }
 
     // The default stage is declared explicitly: the one HttpApi creates cannot take access logs
     // or throttling.
@@ -75,13 +74,44 @@ export class WebhookApi extends Construct {
     });
 
     const integration = new HttpLambdaIntegration('Webhook', this.handler);
-    const platformPaths = [
-      ...(props.chatSecrets.slack ? [SLACK_EVENTS_PATH] : []),
-      ...(props.chatSecrets.teams ? [TEAMS_MESSAGES_PATH] : []),
-    ];
     this.routes = [
-      ...platformPaths.flatMap((path) => this.api.addRoutes({ path, methods: [HttpMethod.POST], integration })),
+      ...(slack ? this.api.addRoutes({ path: SLACK_EVENTS_PATH, methods: [HttpMethod.POST], integration }) : []),
+      ...(this.teamsHandler
+        ? this.api.addRoutes({
+            path: TEAMS_MESSAGES_PATH,
+            methods: [HttpMethod.POST],
+            integration: new HttpLambdaIntegration('TeamsWebhook', this.teamsHandler),
+          })
+        : []),
       ...this.api.addRoutes({ path: HEALTH_PATH, methods: [HttpMethod.GET], integration }),
     ];
+  }
+
+  /** A webhook function: it reads its platform's secret only, keeps Chat SDK state, enqueues, and stops runs. */
+  private webhookFunction(
+    id: string,
+    props: WebhookApiProps,
+    fn: { entry: string; description: string; secrets: ChatSecrets; bundleAliases?: Readonly<Record<string, string>> },
+  ): NodejsFunction {
+    const handler = createAgentFunction(this, id, {
+      entry: fn.entry,
+      description: fn.description,
+      // Slack retries a delivery that is not acked within 3 s (Teams within 15 s); the handler only enqueues.
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+      logRetention: props.logRetention,
+      bundleAliases: fn.bundleAliases,
+      environment: {
+        TABLE_NAME: props.table.tableName,
+        INBOX_QUEUE_URL: props.inbox.queueUrl,
+        STATE_MACHINE_ARN: props.stateMachineArn,
+      },
+    });
+    // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
+    grantTableActions(props.table, handler, CHAT_STATE_ACTIONS);
+    grantSendToInbox(props.inbox, handler);
+    useChatSecrets(handler, fn.secrets);
+    handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
+    return handler;
   }
 }

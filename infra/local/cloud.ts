@@ -2,7 +2,8 @@
 // worker of the local Lambda (infra/local/lambda) with its own environment, credentials and network;
 // the state lives in DynamoDB Local and fauxqs (SQS FIFO + S3), reached through AWS_ENDPOINT_URL_*;
 // the synthesized state machine runs in a local Step Functions stand-in; API Gateway, the event
-// source mapping, EventBridge, Scheduler and ECS are stand-ins wired from the template itself.
+// source mapping, EventBridge, Scheduler, ECS and Secrets Manager are stand-ins wired from the
+// template itself.
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
 import { AgentRuntimeStack } from '../stack.ts';
-import { DEFAULT_SETTINGS } from '../settings.ts';
+import { DEFAULT_SETTINGS, type ChatPlatform } from '../settings.ts';
 import type { FunctionRole } from '../function-entries.ts';
 import { PROJECT_ROOT } from '../constructs/agent-function.ts';
 import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
@@ -31,6 +32,8 @@ import { createLocalIam, signingOf } from './iam/index.ts';
 import type { ModelAuthorizer } from './bedrock.ts';
 import type { AwsCall } from './front-door/index.ts';
 import { startAwsEndpoints } from './cloud/endpoints.ts';
+import { startLocalSecretsManager, type LocalSecretsManager } from './secrets-manager.ts';
+import { startDeploymentEndpoints, type DeploymentEndpoints } from './cloud/deployment.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
@@ -43,6 +46,7 @@ type Handler = (event: any) => Promise<any>;
 export interface LocalCloudOptions {
   /** Port of the API Gateway stand-in (0: any free port). */
   port?: number;
+  /** The Slack app's credentials: the stack's Slack secret starts with them. */
   slack: { signingSecret: string; botToken: string; apiUrl?: string };
   /** The Teams app, and where its tokens come from (a stand-in's URLs, or Microsoft's when unset). */
   teams?: { appId: string; appPassword: string; tenantId: string; openIdMetadataUrl?: string; tokenUrl?: string };
@@ -97,6 +101,8 @@ export interface LocalCloud {
   eventBridge: LocalEventBridge;
   /** S3 notifications for event files: poll() delivers what changed now. */
   s3Notifications: S3Notifications;
+  /** The stack's secrets (the Slack secret holds the credentials given); PutSecretValue changes one. */
+  secretsManager: LocalSecretsManager;
   /** The local Lambda: its invocations say which function version ran what. */
   lambda: LocalLambda;
   /** Every AWS call the functions made, with the role that made it (through the front doors). */
@@ -107,11 +113,16 @@ export interface LocalCloud {
   authorizeModelRequest: ModelAuthorizer;
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
-  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string };
+  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string; slackSecretArn: string };
   /** The operator's clients: full access, as a person with the account's admin role. */
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   /** What every function's environment shares (endpoints, region). */
   env: Record<string, string>;
+  /**
+   * What the operator's tools (`npm run doctor`) reach the stack through: STS, CloudFormation (the
+   * stack, named `stackName`, with its outputs), ECR, Secrets Manager, as AWS_ENDPOINT_URL_* variables.
+   */
+  deployment: DeploymentEndpoints;
   poller: SqsPoller;
   /**
    * `cdk deploy` of a changed stack: new function versions, roles and state machine definition (for
@@ -131,16 +142,46 @@ function stateMachineDefinition(template: Template, stateMachineId: string): obj
   return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
 }
 
-export function synthesizeLocalStack(modelId?: string) {
+const platformsOf = (options: Pick<LocalCloudOptions, 'teams'>): ChatPlatform[] => (options.teams ? ['slack', 'teams'] : ['slack']);
+
+/** The logical id of the stack's secret for a platform (its construct is named after the platform). */
+const secretIdOf = (template: Template, platform: 'Slack' | 'Teams') =>
+  resourcesOfType(template, 'AWS::SecretsManager::Secret').find(([id]) => id.startsWith(platform))?.[0];
+
+/** The template's secrets, as CloudFormation creates them; each platform's holds the given credentials. */
+function startStackSecrets(template: Template, options: Pick<LocalCloudOptions, 'slack' | 'teams'>): Promise<LocalSecretsManager> {
+  const { slack, teams } = options;
+  const values = {
+    [secretIdOf(template, 'Slack') ?? '']: JSON.stringify({ signingSecret: slack.signingSecret, botToken: slack.botToken }),
+    ...(teams
+      ? {
+          [secretIdOf(template, 'Teams') ?? '']: JSON.stringify({
+            appId: teams.appId,
+            appPassword: teams.appPassword,
+            tenantId: teams.tenantId,
+          }),
+        }
+      : {}),
+  };
+  return startLocalSecretsManager(
+    resourcesOfType(template, 'AWS::SecretsManager::Secret').map(([id]) => {
+      const arn = String(resolveCloudFormation(template, { Ref: id }));
+      return { arn, name: localPhysicalName(template, id), value: values[id] };
+    }),
+  );
+}
+
+/** The stack as deployed, serving the given platforms (Teams only where a test or `npm start` sets it up). */
+export function synthesizeLocalStack(modelId?: string, chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms) {
   // Bundling is for deployment; locally the handlers run from source.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new AgentRuntimeStack(app, 'Threadwork', {
-    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId },
+    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId, chatPlatforms },
   });
   const template = app.synth().getStackByName(stack.stackName).template as Template;
   const logicalIds = Object.fromEntries(
     Object.entries(stack.functions).map(([role, fn]) => [role, stack.getLogicalId(fn.node.defaultChild as CfnElement)]),
-  ) as Record<FunctionRole, string>;
+  ) as Partial<Record<FunctionRole, string>>;
   return { stack, template, logicalIds };
 }
 
@@ -159,13 +200,26 @@ async function bundleSandboxServer(directory: string): Promise<string> {
   return outfile;
 }
 
+/**
+ * Both emulators and the synthesized stack, or none: when one fails to start (DynamoDB Local on a
+ * loaded machine), the other is stopped, so a failed start leaves no process or port behind.
+ */
+async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { stop(): Promise<void> }, S>(
+  emulators: [Promise<A>, Promise<B>],
+  synthesize: () => S,
+): Promise<[A, B, S]> {
+  const synthesized = Promise.resolve().then(synthesize);
+  const [a, b, synth] = await Promise.allSettled([...emulators, synthesized]);
+  if (a.status === 'fulfilled' && b.status === 'fulfilled' && synth.status === 'fulfilled') return [a.value, b.value, synth.value];
+  await Promise.allSettled([a, b].flatMap((r) => (r.status === 'fulfilled' ? [r.value.stop()] : [])));
+  throw [a, b, synth].find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason;
+}
+
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
-  const [dynamo, sqsS3, synth] = await Promise.all([
-    startDynamoDbLocal(),
-    startSqsAndS3(),
-    Promise.resolve(synthesizeLocalStack(options.modelId)),
-  ]);
+  const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
+    synthesizeLocalStack(options.modelId, platformsOf(options)),
+  );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
   const region = process.env.AWS_REGION ?? 'us-east-1';
@@ -193,6 +247,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     },
   });
 
+  const secretsManager = await startStackSecrets(template, options);
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([freePort(), freePort(), freePort()]);
   const endpoints = await startAwsEndpoints(
     {
@@ -203,6 +258,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ECS: ecs.endpoint,
       SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
       EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
+      SECRETS_MANAGER: secretsManager.endpoint,
     },
     () => iam,
   );
@@ -231,20 +287,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       common,
       // What only exists locally: the emulator's queue URL, the command server's free port.
       localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
-      // Locally each chat secret is plain variables (the secret holds them in AWS); without Teams
-      // credentials the functions serve Slack only.
-      secretVariables: {
-        SLACK_SECRET_ARN: { SLACK_SIGNING_SECRET: options.slack.signingSecret, SLACK_BOT_TOKEN: options.slack.botToken },
-        TEAMS_SECRET_ARN: options.teams
-          ? {
-              TEAMS_APP_ID: options.teams.appId,
-              TEAMS_APP_PASSWORD: options.teams.appPassword,
-              TEAMS_APP_TENANT_ID: options.teams.tenantId,
-            }
-          : {},
-      },
       // Each function signs as its own role, so the front doors can hold it to that role's policies.
-      credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role])!)),
+      credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role]!)!)),
       localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
     });
     const published = lambda.publish(Object.values(versions));
@@ -342,6 +386,20 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     await Promise.allSettled([stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
   }
+  let deployment: DeploymentEndpoints;
+  try {
+    deployment = await startDeploymentEndpoints({
+      stackName: synth.stack.stackName,
+      template: () => template,
+      apiUrl: api.url,
+      region,
+      secretsManager: common.AWS_ENDPOINT_URL_SECRETS_MANAGER!,
+      principalOf: (accessKeyId) => iam.principalOf(accessKeyId),
+    });
+  } catch (error) {
+    await Promise.allSettled([api.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
+    throw error;
+  }
   const poller = inboxPoller(template, { sqs: clients.sqs, queueUrl: resources.inboxUrl, queueArn: resources.inboxArn }, invoke, report);
 
   const handlers = Object.fromEntries(
@@ -358,6 +416,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     scheduler,
     eventBridge,
     s3Notifications,
+    secretsManager,
     lambda,
     awsCalls: endpoints.calls,
     functionRoles: Object.fromEntries(
@@ -374,22 +433,33 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       inboxUrl: resources.inboxUrl,
       dlqUrl: resources.dlqUrl,
       scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
+      slackSecretArn: String(resolveCloudFormation(template, { Ref: secretIdOf(template, 'Slack')! })),
     },
     clients,
     env: common,
+    deployment,
     poller,
     async redeploy(change) {
-      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId).template;
+      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId, platformsOf(options)).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));
       template = next;
+      deployment.updated();
       cloud.template = next;
     },
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await Promise.allSettled([poller.stop(), s3Notifications.stop(), scheduler.close(), eventBridge.close()]);
-      await Promise.allSettled([api.close(), stepFunctions.close(), ecs.close(), lambda.close(), endpoints.close()]);
+      await Promise.allSettled([
+        api.close(),
+        stepFunctions.close(),
+        ecs.close(),
+        lambda.close(),
+        endpoints.close(),
+        secretsManager.close(),
+        deployment.close(),
+      ]);
       stateMachineDb.destroy();
       rmSync(sandboxRoot, { recursive: true, force: true });
       for (const client of Object.values(clients)) client.destroy();

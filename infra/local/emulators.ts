@@ -85,7 +85,8 @@ export async function startDynamoDbLocal(port?: number): Promise<Emulator> {
   });
   const endpoint = `http://127.0.0.1:${chosen}`;
   try {
-    await waitForHttp(endpoint, child, 30_000);
+    // A JVM start takes seconds, and far longer on a loaded machine.
+    await waitForHttp(endpoint, child, 90_000);
   } catch (error) {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${stderr}`);

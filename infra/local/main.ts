@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   } else {
     lines.push(
       `  Slack          ${env.SLACK_API_URL ?? 'https://slack.com/api/'}`,
-      `  Slack app      set Event Subscriptions and Interactivity Request URL to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/slack/events`,
+      `  Slack app      set the manifest's four request URLs (events, interactivity, /stop, /steer) to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/slack/events`,
     );
   }
   if (teams) {

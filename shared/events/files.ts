@@ -9,11 +9,13 @@ import {
   type CreateScheduleCommandInput,
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { isConflict, isResourceNotFound, isS3NotFound } from '../aws-errors.ts';
 import { errorFileKey, isEventFileKey, parseEventFile, scheduleNameFor, type EventFile } from './schema.ts';
 import { isPast, toSchedulerExpression } from './schedule-expressions.ts';
+import { eventDepthOf } from './chain.ts';
 import type { Firing } from './fire.ts';
+import { eventScopeOf } from './scope.ts';
 import type { JsonLogger } from '../log.ts';
 
 export interface EventFileDeps {
@@ -27,16 +29,28 @@ export interface EventFileDeps {
   targetArn: string;
   deadLetterArn: string;
   fire(firing: Firing): Promise<unknown>;
+  /** The deployment's limits on event files, from settings.json. */
+  limits(): Promise<EventLimits>;
   logger: JsonLogger;
   now?: () => Date;
 }
 
 export type FileOutcome = 'scheduled' | 'fired' | 'invalid' | 'removed' | 'ignored';
 
-async function readObject(deps: EventFileDeps, key: string): Promise<{ body: string; etag: string } | undefined> {
+export interface EventLimits {
+  minEventIntervalMinutes: number;
+  maxEventChainDepth: number;
+  maxEventFilesPerChannel: number;
+}
+
+async function readObject(deps: EventFileDeps, key: string): Promise<{ body: string; etag: string; depth: number } | undefined> {
   try {
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-    return { body: (await out.Body?.transformToString('utf8')) ?? '', etag: (out.ETag ?? '').replaceAll('"', '') };
+    return {
+      body: (await out.Body?.transformToString('utf8')) ?? '',
+      etag: (out.ETag ?? '').replaceAll('"', ''),
+      depth: eventDepthOf(out.Metadata),
+    };
   } catch (error) {
     if (isS3NotFound(error)) return undefined;
     throw error;
@@ -67,7 +81,7 @@ function targetOf(event: EventFile) {
   return 'threadId' in event && event.threadId ? { threadId: event.threadId } : { adapterId: event.adapterId, channelId: event.channelId };
 }
 
-async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile): Promise<void> {
+async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile, depth: number): Promise<void> {
   const { expression, timezone } = toSchedulerExpression(event);
   // EventBridge Scheduler fills these in per firing: each firing of a periodic schedule is its own prompt.
   const heartbeat = event.type === 'periodic' && event.heartbeat === true;
@@ -77,6 +91,7 @@ async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile
     firingId: '<aws.scheduler.execution-id>',
     text: heartbeat ? heartbeatText(event.text) : event.text,
     ...(heartbeat ? { heartbeat } : {}),
+    ...(depth ? { eventDepth: depth } : {}),
     ...targetOf(event),
   };
   const input: CreateScheduleCommandInput = {
@@ -123,6 +138,30 @@ async function removeErrorFile(deps: EventFileDeps, key: string): Promise<void> 
   await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key) }));
 }
 
+/** Why a valid file is still refused: a chain of runs too deep, or too many files in its channel. */
+async function limitProblem(deps: EventFileDeps, key: string, depth: number, limits: EventLimits): Promise<string | undefined> {
+  if (depth > limits.maxEventChainDepth) {
+    return (
+      `${key}: written by a run that event files started ${depth - 1} deep; runs may start runs through event files ` +
+      `at most ${limits.maxEventChainDepth} deep (maxEventChainDepth in settings.json), so a person has to ask for more`
+    );
+  }
+  const scope = eventScopeOf(key);
+  if (scope.kind !== 'channel') return undefined;
+  let count = 0;
+  let token: string | undefined;
+  do {
+    const out = await deps.s3.send(new ListObjectsV2Command({ Bucket: deps.bucket, Prefix: scope.prefix, ContinuationToken: token }));
+    count += (out.Contents ?? []).filter((o) => o.Key && isEventFileKey(o.Key)).length;
+    token = out.IsTruncated && count <= limits.maxEventFilesPerChannel ? out.NextContinuationToken : undefined;
+  } while (token);
+  if (count <= limits.maxEventFilesPerChannel) return undefined;
+  return (
+    `${key}: ${scope.prefix} holds more than ${limits.maxEventFilesPerChannel} event files ` +
+    `(maxEventFilesPerChannel in settings.json); delete the ones no longer needed`
+  );
+}
+
 export async function onEventFile(deps: EventFileDeps, key: string): Promise<FileOutcome> {
   if (!isEventFileKey(key)) return 'ignored';
   const now = (deps.now ?? (() => new Date()))();
@@ -134,14 +173,17 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
     deps.logger.info('event file removed: schedule deleted', { key, schedule: name });
     return 'removed';
   }
-  const parsed = parseEventFile(key, object.body);
-  if (!parsed.ok) {
+  const limits = await deps.limits();
+  const parsed = parseEventFile(key, object.body, { minIntervalMinutes: limits.minEventIntervalMinutes });
+  const refusal = parsed.ok ? await limitProblem(deps, key, object.depth, limits) : parsed.error;
+  if (refusal) {
     // The file's previous version may have had a schedule: the file now says nothing valid.
     await deleteSchedule(deps, name);
-    await writeErrorFile(deps, key, parsed.error, now);
-    deps.logger.error('invalid event file', { key, error: parsed.error });
+    await writeErrorFile(deps, key, refusal, now);
+    deps.logger.error('invalid event file', { key, error: refusal });
     return 'invalid';
   }
+  if (!parsed.ok) return 'invalid';
   await removeErrorFile(deps, key);
   const event = parsed.event;
   if (event.type === 'immediate' || (event.type === 'one-shot' && isPast(event, now))) {
@@ -156,12 +198,13 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
       firingId: `${name}-${object.etag}`,
       text: event.text,
       note,
+      ...(object.depth ? { eventDepth: object.depth } : {}),
       ...targetOf(event),
     } as Firing);
     deps.logger.info('event file fired now', { key, type: event.type });
     return 'fired';
   }
-  await upsertSchedule(deps, key, event);
+  await upsertSchedule(deps, key, event, object.depth);
   deps.logger.info('event file scheduled', { key, schedule: name, type: event.type });
   return 'scheduled';
 }

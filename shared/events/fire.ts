@@ -19,6 +19,8 @@ export const firingSchema = z
     text: promptTextSchema.min(1),
     note: z.string().optional(),
     heartbeat: z.boolean().optional(),
+    /** The event file was written by a run this many events deep (see shared/events/chain.ts). */
+    eventDepth: z.number().int().min(1).optional(),
     ...eventTargetShape,
   })
   .superRefine(checkEventTarget);
@@ -78,6 +80,7 @@ export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt>
     postedAt: now.toISOString(),
     thread: thread.toJSON() as SerializedThread as Prompt['thread'],
     ...(firing.heartbeat ? { heartbeat: true } : {}),
+    ...(firing.eventDepth ? { eventDepth: firing.eventDepth } : {}),
   };
   await deps.enqueue(prompt);
   deps.logger.info('event fired', {

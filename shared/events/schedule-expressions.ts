@@ -479,6 +479,23 @@ export function periodicCronProblem(expression: string): string | null {
   return null;
 }
 
+/**
+ * The shortest time between two firings of a valid 5-field cron, in minutes, capped at 60 (an hour
+ * or more apart is reported as 60): minutes in one hour, and the last minute of an hour to the first
+ * of the next when two consecutive hours (or 23 and 0) are both selected.
+ */
+export function cronShortestIntervalMinutes(expression: string): number {
+  const parsed = parseCron(expression);
+  if (!parsed.ok) throw new Error(`not a valid cron: ${parsed.error}`);
+  const minutes = parsed.cron.minute.values;
+  const hours = new Set(parsed.cron.hour.values);
+  let shortest = 60;
+  for (let i = 1; i < minutes.length; i++) shortest = Math.min(shortest, minutes[i]! - minutes[i - 1]!);
+  const consecutiveHours = [...hours].some((h) => hours.has((h + 1) % 24));
+  if (consecutiveHours) shortest = Math.min(shortest, 60 - minutes.at(-1)! + minutes[0]!);
+  return shortest;
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5-field cron → EventBridge cron
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
 //     "schedule": "2025-03-01T09:00:00", "timezone": "America/New_York" }
 //   { "type": "periodic", "threadId": "…", "text": "…", "schedule": "0 9 * * 1-5", "timezone": "America/New_York" }
 //
+// Where the file lives limits what it may target and may supply the target (shared/events/scope.ts).
+//
 // Decisions:
 // - The parsed event keeps the file's flat shape (what users write is what code reads);
 //   `eventTarget` gives the target as a tagged union.
@@ -22,10 +24,19 @@
 // - A leading byte-order mark is ignored (editors on Windows add one; JSON.parse refuses it).
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { DEFAULT_MIN_EVENT_INTERVAL_MINUTES } from '../defaults.ts';
 import { promptTextProblem } from '../schemas.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
-import { canonicalTimeZone, parseCron, parseOneShotTime, periodicCronProblem, timeZoneProblem } from './schedule-expressions.ts';
+import { eventScopeOf, targetOutsideChannel, type EventScope } from './scope.ts';
+import {
+  canonicalTimeZone,
+  cronShortestIntervalMinutes,
+  parseCron,
+  parseOneShotTime,
+  periodicCronProblem,
+  timeZoneProblem,
+} from './schedule-expressions.ts';
 
 export const EVENT_TYPES = ['immediate', 'one-shot', 'periodic'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -184,13 +195,40 @@ function unknownFieldProblems(type: EventType, keys: string[]): string[] {
 
 export type ParseEventFileResult = { ok: true; event: EventFile } | { ok: false; error: string };
 
+export interface ParseEventFileOptions {
+  /** The shortest time allowed between two firings of a periodic event. */
+  minIntervalMinutes?: number;
+}
+
+/** The problems of a valid event against where its file lives and the deployment's limits. */
+function placementProblems(scope: EventScope, event: EventFile, options: ParseEventFileOptions): string[] {
+  const problems: string[] = [];
+  if (scope.kind === 'channel') {
+    const outside = targetOutsideChannel(scope, event);
+    if (outside) problems.push(outside);
+  }
+  const minimum = options.minIntervalMinutes ?? DEFAULT_MIN_EVENT_INTERVAL_MINUTES;
+  if (event.type === 'periodic') {
+    const shortest = cronShortestIntervalMinutes(event.schedule);
+    if (shortest < minimum) {
+      problems.push(
+        `"schedule" ${q(event.schedule)} fires every ${shortest} minute${shortest === 1 ? '' : 's'} at its fastest; ` +
+          `the minimum interval between firings is ${minimum} minutes (minEventIntervalMinutes in settings.json)`,
+      );
+    }
+  }
+  return problems;
+}
+
 /**
  * Validate one event file. The error is one line, `<key>: <problem>[; <problem>…]`, each problem
  * a sentence naming the field, e.g.
  * `events/report.json: "timezone" "America/NewYork" is not a known IANA time zone (…)`.
  */
-export function parseEventFile(key: string, body: string): ParseEventFileResult {
+export function parseEventFile(key: string, body: string, options: ParseEventFileOptions = {}): ParseEventFileResult {
   const fail = (problems: string[]): ParseEventFileResult => ({ ok: false, error: `${key}: ${problems.join('; ')}` });
+  const scope = eventScopeOf(key);
+  if (scope.kind === 'misplaced') return fail([scope.error]);
   let raw: unknown;
   try {
     raw = JSON.parse(body.replace(/^\uFEFF/, ''));
@@ -200,7 +238,11 @@ export function parseEventFile(key: string, body: string): ParseEventFileResult 
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return fail([`must hold a JSON object like {"type": "immediate", "threadId": "…", "text": "…"}, not ${typeName(raw)}`]);
   }
-  const record = raw as Record<string, unknown>;
+  let record = raw as Record<string, unknown>;
+  // A channel's file without a target starts a new thread in its channel.
+  if (scope.kind === 'channel' && ['threadId', 'adapterId', 'channelId'].every((field) => record[field] === undefined)) {
+    record = { ...record, adapterId: scope.adapterId, channelId: scope.channelId };
+  }
   const allowedTypes = EVENT_TYPES.map(q).join(', ');
   const type = record.type;
   if (type === undefined) return fail([`"type" is missing: use one of ${allowedTypes}`]);
@@ -211,7 +253,10 @@ export function parseEventFile(key: string, body: string): ParseEventFileResult 
   }
 
   const result = eventFileSchema.safeParse(record);
-  if (result.success) return { ok: true, event: result.data };
+  if (result.success) {
+    const problems = placementProblems(scope, result.data, options);
+    return problems.length ? fail(problems) : { ok: true, event: result.data };
+  }
   const problems: string[] = [];
   for (const issue of result.error.issues) {
     if (issue.code === 'unrecognized_keys') problems.push(...unknownFieldProblems(type as EventType, issue.keys));

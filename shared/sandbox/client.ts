@@ -118,8 +118,14 @@ export async function deleteFile(address: SandboxAddress, path: string): Promise
   return (await json<{ deleted: boolean }>(response, `delete ${path}`)).deleted;
 }
 
-export async function manifest(address: SandboxAddress, prefix?: string): Promise<Record<string, ManifestEntry>> {
+/** The files under `prefix`; `truncated` when the server stopped at its file limit (the rest are unknown, not gone). */
+export async function manifest(
+  address: SandboxAddress,
+  prefix?: string,
+): Promise<{ files: Record<string, ManifestEntry>; truncated: boolean }> {
   const query = prefix ? `?prefix=${encodeURIComponent(prefix)}` : '';
-  const response = await call(address, `/manifest${query}`);
-  return (await json<{ files: Record<string, ManifestEntry> }>(response, 'manifest')).files;
+  // Hashing thousands of new files (an npm install) takes a while on a busy task: not a lost sandbox.
+  const response = await call(address, `/manifest${query}`, { timeoutMs: 120_000 });
+  const body = await json<{ files: Record<string, ManifestEntry>; truncated?: boolean }>(response, 'manifest');
+  return { files: body.files, truncated: body.truncated === true };
 }

@@ -35,7 +35,8 @@ export interface SandboxItem {
   failedStarts?: number;
   startedAt: number;
   lastUsedAt: number;
-  synced: SyncState;
+  /** What the workspace held of S3, as recorded before it moved to S3 (see sync-state.ts). */
+  synced?: SyncState;
 }
 
 export interface SandboxStoreDeps {
@@ -65,14 +66,15 @@ export function addressOf(item: SandboxItem, port: number): SandboxAddress | und
   return item.ip ? { baseUrl: `http://${item.ip}:${port}`, token: item.token } : undefined;
 }
 
-export async function saveSync(deps: SandboxStoreDeps, threadId: string, taskArn: string, synced: SyncState): Promise<void> {
+/** The task was just used (the idle reaper counts from here); drops a sync record of old, now kept in S3. */
+export async function touchSandbox(deps: SandboxStoreDeps, threadId: string, taskArn: string): Promise<void> {
   await deps.db.send(
     new UpdateCommand({
       TableName: deps.tableName,
       Key: key(threadId),
-      UpdateExpression: 'SET synced = :synced, lastUsedAt = :now',
+      UpdateExpression: 'SET lastUsedAt = :now REMOVE synced',
       ConditionExpression: 'taskArn = :task',
-      ExpressionAttributeValues: { ':synced': synced, ':now': (deps.now ?? Date.now)(), ':task': taskArn },
+      ExpressionAttributeValues: { ':now': (deps.now ?? Date.now)(), ':task': taskArn },
     }),
   );
 }
@@ -144,7 +146,6 @@ export async function startSandbox(deps: LifecycleDeps, threadId: string, failed
     status: 'starting',
     startedAt: now,
     lastUsedAt: now,
-    synced: {},
     ...(failedStarts ? { failedStarts } : {}),
   };
   await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...key(threadId), ...item } }));

@@ -1,18 +1,17 @@
 // What a thread's sandbox sees, and keeping it in step with S3 (the source of truth).
 //
 // Under the sandbox's workspace, `data/` mirrors the subset of the S3 data tree the thread may use:
-// the three MEMORY.md levels, the three skills directories, and the thread's own scratch/ and
-// attachments/. Path = `data/` + S3 key, so the system prompt can name files the same way.
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+// the three MEMORY.md levels, the three skills directories, the thread's own scratch/ and
+// attachments/, and its channel's event files. Path = `data/` + S3 key, so the system prompt can name files the same way.
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
-import { isS3PreconditionFailed } from '../aws-errors.ts';
+import { channelEventsPrefix } from '../events/scope.ts';
+import { forEachLimit } from '../parallel.ts';
 import * as sandbox from './client.ts';
 import type { SandboxAddress } from './client.ts';
 
 export const DATA_DIR = 'data';
-/** Event files: the agent schedules work for itself by writing them (see the system prompt). */
-export const EVENTS_PREFIX = 'events/';
 
 export interface WorkspaceLayout {
   /** S3 keys of the three memory files, broadest first. */
@@ -24,10 +23,20 @@ export interface WorkspaceLayout {
   /** The agent's working directory inside the sandbox. */
   scratchPath: string;
   attachmentsPath: string;
+  /**
+   * What every channel shares (global and platform-wide memory, standing notes and skills): the
+   * sandbox reads them, but only an operator changes them. A change made in the sandbox is undone.
+   */
+  readOnlyKeys: string[];
+  readOnlyPrefixes: string[];
+  /** The channel's event files: the agent schedules work for itself by writing them (see the system prompt). */
+  eventsPath: string;
 }
 
 export function workspaceLayout(threadId: string): WorkspaceLayout {
   const keys = dataKeys(threadId);
+  // Only this channel's event files: another channel's (or an operator's) are neither seen nor changed here.
+  const events = channelEventsPrefix(threadId);
   return {
     memoryKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, `${keys.channelDir}/MEMORY.md`],
     heartbeatKeys: ['HEARTBEAT.md', `${keys.channelDir}/HEARTBEAT.md`],
@@ -37,10 +46,13 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
       `${keys.channelDir}/skills/`,
       `${keys.threadDir}/scratch/`,
       `${keys.threadDir}/attachments/`,
-      EVENTS_PREFIX,
+      events,
     ],
     scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
     attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
+    eventsPath: `${DATA_DIR}/${events}`,
+    readOnlyKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, 'HEARTBEAT.md'],
+    readOnlyPrefixes: ['skills/', `${keys.transportDir}/skills/`],
   };
 }
 
@@ -55,6 +67,11 @@ export function toS3Key(layout: WorkspaceLayout, path: string): string | undefin
   return layout.prefixes.some((p) => key.startsWith(p)) ? key : undefined;
 }
 
+/** Whether an S3 key is shared by every channel, so read-only in a sandbox. */
+export function isReadOnlyKey(layout: WorkspaceLayout, key: string): boolean {
+  return layout.readOnlyKeys.includes(key) || layout.readOnlyPrefixes.some((p) => key.startsWith(p));
+}
+
 /** What the sandbox holds of each synced file: the S3 ETag it came from and its content hash. */
 export type SyncState = Record<string, { etag: string; sha256: string }>;
 
@@ -62,6 +79,8 @@ export interface SyncDeps {
   s3: S3Client;
   bucket: string;
   address: SandboxAddress;
+  /** Recorded on the event files the sandbox writes: how many events deep the running run is, plus one. */
+  eventDepth?: number;
 }
 
 export interface SyncStats {
@@ -77,17 +96,28 @@ export interface Conflict {
   path: string;
 }
 
-const sha256 = (body: Buffer) => createHash('sha256').update(body).digest('hex');
-const emptyStats = (): SyncStats => ({ bytesIn: 0, bytesOut: 0, filesIn: 0, filesOut: 0, s3Calls: 0 });
+export const sha256 = (body: Buffer) => createHash('sha256').update(body).digest('hex');
+export const emptyStats = (): SyncStats => ({ bytesIn: 0, bytesOut: 0, filesIn: 0, filesOut: 0, s3Calls: 0 });
 
-async function listObjects(deps: SyncDeps, layout: WorkspaceLayout, stats: SyncStats): Promise<Map<string, string>> {
-  const objects = new Map<string, string>();
+/** S3 and sandbox calls in flight at once while syncing: thousands of small files in seconds. */
+export const SYNC_CONCURRENCY = 16;
+/** Files bigger than this are synced one at a time (16 of the largest would not fit in memory). */
+export const LARGE_FILE_BYTES = 8 * 1024 * 1024;
+
+async function listObjects(
+  deps: SyncDeps,
+  layout: WorkspaceLayout,
+  stats: SyncStats,
+): Promise<Map<string, { etag: string; size: number }>> {
+  const objects = new Map<string, { etag: string; size: number }>();
   const list = async (prefix: string) => {
     let token: string | undefined;
     do {
       stats.s3Calls++;
       const out = await deps.s3.send(new ListObjectsV2Command({ Bucket: deps.bucket, Prefix: prefix, ContinuationToken: token }));
-      for (const object of out.Contents ?? []) if (object.Key && object.ETag) objects.set(object.Key, object.ETag);
+      for (const object of out.Contents ?? []) {
+        if (object.Key && object.ETag) objects.set(object.Key, { etag: object.ETag, size: object.Size ?? 0 });
+      }
       token = out.IsTruncated ? out.NextContinuationToken : undefined;
     } while (token);
   };
@@ -102,8 +132,8 @@ export async function syncIn(deps: SyncDeps, layout: WorkspaceLayout, state: Syn
   const stats = emptyStats();
   const objects = await listObjects(deps, layout, stats);
   const next: SyncState = { ...state };
-  for (const [key, etag] of objects) {
-    if (state[key]?.etag === etag) continue;
+  const changed = [...objects].filter(([key, { etag }]) => state[key]?.etag !== etag);
+  const bringIn = async ([key, { etag }]: (typeof changed)[number]) => {
     stats.s3Calls++;
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
     const body = Buffer.from(await out.Body!.transformToByteArray());
@@ -111,63 +141,25 @@ export async function syncIn(deps: SyncDeps, layout: WorkspaceLayout, state: Syn
     next[key] = { etag: out.ETag ?? etag, sha256: sha256(body) };
     stats.bytesIn += body.length;
     stats.filesIn++;
-  }
-  for (const key of Object.keys(state)) {
-    if (objects.has(key)) continue;
-    // Deleted in S3 (by another thread, for shared files): delete here too.
-    await sandbox.deleteFile(deps.address, toSandboxPath(key));
-    delete next[key];
-  }
+  };
+  await forEachLimit(
+    changed.filter(([, { size }]) => size <= LARGE_FILE_BYTES),
+    SYNC_CONCURRENCY,
+    bringIn,
+  );
+  await forEachLimit(
+    changed.filter(([, { size }]) => size > LARGE_FILE_BYTES),
+    1,
+    bringIn,
+  );
+  // Deleted in S3 (by another thread, for shared files): delete here too.
+  await forEachLimit(
+    Object.keys(state).filter((key) => !objects.has(key)),
+    SYNC_CONCURRENCY,
+    async (key) => {
+      await sandbox.deleteFile(deps.address, toSandboxPath(key));
+      delete next[key];
+    },
+  );
   return { state: next, stats };
-}
-
-/**
- * Sandbox -> S3: write back what the last tool changed. Writes are conditional on the ETag the
- * sandbox started from (If-Match) or on absence (If-None-Match), so a file another thread changed
- * meanwhile (a channel's MEMORY.md) is never overwritten: it is a conflict, the sandbox gets the
- * latest version, and the caller tells the model to redo its edit.
- */
-export async function syncOut(
-  deps: SyncDeps,
-  layout: WorkspaceLayout,
-  state: SyncState,
-): Promise<{ state: SyncState; stats: SyncStats; conflicts: Conflict[] }> {
-  const stats = emptyStats();
-  const files = await sandbox.manifest(deps.address, `${DATA_DIR}/`);
-  const next: SyncState = { ...state };
-  const conflicts: Conflict[] = [];
-  for (const [path, entry] of Object.entries(files)) {
-    const key = toS3Key(layout, path);
-    if (!key || state[key]?.sha256 === entry.sha256) continue;
-    const body = await sandbox.readFile(deps.address, path);
-    if (!body) continue; // deleted between the manifest and the read
-    const condition = state[key] ? { IfMatch: state[key].etag } : { IfNoneMatch: '*' };
-    try {
-      stats.s3Calls++;
-      const out = await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: body, ...condition }));
-      next[key] = { etag: out.ETag ?? '', sha256: sha256(body) };
-      stats.bytesOut += body.length;
-      stats.filesOut++;
-    } catch (error) {
-      if (!isS3PreconditionFailed(error)) throw error;
-      conflicts.push({ key, path });
-      // Replace the sandbox's copy with the latest, so the model's retry starts from it.
-      stats.s3Calls++;
-      const latest = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-      const latestBody = Buffer.from(await latest.Body!.transformToByteArray());
-      await sandbox.writeFile(deps.address, path, latestBody);
-      next[key] = { etag: latest.ETag ?? '', sha256: sha256(latestBody) };
-      stats.bytesIn += latestBody.length;
-    }
-  }
-  for (const key of Object.keys(state)) {
-    if (files[toSandboxPath(key)] || layout.memoryKeys.includes(key) || layout.heartbeatKeys.includes(key)) continue;
-    // Removed in the sandbox: remove from S3 (memory files are never deleted, only emptied).
-    stats.s3Calls++;
-    await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key, IfMatch: state[key]!.etag })).catch((error: unknown) => {
-      if (!isS3PreconditionFailed(error)) throw error;
-    });
-    delete next[key];
-  }
-  return { state: next, stats, conflicts };
 }

@@ -9,6 +9,7 @@ import type { LoopState, RunInput } from '../schemas.ts';
 import { applySteer } from '../steer.ts';
 import { type ContextEntry, loadContext, saveLoadedContext, toBedrockMessages } from '../store.ts';
 import { appendToolResult, repairToolPairs } from '../tool-calls.ts';
+import { toolCallRefusal, type ToolPolicy } from '../tools/allowed-tools.ts';
 import { CACHED_TOOL_CONFIG, TOOL_CONFIG } from '../tools/specs.ts';
 import { compactIfNeeded } from './compact.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
@@ -40,6 +41,24 @@ function refuseExtraToolCalls(entries: ContextEntry[], content: ContentBlock[], 
       },
       meta,
     );
+  }
+}
+
+/** Calls the offered skills' `allowed-tools` do not allow are answered with an error, never run. */
+function refuseDisallowedToolCalls(
+  entries: ContextEntry[],
+  content: ContentBlock[],
+  policy: ToolPolicy | undefined,
+  meta: ContextEntry['meta'],
+): void {
+  if (!policy) return;
+  const answered = new Set(entries.flatMap((e) => e.content.flatMap((b) => (b.toolResult?.toolUseId ? [b.toolResult.toolUseId] : []))));
+  for (const use of content.flatMap((b) => (b.toolUse ? [b.toolUse] : []))) {
+    if (answered.has(use.toolUseId!)) continue;
+    const input = (use.input ?? {}) as Record<string, unknown>;
+    const refusal = toolCallRefusal(policy, use.name ?? '', input);
+    if (refusal)
+      appendToolResult(entries, { toolUseId: use.toolUseId!, name: use.name ?? '', input }, { status: 'error', text: refusal }, meta);
   }
 }
 
@@ -96,6 +115,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   // Usage per step (cache reads and writes included) stays with the answer it paid for.
   context.entries.push({ role: 'assistant', content, meta: { ...meta, usage: result.usage } });
   refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
+  refuseDisallowedToolCalls(context.entries, content, snapshot.toolPolicy, meta);
   let decision = routeAfterAnswer(loop.step, content, result.stopReason);
   if (decision.next === 'finish') {
     // Words the user steered with while the model answered: answer them in another turn.

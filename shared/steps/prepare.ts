@@ -2,25 +2,34 @@
 // run's model and system prompt (the snapshot every later step uses), start the sandbox early,
 // and add what the thread said while the agent was away, then the prompt, to the context.
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
-import { contextText, backfill } from '../backfill.ts';
+import { backfill } from '../backfill.ts';
+import { contextText } from '../context-text.ts';
 import { channelKeyOf, ROOT_KEYS } from '../ids.ts';
 import { promptText } from '../prompt-body.ts';
 import { warmSandbox } from '../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
 import type { LoopState, RunInput, Settings } from '../schemas.ts';
-import { formatSkillsForPrompt, loadSkills, selectSkills } from '../skills.ts';
+import { formatSkillsForPrompt, loadSkills, selectSkills, type Skill } from '../skills.ts';
+import { toolPolicyFor, type ToolPolicy } from '../tools/allowed-tools.ts';
 import { type LoadedContext, loadContext, loadSettings, readText, saveLoadedContext } from '../store.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
 
-function skillsSection(skills: Awaited<ReturnType<typeof loadSkills>>, promptText: string): string {
+function skillsSection(skills: Skill[], promptText: string, settings: Settings): { text: string; toolPolicy?: ToolPolicy } {
   const { offered, manualRequested } = selectSkills(skills, promptText);
   const missing = manualRequested.length
     ? `The user asked for skill(s) ${manualRequested.map((n) => `"${n}"`).join(', ')}, which do not exist here: say so.`
     : '';
-  return [formatSkillsForPrompt(offered, (key) => `/workspace/data/${key}`), missing].filter(Boolean).join('\n\n');
+  const toolPolicy = toolPolicyFor(offered);
+  const limited = toolPolicy
+    ? `The skills offered here allow only these tools: ${[...toolPolicy.tools, ...toolPolicy.bash.map((r) => `bash(${r.exact ?? `${r.prefix} …`})`)].join(', ') || 'none'}.`
+    : '';
+  const text = [formatSkillsForPrompt(offered, (key) => `/workspace/data/${key}`, settings.maxSkillBodyChars), limited, missing]
+    .filter(Boolean)
+    .join('\n\n');
+  return { text, ...(toolPolicy ? { toolPolicy } : {}) };
 }
 
 function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) {
@@ -75,6 +84,10 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   ]);
   for (const problem of problems) deps.logger.warn('settings.json ignored', { problem, runId: run.runId });
   for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
+  for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
+    deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
+  }
+  const offeredSkills = skillsSection(skills, text, settings);
   const snapshot: RunSnapshot = {
     ...modelChoice(settings, run, deps.defaultModelId),
     maxModelSteps: settings.maxModelSteps,
@@ -83,6 +96,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     startedAt: now,
     promptCaching: settings.promptCaching,
     compaction: settings.compaction,
+    ...(offeredSkills.toolPolicy ? { toolPolicy: offeredSkills.toolPolicy } : {}),
     system: buildSystemPrompt({
       identity,
       systemNotes,
@@ -91,7 +105,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       now: new Date(now),
       workspace: layout,
       memory: { global: memory[0], transport: memory[1], channel: memory[2] },
-      skills: skillsSection(skills, text),
+      skills: offeredSkills.text,
       cache: settings.promptCaching,
     }),
   };

@@ -4,6 +4,7 @@
 import type { Thread } from 'chat';
 import { readRecord, writeRecord } from '../ledger.ts';
 import type { RunInput } from '../schemas.ts';
+import { createStreamRedactor, redactSecrets } from '../secret-filter.ts';
 import { createTextPipe } from '../text-pipe.ts';
 import type { AgentDeps } from './deps.ts';
 import type { PostedMessage } from './stop-card.ts';
@@ -34,15 +35,20 @@ export async function openReply(
   const earlier = await readRecord<PostedMessage>(deps.ledger, run.runId, recordName);
   const quiet = run.prompt.heartbeat === true;
   const pipe = createTextPipe();
+  // Secrets never reach the thread, even split across deltas.
+  const redactor = createStreamRedactor();
   let posting: Promise<{ id: string }> | undefined;
   const record = (id: string) => writeRecord(deps.ledger, run.runId, recordName, { messageId: id } satisfies PostedMessage);
   return {
     onText(delta) {
       if (earlier || quiet) return;
       posting ??= thread.post(pipe.iterable);
-      pipe.push(delta);
+      const safe = redactor.push(delta);
+      if (safe) pipe.push(safe);
     },
     async close() {
+      const rest = redactor.flush();
+      if (rest) pipe.push(rest);
       pipe.end();
       // A partial reply stays visible; the failure handler adds the error message below it.
       const sent = await posting?.catch((error: unknown) => {
@@ -52,14 +58,14 @@ export async function openReply(
       if (sent) await record(sent.id);
     },
     async settle(text, cutOff) {
-      if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, text));
+      if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, redactSecrets(text)));
       if (!quiet) {
         if (cutOff) await thread.post(CUT_OFF_NOTE);
         return;
       }
       const said = text.trim();
       if (said === HEARTBEAT_OK) return deps.logger.info('heartbeat: nothing to do', { runId: run.runId });
-      if (said) await record((await thread.post(said)).id);
+      if (said) await record((await thread.post(redactSecrets(said))).id);
     },
   };
 }

@@ -3,14 +3,18 @@
 // result in the context. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
 import type { ActorDeps } from '../actor.ts';
+import { eventDepthOfWrites } from '../events/chain.ts';
 import type { JsonLogger } from '../log.ts';
 import { cancel, SandboxUnreachable } from '../sandbox/client.ts';
-import { addressOf, getSandbox, markLost, type SandboxStoreDeps, saveSync, waitUntilAnswering } from '../sandbox/lifecycle.ts';
-import { syncIn, syncOut, workspaceLayout } from '../sandbox/workspace.ts';
+import { addressOf, getSandbox, markLost, type SandboxStoreDeps, touchSandbox, waitUntilAnswering } from '../sandbox/lifecycle.ts';
+import { loadSyncState, saveSyncState } from '../sandbox/sync-state.ts';
+import { syncOut } from '../sandbox/sync-out.ts';
+import { syncIn, workspaceLayout } from '../sandbox/workspace.ts';
+import { syncLimits, syncNotes, WorkspaceSyncError } from '../sandbox/sync-notes.ts';
 import type { LoopState, RunInput } from '../schemas.ts';
-import { loadContext, type StoreDeps, saveLoadedContext } from '../store.ts';
+import { loadContext, loadSettings, type StoreDeps, saveLoadedContext } from '../store.ts';
 import { appendToolResult, pendingToolCall } from '../tool-calls.ts';
-import { runSandboxTool, WORKSPACE_ROOT } from '../tools/sandbox-tools.ts';
+import { runSandboxTool } from '../tools/sandbox-tools.ts';
 import { isSandboxTool } from '../tools/specs.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
@@ -41,9 +45,10 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     return { step: loop.step, next: 'tool' };
   }
   const layout = workspaceLayout(run.threadId);
-  const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address };
+  const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventDepth: eventDepthOfWrites(run.prompt) };
   try {
-    const before = await syncIn(sync, layout, item.synced ?? {});
+    const [recorded, { settings }] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSettings(deps.store)]);
+    const before = await syncIn(sync, layout, Object.keys(recorded).length ? recorded : (item.synced ?? {}));
     // A stop kills the running command's whole process tree at once.
     const stopWatch = watchForStop(deps, run);
     stopWatch.signal.addEventListener('abort', () => void cancel(address, call.toolUseId).catch(() => undefined));
@@ -52,13 +57,18 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
       return stoppedAt(loop.step);
     }
-    const after = await syncOut(sync, layout, before.state);
-    await saveSync(deps.sandboxes, run.threadId, item.taskArn, after.state);
-    if (after.conflicts.length > 0) {
-      const files = after.conflicts.map((c) => `${WORKSPACE_ROOT}/${c.path}`).join(', ');
+    const after = await syncOut(sync, layout, before.state, syncLimits(settings));
+    await saveSyncState(deps.store, run.threadId, item.taskArn, after.state);
+    await touchSandbox(deps.sandboxes, run.threadId, item.taskArn);
+    const notes = syncNotes(after, settings);
+    if (notes.length) {
       outcome.status = 'error';
-      outcome.text += `\n[not saved: ${files} changed in another thread while you worked. Your copy now holds the latest version: read it again and redo your change.]`;
+      outcome.text += notes.map((note) => `\n[${note}]`).join('');
     }
+    if (after.restored.length > 0) {
+      deps.logger.warn('read-only files restored', { runId: run.runId, toolUseId: call.toolUseId, files: after.restored });
+    }
+    if (after.overLimit) deps.logger.warn('sandbox over its sync limits', { runId: run.runId, ...after.overLimit });
     deps.logger.info('tool call', {
       runId: run.runId,
       tool: call.name,
@@ -71,7 +81,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     });
     appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step));
   } catch (error) {
-    if (!(error instanceof SandboxUnreachable)) throw error;
+    if (!(error instanceof SandboxUnreachable)) throw new WorkspaceSyncError(error);
     deps.logger.warn('sandbox lost; it will be replaced', { runId: run.runId, taskArn: item.taskArn, error });
     await markLost(deps.sandboxes, run.threadId, item.taskArn);
     return { step: loop.step, next: 'tool' };

@@ -3,6 +3,7 @@ import type { SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys } from '../ids.ts';
 import type { RunInput, Settings } from '../schemas.ts';
 import { readText, type StoreDeps, writeText } from '../store.ts';
+import type { ToolPolicy } from '../tools/allowed-tools.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -16,6 +17,8 @@ export interface RunSnapshot {
   /** cachePoint blocks after the stable system prompt, the tools, and the history. */
   promptCaching: boolean;
   compaction?: Settings['compaction'];
+  /** The offered skills' `allowed-tools`, when they limit the run's tools. */
+  toolPolicy?: ToolPolicy;
   system: SystemContentBlock[];
 }
 

@@ -22,7 +22,9 @@ export interface ChatToolDeps {
 async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> {
   if (typeof call.input.path !== 'string') throw new ToolError('path must be a string');
   const path = resolveToolPath(deps.layout, call.input.path);
-  const key = toS3Key(deps.layout, path);
+  // Only the thread's own files: memory, skills and event files are not this tool's to post.
+  const own = [deps.layout.scratchPath, deps.layout.attachmentsPath].some((folder) => path.startsWith(`${folder}/`));
+  const key = own ? toS3Key(deps.layout, path) : undefined;
   if (!key) throw new ToolError(`${WORKSPACE_ROOT}/${path} is not in your scratch/ or attachments/ folders; copy it into scratch/ first`);
   let body: Buffer;
   try {

@@ -2,7 +2,8 @@
 import { posix } from 'node:path';
 import * as sandbox from '../sandbox/client.ts';
 import type { SandboxAddress } from '../sandbox/client.ts';
-import type { WorkspaceLayout } from '../sandbox/workspace.ts';
+import { READ_ONLY_ADVICE, READ_ONLY_REASON } from '../sandbox/sync-notes.ts';
+import { isReadOnlyKey, toS3Key, type WorkspaceLayout } from '../sandbox/workspace.ts';
 import { DEFAULT_BASH_TIMEOUT_SECONDS, MAX_BASH_TIMEOUT_SECONDS } from './specs.ts';
 import { applyEdit, numberedLines, ToolError, truncateForModel } from './text.ts';
 
@@ -37,6 +38,14 @@ export function resolveToolPath(layout: WorkspaceLayout, raw: string): string {
 }
 
 const shown = (path: string) => `${WORKSPACE_ROOT}/${path}`;
+
+/** A path the model may change; shared files are refused before anything is written. */
+function writablePath(layout: WorkspaceLayout, raw: string): string {
+  const path = resolveToolPath(layout, raw);
+  const key = toS3Key(layout, path);
+  if (key && isReadOnlyKey(layout, key)) throw new ToolError(`${shown(path)} is ${READ_ONLY_REASON}. ${READ_ONLY_ADVICE}`);
+  return path;
+}
 
 async function bash(address: SandboxAddress, layout: WorkspaceLayout, call: ToolCall): Promise<ToolOutcome> {
   const command = stringArg(call.input, 'command');
@@ -78,14 +87,14 @@ async function read(address: SandboxAddress, layout: WorkspaceLayout, call: Tool
 }
 
 async function write(address: SandboxAddress, layout: WorkspaceLayout, call: ToolCall): Promise<ToolOutcome> {
-  const path = resolveToolPath(layout, stringArg(call.input, 'path'));
+  const path = writablePath(layout, stringArg(call.input, 'path'));
   const content = stringArg(call.input, 'content');
   const result = await sandbox.writeFile(address, path, content);
   return { status: 'success', text: `wrote ${result.size} bytes to ${shown(path)}` };
 }
 
 async function edit(address: SandboxAddress, layout: WorkspaceLayout, call: ToolCall): Promise<ToolOutcome> {
-  const path = resolveToolPath(layout, stringArg(call.input, 'path'));
+  const path = writablePath(layout, stringArg(call.input, 'path'));
   const body = await sandbox.readFile(address, path);
   if (!body) throw new ToolError(`no such file: ${shown(path)}`);
   const edited = applyEdit(body.toString('utf8'), {

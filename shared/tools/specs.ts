@@ -9,7 +9,10 @@ export type ToolName = (typeof SANDBOX_TOOLS)[number] | (typeof CHAT_TOOLS)[numb
 export const isSandboxTool = (name: string | undefined) => (SANDBOX_TOOLS as readonly string[]).includes(name ?? '');
 
 export const DEFAULT_BASH_TIMEOUT_SECONDS = 120;
-export const MAX_BASH_TIMEOUT_SECONDS = 3600;
+/** sandbox-step's Lambda timeout, Lambda's maximum: one command runs within one invocation. */
+export const SANDBOX_STEP_TIMEOUT_SECONDS = 900;
+/** The longest command: the same invocation syncs files before and after it (2 minutes kept for that). */
+export const MAX_BASH_TIMEOUT_SECONDS = SANDBOX_STEP_TIMEOUT_SECONDS - 120;
 
 const spec = (name: ToolName, description: string, properties: Record<string, unknown>, required: string[]): Tool => ({
   toolSpec: { name, description, inputSchema: { json: { type: 'object', properties, required, additionalProperties: false } as never } },
@@ -38,7 +41,12 @@ export const TOOL_SPECS: Tool[] = [
     {
       path,
       offset: { type: 'integer', minimum: 1, description: 'First line to read (1-based)' },
-      limit: { type: 'integer', minimum: 1, maximum: 5000, description: 'How many lines to read (default 2000)' },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 2000,
+        description: 'How many lines to read (default and most 2000; at most 30,000 characters are returned)',
+      },
     },
     ['path'],
   ),

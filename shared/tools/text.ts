@@ -4,19 +4,35 @@ export class ToolError extends Error {
   override name = 'ToolError';
 }
 
-export function numberedLines(content: string, offset = 1, limit = 2000): string {
+/** What one read returns at most, whatever limit is asked for: the same budget as a command's output. */
+export const MAX_READ_LINES = 2000;
+export const MAX_READ_CHARS = 30_000;
+const MAX_LINE_CHARS = 2000;
+
+export function numberedLines(content: string, offset = 1, limit = MAX_READ_LINES): string {
+  if (!Number.isInteger(offset) || offset < 1) throw new ToolError('offset must be a whole number of at least 1');
+  if (!Number.isInteger(limit) || limit < 1) throw new ToolError('limit must be a whole number of at least 1');
   if (content === '') return '(empty file)';
   const lines = content.split('\n');
   if (content.endsWith('\n')) lines.pop();
   if (lines.length === 0) return '(empty file)';
   if (offset > lines.length) throw new ToolError(`offset ${offset} is past the end of the file (${lines.length} lines)`);
-  const slice = lines.slice(offset - 1, offset - 1 + limit);
+  const slice = lines.slice(offset - 1, offset - 1 + Math.min(limit, MAX_READ_LINES));
   const width = String(offset - 1 + slice.length).length;
-  const body = slice.map(
-    (line, i) => `${String(offset + i).padStart(width)}\t${line.length > 2000 ? `${line.slice(0, 2000)}… (line cut at 2000 chars)` : line}`,
-  );
-  const rest = lines.length - (offset - 1 + slice.length);
-  return rest > 0 ? `${body.join('\n')}\n… ${rest} more lines (use offset ${offset + slice.length})` : body.join('\n');
+  const body: string[] = [];
+  let chars = 0;
+  for (const [i, line] of slice.entries()) {
+    const shown = `${String(offset + i).padStart(width)}\t${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… (line cut at ${MAX_LINE_CHARS} chars)` : line}`;
+    if (body.length > 0 && chars + shown.length + 1 > MAX_READ_CHARS) break;
+    body.push(shown);
+    chars += shown.length + 1;
+  }
+  const rest = lines.length - (offset - 1 + body.length);
+  const capped =
+    limit > body.length && rest > 0
+      ? ` (one read returns at most ${MAX_READ_LINES} lines and ${MAX_READ_CHARS.toLocaleString('en-US')} characters)`
+      : '';
+  return rest > 0 ? `${body.join('\n')}\n… ${rest} more lines (use offset ${offset + body.length})${capped}` : body.join('\n');
 }
 
 function occurrences(haystack: string, needle: string): number {

@@ -54,7 +54,7 @@ test('six prompts into a busy thread: one busy reply, five runs in arrival order
   const hold = gate();
   stack.bedrock.script({ text: 'first answer', hold: hold.promise });
   const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> queue-start' });
-  await eventually(() => requestsMentioning('queue-start').length > 0, 10_000, 'first run at the model');
+  await eventually(() => requestsMentioning('queue-start').length > 0, 30_000, 'first run at the model');
   for (let i = 1; i <= 6; i++) await stack.slack.postUserMessage({ text: `queued-${i}`, threadTs: first.threadTs });
   const threadId = threadOf(first);
   await eventually(() => stack.slack.ephemeral.some((m) => /busy/.test(m.text) && m.thread_ts === first.threadTs), 15_000, 'busy reply');
@@ -105,8 +105,8 @@ test('a steer during a three-tool response skips the rest, with matching results
   assert.match(JSON.stringify(results[0]!.content), /slow done/);
   for (const skipped of results.slice(1)) assert.equal(skipped.content?.[0]?.text, STEER_SKIPPED);
   assert.ok(
-    content.some((b) => b.text?.includes('use python instead')),
-    'the steer text reached the model',
+    content.some((b) => /^\(steering while you worked\) [^:\s][^:]*: use python instead$/.test(b.text ?? '')),
+    `the steer text reached the model under its author's name: ${JSON.stringify(content.filter((b) => b.text))}`,
   );
   assert.doesNotMatch(JSON.stringify(last.body.system), /python/, 'steering never rewrites the system prompt');
   assert.equal(bot(posted.channel, posted.threadTs).at(-1)?.text, 'Steered answer.');

@@ -67,7 +67,10 @@ test('a permission removed from the template fails end to end as on AWS: AccessD
   stack.bedrock.script({ text: 'never said' });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hello' });
   await eventually(
-    () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.bot_id && /can't reach the model/.test(m.text)),
+    () =>
+      stack.slack.messages
+        .thread(posted.channel, posted.threadTs)
+        .some((m) => m.bot_id && /This deployment may not call the model/.test(m.text)),
     60_000,
     'the access message',
   );

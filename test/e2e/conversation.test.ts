@@ -19,6 +19,10 @@ after(async () => {
   await stack?.stop();
 });
 
+// Bedrock's answer to the first call of a third-party model by a role without Marketplace permissions.
+const MARKETPLACE_DENIED =
+  'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model. Your AWS Marketplace subscription for this model cannot be completed at this time. If you recently fixed this issue, try again after 2 minutes.';
+
 const LONG_REPLY = Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of a reply long enough to stream in pieces.\n`);
 
 function botReplies(channel: string, threadTs: string) {
@@ -158,11 +162,13 @@ test('a Bedrock throttle is retried and the answer still arrives', async () => {
   assert.equal(stack.bedrock.requests.length - before, 3);
 });
 
-test('a Bedrock failure leaves a readable error in the thread and a free lease', async () => {
-  stack.bedrock.script({ error: { type: 'AccessDeniedException', message: 'You do not have access to the model' } });
+test("Bedrock's first-use Marketplace denial leaves what to do in the thread, and a free lease", async () => {
+  stack.bedrock.script({ error: { type: 'AccessDeniedException', message: MARKETPLACE_DENIED } });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hello?' });
   const [reply] = await replyDone(posted.channel, posted.threadTs);
-  assert.match(reply!.text, /can't reach the model/);
+  assert.match(reply!.text, /subscribes an AWS account to a third-party model through AWS Marketplace on its first call/);
+  assert.match(reply!.text, /`aws-marketplace:Subscribe` and `aws-marketplace:ViewSubscriptions`/);
+  assert.match(reply!.text, /npm run doctor/);
   assert.doesNotMatch(reply!.text, /xoxb|secret/i);
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
   await settledIdle(threadId);

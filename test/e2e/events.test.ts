@@ -224,17 +224,22 @@ test('the agent schedules a reminder for itself by writing an event file with it
   stack.bedrock.script(
     {
       toolUses: [
-        { toolUseId: 'tu-evt', name: 'write', input: { path: '/workspace/data/events/oven.json', content: JSON.stringify(file) } },
+        {
+          toolUseId: 'tu-evt',
+          name: 'write',
+          input: { path: `/workspace/data/events/slack/${t.channel}/oven.json`, content: JSON.stringify(file) },
+        },
       ],
     },
     { text: 'Reminder set.' },
   );
   await stack.slack.postUserMessage({ text: 'remind me to check the oven on Christmas Eve at 6pm', threadTs: t.threadTs });
   await eventually(() => bot(t.channel, t.threadTs).some((m) => m.text === 'Reminder set.'), 60_000, 'agent replied');
-  assert.deepEqual(JSON.parse((await read('events/oven.json'))!), file);
+  // A sandbox writes into its own channel's events folder.
+  assert.deepEqual(JSON.parse((await read(`events/slack/${t.channel}/oven.json`))!), file);
   await stack.cloud.s3Notifications.poll();
-  assert.equal(schedule('oven.json')?.expression, 'at(2027-12-24T18:00:00)');
-  assert.equal(schedule('oven.json')?.timezone, 'Europe/London');
+  assert.equal(schedule(`slack/${t.channel}/oven.json`)?.expression, 'at(2027-12-24T18:00:00)');
+  assert.equal(schedule(`slack/${t.channel}/oven.json`)?.timezone, 'Europe/London');
 });
 
 test('a heartbeat reads HEARTBEAT.md and posts only when there is something to do', async () => {

@@ -223,6 +223,22 @@ test('a reply streams into a group chat by post-and-edit, edits at least 1.5 s a
   }
 });
 
+test('a reply in a personal chat streams natively: typing updates with the text so far, then one final message, never an edit', async () => {
+  const words = Array.from({ length: 8 }, (_, i) => `part${i} `);
+  stack.bedrock.script({ text: words, delayMs: 500 });
+  const sent = await stack.teams.sendUserMessage({ kind: 'personal', text: 'stream to me privately' });
+  const expected = words.join('');
+  await eventually(() => botTexts(sent.conversationId).some((t) => t.trim() === expected.trim()), 90_000, 'whole reply');
+  await idle(sent.conversationId);
+  const reply = stack.teams.botMessages(sent.conversationId).find((m) => m.text?.trim() === expected.trim())!;
+  assert.ok(reply.stream, 'sent through the streaming protocol');
+  assert.equal(reply.stream.final, true, 'closed by a final message');
+  assert.ok(reply.stream.updates >= 2, `updated while the model wrote: ${reply.stream.updates} update(s)`);
+  assert.equal(reply.edits, 0, 'no post-and-edit');
+  assert.equal(stack.teams.updates.filter((u) => u.activityId === reply.id).length, 0);
+  assert.equal(botTexts(sent.conversationId).filter((t) => t.includes('part0')).length, 1, 'one message');
+});
+
 test('search_channel in Teams without Graph permissions is a tool error that says which permissions are missing', async () => {
   stack.bedrock.script({ toolUses: [use('search_channel', { query: 'deploy' })] }, { text: 'Could not search.' });
   const sent = await stack.teams.sendUserMessage({ text: 'search the channel for deploy' });

@@ -3,10 +3,12 @@
 // with files synced through S3, and the results come back to the model paired with their ids.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { dataKeys } from '../../shared/ids.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { runScripted, toolTurn } from '../support/scripted-run.ts';
+import { readData } from '../support/data-bucket.ts';
 import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
 
 let stack: TestStack;
@@ -17,39 +19,12 @@ after(async () => {
   await stack?.stop();
 });
 
-let n = 0;
-const use = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
-  toolUses: [{ toolUseId: `tu-${name}-${++n}`, name, input }],
-});
+const use = toolTurn;
 
 /** Posts a mention and waits for the run to end; returns the thread and the tool results the model saw. */
-async function converse(text: string, turns: ScriptedTurn[], timeoutMs = 60_000) {
-  stack.bedrock.script(...turns);
-  const firstRequest = stack.bedrock.requests.length;
-  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${text}` });
-  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
-  const execution = await eventually(
-    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
-    10_000,
-    'run started',
-  );
-  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, timeoutMs);
-  const requests = stack.bedrock.requests.slice(firstRequest);
-  const results = requests.flatMap((r) =>
-    (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))),
-  );
-  const byId = new Map(results.map((r) => [r.toolUseId!, { status: r.status, text: (r.content ?? []).map((c) => c.text ?? '').join('') }]));
-  return { posted, threadId, ended, requests, results: byId };
-}
+const converse = (text: string, turns: ScriptedTurn[], timeoutMs?: number) => runScripted(stack, { text, turns, timeoutMs });
 
-async function s3Text(key: string): Promise<string | undefined> {
-  try {
-    const out = await stack.cloud.clients.s3.send(new GetObjectCommand({ Bucket: stack.cloud.names.bucket, Key: key }));
-    return await out.Body!.transformToString();
-  } catch {
-    return undefined;
-  }
-}
+const s3Text = (key: string) => readData(stack, key);
 
 test('write, bash, read, edit, upload and search_channel each run and answer the model', async () => {
   const turns = [
@@ -224,4 +199,42 @@ test('a memory edit made with the file tools reaches the next run, at the scope 
   const system = (next.requests[0]!.body.system ?? []).map((b) => b.text ?? '').join('\n');
   assert.match(system, /### Channel Memory\n- Deploys happen on Tuesdays\./);
   assert.doesNotMatch(system, /### Global Memory/);
+});
+
+test('read returns at most 2000 lines and 30,000 characters, even when asked for 100,000 lines', async () => {
+  const turns = [
+    use('bash', { command: 'seq 1 100000 > big.txt' }),
+    use('read', { path: 'big.txt', limit: 100_000 }),
+    { text: 'Read it.' },
+  ];
+  const { results } = await converse('read a big file', turns);
+  const read = results.get(turns[1]!.toolUses![0]!.toolUseId!)!;
+  assert.ok(read.text.length <= 31_000, `${read.text.length} characters returned`);
+  assert.match(read.text, /^2000\t2000$/m);
+  assert.match(read.text, /98000 more lines \(use offset 2001\) \(one read returns at most 2000 lines/);
+});
+
+test("upload posts only the thread's own scratch/ and attachments/ files, not memory, skills or events", async () => {
+  const turns = [
+    use('write', { path: '/workspace/data/slack/C0LOCAL/MEMORY.md', content: 'the channel secret\n' }),
+    use('upload', { path: '/workspace/data/slack/C0LOCAL/MEMORY.md' }),
+    use('upload', { path: '../../../../slack/C0LOCAL/MEMORY.md' }),
+    { text: 'Refused.' },
+  ];
+  const { results, posted } = await converse('upload the channel memory', turns);
+  for (const turn of turns.slice(1, 3)) {
+    const result = results.get(turn.toolUses![0]!.toolUseId!)!;
+    assert.equal(result.status, 'error');
+    assert.match(result.text, /not in your scratch\/ or attachments\/ folders/);
+  }
+  assert.ok(!stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.files?.length));
+});
+
+test('a command may run at most as long as one sandbox-step invocation leaves it', async () => {
+  const turns = [use('bash', { command: 'echo never', timeout_seconds: 3600 }), { text: 'Too long.' }];
+  const { results, ended } = await converse('run for an hour', turns);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const result = results.get(turns[0]!.toolUses![0]!.toolUseId!)!;
+  assert.equal(result.status, 'error');
+  assert.match(result.text, /timeout_seconds must be between 1 and 780/);
 });

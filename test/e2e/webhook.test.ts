@@ -3,17 +3,21 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { signSlackRequest } from '../../infra/local/slack/index.ts';
-import { startTestStack, SIGNING_SECRET, type TestStack } from '../support/local-stack.ts';
+import { BOT_TOKEN, startTestStack, SIGNING_SECRET, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { inboxDepth } from '../support/inbox.ts';
+import { LOCAL_CREDENTIALS } from '../support/dynamo.ts';
 
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/chat-sdk-replay/slack.json', import.meta.url), 'utf8'));
 const BOT = fixtures.botUserId as string;
 
+const REREAD_SECONDS = 1;
 let stack: TestStack;
 before(async () => {
-  stack = await startTestStack({ botUserId: BOT });
+  // A bad signature re-reads the Slack secret at most once a second here (10 s by default).
+  stack = await startTestStack({ botUserId: BOT, env: { SLACK_SECRET_REREAD_SECONDS: String(REREAD_SECONDS) } });
 });
 after(async () => {
   await stack?.stop();
@@ -119,4 +123,42 @@ test('an oversized body is rejected with the limit named', async () => {
   assert.equal(response.status, 413);
   assert.match(await response.text(), /1048576-byte limit/);
   await assertNothingHappened(payload.event.ts);
+});
+
+test("the signing secret of a Slack app created after the deploy verifies the app's request URL as soon as it is stored", async () => {
+  const operator = new SecretsManagerClient({
+    endpoint: stack.cloud.env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
+    region: stack.cloud.env.AWS_REGION,
+    // A key the local IAM did not issue: the operator's, as with the aws CLI.
+    credentials: LOCAL_CREDENTIALS,
+  });
+  const putSecret = (signingSecret: string, botToken: string) =>
+    operator.send(
+      new PutSecretValueCommand({ SecretId: stack.cloud.names.slackSecretArn, SecretString: JSON.stringify({ signingSecret, botToken }) }),
+    );
+  const verifyUrl = (signingSecret: string) => {
+    const body = JSON.stringify({ type: 'url_verification', token: 'x', challenge: `challenge-${signingSecret}` });
+    return post(body, signSlackRequest(body, signingSecret));
+  };
+  const pause = () => new Promise((r) => setTimeout(r, REREAD_SECONDS * 1000 + 50));
+  try {
+    // As deployed: a random signing secret. Slack verifies the URL when the app is created: 401.
+    await putSecret('GeneratedAtDeploy0123456789abcdef', 'xoxb-replace-me');
+    await pause();
+    assert.equal((await verifyUrl('new-apps-signing-secret')).status, 401);
+    // The operator stores the app's credentials and asks Slack to retry: verified at once, although
+    // the webhook read the secret moments ago and keeps a read for 60 s.
+    await pause();
+    await putSecret('new-apps-signing-secret', 'xoxb-new-app');
+    const verified = await verifyUrl('new-apps-signing-secret');
+    assert.equal(verified.status, 200);
+    assert.deepEqual(await verified.json(), { challenge: 'challenge-new-apps-signing-secret' });
+    // Bad signatures re-read the secret at most once per interval.
+    const reads = stack.cloud.secretsManager.reads;
+    for (let i = 0; i < 5; i++) assert.equal((await verifyUrl(`forged-${i}`)).status, 401);
+    assert.ok(stack.cloud.secretsManager.reads - reads <= 1, `${stack.cloud.secretsManager.reads - reads} reads for 5 forged requests`);
+  } finally {
+    await putSecret(SIGNING_SECRET, BOT_TOKEN);
+    operator.destroy();
+  }
 });

@@ -213,11 +213,13 @@ test('scheduler IAM: schedules of its group only, PassRole of the schedule role 
   assert.deepEqual(list(passRole[0]!.Resource), [getAtt(schedules.role)]);
   assert.deepEqual(passRole[0]!.Condition, { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } });
 
-  // Objects: read, write and delete under events/ only; listing the bucket (keys, not content) so a
-  // removed file reads as NoSuchKey. No bucket configuration, versions or other prefixes.
+  // Objects: read, write and delete under events/ only, read settings.json (the limits on event
+  // files); listing the bucket (keys, not content) so a removed file reads as NoSuchKey. No bucket
+  // configuration, versions or other prefixes.
   const s3 = byPrefix('s3:').map((s) => ({ actions: list(s.Action).sort(), resources: list(s.Resource).map(flatten) }));
   assert.deepEqual(s3, [
     { actions: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], resources: [EVENT_OBJECTS] },
+    { actions: ['s3:GetObject'], resources: [EVENT_OBJECTS.replace('/events/*', '/settings.json')] },
     { actions: ['s3:ListBucket'], resources: [`<${idOf(stack.bucket)}.Arn>`] },
   ]);
 

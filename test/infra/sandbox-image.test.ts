@@ -169,6 +169,14 @@ test('sandboxImageUri (private ECR): the task definition runs that URI, the exec
     assert.deepEqual(ofType(type), [], type);
   }
   assert.equal(stack.sandbox.task.image.build, undefined);
+  // The ECR endpoints of the isolated VPC let that repository's image through too.
+  for (const [, endpoint] of ofType('AWS::EC2::VPCEndpoint').filter(([, e]) => flatten(e.Properties.ServiceName).includes('.ecr.'))) {
+    const statements = (endpoint.Properties.PolicyDocument as { Statement: { Resource: unknown }[] }).Statement;
+    assert.deepEqual(list(statements[0]!.Resource).map(flatten), [
+      'arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>:repository/*',
+      'arn:<AWS::Partition>:ecr:eu-west-1:123456789012:repository/team/sandbox',
+    ]);
+  }
 });
 
 test('sandboxImageUri (another registry, egress mode): the URI as is, and no ECR permission at all', () => {

@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { FunctionRole } from '../../infra/function-entries.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
-import { flatten, logicalId, synth, type Synthesized } from './synth.ts';
+import { flatten, functionOf, logicalId, synth, type Synthesized } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
@@ -31,7 +31,7 @@ function inspect(synthesized: Synthesized) {
     ofType('AWS::IAM::Policy')
       .filter(([, p]) => list(p.Properties.Roles).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })))
       .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-  const functionStatements = (role: FunctionRole) => statementsOf(idOf(stack.functions[role].role!));
+  const functionStatements = (role: FunctionRole) => statementsOf(idOf(functionOf(stack, role).role!));
   const groupId = (construct: IConstruct) => ({ 'Fn::GetAtt': [idOf(construct), 'GroupId'] });
   /** Standalone ingress/egress rules of a security group (CDK writes cross-group and prefix-list rules this way). */
   const rulesOf = (type: 'AWS::EC2::SecurityGroupIngress' | 'AWS::EC2::SecurityGroupEgress', group: IConstruct) =>
@@ -162,6 +162,76 @@ test('isolated network: free gateway endpoints for S3 and DynamoDB; interface en
     assert.deepEqual(e.SecurityGroupIds, [groupId(stack.sandbox.network.endpointSecurityGroup!)], service(e));
     assert.equal(list(e.SubnetIds).length, DEFAULT_SETTINGS.sandboxAzs, service(e));
   }
+});
+
+test("isolated network: every endpoint carries only this deployment's traffic (no presigned-URL upload to another bucket)", () => {
+  const { ofType, idOf, stack } = isolated;
+  const policies = new Map(
+    ofType('AWS::EC2::VPCEndpoint').map(([, e]) => [
+      flatten(e.Properties.ServiceName).replace('com.amazonaws.<AWS::Region>.', ''),
+      (e.Properties.PolicyDocument as { Statement: (Statement & { Principal: unknown })[] } | undefined)?.Statement.map((st) => ({
+        principal: st.Principal,
+        actions: list(st.Action).sort(),
+        resources: list(st.Resource).map(flatten).sort(),
+      })),
+    ]),
+  );
+  const bucket = `<${idOf(stack.bucket)}.Arn>`;
+  assert.deepEqual(policies.get('s3'), [
+    {
+      principal: { AWS: '*' },
+      actions: ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject'],
+      resources: [bucket, `${bucket}/*`],
+    },
+    {
+      principal: { AWS: '*' },
+      actions: ['s3:GetObject'],
+      resources: ['arn:<AWS::Partition>:s3:::prod-<AWS::Region>-starport-layer-bucket/*'],
+    },
+  ]);
+  const table = `<${idOf(stack.table)}.Arn>`;
+  assert.deepEqual(policies.get('dynamodb'), [
+    { principal: { AWS: '*' }, actions: ['dynamodb:*'], resources: [table, `${table}/index/*`] },
+  ]);
+  for (const ecr of ['ecr.api', 'ecr.dkr']) {
+    assert.deepEqual(policies.get(ecr), [
+      {
+        principal: { AWS: '*' },
+        actions: ['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+        resources: ['arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>:repository/*'],
+      },
+      { principal: { AWS: '*' }, actions: ['ecr:GetAuthorizationToken'], resources: ['*'] },
+    ]);
+  }
+  assert.deepEqual(policies.get('logs'), [
+    {
+      principal: { AWS: '*' },
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: ['arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:*'],
+    },
+  ]);
+});
+
+test('isolated network: DNS answers only AWS service names (a DNS Firewall on the VPC, failing closed); egress mode has none', () => {
+  const { ofType, idOf, stack } = isolated;
+  const lists = new Map(ofType('AWS::Route53Resolver::FirewallDomainList').map(([id, r]) => [id, r.Properties.Domains]));
+  const [group] = ofType('AWS::Route53Resolver::FirewallRuleGroup');
+  const rules = (group![1].Properties.FirewallRules as Record<string, unknown>[]).map((r) => ({
+    priority: r.Priority,
+    action: r.Action,
+    domains: lists.get((r.FirewallDomainListId as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!),
+    ...(r.BlockResponse ? { blockResponse: r.BlockResponse } : {}),
+  }));
+  assert.deepEqual(rules, [
+    { priority: 100, action: 'ALLOW', domains: ['amazonaws.com.', '*.amazonaws.com.'] },
+    { priority: 200, action: 'BLOCK', domains: ['*'], blockResponse: 'NXDOMAIN' },
+  ]);
+  const associations = ofType('AWS::Route53Resolver::FirewallRuleGroupAssociation').map(([, r]) => r.Properties);
+  assert.equal(associations.length, 1);
+  assert.deepEqual(associations[0]!.VpcId, { Ref: idOf(stack.sandbox.network.vpc) });
+  assert.equal(ofType('AWS::Route53Resolver::FirewallResolverConfig' as string).length, 0, 'fail-open stays off (the default)');
+  assert.equal(egress.ofType('AWS::Route53Resolver::FirewallRuleGroup').length, 0);
+  assert.ok(egress.ofType('AWS::EC2::VPCEndpoint').every(([, e]) => e.Properties.PolicyDocument === undefined));
 });
 
 test('egress network: one NAT gateway in a public subnet, private subnets with egress, gateway endpoints, no interface endpoints', () => {
@@ -300,7 +370,7 @@ test('sandbox-step runs in the sandbox subnets with its security group; agent-st
       SubnetIds: subnets,
     });
     for (const role of Object.keys(stack.functions) as FunctionRole[]) {
-      if (role !== 'sandboxStep') assert.equal(props(stack.functions[role]).VpcConfig, undefined, role);
+      if (role !== 'sandboxStep') assert.equal(props(functionOf(stack, role)).VpcConfig, undefined, role);
     }
   }
   // In egress mode the sandbox subnets are the private ones behind the NAT, not the public one.
@@ -409,7 +479,7 @@ test('settings flow into the task: cpu, memory, idle minutes', () => {
   assert.equal(definition.Cpu, '2048');
   assert.equal(definition.Memory, '4096');
   for (const role of ['agentStep', 'sandboxReaper'] as const) {
-    const env = (custom.props(custom.stack.functions[role]).Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = (custom.props(functionOf(custom.stack, role)).Environment as { Variables: Record<string, unknown> }).Variables;
     assert.equal(env.SANDBOX_IDLE_MINUTES, '15', role);
   }
 });

@@ -22,8 +22,17 @@ test('defaults when the context says nothing', () => {
     sandboxIdleMinutes: 5,
     chatPlatforms: ['slack', 'teams'],
     teamsMultiTenant: false,
+    bundleAwsSdk: false,
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);
+});
+
+test('bundleAwsSdk: a boolean, also as the -c strings true and false; anything else is refused', () => {
+  assert.equal(settingsFrom({ bundleAwsSdk: true }).bundleAwsSdk, true);
+  assert.equal(settingsFrom({ bundleAwsSdk: 'true' }).bundleAwsSdk, true);
+  assert.equal(settingsFrom({ bundleAwsSdk: 'false' }).bundleAwsSdk, false);
+  assert.throws(() => settingsFrom({ bundleAwsSdk: 'yes' }), /context bundleAwsSdk must be true or false; got "yes"/);
+  assert.throws(() => settingsFrom({ bundleAwsSdk: 1 }), /bundleAwsSdk/);
 });
 
 test('cdk.json states every deployment setting, with the defaults', () => {
@@ -118,12 +127,15 @@ test('sandboxImageUri: a private ECR image in any mode; another registry only wi
   }
 });
 
-test('image URIs: which are private ECR images, and their account, Region and repository', () => {
+test('image URIs: which are private ECR images, and their account, Region, repository and tag or digest', () => {
   assert.deepEqual(parseEcrImage('123456789012.dkr.ecr.eu-west-1.amazonaws.com/team/sandbox:v1'), {
     account: '123456789012',
     region: 'eu-west-1',
     repositoryName: 'team/sandbox',
+    tag: 'v1',
   });
+  const digest = `sha256:${'a'.repeat(64)}`;
+  assert.equal(parseEcrImage(`123456789012.dkr.ecr.eu-west-1.amazonaws.com/sandbox@${digest}`)?.digest, digest);
   assert.deepEqual(parseEcrImage('123456789012.dkr.ecr-fips.us-gov-west-1.amazonaws.com/sandbox'), {
     account: '123456789012',
     region: 'us-gov-west-1',

@@ -20,14 +20,14 @@ import { FUNCTION_ENTRIES, type FunctionRole } from '../../infra/function-entrie
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import type { AgentRuntimeStack } from '../../infra/stack.ts';
 import { TABLE_KEYS } from '../../shared/table.ts';
-import { flatten, logicalId, STACK_NAME, synth } from './synth.ts';
+import { flatten, functionOf, logicalId, STACK_NAME, synth } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
 
 const { app, stack, template } = synth();
 const resources = template.toJSON().Resources as Record<string, Resource>;
-const ROLES: FunctionRole[] = ['webhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'sandboxReaper', 'scheduler'];
+const ROLES: FunctionRole[] = ['webhook', 'teamsWebhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'sandboxReaper', 'scheduler'];
 const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
 const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
 const EXECUTIONS_ARN = 'arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:TestRuntime-AgentRun:*';
@@ -41,7 +41,7 @@ const resource = (id: string): Resource => {
 const idOf = (construct: IConstruct): string => logicalId(stack, construct);
 const props = (construct: IConstruct): Record<string, unknown> => resource(idOf(construct)).Properties;
 const env = (role: FunctionRole): Record<string, unknown> =>
-  (props(stack.functions[role]).Environment as { Variables: Record<string, unknown> }).Variables;
+  (props(functionOf(stack, role)).Environment as { Variables: Record<string, unknown> }).Variables;
 
 /** Every IAM policy of a stack with its statements (resolved) and the construct that owns it. */
 function policies(target: AgentRuntimeStack): { policy: CfnPolicy; statements: Statement[] }[] {
@@ -56,7 +56,7 @@ function policies(target: AgentRuntimeStack): { policy: CfnPolicy; statements: S
 
 /** The role (construct path) a default policy belongs to. */
 const roleOf = (policy: CfnPolicy): string => policy.node.scope!.node.scope!.node.path;
-const roleOfFunction = (target: AgentRuntimeStack, role: FunctionRole): string => target.functions[role].role!.node.path;
+const roleOfFunction = (target: AgentRuntimeStack, role: FunctionRole): string => functionOf(target, role).role!.node.path;
 
 /** Acknowledgements recorded on a construct or its ancestors, by rule id (without the Annotation:: prefix). */
 function acknowledgementsFor(construct: IConstruct): Map<string, string> {
@@ -89,8 +89,8 @@ function allAcknowledgements(root: IConstruct): { path: string; id: string; reas
 test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the resources a local runner maps', () => {
   assert.deepEqual(Object.keys(stack.functions).sort(), Object.keys(FUNCTION_ENTRIES).sort());
   for (const role of ROLES) {
-    assert.ok(stack.functions[role] instanceof NodejsFunction, role);
-    assert.equal(resource(idOf(stack.functions[role])).Type, 'AWS::Lambda::Function');
+    assert.ok(functionOf(stack, role) instanceof NodejsFunction, role);
+    assert.equal(resource(idOf(functionOf(stack, role))).Type, 'AWS::Lambda::Function');
   }
   const expected: [IConstruct, string][] = [
     [stack.stateMachine, 'AWS::StepFunctions::StateMachine'],
@@ -111,14 +111,16 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, bucket name, sandbox cluster, event bus, schedule group', () => {
+test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, sandbox cluster and image, event bus, schedule group', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
     'ApiUrl',
     'DataBucketName',
     'EventBusArn',
     'EventBusName',
+    'ModelId',
     'SandboxClusterName',
+    'SandboxImageUri',
     'ScheduleGroupName',
     'SlackEventsUrl',
     'SlackSecretName',
@@ -130,16 +132,24 @@ test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names
   assert.match(flatten(outputs.TeamsMessagingEndpoint!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/api/messages$`));
   assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);
   assert.deepEqual(outputs.DataBucketName!.Value, { Ref: idOf(stack.bucket) });
+  assert.equal(outputs.ModelId!.Value, DEFAULT_SETTINGS.modelId);
+  assert.match(JSON.stringify(outputs.SandboxImageUri!.Value), /SandboxTaskImageRepository.*dkr\.ecr/);
 });
 
-test('HTTP API: POST /slack/events, POST /api/messages and GET /health reach the webhook; auto-deployed, throttled, access-logged stage', () => {
+test('HTTP API: POST /slack/events and GET /health reach the webhook, POST /api/messages the Teams webhook; auto-deployed, throttled, access-logged stage', () => {
   template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
   template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
   const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
-  assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', 'POST /api/messages', 'POST /slack/events']);
-  template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
-    IntegrationType: 'AWS_PROXY',
-    IntegrationUri: { 'Fn::GetAtt': [idOf(stack.functions.webhook), 'Arn'] },
+  const targetOf = (route: Resource) => {
+    const integrationId = ((route.Properties.Target as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1][1] as { Ref: string }).Ref;
+    const integration = resource(integrationId).Properties;
+    assert.equal(integration.IntegrationType, 'AWS_PROXY');
+    return (integration.IntegrationUri as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  };
+  assert.deepEqual(Object.fromEntries(routes.map((r) => [r.Properties.RouteKey, targetOf(r)])), {
+    'GET /health': idOf(stack.functions.webhook),
+    'POST /slack/events': idOf(stack.functions.webhook),
+    'POST /api/messages': idOf(functionOf(stack, 'teamsWebhook')),
   });
   template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
   template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
@@ -256,7 +266,7 @@ test('buckets: SSE-S3, all public access blocked, SSL-only; the data bucket is v
 const cdkProviderFunctions = (): Record<string, Resource> =>
   Object.fromEntries(
     (Object.entries(template.findResources('AWS::Lambda::Function')) as [string, Resource][]).filter(
-      ([id]) => !ROLES.some((role) => idOf(stack.functions[role]) === id),
+      ([id]) => !ROLES.some((role) => idOf(functionOf(stack, role)) === id),
     ),
   );
 
@@ -278,7 +288,7 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
   );
   template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 8);
   for (const role of ROLES) {
-    const fn = props(stack.functions[role]);
+    const fn = props(functionOf(stack, role));
     assert.equal(fn.Runtime, 'nodejs22.x', role);
     assert.deepEqual(fn.Architectures, ['arm64'], role);
     assert.equal(fn.Handler, 'index.handler', role);
@@ -339,8 +349,14 @@ test('functions: environment, timeout and memory per role', () => {
     SANDBOX_IDLE_MINUTES: '5',
   };
   const expected: Record<FunctionRole, { env: Record<string, unknown>; timeout: number; memory?: number }> = {
+    // Each webhook reads its own platform's secret only.
     webhook: {
-      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, SLACK_SECRET_ARN: secret, TEAMS_SECRET_ARN: teamsSecret },
+      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, SLACK_SECRET_ARN: secret },
+      timeout: 10,
+      memory: 512,
+    },
+    teamsWebhook: {
+      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, TEAMS_SECRET_ARN: teamsSecret },
       timeout: 10,
       memory: 512,
     },
@@ -399,7 +415,7 @@ test('functions: environment, timeout and memory per role', () => {
   for (const role of ROLES) {
     const { NODE_OPTIONS: _node, ...variables } = env(role);
     const want = expected[role];
-    if (role === 'agentStep' || role === 'webhook') {
+    if (role === 'agentStep' || role === 'webhook' || role === 'teamsWebhook') {
       // The state machine ARN is computed from its name (breaks the function <-> state machine cycle).
       assert.equal(flatten(variables.STATE_MACHINE_ARN), COMPUTED_STATE_MACHINE_ARN);
       delete variables.STATE_MACHINE_ARN;
@@ -413,8 +429,8 @@ test('functions: environment, timeout and memory per role', () => {
       delete variables.SCHEDULER_TARGET_ARN;
     }
     assert.deepEqual(variables, want.env, role);
-    assert.equal(props(stack.functions[role]).Timeout, want.timeout, role);
-    if (want.memory) assert.equal(props(stack.functions[role]).MemorySize, want.memory, role);
+    assert.equal(props(functionOf(stack, role)).Timeout, want.timeout, role);
+    if (want.memory) assert.equal(props(functionOf(stack, role)).MemorySize, want.memory, role);
   }
 });
 
@@ -480,15 +496,18 @@ test('Slack only or Teams only: one secret, one webhook route, one pair of outpu
       assert.equal(outputNames.includes(name), (outputs as readonly string[]).includes(name), `${platform}: ${name}`);
     }
     const secret = { Ref: idOf(platform === 'slack' ? only.stack.slackSecret! : only.stack.teamsSecret!) };
-    for (const role of ['webhook', 'dispatch', 'runEnded', 'agentStep', 'scheduler'] as const) {
-      const fn = only.template.toJSON().Resources[logicalId(only.stack, only.stack.functions[role])];
+    // Each platform has its webhook function; a Teams-only stack keeps the Slack one for /health, with no secret.
+    assert.equal(only.stack.functions.teamsWebhook !== undefined, platform === 'teams');
+    const webhook = platform === 'slack' ? 'webhook' : 'teamsWebhook';
+    for (const role of [webhook, 'dispatch', 'runEnded', 'agentStep', 'scheduler'] as const) {
+      const fn = only.template.toJSON().Resources[logicalId(only.stack, functionOf(only.stack, role))];
       const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
       assert.deepEqual(variables[secretEnv], secret, `${platform}: ${role}`);
       assert.equal(variables[platform === 'slack' ? 'TEAMS_SECRET_ARN' : 'SLACK_SECRET_ARN'], undefined, `${platform}: ${role}`);
     }
   }
   const multi = synth({ settings: { teamsMultiTenant: true } });
-  const webhook = multi.template.toJSON().Resources[logicalId(multi.stack, multi.stack.functions.webhook)];
+  const webhook = multi.template.toJSON().Resources[logicalId(multi.stack, functionOf(multi.stack, 'teamsWebhook'))];
   assert.equal(webhook.Properties.Environment.Variables.TEAMS_MULTI_TENANT, 'true');
 });
 
@@ -574,6 +593,7 @@ test('least privilege: states:StartExecution only on the agent-run state machine
   assert.deepEqual([...holders].sort(), (['dispatch', 'runEnded', 'agentStep'] as const).map((r) => roleOfFunction(stack, r)).sort());
   assert.deepEqual(Object.fromEntries(stoppers), {
     [roleOfFunction(stack, 'webhook')]: ['states:StopExecution'],
+    [roleOfFunction(stack, 'teamsWebhook')]: ['states:StopExecution'],
     [roleOfFunction(stack, 'dispatch')]: ['states:DescribeExecution', 'states:StopExecution'],
   });
 });
@@ -635,6 +655,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${imageBuildRole} arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*`,
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0`,
     `${roleOfFunction(stack, 'webhook')} ${EXECUTIONS_ARN}`,
+    `${roleOfFunction(stack, 'teamsWebhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
@@ -719,7 +740,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     // Executions invoke the published version of the function, not $LATEST.
     const target = refs.get(task.Resource as string);
     assert.equal(resource(target!).Type, 'AWS::Lambda::Version', name);
-    assert.equal((resource(target!).Properties.FunctionName as { Ref: string }).Ref, idOf(stack.functions[want.fn]), name);
+    assert.equal((resource(target!).Properties.FunctionName as { Ref: string }).Ref, idOf(functionOf(stack, want.fn)), name);
     const retried = (task.Retry as { ErrorEquals: string[] }[]).flatMap((r) => r.ErrorEquals);
     assert.ok(retried.includes('Lambda.ServiceException') && retried.includes('Lambda.TooManyRequestsException'), name);
     assert.deepEqual(
@@ -885,9 +906,11 @@ test('settings from context: a plain foundation model id is granted in this Regi
   assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
 });
 
-// The AWS SDK clients each function's code uses: a bundle carries these and no other.
-const BUNDLED_CLIENTS: Record<FunctionRole, string[]> = {
+// The AWS SDK clients each function's code uses: a bundle imports these from the Lambda runtime
+// (or, with bundleAwsSdk, carries them) and no other.
+const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   webhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
+  teamsWebhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
@@ -895,49 +918,121 @@ const BUNDLED_CLIENTS: Record<FunctionRole, string[]> = {
   sandboxReaper: ['client-dynamodb', 'client-ecs'],
   scheduler: ['client-dynamodb', 'client-s3', 'client-scheduler', 'client-secrets-manager', 'client-sqs'],
 };
-// Functions that never talk to Slack: the Chat SDK (~770 KB minified) stays out of their bundles.
+// esbuild keeps an import of an external package even when nothing imported is used (it cannot know
+// the package has no side effects), so a function also loads from the runtime the clients of shared
+// modules it imports for other exports: sandbox-step the ECS commands of shared/sandbox/lifecycle.ts,
+// the scheduler a Step Functions command.
+const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'], scheduler: ['client-sfn'] };
+// Functions that never talk to Slack: the Chat SDK (~700 KB minified) stays out of their bundles.
 const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
+// This project's budget for each function's index.mjs (what a cold start loads and parses).
+const BUNDLE_LIMIT = 1024 * 1024;
+// The Teams webhook's own budget: it alone carries the Chat SDK Teams adapter, whose inbound path
+// runs on the Teams SDK (its Bot Framework app with Express, MSAL, the Graph endpoint catalogue:
+// about 2.7 MB minified). Every other function answers Teams threads through the Connector adapter
+// (shared/teams-connector.ts, a few KB), so only this function's cold start pays for it.
+const BUNDLE_LIMITS: Partial<Record<FunctionRole, number>> = { teamsWebhook: 3.5 * 1024 * 1024 };
+// The package whose presence marks the Teams SDK in a bundle.
+const TEAMS_SDK = '@microsoft/teams.apps';
 
-test('bundling for real: each function is an ESM bundle with the require shim, a handler export and a source map, carrying only the clients and SDKs it uses', () => {
+interface Bundle {
+  /** index.mjs as deployed. */
+  readonly source: string;
+  readonly path: string;
+  /** The packages that went into it, from the source map's list of inputs. */
+  readonly packages: Set<string>;
+  readonly sources: string[];
+}
+
+/** Synthesizes the stack with real bundling and hands each function's bundle to `check`. */
+function withBundles(settings: Record<string, unknown>, check: (role: FunctionRole, bundle: Bundle) => void): void {
   const outdir = mkdtempSync(join(tmpdir(), 'threadwork-bundle-'));
   try {
-    const bundled = synth({ bundle: true, outdir });
+    const bundled = synth({ bundle: true, outdir, settings });
     const assembly = bundled.app.synth();
     const manifest = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.assets.json`), 'utf8')) as {
       files: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }>;
     };
     for (const role of ROLES) {
-      const cfnFunction = bundled.stack.functions[role].node.defaultChild as CfnFunction;
+      const cfnFunction = functionOf(bundled.stack, role).node.defaultChild as CfnFunction;
       const code = bundled.stack.resolve(cfnFunction.code) as { s3Key: string };
       const asset = Object.values(manifest.files).find((f) => Object.values(f.destinations).some((d) => d.objectKey === code.s3Key));
       assert.ok(asset, `${role}: asset ${code.s3Key} not in the manifest`);
-      const bundle = join(assembly.directory, asset.source.path, 'index.mjs');
-      assert.ok(existsSync(bundle), `${role}: no index.mjs`);
-      assert.ok(existsSync(`${bundle}.map`), `${role}: no source map`);
-      const source = readFileSync(bundle, 'utf8');
-      assert.ok(source.startsWith("import { createRequire as __threadworkCreateRequire } from 'node:module';"), role);
-      assert.match(source, /export\s*\{[^}]*\bhandler\b[^}]*\}/, `${role}: no handler export`);
-      // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
-      const check = spawnSync(process.execPath, ['--check', bundle], { encoding: 'utf8' });
-      assert.equal(check.status, 0, `${role}: ${check.stderr}`);
-      // What went into the bundle, from the source map's list of inputs.
-      const { sources } = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+      const path = join(assembly.directory, asset.source.path, 'index.mjs');
+      assert.ok(existsSync(path), `${role}: no index.mjs`);
+      assert.ok(existsSync(`${path}.map`), `${role}: no source map`);
+      const { sources } = JSON.parse(readFileSync(`${path}.map`, 'utf8')) as { sources: string[] };
       const packages = new Set(sources.flatMap((source) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1] ?? []));
-      const clients = [...packages].filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length));
-      assert.deepEqual(clients.sort(), BUNDLED_CLIENTS[role], `${role}: AWS SDK clients`);
-      assert.equal(packages.has('chat'), !WITHOUT_CHAT_SDK.includes(role), `${role}: the Chat SDK`);
-      const locales = sources.filter((source) => /zod\/v4\/locales\/(?!en\.js)/.test(source));
-      assert.deepEqual(locales, [], `${role}: zod's other locales`);
+      check(role, { source: readFileSync(path, 'utf8'), path, packages, sources });
     }
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
+}
+
+/** The packages a bundle imports (ESM) or requires (bundled CommonJS) at run time, by specifier prefix. */
+const importedAtRunTime = (source: string, prefix: string): string[] => {
+  const specifiers = [...source.matchAll(/(?:from|import|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+  return [...new Set(specifiers.filter((s) => s.startsWith(prefix)))].sort();
+};
+
+test('bundling for real: each function is an ESM bundle within 1 MB (the Teams webhook within its own budget) with the require shim, a handler export and a source map, importing the runtime AWS SDK clients it uses and carrying only the SDKs it needs', () => {
+  const sizes: Partial<Record<FunctionRole, number>> = {};
+  withBundles({}, (role, { source, path, packages, sources }) => {
+    assert.ok(source.startsWith("import { createRequire as __threadworkCreateRequire } from 'node:module';"), role);
+    assert.match(source, /export\s*\{[^}]*\bhandler\b[^}]*\}/, `${role}: no handler export`);
+    // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
+    const check = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8' });
+    assert.equal(check.status, 0, `${role}: ${check.stderr}`);
+    const limit = BUNDLE_LIMITS[role] ?? BUNDLE_LIMIT;
+    assert.ok(Buffer.byteLength(source) <= limit, `${role}: index.mjs is ${Buffer.byteLength(source)} bytes, over ${limit}`);
+    assert.equal(packages.has(TEAMS_SDK), role === 'teamsWebhook', `${role}: the Teams SDK`);
+    // The media type database stays out of every bundle but the Teams webhook's (infra/bundled/mime-db-empty.ts).
+    assert.equal(packages.has('mime-db'), role === 'teamsWebhook', `${role}: mime-db`);
+    sizes[role] = Buffer.byteLength(source);
+    // The AWS SDK comes from the Lambda runtime: none of it is bundled, and the clients are imported by name.
+    assert.deepEqual(
+      [...packages].filter((name) => /^@(aws-sdk|smithy|aws-crypto)\//.test(name)),
+      [],
+      `${role}: bundled AWS SDK code`,
+    );
+    assert.deepEqual(importedAtRunTime(source, '@smithy/'), [], `${role}: @smithy imported directly`);
+    assert.deepEqual(
+      importedAtRunTime(source, '@aws-sdk/'),
+      [...SDK_CLIENTS[role], ...(UNUSED_RUNTIME_IMPORTS[role] ?? []), 'lib-dynamodb'].map((name) => `@aws-sdk/${name}`).sort(),
+      `${role}: AWS SDK packages imported from the runtime`,
+    );
+    assert.equal(packages.has('chat'), !WITHOUT_CHAT_SDK.includes(role), `${role}: the Chat SDK`);
+    // Socket mode is never used: its client and the WebSocket package stay out, replaced by a module that throws.
+    assert.equal(packages.has('@slack/socket-mode') || packages.has('ws'), false, `${role}: socket mode client bundled`);
+    assert.equal(
+      sources.some((s) => s.endsWith('infra/bundled/socket-mode-unused.ts')),
+      !WITHOUT_CHAT_SDK.includes(role),
+      `${role}: the socket mode stand-in`,
+    );
+    const locales = sources.filter((s) => /zod\/v4\/locales\/(?!en\.js)/.test(s));
+    assert.deepEqual(locales, [], `${role}: zod's other locales`);
+  });
+  console.log(`bundle sizes (KB): ${JSON.stringify(Object.fromEntries(Object.entries(sizes).map(([r, b]) => [r, Math.round(b / 1024)])))}`);
+});
+
+test('bundling for real with bundleAwsSdk: each function carries the pinned AWS SDK clients it uses and imports none from the runtime', () => {
+  withBundles({ bundleAwsSdk: 'true' }, (role, { source, packages }) => {
+    const clients = [...packages].filter((name) => name.startsWith('@aws-sdk/client-')).map((name) => name.slice('@aws-sdk/'.length));
+    assert.deepEqual(clients.sort(), SDK_CLIENTS[role], `${role}: AWS SDK clients`);
+    assert.ok(packages.has('@smithy/core'), role);
+    // (The SDK's own optional requires, such as @aws-sdk/signature-v4-crt, stay as they are when bundled.)
+    assert.deepEqual(importedAtRunTime(source, '@aws-sdk/client-'), [], `${role}: clients imported from the runtime`);
+    assert.deepEqual(importedAtRunTime(source, '@aws-sdk/lib-'), [], `${role}: lib-dynamodb imported from the runtime`);
+    assert.equal(packages.has('@slack/socket-mode') || packages.has('ws'), false, `${role}: socket mode client bundled`);
+  });
 });
 
 test('least privilege: each function holds exactly the DynamoDB, SQS send and secret actions its code calls', () => {
   const chatState = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
   const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
     webhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
+    teamsWebhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
     dispatch: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
     runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
     agentStep: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },

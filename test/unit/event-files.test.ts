@@ -376,3 +376,41 @@ test('firings and bus events follow the target rule of event files, with the sam
   assert.match(formatIssues(badThread.error), /^threadId: "threadId" "not a thread" is not a thread id/);
   assert.ok(!busDetailSchema.safeParse({ text: 'green', threadId: THREAD, extra: 1 }).success, 'the bus detail is strict');
 });
+
+test("a channel's event file acts only in its channel; a file without a target starts a thread there", () => {
+  const own = parseEventFile('events/slack/C123ABC/r.json', JSON.stringify({ type: 'immediate', text: 'hi' }));
+  assert.ok(own.ok);
+  assert.deepEqual(eventTarget(own.event), { kind: 'channel', adapterId: 'slack', channelId: 'C123ABC' });
+  const thread = parseEventFile('events/slack/C123ABC/r.json', JSON.stringify({ type: 'immediate', threadId: THREAD, text: 'hi' }));
+  assert.ok(thread.ok);
+  const elsewhere = parseEventFile(
+    'events/slack/C123ABC/r.json',
+    JSON.stringify({ type: 'immediate', threadId: 'slack:C999:1.2', text: 'hi' }),
+  );
+  assert.equal(elsewhere.ok, false);
+  assert.match(elsewhere.ok ? '' : elsewhere.error, /outside this file's channel.*slack:C123ABC/);
+  const other = parseEventFile(
+    'events/slack/C123ABC/r.json',
+    JSON.stringify({ type: 'immediate', adapterId: 'slack', channelId: 'C999', text: 'hi' }),
+  );
+  assert.equal(other.ok, false);
+  const misplaced = parseEventFile('events/slack/r.json', JSON.stringify({ type: 'immediate', threadId: THREAD, text: 'hi' }));
+  assert.match(misplaced.ok ? '' : misplaced.error, /belong in a channel's folder/);
+  // Operators' files, in any other folder, reach anywhere.
+  assert.ok(parseEventFile('events/ops/r.json', JSON.stringify({ type: 'immediate', threadId: 'slack:C999:1.2', text: 'hi' })).ok);
+});
+
+test('periodic events faster than the minimum interval are refused', () => {
+  const at = (schedule: string, minIntervalMinutes?: number) =>
+    parseEventFile(KEY, JSON.stringify({ type: 'periodic', threadId: THREAD, text: 'x', schedule }), { minIntervalMinutes });
+  assert.match(
+    (at('* * * * *') as { error: string }).error,
+    /fires every 1 minute at its fastest; the minimum interval between firings is 5 minutes/,
+  );
+  assert.equal(at('*/5 * * * *').ok, true);
+  assert.equal(at('0,3 9 * * *').ok, false);
+  assert.equal(at('0,55 9 * * *').ok, true, '9:55 and the next 9:00 are far apart');
+  assert.equal(at('55 9,10 * * *').ok, true);
+  assert.equal(at('0,58 9,10 * * *').ok, false, '9:58 to 10:00');
+  assert.equal(at('* * * * *', 1).ok, true);
+});

@@ -5,15 +5,16 @@ import assert from 'node:assert/strict';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startSqsAndS3, type Emulator } from '../../infra/local/emulators.ts';
 import { LOCAL_CREDENTIALS as credentials } from '../support/dynamo.ts';
-import { startSecretsManager, type SecretsStandIn } from '../support/secrets-manager.ts';
+import { startLocalSecretsManager, type LocalSecretsManager } from '../../infra/local/secrets-manager.ts';
 
 let sqsS3: Emulator;
-let secrets: SecretsStandIn;
+let secrets: LocalSecretsManager;
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-AbCdEf';
 let sqs: SQSClient;
 let queueUrl: string;
 
 before(async () => {
-  [sqsS3, secrets] = await Promise.all([startSqsAndS3(), startSecretsManager()]);
+  [sqsS3, secrets] = await Promise.all([startSqsAndS3(), startLocalSecretsManager([{ arn: SECRET_ARN, name: 'slack', value: undefined }])]);
   sqs = new SQSClient({ endpoint: sqsS3.endpoint, region: 'us-east-1', credentials, useQueueUrlAsEndpoint: false });
   queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'inbox.fifo', Attributes: { FifoQueue: 'true' } }))).QueueUrl!;
   // What a Lambda container has: the handlers' clients read these when first used.
@@ -69,19 +70,19 @@ test('chatFromEnv: the same chat while the secret holds, a new one (set up again
   const { chatFromEnv } = await import('../../shared/handler-context/chat.ts');
   const { handlerLogger } = await import('../../shared/handler-context/logger.ts');
   const { readEnv, webhookEnv } = await import('../../shared/env.ts');
-  secrets.value = JSON.stringify({ signingSecret: 'signing-1', botToken: 'xoxb-1' });
+  secrets.secret(SECRET_ARN)!.value = JSON.stringify({ signingSecret: 'signing-1', botToken: 'xoxb-1' });
   const env = readEnv(webhookEnv, {
     TABLE_NAME: 'table',
     STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:run',
     INBOX_QUEUE_URL: queueUrl,
-    SLACK_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack',
+    SLACK_SECRET_ARN: SECRET_ARN,
     SLACK_SECRET_MAX_AGE_SECONDS: '0',
   });
   const setUp: unknown[] = [];
   const loadChat = chatFromEnv(handlerLogger('test'), env, (chat) => setUp.push(chat));
   const first = await loadChat();
   assert.equal(await loadChat(), first);
-  secrets.value = JSON.stringify({ signingSecret: 'signing-2', botToken: 'xoxb-2' });
+  secrets.secret(SECRET_ARN)!.value = JSON.stringify({ signingSecret: 'signing-2', botToken: 'xoxb-2' });
   const second = await loadChat();
   assert.notEqual(second, first);
   assert.deepEqual(setUp, [first, second]);

@@ -43,7 +43,7 @@ const bedrock = (modelId: string): AwsHttpRequest => ({
 before(() => {
   const stack = synthesizeLocalStack();
   template = stack.template;
-  logicalIds = stack.logicalIds;
+  logicalIds = stack.logicalIds as Record<FunctionRole, string>;
   iam = createLocalIam(template);
   const table = onlyOf('AWS::DynamoDB::Table');
   const machine = onlyOf('AWS::StepFunctions::StateMachine');

@@ -3,16 +3,19 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { slackCredentials } from '../../shared/slack-credentials.ts';
+import { startLocalSecretsManager, type LocalSecret, type LocalSecretsManager } from '../../infra/local/secrets-manager.ts';
 import { LOCAL_CREDENTIALS } from '../support/dynamo.ts';
-import { startSecretsManager, type SecretsStandIn } from '../support/secrets-manager.ts';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-AbCdEf';
-const secret = (botToken: string) => JSON.stringify({ signingSecret: 'signing-1', botToken });
+const REREAD_MS = 10_000;
+const secret = (botToken: string, signingSecret = 'signing-1') => JSON.stringify({ signingSecret, botToken });
 
-let secrets: SecretsStandIn;
+let secrets: LocalSecretsManager;
+let slack: LocalSecret;
 let client: SecretsManagerClient;
 before(async () => {
-  secrets = await startSecretsManager();
+  secrets = await startLocalSecretsManager([{ arn: ARN, name: 'slack', value: undefined }]);
+  slack = secrets.secret(ARN)!;
   client = new SecretsManagerClient({ endpoint: secrets.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
 });
 after(async () => {
@@ -21,29 +24,57 @@ after(async () => {
 });
 
 test('slack credentials: a read is reused for maxAge, then a rotated secret is picked up', async () => {
-  secrets.value = secret('xoxb-1');
+  slack.value = secret('xoxb-1');
   const reads = secrets.reads;
-  const current = slackCredentials({ secretArn: ARN, maxAgeSeconds: 1 }, () => client);
-  assert.deepEqual(await current(), { signingSecret: 'signing-1', botToken: 'xoxb-1' });
-  secrets.value = secret('xoxb-2');
-  assert.equal((await current()).botToken, 'xoxb-1', 'within maxAge: the cached read');
+  const credentials = slackCredentials({ secretArn: ARN, maxAgeSeconds: 1, rereadSeconds: 10 }, () => client);
+  assert.deepEqual(await credentials.current(), { signingSecret: 'signing-1', botToken: 'xoxb-1' });
+  slack.value = secret('xoxb-2');
+  assert.equal((await credentials.current()).botToken, 'xoxb-1', 'within maxAge: the cached read');
   assert.equal(secrets.reads, reads + 1);
   await sleep(1100);
-  assert.equal((await current()).botToken, 'xoxb-2', 'after maxAge: the rotated secret');
+  assert.equal((await credentials.current()).botToken, 'xoxb-2', 'after maxAge: the rotated secret');
+});
+
+test('slack credentials: a re-read (after a failed signature) reads now, at most once per interval', async () => {
+  slack.value = secret('xoxb-1', 'random-at-deploy');
+  let clock = 1_000_000;
+  const credentials = slackCredentials(
+    { secretArn: ARN, maxAgeSeconds: 60, rereadSeconds: 10 },
+    () => client,
+    () => clock,
+  );
+  assert.equal((await credentials.current()).signingSecret, 'random-at-deploy');
+  slack.value = secret('xoxb-1', 'the-apps-signing-secret');
+  assert.equal((await credentials.current()).signingSecret, 'random-at-deploy', 'the cached read, within maxAge');
+  const reads = secrets.reads;
+  assert.equal(await credentials.reread(), true, 'the secret changed');
+  assert.equal(secrets.reads, reads + 1);
+  assert.equal((await credentials.current()).signingSecret, 'the-apps-signing-secret', 'the re-read replaces the cached read');
+  clock += REREAD_MS - 1;
+  slack.value = secret('xoxb-1', 'rotated-again');
+  assert.equal(await credentials.reread(), false, 'within the interval: no read');
+  assert.equal(secrets.reads, reads + 1);
+  clock += 1;
+  assert.equal(await credentials.reread(), true, 'after the interval: read again');
+  clock += REREAD_MS;
+  assert.equal(await credentials.reread(), false, 'read, but unchanged');
+  assert.equal(secrets.reads, reads + 3);
 });
 
 test('slack credentials: a failed read is not kept, and a malformed secret says what it must be', async () => {
-  secrets.value = undefined;
-  const current = slackCredentials({ secretArn: ARN, maxAgeSeconds: 60 }, () => client);
-  await assert.rejects(current(), (error: Error) => (error.cause as Error).name === 'ResourceNotFoundException');
-  secrets.value = '{"botToken": "xoxb-3"}';
-  await assert.rejects(current(), /must be JSON \{"signingSecret": "...", "botToken": "xoxb-..."\}/);
-  secrets.value = secret('xoxb-3');
-  const rotated = slackCredentials({ secretArn: ARN, maxAgeSeconds: 60 }, () => client);
-  assert.equal((await rotated()).botToken, 'xoxb-3');
+  slack.value = undefined;
+  const credentials = slackCredentials({ secretArn: ARN, maxAgeSeconds: 60, rereadSeconds: 10 }, () => client);
+  await assert.rejects(credentials.current(), (error: Error) => (error.cause as Error).name === 'ResourceNotFoundException');
+  slack.value = '{"botToken": "xoxb-3"}';
+  await assert.rejects(credentials.current(), /must be JSON \{"signingSecret": "...", "botToken": "xoxb-..."\}/);
+  slack.value = secret('xoxb-3');
+  const rotated = slackCredentials({ secretArn: ARN, maxAgeSeconds: 60, rereadSeconds: 10 }, () => client);
+  assert.equal((await rotated.current()).botToken, 'xoxb-3');
 });
 
-test('slack credentials: the local cloud passes them as they are', async () => {
+test('slack credentials: given ones are used as they are, and never re-read', async () => {
   const given = { signingSecret: 's', botToken: 'xoxb-local' };
-  assert.equal(await slackCredentials({ credentials: given }, () => client)(), given);
+  const credentials = slackCredentials({ credentials: given }, () => client);
+  assert.equal(await credentials.current(), given);
+  assert.equal(await credentials.reread(), false);
 });

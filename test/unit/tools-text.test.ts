@@ -90,3 +90,19 @@ test('a tool use left without a result gets an error result before the next requ
   ]);
   assert.equal(trailing.at(-1)?.content?.[0]?.toolResult?.toolUseId, 'z');
 });
+
+test('a read returns at most 2000 lines and 30,000 characters, whatever limit is asked for', async () => {
+  const { MAX_READ_CHARS } = await import('../../shared/tools/text.ts');
+  const many = Array.from({ length: 100_000 }, (_, i) => `${i + 1}`).join('\n');
+  const out = numberedLines(many, 1, 100_000);
+  assert.equal(out.split('\n').length, 2001);
+  assert.match(
+    out.split('\n').at(-1)!,
+    /^… 98000 more lines \(use offset 2001\) \(one read returns at most 2000 lines and 30,000 characters\)$/,
+  );
+  const wide = Array.from({ length: 500 }, () => 'x'.repeat(1000)).join('\n');
+  const cut = numberedLines(wide, 1, 500);
+  assert.ok(cut.length <= MAX_READ_CHARS + 200, `${cut.length} characters`);
+  assert.match(cut, /more lines \(use offset \d+\) \(one read returns at most/);
+  assert.throws(() => numberedLines(many, Number('x')), ToolError);
+});

@@ -9,9 +9,14 @@ import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { conditionalS3 } from '../support/conditional-s3.ts';
 import { startSandboxServer, type SandboxServer } from '../../containers/sandbox/server.ts';
-import { syncIn, syncOut, workspaceLayout, type SyncState } from '../../shared/sandbox/workspace.ts';
+import { syncIn, workspaceLayout, type SyncState } from '../../shared/sandbox/workspace.ts';
+import { syncOut as syncOutWithin, type SyncLimits } from '../../shared/sandbox/sync-out.ts';
 import * as sandbox from '../../shared/sandbox/client.ts';
 import { runSandboxTool } from '../../shared/tools/sandbox-tools.ts';
+
+const LIMITS: SyncLimits = { maxFiles: 5000, maxBytes: 1024 * 1024 * 1024 };
+const syncOut = (deps: Parameters<typeof syncOutWithin>[0], layout: Parameters<typeof syncOutWithin>[1], state: SyncState) =>
+  syncOutWithin(deps, layout, state, LIMITS);
 
 let root: string;
 const servers: SandboxServer[] = [];
@@ -23,9 +28,9 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function sandboxFor(name: string) {
+async function sandboxFor(name: string, maxManifestFiles?: number) {
   const token = randomBytes(8).toString('hex');
-  const server = await startSandboxServer({ token, host: '127.0.0.1', port: 0, workspace: join(root, name) });
+  const server = await startSandboxServer({ token, host: '127.0.0.1', port: 0, workspace: join(root, name), maxManifestFiles });
   servers.push(server);
   return { baseUrl: server.url, token };
 }
@@ -101,6 +106,45 @@ test('sync moves only what changed, and a new file never overwrites one created 
     ['slack/C2/3.3/scratch/b.txt'],
   );
   assert.equal(s3.objects.get('slack/C2/3.3/scratch/b.txt')!.body.toString(), 'theirs');
+});
+
+test('a listing cut at the server limit deletes nothing from S3; over the limits, new files wait with a reason', async () => {
+  const s3 = conditionalS3();
+  const layout = workspaceLayout('slack:C3:4.4');
+  // The channel has shared skills in S3 that sort after the thread's files.
+  for (let i = 0; i < 5; i++) {
+    await s3.client.send(new PutObjectCommand({ Bucket: 'bucket', Key: `slack/C3/skills/s${i}/SKILL.md`, Body: `skill ${i}` }));
+  }
+  const box = await sandboxFor('t4', 20);
+  const deps = { s3: s3.client, bucket: 'bucket', address: box };
+  let state = (await syncIn(deps, layout, {})).state;
+  assert.equal(Object.keys(state).length, 5);
+  // A flood of files that sort before skills/: the server lists 20 and stops.
+  for (let i = 0; i < 30; i++) await sandbox.writeFile(box, `data/slack/C3/4.4/attachments/a${String(i).padStart(2, '0')}`, 'x');
+  const flooded = await syncOutWithin(deps, layout, state, LIMITS);
+  assert.equal(flooded.overLimit?.listingCut, true);
+  for (let i = 0; i < 5; i++) assert.ok(s3.objects.has(`slack/C3/skills/s${i}/SKILL.md`), `skill ${i} kept`);
+  assert.equal([...s3.objects.keys()].filter((k) => k.includes('/attachments/')).length, 0, 'new files wait while over the limit');
+  state = flooded.state;
+  // Under the server's listing limit but over the file limit: the same, by count.
+  const small = await sandboxFor('t5');
+  const smallDeps = { ...deps, address: small };
+  let smallState = (await syncIn(smallDeps, layout, {})).state;
+  await sandbox.writeFile(small, `${layout.scratchPath}/kept.txt`, 'kept');
+  smallState = (await syncOutWithin(smallDeps, layout, smallState, { maxFiles: 6, maxBytes: 1e9 })).state;
+  assert.ok(s3.objects.has('slack/C3/4.4/scratch/kept.txt'));
+  for (let i = 0; i < 3; i++) await sandbox.writeFile(small, `${layout.scratchPath}/more${i}.txt`, 'more');
+  await sandbox.writeFile(small, `${layout.scratchPath}/kept.txt`, 'changed');
+  const over = await syncOutWithin(smallDeps, layout, smallState, { maxFiles: 6, maxBytes: 1e9 });
+  assert.deepEqual(over.overLimit, { files: 9, bytes: over.overLimit!.bytes, listingCut: false, skipped: 3 });
+  assert.equal(s3.objects.get('slack/C3/4.4/scratch/kept.txt')!.body.toString(), 'changed', 'known files still sync');
+  assert.equal(s3.objects.has('slack/C3/4.4/scratch/more0.txt'), false);
+  // Deleting brings it back under the limit, and deletions still reach S3.
+  for (let i = 0; i < 3; i++) await sandbox.deleteFile(small, `${layout.scratchPath}/more${i}.txt`);
+  await sandbox.deleteFile(small, `${layout.scratchPath}/kept.txt`);
+  const back = await syncOutWithin(smallDeps, layout, over.state, { maxFiles: 6, maxBytes: 1e9 });
+  assert.equal(back.overLimit, undefined);
+  assert.equal(s3.objects.has('slack/C3/4.4/scratch/kept.txt'), false);
 });
 
 test('a stopped run cannot overwrite the context of the run that holds the thread now', async () => {

@@ -27,7 +27,8 @@ const AMBIENT_CREDENTIAL_VARIABLES = [
 
 export interface FunctionEnvironmentInputs {
   template: Template;
-  logicalIds: Record<FunctionRole, string>;
+  /** The functions the template has (the Teams webhook only where the stack serves Teams). */
+  logicalIds: Partial<Record<FunctionRole, string>>;
   /** Endpoints, region and settings every function gets; they also override the template's values of the same name. */
   common: Record<string, string>;
   /** Local values for variables that name things only AWS has (queue URLs, cluster ARNs, ports). */
@@ -36,20 +37,18 @@ export interface FunctionEnvironmentInputs {
   credentials: (role: FunctionRole) => { accessKeyId: string; secretAccessKey: string } | undefined;
   /** Local ports standing in for the template's (the sandbox server's). */
   localPorts?: Record<number, number>;
-  /** Variables that carry secrets in AWS (Secrets Manager ARNs) and are replaced locally by plain ones. */
-  secretVariables: Record<string, Record<string, string>>;
 }
 
 function pick(names: string[]): Record<string, string> {
   return Object.fromEntries(names.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
 }
 
-export function functionVersions(inputs: FunctionEnvironmentInputs): Record<FunctionRole, LocalFunctionVersion> {
+export function functionVersions(inputs: FunctionEnvironmentInputs): Partial<Record<FunctionRole, LocalFunctionVersion>> {
   const { template, logicalIds } = inputs;
-  const entries = Object.entries(FUNCTION_ENTRIES) as [FunctionRole, string][];
+  const entries = (Object.entries(FUNCTION_ENTRIES) as [FunctionRole, string][]).filter(([role]) => inputs.logicalIds[role]);
   return Object.fromEntries(
     entries.map(([role, entry]) => {
-      const logicalId = logicalIds[role];
+      const logicalId = logicalIds[role]!;
       const functionId = localPhysicalName(template, logicalId);
       const resource = template.Resources[logicalId];
       const variables = (resolveCloudFormation(template, resource?.Properties?.Environment?.Variables ?? {}) ?? {}) as Record<
@@ -58,9 +57,7 @@ export function functionVersions(inputs: FunctionEnvironmentInputs): Record<Func
       >;
       const own: Record<string, string> = {};
       for (const [name, value] of Object.entries(variables)) {
-        const replacement = inputs.secretVariables[name];
-        if (replacement) Object.assign(own, replacement);
-        else own[name] = inputs.localValues[name] ?? inputs.common[name] ?? String(value);
+        own[name] = inputs.localValues[name] ?? inputs.common[name] ?? String(value);
       }
       const credentials = inputs.credentials(role);
       const env: Record<string, string> = {
@@ -79,5 +76,5 @@ export function functionVersions(inputs: FunctionEnvironmentInputs): Record<Func
       };
       return [role, version];
     }),
-  ) as Record<FunctionRole, LocalFunctionVersion>;
+  ) as Partial<Record<FunctionRole, LocalFunctionVersion>>;
 }

@@ -1,6 +1,10 @@
 // The Bot Connector API subset the Teams adapter calls on a conversation's serviceUrl: send, reply,
 // update and delete activities (targeted ones too), and look up members. Every call needs a token
 // the stand-in's token endpoint issued. Updates can be rate-limited to exercise the bot's backoff.
+// Native streaming as Teams does it in personal chats: a typing activity with a `streaminfo` entity
+// starts a message (its id is the stream's), later ones with that streamId and a higher sequence
+// replace its text, and a message activity with streamType "final" ends it; Teams refuses updates
+// to a stream more than two minutes old, to an ended stream, and streaming outside personal chats.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nextActivityId, type StoredActivity, type TeamsState } from './state.ts';
 
@@ -47,6 +51,10 @@ export function createConnector(state: TeamsState) {
       return json(res, 200, member ? shape(member) : [...state.users.values()].map(shape));
     }
     if (collection !== 'activities') return json(res, 404, { error: { code: 'NotFound' } });
+    const info = (input.entities as { type?: string; streamId?: string; streamType?: string; streamSequence?: number }[] | undefined)?.find(
+      (e) => e.type === 'streaminfo',
+    );
+    if (req.method === 'POST' && info) return stream(res, conversationId, input, info);
     if (req.method === 'POST') {
       const activity: StoredActivity = {
         id: nextActivityId(),
@@ -85,6 +93,53 @@ export function createConnector(state: TeamsState) {
       return json(res, 200, {});
     }
     return json(res, 405, { error: { code: 'MethodNotAllowed' } });
+  }
+
+  /** Teams' limit on one streamed message. */
+  const STREAM_MAX_MS = 2 * 60 * 1000;
+
+  function stream(
+    res: ServerResponse,
+    conversationId: string,
+    input: Record<string, unknown>,
+    info: { streamId?: string; streamType?: string; streamSequence?: number },
+  ): void {
+    const refuse = (message: string) => json(res, 403, { error: { code: 'ContentStreamNotAllowed', message } });
+    // A conversation the stand-in did not start (a recorded activity) is personal when its id says so.
+    const type = state.conversationTypes.get(conversationId) ?? (conversationId.startsWith('19:') ? 'channel' : 'personal');
+    if (type !== 'personal') return refuse('streaming is only supported in personal chats');
+    const text = typeof input.text === 'string' ? input.text : '';
+    if (!info.streamId) {
+      if (info.streamType === 'final') return refuse('a final stream message needs the streamId');
+      const activity = state.add({
+        id: nextActivityId(),
+        type: 'message',
+        conversationId,
+        from: (input.from as StoredActivity['from']) ?? { id: 'bot' },
+        text,
+        edits: 0,
+        deleted: false,
+        timestamp: new Date().toISOString(),
+        stream: { startedAt: Date.now(), sequence: info.streamSequence ?? 1, updates: 1, final: false },
+      });
+      return json(res, 201, { id: activity.id });
+    }
+    const streamed = state.find(conversationId, info.streamId);
+    if (!streamed?.stream) return json(res, 404, { error: { code: 'ActivityNotFound' } });
+    if (streamed.stream.final) return refuse('the stream has ended');
+    if (Date.now() - streamed.stream.startedAt > STREAM_MAX_MS) return refuse('the stream is older than two minutes');
+    if (info.streamType === 'final') {
+      streamed.stream.final = true;
+      streamed.text = text;
+      streamed.attachments = input.attachments as unknown[] | undefined;
+      return json(res, 201, { id: streamed.id });
+    }
+    if ((info.streamSequence ?? 0) <= streamed.stream.sequence)
+      return json(res, 400, { error: { code: 'BadArgument', message: 'streamSequence must increase' } });
+    streamed.stream.sequence = info.streamSequence!;
+    streamed.stream.updates++;
+    streamed.text = text;
+    return json(res, 201, { id: streamed.id });
   }
 
   return { handle, rateLimits, throttled, updates };

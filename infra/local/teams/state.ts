@@ -26,6 +26,8 @@ export interface StoredActivity {
   edits: number;
   deleted: boolean;
   timestamp: string;
+  /** A reply streamed natively (personal chats): its updates, and whether the final message closed it. */
+  stream?: { startedAt: number; sequence: number; updates: number; final: boolean };
 }
 
 export const DEFAULT_TEAMS_USER: TeamsUser = {

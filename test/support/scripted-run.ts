@@ -1,0 +1,37 @@
+// One run through the local cloud with a scripted model: post a mention, wait for the run's
+// execution to end, and collect what the model was sent back (tool results by tool-use id).
+import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
+import { eventually } from './eventually.ts';
+import type { TestStack } from './local-stack.ts';
+
+export async function runScripted(
+  stack: TestStack,
+  options: { text: string; turns: ScriptedTurn[]; channel?: string; timeoutMs?: number },
+) {
+  stack.bedrock.script(...options.turns);
+  const firstRequest = stack.bedrock.requests.length;
+  const posted = await stack.slack.postUserMessage({
+    ...(options.channel ? { channel: options.channel } : {}),
+    text: `<@U0LOCALBOT> ${options.text}`,
+  });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const execution = await eventually(
+    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
+    10_000,
+    'run started',
+  );
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, options.timeoutMs ?? 60_000);
+  const requests = stack.bedrock.requests.slice(firstRequest);
+  const results = requests.flatMap((r) =>
+    (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))),
+  );
+  const byId = new Map(results.map((r) => [r.toolUseId!, { status: r.status, text: (r.content ?? []).map((c) => c.text ?? '').join('') }]));
+  return { posted, threadId, ended, requests, results: byId };
+}
+
+let toolTurns = 0;
+/** A model turn that makes one tool call, with an id unique in the test process. */
+export const toolTurn = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
+  toolUses: [{ toolUseId: `tu-${name}-${++toolTurns}`, name, input }],
+});
+export const toolUseIdOf = (turn: ScriptedTurn): string => turn.toolUses![0]!.toolUseId!;
