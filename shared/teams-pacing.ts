@@ -36,7 +36,8 @@ export function paceTeamsReplies<A extends Adapter>(adapter: A, options: PacingO
         return edited;
       } catch (error) {
         if (!isRateLimited(error) || attempt >= MAX_EDIT_ATTEMPTS) throw error;
-        const backoff = error.retryAfter ? error.retryAfter * 1000 : minInterval * 2 ** attempt;
+        // Retry-After when Teams gives one, never sooner than the usual interval; else a doubling backoff.
+        const backoff = error.retryAfter ? Math.max(error.retryAfter * 1000, minInterval) : minInterval * 2 ** attempt;
         lastEdit.set(messageId, now() + backoff - minInterval);
       }
     }

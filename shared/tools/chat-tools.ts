@@ -19,6 +19,16 @@ export interface ChatToolDeps {
   maxScan?: number;
 }
 
+/** The images Teams shows inline in a bot's message, by file extension. */
+const TEAMS_INLINE_IMAGES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+};
+/** An inline image travels base64-encoded inside the activity, whose size the Bot Connector limits. */
+export const TEAMS_MAX_IMAGE_BYTES = 1024 * 1024;
+
 async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> {
   if (typeof call.input.path !== 'string') throw new ToolError('path must be a string');
   const path = resolveToolPath(deps.layout, call.input.path);
@@ -38,7 +48,19 @@ async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> 
   if (body.length > limit) throw new ToolError(`${WORKSPACE_ROOT}/${path} is ${body.length} bytes, over the ${limit}-byte upload limit`);
   const comment = typeof call.input.comment === 'string' ? call.input.comment : '';
   const filename = posix.basename(path);
-  const sent = await deps.thread.post({ markdown: comment, files: [{ data: body, filename }] });
+  const mimeType = TEAMS_INLINE_IMAGES[posix.extname(filename).toLowerCase()];
+  if (deps.thread.adapter.name === 'teams') {
+    // A bot can show an image inline in Teams; any other file needs SharePoint or OneDrive, which this deployment does not use.
+    if (!mimeType) {
+      throw new ToolError(
+        `${filename} cannot be delivered to Teams: a bot can post only PNG, JPEG or GIF images into a Teams conversation (inline). Put the content in your reply instead (text, a table or a code block), or make an image of it.`,
+      );
+    }
+    if (body.length > TEAMS_MAX_IMAGE_BYTES) {
+      throw new ToolError(`${filename} is ${body.length} bytes; an image posted into Teams may be at most ${TEAMS_MAX_IMAGE_BYTES} bytes`);
+    }
+  }
+  const sent = await deps.thread.post({ markdown: comment, files: [{ data: body, filename, mimeType }] });
   return { status: 'success', text: `uploaded ${filename} (${body.length} bytes) to the thread as message ${sent.id}` };
 }
 

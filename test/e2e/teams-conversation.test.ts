@@ -54,13 +54,19 @@ const targetedTexts = (conversationId: string) =>
     .filter((m) => m.targeted)
     .map((m) => m.text ?? '');
 
-test('a channel mention runs a tool in the sandbox and answers in the thread; a follow-up is a prompt of the same thread', async () => {
+test('a channel mention runs a tool in the sandbox (typing shown meanwhile) and answers in the thread; a follow-up is a prompt of the same thread', async () => {
   stack.bedrock.script({ toolUses: [use('bash', { command: 'echo tool-ran-$((6*7))' })] }, { text: 'The tool said 42.' });
   const sent = await stack.teams.sendUserMessage({ text: 'run a tool please' });
   assert.equal(sent.delivery.status, 200);
   await eventually(() => botTexts(sent.conversationId).includes('The tool said 42.'), 90_000, 'answer');
   const toolResult = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
   assert.match(toolResult, /tool-ran-42/);
+  // A typing indicator while the tool ran, before the answer.
+  const activities = stack.teams.state.activities.get(sent.conversationId) ?? [];
+  const typing = activities.filter((a) => a.type === 'typing' && !a.stream && !stack.teams.state.users.has(a.from.id));
+  const answer = stack.teams.botMessages(sent.conversationId).find((m) => m.text === 'The tool said 42.')!;
+  assert.ok(typing.length >= 1, 'typing indicator sent');
+  assert.ok(typing[0]!.timestamp <= answer.timestamp, 'typing before the answer');
   await idle(sent.conversationId);
 
   // A message in the thread without a mention: the bot subscribed, so it is a prompt.
@@ -214,9 +220,12 @@ test('a reply streams into a group chat by post-and-edit, edits at least 1.5 s a
     for (let i = 1; i < updates.length; i++) {
       assert.ok(updates[i]!.at - updates[i - 1]!.at >= 1450, `edits ${i - 1} and ${i} ${updates[i]!.at - updates[i - 1]!.at} ms apart`);
     }
-    // After a 429 the next attempt waited for Retry-After (the window), not the usual 1.5 s.
-    const refused = updates.findIndex((u) => u.status === 429);
-    if (refused >= 0 && updates[refused + 1]) assert.ok(updates[refused + 1]!.at - updates[refused]!.at >= 1900);
+    // After a 429 the next attempt waited for the Retry-After Teams gave (and at least the usual 1.5 s).
+    updates.forEach((u, i) => {
+      const next = updates[i + 1];
+      if (u.status === 429 && next)
+        assert.ok(next.at - u.at >= Math.max(u.retryAfterSeconds! * 1000, 1450) - 50, `retry ${i + 1} too soon`);
+    });
     assert.equal(reply.edits, updates.filter((u) => u.status === 200).length);
   } finally {
     delete stack.teams.rateLimits.update;
@@ -237,6 +246,47 @@ test('a reply in a personal chat streams natively: typing updates with the text 
   assert.equal(reply.edits, 0, 'no post-and-edit');
   assert.equal(stack.teams.updates.filter((u) => u.activityId === reply.id).length, 0);
   assert.equal(botTexts(sent.conversationId).filter((t) => t.includes('part0')).length, 1, 'one message');
+});
+
+test('upload posts an image inline into Teams; a file Teams cannot take is a tool result that says so', async () => {
+  const [png, pdf] = [use('upload', { path: 'chart.png', comment: 'The chart.' }), use('upload', { path: 'report.pdf' })];
+  stack.bedrock.script(
+    { toolUses: [use('bash', { command: "printf '\\211PNG\\r\\n\\032\\n-chart' > chart.png && printf '%%PDF-1.4' > report.pdf" })] },
+    { toolUses: [png] },
+    { toolUses: [pdf] },
+    { text: 'Sent what Teams takes.' },
+  );
+  const sent = await stack.teams.sendUserMessage({ text: 'send me the chart and the report' });
+  await eventually(() => botTexts(sent.conversationId).includes('Sent what Teams takes.'), 90_000, 'answer');
+  const posted = stack.teams.botMessages(sent.conversationId).find((m) => m.text === 'The chart.')!;
+  const [image] = posted.attachments as { contentType: string; contentUrl: string; name: string }[];
+  assert.equal(image!.contentType, 'image/png');
+  assert.equal(image!.name, 'chart.png');
+  assert.equal(
+    Buffer.from(image!.contentUrl.replace(/^data:image\/png;base64,/, ''), 'base64').toString('latin1'),
+    '\x89PNG\r\n\x1a\n-chart',
+  );
+  const messages = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
+  assert.match(messages, /uploaded chart\.png/);
+  assert.match(messages, /report\.pdf cannot be delivered to Teams: a bot can post only PNG, JPEG or GIF images/);
+});
+
+test("a file attached in Teams is downloaded with the bot's token into the thread's attachments/", async () => {
+  const cat = use('bash', { command: 'cat ../attachments/*_notes.txt' });
+  stack.bedrock.script({ toolUses: [cat] }, { text: 'Read the notes.' });
+  const downloadsBefore = stack.teams.state.fileDownloads.length;
+  const files = [{ name: 'notes.txt', contentType: 'text/plain', data: Buffer.from('attached-in-teams 42\n') }];
+  const sent = await stack.teams.sendUserMessage({ text: 'read my notes', files });
+  await eventually(() => botTexts(sent.conversationId).includes('Read the notes.'), 90_000, 'answer');
+  // The prompt named the saved file; the tool read it in the sandbox.
+  const firstRequest = JSON.stringify(stack.bedrock.requests.at(-2)!.body.messages);
+  assert.match(firstRequest, /notes\.txt: \/workspace\/data\/teams\/.+\/attachments\/\d+_notes\.txt \(text\/plain, 21 bytes\)/);
+  assert.match(JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages), /attached-in-teams 42/);
+  // Teams serves the file only to the bot's token, and the bot sent it.
+  assert.deepEqual(
+    stack.teams.state.fileDownloads.slice(downloadsBefore).map((d) => d.authorized),
+    [true],
+  );
 });
 
 test('search_channel in Teams without Graph permissions is a tool error that says which permissions are missing', async () => {

@@ -20,6 +20,8 @@ export interface UserMessageInput {
   /** Whether the text mentions the bot (default: in a new channel thread or group chat, yes). */
   mention?: boolean;
   user?: TeamsUser;
+  /** Files the user attaches: Teams keeps them behind the Connector, for the bot's token only. */
+  files?: { name: string; contentType: string; data: Buffer }[];
   /** Extra activity fields (attachments, value for card actions). */
   extra?: Record<string, unknown>;
 }
@@ -56,6 +58,11 @@ export function createActivitySource(state: TeamsState, key: SigningKey, bot: Bo
     const conversation = conversationFor(input, id);
     const mention = input.mention ?? (!input.conversationId && conversation.type !== 'personal');
     const at = `<at>${bot.name}</at>`;
+    const attachments = (input.files ?? []).map((file) => {
+      const fileId = randomId();
+      state.files.set(fileId, file);
+      return { contentType: file.contentType, contentUrl: `${serviceUrl()}v3/attachments/${fileId}/views/original`, name: file.name };
+    });
     return {
       type: 'message',
       id,
@@ -73,6 +80,7 @@ export function createActivitySource(state: TeamsState, key: SigningKey, bot: Bo
       text: mention ? `${at} ${input.text}` : input.text,
       textFormat: 'plain',
       entities: mention ? [{ type: 'mention', mentioned: { id: botAccountId, name: bot.name }, text: at }] : [],
+      ...(attachments.length ? { attachments } : {}),
       channelData:
         conversation.type === 'channel'
           ? {
@@ -117,6 +125,7 @@ export function createActivitySource(state: TeamsState, key: SigningKey, bot: Bo
         from: activity.from as StoredFrom,
         text: String(activity.text),
         entities: activity.entities as unknown[],
+        attachments: activity.attachments as unknown[] | undefined,
         edits: 0,
         deleted: false,
         timestamp: String(activity.timestamp),

@@ -21,7 +21,7 @@ export function createConnector(state: TeamsState) {
   const updateTimes: number[] = [];
   const throttled: { at: number }[] = [];
   /** Every update the bot attempted, answered or refused with 429, in order. */
-  const updates: { conversationId: string; activityId: string; at: number; status: number }[] = [];
+  const updates: { conversationId: string; activityId: string; at: number; status: number; retryAfterSeconds?: number }[] = [];
 
   function limited(kind: 'update'): number | undefined {
     const limit = rateLimits[kind];
@@ -78,7 +78,13 @@ export function createConnector(state: TeamsState) {
     if (!existing) return json(res, 404, { error: { code: 'ActivityNotFound' } });
     if (req.method === 'PUT') {
       const retryAfter = limited('update');
-      updates.push({ conversationId, activityId: existing.id, at: Date.now(), status: retryAfter === undefined ? 200 : 429 });
+      updates.push({
+        conversationId,
+        activityId: existing.id,
+        at: Date.now(),
+        status: retryAfter === undefined ? 200 : 429,
+        ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
+      });
       if (retryAfter !== undefined) {
         throttled.push({ at: Date.now() });
         return json(res, 429, { error: { code: 'TooManyRequests' } }, { 'retry-after': String(retryAfter) });

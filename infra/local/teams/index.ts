@@ -68,11 +68,24 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
     sendJson(res, 200, { token_type: 'Bearer', expires_in: lifetime, access_token: accessToken });
   }
 
+  /** A user's attached file, as the Connector serves it: only with a bot token the stand-in issued. */
+  function file(req: IncomingMessage, res: ServerResponse, id: string): void {
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const authorized = Boolean(token && state.issuedTokens.has(token));
+    state.fileDownloads.push({ id, authorized });
+    if (!authorized) return sendJson(res, 401, { error: { code: 'Unauthorized', message: 'no valid bot token' } });
+    const stored = state.files.get(id);
+    if (!stored) return sendJson(res, 404, { error: { code: 'NotFound' } });
+    res.writeHead(200, { 'content-type': stored.contentType, 'content-length': stored.data.length }).end(stored.data);
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', baseUrl);
     const path = url.pathname;
     const body = await readRequestBytes(req);
     if (path.startsWith('/v3/conversations/')) return connector.handle(req, res, path, url.searchParams, body);
+    const attachment = /^\/v3\/attachments\/([^/]+)\/views\/original$/.exec(path);
+    if (req.method === 'GET' && attachment) return file(req, res, attachment[1]!);
     if (req.method === 'GET' && path === '/.well-known/openidconfiguration') {
       return sendJson(res, 200, { issuer: baseUrl, jwks_uri: `${baseUrl}/keys`, id_token_signing_alg_values_supported: ['RS256'] });
     }

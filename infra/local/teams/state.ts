@@ -50,6 +50,10 @@ export function createTeamsState() {
     conversationTypes,
     users: new Map<string, TeamsUser>([[DEFAULT_TEAMS_USER.id, DEFAULT_TEAMS_USER]]),
     issuedTokens: new Set<string>(),
+    /** Files users attached, served at {serviceUrl}v3/attachments/{id}/views/original to the bot's token only. */
+    files: new Map<string, { name: string; contentType: string; data: Buffer }>(),
+    /** Attachment downloads asked for, and whether they carried a token the stand-in issued. */
+    fileDownloads: [] as { id: string; authorized: boolean }[],
     /** Token requests the endpoint answered (the bot should reuse one token, not ask per call). */
     tokenRequests: [] as { clientId: string; scope: string }[],
     add(activity: StoredActivity) {
