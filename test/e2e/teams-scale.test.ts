@@ -4,9 +4,9 @@
 // in its own thread.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { putData } from '../support/data-bucket.ts';
 
 let stack: TestStack;
 before(async () => {
@@ -49,13 +49,7 @@ function assertInOrder(label: string, threadId: string, expected: string[], repl
 
 test(`${THREADS} Teams threads and ${THREADS} Slack threads at once, ${PROMPTS} prompts each: every thread in order, runs never overlapping`, async () => {
   // Plain conversations: no sandbox for each of the threads.
-  await stack.cloud.clients.s3.send(
-    new PutObjectCommand({
-      Bucket: stack.cloud.names.bucket,
-      Key: 'settings.json',
-      Body: JSON.stringify({ sandbox: { startEarly: false } }),
-    }),
-  );
+  await putData(stack, 'settings.json', { sandbox: { startEarly: false } });
   stack.bedrock.setDefault((req) => {
     const last = JSON.stringify(req.body.messages?.at(-1) ?? '');
     return { text: `re: ${/load-\w+-\d+-\d+/.exec(last)?.[0] ?? '?'}`, delayMs: 1 };
