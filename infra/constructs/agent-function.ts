@@ -54,6 +54,17 @@ export const DEFAULT_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   'mime-db': `${PROJECT_ROOT}infra/bundled/mime-db-empty.ts`,
 };
 
+/** This project's budget for a function's index.mjs (what a cold start loads and parses). */
+export const BUNDLE_BUDGET = 1024 * 1024;
+
+/**
+ * A function's budget. The Teams webhook has its own: it alone carries the Chat SDK Teams adapter,
+ * whose inbound path runs on the Teams SDK (its Bot Framework app with Express, MSAL, the Graph
+ * endpoint catalogue: about 2.7 MB minified). Every other function answers Teams threads through
+ * the Connector adapter (shared/teams-connector.ts, a few KB), so only that cold start pays for it.
+ */
+export const bundleBudgetOf = (role: FunctionRole): number => (role === 'teamsWebhook' ? 3.5 * 1024 * 1024 : BUNDLE_BUDGET);
+
 /** The modules replaced in a function's bundle: the Teams webhook keeps mime-db. */
 export const bundleAliasesOf = (role: FunctionRole): Readonly<Record<string, string>> =>
   role === 'teamsWebhook' ? BUNDLE_ALIASES : DEFAULT_BUNDLE_ALIASES;

@@ -21,6 +21,7 @@ import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import type { AgentRuntimeStack } from '../../infra/stack.ts';
 import { TABLE_KEYS } from '../../shared/table.ts';
 import { flatten, functionOf, logicalId, STACK_NAME, synth } from './synth.ts';
+import { bundleBudgetOf } from '../../infra/constructs/agent-function.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
@@ -925,13 +926,6 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
 const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'], scheduler: ['client-sfn'] };
 // Functions that never talk to Slack: the Chat SDK (~700 KB minified) stays out of their bundles.
 const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
-// This project's budget for each function's index.mjs (what a cold start loads and parses).
-const BUNDLE_LIMIT = 1024 * 1024;
-// The Teams webhook's own budget: it alone carries the Chat SDK Teams adapter, whose inbound path
-// runs on the Teams SDK (its Bot Framework app with Express, MSAL, the Graph endpoint catalogue:
-// about 2.7 MB minified). Every other function answers Teams threads through the Connector adapter
-// (shared/teams-connector.ts, a few KB), so only this function's cold start pays for it.
-const BUNDLE_LIMITS: Partial<Record<FunctionRole, number>> = { teamsWebhook: 3.5 * 1024 * 1024 };
 // The package whose presence marks the Teams SDK in a bundle.
 const TEAMS_SDK = '@microsoft/teams.apps';
 
@@ -984,7 +978,7 @@ test('bundling for real: each function is an ESM bundle within 1 MB (the Teams w
     // Parses as an ES module (node --check treats .mjs as ESM): no CommonJS wrapper left at the top level.
     const check = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8' });
     assert.equal(check.status, 0, `${role}: ${check.stderr}`);
-    const limit = BUNDLE_LIMITS[role] ?? BUNDLE_LIMIT;
+    const limit = bundleBudgetOf(role);
     assert.ok(Buffer.byteLength(source) <= limit, `${role}: index.mjs is ${Buffer.byteLength(source)} bytes, over ${limit}`);
     assert.equal(packages.has(TEAMS_SDK), role === 'teamsWebhook', `${role}: the Teams SDK`);
     // The media type database stays out of every bundle but the Teams webhook's (infra/bundled/mime-db-empty.ts).
