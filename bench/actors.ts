@@ -29,6 +29,7 @@ import { runIdFor } from '../shared/ids.ts';
 import { workspaceLayout } from '../shared/sandbox/workspace.ts';
 import type { LocalExecution } from '../infra/local/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
+import { hostPidOf } from '../test/support/sandbox-pids.ts';
 import { runsSummary, waitForQuiet } from './quiet.ts';
 import { summarize, type Summary } from './stats.ts';
 
@@ -156,7 +157,9 @@ export async function measureStops(stack: TestStack, count: number): Promise<Sto
       if (!task) return undefined;
       const path = `${task.workspace}/${scratch}/${pidFile}`;
       const value = existsSync(path) ? Number(readFileSync(path, 'utf8').trim()) : Number.NaN;
-      return Number.isInteger(value) && value > 0 && !processGone(value) ? value : undefined;
+      // The sandbox's pid (a PID namespace of its own) as the host knows it.
+      const host = Number.isInteger(value) && value > 0 ? hostPidOf(task.pid!, value) : undefined;
+      return host !== undefined && !processGone(host) ? host : undefined;
     });
     const execution = executionOf(stack, runId);
     if (execution?.status !== 'RUNNING') throw new Error(`Run ${runId} is ${execution?.status ?? 'missing'} while its command sleeps`);

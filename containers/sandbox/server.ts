@@ -1,6 +1,7 @@
 // The sandbox command server: a small HTTP/1.1 JSON API that the trusted agent Lambda calls to run
 // commands and move files in one thread's workspace. It runs as the only process of a Fargate task
-// (production) or as a plain local process (development and tests; NOT isolated there).
+// (production) or, locally, inside a bubblewrap sandbox that gives it the same view (see
+// infra/local/ecs/isolation.ts), reached through a Unix socket since that sandbox has no network.
 //
 // Node built-ins only: build.mjs bundles this file into one .mjs for the container image.
 // API and security model: README.md.
@@ -40,6 +41,8 @@ export interface SandboxServerOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** Listen on this Unix socket instead of host and port. */
+  socketPath?: string;
   workspace: string;
   /** Request bodies (JSON or file bytes) and GET /files responses. Default 64 MiB. */
   maxBodyBytes?: number;
@@ -50,7 +53,9 @@ export interface SandboxServerOptions {
 }
 
 export interface SandboxServer {
+  /** http://host:port, or unix:<path> when listening on a socket. */
   url: string;
+  /** 0 when listening on a socket. */
   port: number;
   /** Kills every running command's process tree, then stops listening. */
   close(): Promise<void>;
@@ -102,16 +107,19 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
 
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 8080, options.host ?? '0.0.0.0', () => {
+    const listening = () => {
       server.off('error', reject);
       resolveListen();
-    });
+    };
+    if (options.socketPath) server.listen(options.socketPath, listening);
+    else server.listen(options.port ?? 8080, options.host ?? '0.0.0.0', listening);
   });
-  const { address, port } = server.address() as AddressInfo;
+  const bound = server.address();
+  const { address, port } = typeof bound === 'string' ? { address: '', port: 0 } : (bound as AddressInfo);
   const host = address.includes(':') ? `[${address}]` : address;
 
   return {
-    url: `http://${host}:${port}`,
+    url: typeof bound === 'string' ? `unix:${bound}` : `http://${host}:${port}`,
     port,
     async close() {
       const runs = [...ctx.running.values()];
@@ -377,7 +385,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const workspace = process.env.SANDBOX_WORKSPACE || '/workspace';
-  const sandbox = await startSandboxServer({ token, host: process.env.SANDBOX_HOST || '0.0.0.0', port, workspace, log });
+  const socketPath = process.env.SANDBOX_SOCKET || undefined;
+  const sandbox = await startSandboxServer({ token, host: process.env.SANDBOX_HOST || '0.0.0.0', port, socketPath, workspace, log });
   log({
     msg: 'sandbox server listening',
     url: sandbox.url,

@@ -12,8 +12,6 @@ import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-sch
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build as esbuild } from 'esbuild';
 import { AgentRuntimeStack } from '../stack.ts';
 import { DEFAULT_SETTINGS, type ChatPlatform } from '../settings.ts';
 import type { FunctionRole } from '../function-entries.ts';
@@ -22,6 +20,8 @@ import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
 import { startApiGateway, type ApiGatewayStandIn } from './api-gateway.ts';
 import type { SqsPoller } from './sqs-poller.ts';
 import { startLocalEcs, type LocalEcs } from './ecs/index.ts';
+import { chooseIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
+import { bundleSandboxServer } from './ecs/server-bundle.ts';
 import { startLocalScheduler, type LocalScheduler, type SchedulerClock } from './scheduler/index.ts';
 import { startLocalEventBridge, type LocalEventBridge } from './eventbridge.ts';
 import { startS3Notifications, type S3Notifications } from './s3-notifications.ts';
@@ -64,6 +64,10 @@ export interface LocalCloudOptions {
   clock?: SchedulerClock;
   /** Sandbox processes' port (each task has its own loopback address); default: a free port. */
   sandboxPort?: number;
+  /** LOCAL_SANDBOX: how sandbox tasks are isolated (default `isolated`; see ecs/isolation.ts). */
+  localSandbox?: LocalSandboxSetting;
+  /** The bubblewrap binary; default `bwrap` on the PATH. */
+  bubblewrap?: string;
   /** Extra environment for the handlers (LOG_LEVEL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...). */
   env?: Record<string, string>;
   /** Changes the synthesized template before the local cloud reads it (tests of what AWS would refuse). */
@@ -94,7 +98,7 @@ export interface LocalCloud {
   template: Template;
   stateMachineArn: string;
   stepFunctions: LocalStepFunctions;
-  /** The local ECS: each sandbox task is a command server process. */
+  /** The local ECS: each sandbox task is a command server process (in bubblewrap unless LOCAL_SANDBOX=unsafe). */
   ecs: LocalEcs;
   /** EventBridge Scheduler (schedules of event files) and the custom event bus. */
   scheduler: LocalScheduler;
@@ -185,21 +189,6 @@ export function synthesizeLocalStack(modelId?: string, chatPlatforms: readonly C
   return { stack, template, logicalIds };
 }
 
-/** The command server as the image runs it (plain node), bundled into this cloud's own directory. */
-async function bundleSandboxServer(directory: string): Promise<string> {
-  const outfile = join(directory, 'server.mjs');
-  await esbuild({
-    entryPoints: [fileURLToPath(new URL('../../containers/sandbox/server.ts', import.meta.url))],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'warning',
-  });
-  return outfile;
-}
-
 /**
  * Both emulators and the synthesized stack, or none: when one fails to start (DynamoDB Local on a
  * loaded machine), the other is stopped, so a failed start leaves no process or port behind.
@@ -232,13 +221,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   };
   const resources = await createLocalResources(template, synth.stack, clients, options);
 
-  // Sandbox tasks: the same command server, as a plain process per task on its own loopback address.
+  // Sandbox tasks: the same command server, a process per task in a sandbox of its own, on its own
+  // loopback address.
   const sandboxPort = options.sandboxPort ?? (await freePort());
   const sandboxRoot = mkdtempSync(join(tmpdir(), 'threadwork-sandboxes-'));
   const [clusterId] = resourcesOfType(template, 'AWS::ECS::Cluster')[0]!;
   const ecs = await startLocalEcs({
     clusterArn: localGetAtt(template, clusterId, 'Arn'),
     serverCommand: [process.execPath, await bundleSandboxServer(sandboxRoot)],
+    isolation: chooseIsolation(options.localSandbox ?? 'isolated', options.bubblewrap),
     workspaceRoot: join(sandboxRoot, 'tasks'),
     sandboxPort,
     containerName: 'sandbox',

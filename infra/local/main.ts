@@ -7,6 +7,7 @@ import { startSlackStandIn } from './slack/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
+import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
 
 const env = process.env;
 
@@ -35,6 +36,39 @@ async function haveModelCredentials(): Promise<boolean> {
   }
 }
 
+function localSandboxSetting(): LocalSandboxSetting {
+  const raw = env.LOCAL_SANDBOX || 'isolated';
+  if ((LOCAL_SANDBOX_SETTINGS as readonly string[]).includes(raw)) return raw as LocalSandboxSetting;
+  console.error(`LOCAL_SANDBOX must be one of ${LOCAL_SANDBOX_SETTINGS.join(', ')}, got ${JSON.stringify(raw)}`);
+  process.exit(2);
+}
+
+/** The sandbox line of the start-up message; loud when commands are not isolated. */
+function sandboxLines(isolation: LocalIsolation): string[] {
+  if (isolation.mode === 'bubblewrap') {
+    const network = isolation.shareNetwork ? "with this machine's network (LOCAL_SANDBOX=egress)" : 'no network';
+    return [`  Sandbox        each task in bubblewrap: its own /workspace, ${network}`];
+  }
+  const banner = '  ' + '!'.repeat(96);
+  if (isolation.mode === 'process') {
+    return [
+      '',
+      banner,
+      '  !! LOCAL_SANDBOX=unsafe: sandbox commands run as plain processes of your user. They can read your',
+      "  !! home directory and credentials, other threads' files, and reach the network. Use only with",
+      '  !! models and prompts you would trust with your own shell.',
+      banner,
+    ];
+  }
+  return [
+    '',
+    banner,
+    `  !! The sandbox is unavailable: ${isolation.reason}.`,
+    '  !! Tool calls that need the sandbox (bash, read, write, edit) are refused with this message.',
+    banner,
+  ];
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const realSlack = Boolean(env.SLACK_BOT_TOKEN);
@@ -42,6 +76,7 @@ async function main(): Promise<void> {
     console.error('SLACK_BOT_TOKEN is set but SLACK_SIGNING_SECRET is not: set both to talk to a real Slack app.');
     process.exit(2);
   }
+  const localSandbox = localSandboxSetting();
   const signingSecret = env.SLACK_SIGNING_SECRET ?? randomBytes(16).toString('hex');
   const botToken = env.SLACK_BOT_TOKEN ?? `xoxb-local-${randomBytes(8).toString('hex')}`;
   // LOCAL_MODEL=echo: a local stand-in model that streams back what it was told, for trying the
@@ -82,6 +117,7 @@ async function main(): Promise<void> {
     },
     modelId: env.BEDROCK_MODEL_ID,
     useAmbientCredentials: credentials,
+    localSandbox,
     env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...(modelEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: modelEndpoint } : {}) },
   });
   slack?.setEventsUrl(cloud.slackEventsUrl);
@@ -122,6 +158,7 @@ async function main(): Promise<void> {
     ? 'the local echo model (LOCAL_MODEL=echo)'
     : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
   lines.push(`  Model          ${echoModel ? 'echo' : modelId} via ${via}`);
+  lines.push(...sandboxLines(cloud.ecs.isolation));
   if (!credentials && !modelEndpoint) {
     lines.push(
       '',

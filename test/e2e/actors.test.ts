@@ -1,6 +1,6 @@
 // Thread actors under pressure, through the whole local cloud: queue depth and busy replies, steer
 // between tools, stop that kills the running command, crashes in every step, duplicate deliveries.
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -10,6 +10,7 @@ import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { gate } from '../../infra/local/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { hostPidOf, pidAlive } from '../support/sandbox-pids.ts';
 import { STEER_SKIPPED } from '../../shared/steer.ts';
 
 let stack: TestStack;
@@ -40,15 +41,6 @@ const bot = (channel: string, ts: string) =>
   stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...' && !m.blocks?.length);
 const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
 const requestsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text));
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('six prompts into a busy thread: one busy reply, five runs in arrival order', async () => {
   const hold = gate();
@@ -137,13 +129,17 @@ test('stop during a long command kills it, says so, and the queued prompt runs n
   await stack.slack.postUserMessage({ text: 'after the stop', threadTs: posted.threadTs });
   await eventually(async () => ((await actor(threadId))?.queue?.length ?? 0) === 1, 10_000, 'queued');
   const task = [...stack.cloud.ecs.tasks.values()].find((t) => t.tags.some((x) => x.value === threadId) && t.status === 'RUNNING')!;
+  // The sleeper's pid is the sandbox's (a PID namespace of its own): found on the host while it runs.
+  const pidFile = `${task.workspace}/data/slack/${posted.channel}/${encodeURIComponent(posted.threadTs)}/scratch/sleeper.pid`;
+  const pid = await eventually(
+    () => existsSync(pidFile) && hostPidOf(task.pid!, Number(readFileSync(pidFile, 'utf8').trim())),
+    10_000,
+    'sleeper',
+  );
   const stopAt = Date.now();
   await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
   await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 10_000, 'execution aborted');
   // The sleeping processes are gone (the sandbox process stays, ready for the next run).
-  const { readFileSync } = await import('node:fs');
-  const pidFile = `${task.workspace}/data/slack/${posted.channel}/${encodeURIComponent(posted.threadTs)}/scratch/sleeper.pid`;
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
   await eventually(() => !pidAlive(pid), 5000, 'sleeper killed');
   const killedAfterMs = Date.now() - stopAt;
   assert.ok(bot(posted.channel, posted.threadTs).some((m) => m.text === 'Stopped.'));
@@ -297,7 +293,6 @@ async function heldRun(label: string) {
 }
 
 test("the /stop slash command stops the caller's most recent thread in the channel", async () => {
-  const { readFileSync } = await import('node:fs');
   const recorded = JSON.parse(readFileSync(new URL('slash-commands/slack.json', fixtureDir), 'utf8')).slashCommand;
   const { posted, threadId, hold } = await heldRun('slash-stop-target');
   const response = await postForm({
@@ -316,7 +311,6 @@ test("the /stop slash command stops the caller's most recent thread in the chann
 });
 
 test('the Stop button on the running reply stops the run', async () => {
-  const { readFileSync } = await import('node:fs');
   const recorded = JSON.parse(readFileSync(new URL('actions-reactions/slack.json', fixtureDir), 'utf8')).action;
   const sleeper = use('bash', { command: 'sleep 300' });
   stack.bedrock.script({ toolUses: [sleeper] });

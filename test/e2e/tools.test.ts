@@ -81,30 +81,20 @@ test('edit explains not-found and not-unique; errors go back to the model, the r
 });
 
 test('a command past its timeout is killed with its children', async () => {
+  // The pids are the sandbox's own (a PID namespace of its own), so the next command checks them.
   const turns = [
     use('bash', { command: 'sleep 300 & echo $! > child.pid; sh -c "sleep 300" & echo $! >> child.pid; sleep 300', timeout_seconds: 1 }),
+    use('bash', { command: 'for pid in $(cat child.pid); do kill -0 $pid 2>/dev/null && echo "alive $pid"; done; echo checked' }),
     { text: 'It timed out.' },
   ];
   const { results, threadId } = await converse('run something slow', turns);
-  const result = [...results.values()][0]!;
-  assert.equal(result.status, 'error');
-  assert.match(result.text, /killed after 1 s timeout/);
+  const [result, check] = [...results.values()];
+  assert.equal(result!.status, 'error');
+  assert.match(result!.text, /killed after 1 s timeout/);
   const pids = (await s3Text(`${dataKeys(threadId).threadDir}/scratch/child.pid`))!.trim().split('\n').map(Number);
   assert.equal(pids.length, 2);
-  for (const pid of pids) {
-    await eventually(
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      5000,
-      `process ${pid} gone`,
-    );
-  }
+  assert.match(check!.text, /checked/);
+  assert.doesNotMatch(check!.text, /alive/);
 });
 
 test('output over the display limit is truncated, with the full output in a file', async () => {
@@ -123,12 +113,14 @@ test('output over the display limit is truncated, with the full output in a file
 test("two threads' sandboxes do not see each other's files", async () => {
   const a = await converse('thread A', [use('write', { path: 'secret.txt', content: 'only for A' }), { text: 'ok' }]);
   const b = await converse('thread B', [
-    use('bash', { command: 'ls -A; cat secret.txt' }),
+    use('bash', { command: 'pwd; ls -A; cat secret.txt' }),
     use('read', { path: 'secret.txt' }),
     { text: 'ok' },
   ]);
   assert.notEqual(a.threadId, b.threadId);
   const [ls, read] = [...b.results.values()];
+  // The paths are a Fargate task's, locally too.
+  assert.match(ls!.text, /^\/workspace\/data\/slack\/C0LOCAL\/[^/]+\/scratch$/m);
   assert.doesNotMatch(ls!.text, /only for A/);
   assert.match(ls!.text, /No such file/);
   assert.match(read!.text, /no such file/);

@@ -649,3 +649,24 @@ async function pick(reply: Promise<Reply>): Promise<[number, Record<string, unkn
   const { status, json } = await reply;
   return [status, json];
 }
+
+test('listens on a Unix socket when given one (how a local task without network is reached)', async () => {
+  const socketPath = join(scratch, 'server.sock');
+  const onSocket = await startSandboxServer({ token: TOKEN, socketPath, workspace: join(scratch, 'socket-workspace') });
+  try {
+    assert.equal(onSocket.url, `unix:${socketPath}`);
+    const reply = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      const request = httpRequest({ socketPath, path: '/health', headers: { authorization: `Bearer ${TOKEN}` } }, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode, body }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    assert.equal(reply.status, 200);
+    assert.equal(JSON.parse(reply.body).ok, true);
+  } finally {
+    await onSocket.close();
+  }
+});

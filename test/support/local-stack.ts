@@ -30,6 +30,8 @@ export async function startTestStack(
     env?: Record<string, string>;
     clock?: SchedulerClock;
     transformTemplate?: LocalCloudOptions['transformTemplate'];
+    localSandbox?: LocalCloudOptions['localSandbox'];
+    bubblewrap?: LocalCloudOptions['bubblewrap'];
   } = {},
 ): Promise<TestStack> {
   const [slack, teams, bedrock] = await Promise.all([
@@ -60,6 +62,8 @@ export async function startTestStack(
       ...options.env,
     },
     transformTemplate: options.transformTemplate,
+    localSandbox: options.localSandbox,
+    bubblewrap: options.bubblewrap,
     onError: (where, error) => errors.push({ where, error }),
   });
   slack.setEventsUrl(cloud.slackEventsUrl);

@@ -2,6 +2,7 @@
 // the local tasks. The AWS JSON 1.1 protocol around them is serveAwsJson's.
 import { ApiError, offsetPage, withoutUndefined, type AwsJsonOperation } from '../aws-protocol.ts';
 import { AddressExhausted } from './addresses.ts';
+import { IsolationUnavailable } from './isolation.ts';
 import { readRunTaskInput } from './run-task-input.ts';
 import type { Tasks } from './tasks.ts';
 import { wireTask, type WireContext } from './wire.ts';
@@ -39,8 +40,12 @@ export function ecsOperations(context: EcsApiContext): Record<string, AwsJsonOpe
       try {
         started.push(wire(await tasks.create(spec, taskArnPrefix, context.isClosing), true));
       } catch (error) {
-        if (!(error instanceof AddressExhausted)) throw error;
-        failures.push({ arn: spec.taskDefinition.arn, reason: 'RESOURCE:ENI', detail: error.message });
+        if (error instanceof AddressExhausted)
+          failures.push({ arn: spec.taskDefinition.arn, reason: 'RESOURCE:ENI', detail: error.message });
+        // Not an ECS reason: there is no such failure on AWS, only this machine's.
+        else if (error instanceof IsolationUnavailable)
+          failures.push({ arn: spec.taskDefinition.arn, reason: 'LOCAL_SANDBOX', detail: error.message });
+        else throw error;
       }
     }
     const response = { tasks: started, failures };

@@ -1,6 +1,6 @@
 // Local stand-in for Amazon ECS (Fargate RunTask). Each task runs as a local process: the sandbox
 // command server, started with the environment the container would get, on an address of its own
-// (see addresses.ts). The stand-in serves the part of the ECS API that production code calls
+// (see addresses.ts), isolated in bubblewrap as the task would be on Fargate (see isolation.ts). The stand-in serves the part of the ECS API that production code calls
 // through @aws-sdk/client-ecs (AWS JSON 1.1 protocol: POST /, X-Amz-Target:
 // AmazonEC2ContainerServiceV20141113.<Operation>), so the same code runs unchanged against
 // AWS_ENDPOINT_URL_ECS=<endpoint>.
@@ -8,12 +8,14 @@ import { mkdir } from 'node:fs/promises';
 import { serveAwsJson } from '../aws-protocol.ts';
 import { listenLocally } from '../http-server.ts';
 import { AddressPool, detectAddressing, type LocalEcsAddressing } from './addresses.ts';
+import type { LocalIsolation } from './isolation.ts';
 import { ecsOperations } from './api.ts';
 import { releaseExitHooks, retainExitHooks } from './process-groups.ts';
 import type { LocalEcsTask } from './task-record.ts';
 import { createTasks, type TasksOptions } from './tasks.ts';
 
 export type { LocalEcsAddressing } from './addresses.ts';
+export type { LocalIsolation } from './isolation.ts';
 export type { LocalEcsTask, LocalTaskStatus, LocalTaskStopCode } from './task-record.ts';
 
 export interface LocalEcsOptions extends TasksOptions {
@@ -33,6 +35,8 @@ export interface LocalEcs {
   endpoint: string;
   clusterArn: string;
   addressing: LocalEcsAddressing;
+  /** How tasks run (bubblewrap, plain processes, or refused). */
+  isolation: LocalIsolation;
   /** Every task started, by task ARN, stopped ones included. */
   tasks: ReadonlyMap<string, LocalEcsTask>;
   /** Simulates the task dying: SIGKILLs its process tree; resolves once the task is STOPPED. */
@@ -87,5 +91,6 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
     return closed;
   }
 
-  return { endpoint: server.url, clusterArn, addressing, tasks: tasks.views, kill: tasks.kill, close };
+  const isolation = options.isolation ?? { mode: 'process' };
+  return { endpoint: server.url, clusterArn, addressing, isolation, tasks: tasks.views, kill: tasks.kill, close };
 }

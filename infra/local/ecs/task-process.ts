@@ -1,11 +1,14 @@
 // A task's container, as a local process: started with the task's environment in a process group
-// of its own, RUNNING once its server answers GET /health, and STOPPED when it exits.
+// of its own (in bubblewrap: behind a forward from its address to its socket, the token on fd 3),
+// RUNNING once its server answers GET /health, and STOPPED when it exits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { constants as osConstants } from 'node:os';
 import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { signalGroup, trackProcessGroup, untrackProcessGroup } from './process-groups.ts';
+import { forwardToSocket } from './socket-proxy.ts';
 import { markStopping, pushTail, type LocalTaskStopCode, type TaskRecord } from './task-record.ts';
 
 const LOG_TAIL_LINES = 50;
@@ -25,13 +28,22 @@ export interface ProcessContext {
   finish(record: TaskRecord): Promise<void>;
 }
 
-export function launch(record: TaskRecord, context: ProcessContext): void {
+export async function launch(record: TaskRecord, context: ProcessContext): Promise<void> {
   record.startTimer = undefined;
   if (record.view.desiredStatus === 'STOPPED') return;
   record.view.status = 'PENDING';
+  const { sandbox } = record;
   let child: ChildProcess;
   try {
-    child = spawn(context.command, context.args, { cwd: context.cwd, env: record.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (sandbox) {
+      const proxy = await forwardToSocket(record.view.ip, record.view.port, sandbox.socket);
+      // Stopped meanwhile: finished already, without the forward.
+      if (isStopping(record)) return await proxy.close();
+      record.proxy = proxy;
+    }
+    const stdio = sandbox ? (['ignore', 'pipe', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
+    child = spawn(context.command, sandbox?.args ?? context.args, { cwd: context.cwd, env: record.env, detached: true, stdio: [...stdio] });
+    if (sandbox) (child.stdio[3] as Writable).on('error', () => {}).end(`${record.token ?? ''}\n`);
   } catch (error) {
     context.failToStart(record, `CannotStartContainerError: ${(error as Error).message}`);
     return;
@@ -49,6 +61,8 @@ export function launch(record: TaskRecord, context: ProcessContext): void {
   child.once('exit', (code, signal) => void onExit(record, code, signal, outputClosed, context));
   if (child.pid !== undefined) void waitUntilHealthy(record, context);
 }
+
+const isStopping = (record: TaskRecord) => record.view.desiredStatus === 'STOPPED';
 
 function readLines(record: TaskRecord, stream: NodeJS.ReadableStream, name: 'stdout' | 'stderr', context: ProcessContext): Promise<void> {
   return new Promise((resolve) => {
@@ -69,7 +83,7 @@ function readLines(record: TaskRecord, stream: NodeJS.ReadableStream, name: 'std
 async function waitUntilHealthy(record: TaskRecord, context: ProcessContext): Promise<void> {
   const deadline = Date.now() + context.startTimeoutMs;
   while (record.view.status === 'PENDING' && !record.finished) {
-    if (await answersHealth(record.view.ip, record.view.port, record.env.SANDBOX_TOKEN)) {
+    if (await answersHealth(record.view.ip, record.view.port, record.token)) {
       if (record.view.status !== 'PENDING' || record.finished) return;
       record.view.status = 'RUNNING';
       record.times.startedAt ??= Date.now();

@@ -1,6 +1,7 @@
 // One task of the local ECS, in memory: the live view tests and the bench read, and what the
 // stand-in keeps beside it (the process, timers, times for the API).
 import type { ChildProcess } from 'node:child_process';
+import type { SocketProxy } from './socket-proxy.ts';
 
 export type LocalTaskStatus = 'PROVISIONING' | 'PENDING' | 'RUNNING' | 'STOPPING' | 'DEPROVISIONING' | 'STOPPED';
 
@@ -52,7 +53,14 @@ export interface TaskRecord {
   containerName: string;
   /** The RunTask overrides, returned as given. */
   overrides: Record<string, unknown>;
+  /** The process's environment. */
   env: Record<string, string>;
+  /** The task's bearer token (SANDBOX_TOKEN): in env for a plain process, on fd 3 in bubblewrap. */
+  token: string | undefined;
+  /** In bubblewrap: the bwrap arguments, and the task's directory beside its workspace (socket, passwd). */
+  sandbox?: { args: string[]; runDir: string; socket: string };
+  /** In bubblewrap: forwards the task's address to its server's socket. */
+  proxy?: SocketProxy;
   times: { createdAt: number; startedAt?: number; stoppedAt?: number };
   child?: ChildProcess;
   startTimer?: NodeJS.Timeout;
@@ -77,6 +85,8 @@ export function newTaskRecord(task: {
   port: number;
   workspace: string;
   env: Record<string, string>;
+  token: string | undefined;
+  sandbox?: TaskRecord['sandbox'];
   spec: {
     taskDefinition: { arn: string; family: string };
     containerName: string;
@@ -110,6 +120,8 @@ export function newTaskRecord(task: {
     containerName: spec.containerName,
     overrides: spec.overrides,
     env: task.env,
+    token: task.token,
+    sandbox: task.sandbox,
     times: { createdAt: Date.now() },
     stderrTail: [],
     exited: false,

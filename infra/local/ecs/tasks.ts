@@ -1,11 +1,12 @@
-// The local ECS's tasks: created PROVISIONING on an address of their own, launched as processes,
-// stopped (SIGTERM, then SIGKILL) and cleaned up like Fargate (the workspace is removed, the
-// address freed).
+// The local ECS's tasks: created PROVISIONING on an address of their own, launched as processes
+// (in bubblewrap unless told otherwise, see isolation.ts), stopped (SIGTERM, then SIGKILL) and
+// cleaned up like Fargate (the workspace is removed, the address freed).
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError } from '../aws-protocol.ts';
 import type { AddressPool, LocalEcsAddressing } from './addresses.ts';
+import { bubblewrapArgs, createRunDir, IsolationUnavailable, SANDBOX_PATHS, type LocalIsolation } from './isolation.ts';
 import { signalGroup } from './process-groups.ts';
 import { launch, type ProcessContext } from './task-process.ts';
 import { markStopping, newTaskRecord, type LocalEcsTask, type LocalTaskStopCode, type TaskRecord, type TaskSpec } from './task-record.ts';
@@ -26,15 +27,25 @@ export interface TasksOptions {
   startTimeoutMs?: number;
   /** Every stdout / stderr line of every task. */
   onLog?(taskArn: string, line: string, stream: 'stdout' | 'stderr'): void;
+  /**
+   * How tasks run. Default: plain processes. In bubblewrap, serverCommand must be
+   * [node binary, server bundle]: both are shown inside at the image's paths.
+   */
+  isolation?: LocalIsolation;
 }
 
 export function createTasks(options: TasksOptions, addressing: LocalEcsAddressing, addresses: AddressPool) {
   const [command, ...args] = options.serverCommand;
   if (command === undefined) throw new Error('serverCommand must name a command');
+  const node = command;
+  const isolation = options.isolation ?? { mode: 'process' };
+  if (isolation.mode === 'bubblewrap' && args.length !== 1) {
+    throw new Error('in bubblewrap, serverCommand must be [node binary, server bundle]');
+  }
   const records = new Map<string, TaskRecord>();
   const views = new Map<string, LocalEcsTask>();
   const processContext: ProcessContext = {
-    command,
+    command: isolation.mode === 'bubblewrap' ? isolation.bwrap : command,
     args,
     cwd: options.cwd ?? process.cwd(),
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
@@ -46,21 +57,30 @@ export function createTasks(options: TasksOptions, addressing: LocalEcsAddressin
 
   /** A new PROVISIONING task, launched after startDelayMs; `taskArnPrefix` + its id is its ARN. */
   async function create(spec: TaskSpec, taskArnPrefix: string, isClosing: () => boolean): Promise<TaskRecord> {
+    if (isolation.mode === 'unavailable') throw new IsolationUnavailable(isolation.reason);
     const { ip, port } = await addresses.acquire();
     const id = randomBytes(16).toString('hex');
     const workspace = join(options.workspaceRoot, id);
+    let sandbox: TaskRecord['sandbox'];
     try {
       if (isClosing()) throw new ApiError('ServerException', 'The local ECS stand-in is closing.', 500);
       await mkdir(workspace, { recursive: true });
+      if (isolation.mode === 'bubblewrap') {
+        const runDir = `${workspace}.run`;
+        const run = createRunDir(runDir);
+        const sandboxArgs = bubblewrapArgs({ workspace, run, node, server: args[0]!, shareNetwork: isolation.shareNetwork });
+        sandbox = { args: sandboxArgs, runDir, socket: join(run.socketDir, 'server.sock') };
+      }
     } catch (error) {
       addresses.release(ip);
       throw error;
     }
-    const env = taskEnvironment(spec, ip, port, workspace);
-    const record = newTaskRecord({ arn: `${taskArnPrefix}${id}`, id, ip, port, workspace, env, spec });
+    const token = spec.overrideEnv.SANDBOX_TOKEN;
+    const env = sandbox ? sandboxEnvironment(spec) : taskEnvironment(spec, ip, port, workspace);
+    const record = newTaskRecord({ arn: `${taskArnPrefix}${id}`, id, ip, port, workspace, env, token, sandbox, spec });
     records.set(record.view.arn, record);
     views.set(record.view.arn, record.view);
-    record.startTimer = setTimeout(() => launch(record, processContext), options.startDelayMs ?? 0);
+    record.startTimer = setTimeout(() => void launch(record, processContext), options.startDelayMs ?? 0);
     return record;
   }
 
@@ -98,9 +118,11 @@ export function createTasks(options: TasksOptions, addressing: LocalEcsAddressin
     if (record.finished) return;
     record.finished = true;
     record.view.status = 'DEPROVISIONING';
-    await rm(record.view.workspace, { recursive: true, force: true }).catch((error: unknown) =>
-      console.error(`[ecs] could not remove ${record.view.workspace}:`, error),
-    );
+    await record.proxy?.close();
+    for (const dir of [record.view.workspace, record.sandbox?.runDir]) {
+      if (dir)
+        await rm(dir, { recursive: true, force: true }).catch((error: unknown) => console.error(`[ecs] could not remove ${dir}:`, error));
+    }
     if (addressing === 'loopback-ips') addresses.release(record.view.ip);
     record.view.status = 'STOPPED';
     record.times.stoppedAt ??= Date.now();
@@ -136,4 +158,21 @@ function taskEnvironment(spec: TaskSpec, ip: string, port: number, workspace: st
     if (value !== undefined) env[key] = value;
   }
   return { ...env, ...spec.overrideEnv, SANDBOX_HOST: ip, SANDBOX_PORT: String(port), SANDBOX_WORKSPACE: workspace };
+}
+
+/**
+ * In bubblewrap: the image's environment, the server on its socket, and the token on fd 3 as the
+ * image's entrypoint.sh hands it over (in the environment, bwrap's own first process in the
+ * sandbox would keep it where every command can read it).
+ */
+function sandboxEnvironment(spec: TaskSpec): Record<string, string> {
+  const { SANDBOX_TOKEN: _token, ...overrides } = spec.overrideEnv;
+  return {
+    PATH: SANDBOX_PATHS.path,
+    HOME: SANDBOX_PATHS.home,
+    ...overrides,
+    SANDBOX_WORKSPACE: SANDBOX_PATHS.workspace,
+    SANDBOX_SOCKET: SANDBOX_PATHS.socket,
+    SANDBOX_TOKEN_FD: '3',
+  };
 }
