@@ -1,7 +1,7 @@
 // Teams thread ids as the Chat SDK Teams adapter writes them: `teams:` + the conversation id and the
 // serviceUrl, each base64url, and the conversation type where the id does not imply it. The same
 // codec as the adapter's, without loading the adapter (and the Teams SDK under it): functions that
-// only post replies use it (test/unit/teams-connector.test.ts checks both agree).
+// only post replies use it (test/unit/teams-ids.test.ts checks both agree).
 import { ValidationError } from '@chat-adapter/shared';
 
 export type TeamsConversationType = 'personal' | 'groupChat' | 'channel';
