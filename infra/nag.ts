@@ -11,6 +11,7 @@ import type { AgentRun } from './constructs/agent-run.ts';
 import type { DataBucket } from './constructs/data-bucket.ts';
 import type { Dispatch } from './constructs/dispatch.ts';
 import type { AgentEventBus } from './constructs/event-bus.ts';
+import type { Triggers } from './constructs/triggers.ts';
 import type { EventSchedules } from './constructs/event-schedules.ts';
 import type { RunEnded } from './constructs/run-ended.ts';
 import type { SlackSecret } from './constructs/slack-secret.ts';
@@ -46,6 +47,7 @@ export interface NagScope {
   readonly runEnded: RunEnded;
   readonly eventBus: AgentEventBus;
   readonly eventSchedules: EventSchedules;
+  readonly triggers: Triggers;
   readonly sandbox: {
     readonly availabilityZones: SandboxAvailabilityZones;
     readonly prefixLists: AwsPrefixLists;
@@ -60,7 +62,7 @@ const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, sandbox } = parts;
+  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox } = parts;
 
   // Every Lambda function (built by createAgentFunction).
   const functions = [
@@ -171,11 +173,29 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   );
 
   acknowledgeSandbox(sandbox, data, agentRun);
-  acknowledgeEventBus(eventBus, eventSchedules);
+  acknowledgeEventBus(eventBus, eventSchedules, triggers);
 }
 
-function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules): void {
+function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules, triggers: Triggers): void {
   const scheduler = roleOf(eventBus.handler);
+  acknowledge(
+    scheduler,
+    iam5Resource(eventBus, eventBus.uploadArns),
+    'Uploads are files operators put under uploads/{adapter}/{channel}/ with names of their choosing; the function only reads them (GetObject), in the one data bucket.',
+  );
+  acknowledge(
+    scheduler,
+    iam5Resource(eventBus, eventBus.attachmentArns),
+    "The function copies an upload's or a trigger's file into the attachments/ folder of the thread it starts, which exists only once the thread does; PutObject only, on attachments/ folders of the one data bucket.",
+  );
+  for (const trigger of triggers.declared) {
+    if (!trigger.objectArns) continue;
+    acknowledge(
+      scheduler,
+      iam5Resource(triggers, trigger.objectArns),
+      `Trigger ${trigger.declaration.name} fires for any new object under its bucket and prefix; the function reads (GetObject) only those objects, to copy the one that fired into the thread.`,
+    );
+  }
   acknowledge(
     scheduler,
     iam5Resource(eventBus, eventBus.eventFileArns),
@@ -192,6 +212,10 @@ function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules)
     [schedules.deadLetterQueue, 'the dead-letter queue of the event schedules (EventBridge Scheduler)'],
     [eventBus.deadLetterQueue, "the dead-letter queue of the event bus rule's target"],
     [eventBus.failedInvocations, "the on-failure destination of the scheduler function's asynchronous invocations"],
+    ...triggers.declared.map((t): [IConstruct, string] => [
+      t.deadLetterQueue,
+      `the dead-letter queue of trigger ${t.declaration.name}'s rule target`,
+    ]),
   ];
   for (const [queue, role] of deadLetterQueues) {
     acknowledge(

@@ -1,6 +1,7 @@
 // Deployment settings, read from CDK context (cdk.json or `cdk deploy -c key=value`).
 // Values given with -c arrive as strings, so numbers are parsed and checked here, once.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { parseTriggers, type TriggerDeclaration } from '../shared/triggers/declaration.ts';
 import type { Node } from 'constructs';
 import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
 import { DEFAULT_MODEL_ID } from '../shared/defaults.ts';
@@ -44,6 +45,8 @@ export interface DeploymentSettings {
    * AWS SDK for JavaScript v3 that the Lambda runtime provides (and AWS keeps current).
    */
   readonly bundleAwsSdk: boolean;
+  /** Declared triggers (`triggers` in cdk.json): AWS events and new objects that start agent runs. */
+  readonly triggers: readonly TriggerDeclaration[];
 }
 
 export const CHAT_PLATFORMS = ['slack', 'teams'] as const;
@@ -64,6 +67,7 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   chatPlatforms: ['slack', 'teams'],
   teamsMultiTenant: false,
   bundleAwsSdk: false,
+  triggers: [],
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
@@ -96,6 +100,7 @@ export function readSettings(node: Node): DeploymentSettings {
     chatPlatforms: readChatPlatforms(node.tryGetContext('chatPlatforms')),
     teamsMultiTenant: readBoolean(node.tryGetContext('teamsMultiTenant'), 'teamsMultiTenant', DEFAULT_SETTINGS.teamsMultiTenant),
     bundleAwsSdk: readBundleAwsSdk(node),
+    triggers: parseTriggers(node.tryGetContext('triggers')),
   };
 }
 

@@ -6,7 +6,8 @@
 //   and the sandbox the agent's tools run in: SandboxNetwork (VPC) + SandboxSecurityGroups,
 //   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop);
 //   and the event bus: event files in DataBucket, EventSchedules (EventBridge Scheduler) and a custom
-//   EventBridge bus --> AgentEventBus (scheduler fn) --> Inbox, like a person's message.
+//   EventBridge bus --> AgentEventBus (scheduler fn) --> Inbox, like a person's message;
+//   and the declared Triggers (cdk.json): rules on the default bus --> the same scheduler fn.
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -22,6 +23,7 @@ import { DataBucket } from './constructs/data-bucket.ts';
 import { DISPATCH_TIMEOUT, Dispatch } from './constructs/dispatch.ts';
 import { AgentEventBus } from './constructs/event-bus.ts';
 import { EventSchedules } from './constructs/event-schedules.ts';
+import { Triggers } from './constructs/triggers.ts';
 import { Inbox } from './constructs/inbox.ts';
 import { RunEnded } from './constructs/run-ended.ts';
 import { SlackSecret } from './constructs/slack-secret.ts';
@@ -78,6 +80,7 @@ export class AgentRuntimeStack extends Stack {
   readonly sandbox: AgentRuntimeSandbox;
   readonly eventBus: AgentEventBus;
   readonly eventSchedules: EventSchedules;
+  readonly triggers: Triggers;
 
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
@@ -183,6 +186,7 @@ export class AgentRuntimeStack extends Stack {
       bucket: data.bucket,
       inbox: inbox.queue,
     });
+    const triggers = new Triggers(this, 'Triggers', { triggers: props.settings.triggers, handler: eventBus.handler });
 
     this.functions = {
       webhook: webhook.handler,
@@ -205,6 +209,7 @@ export class AgentRuntimeStack extends Stack {
     this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule, teardown };
     this.eventBus = eventBus;
     this.eventSchedules = eventSchedules;
+    this.triggers = triggers;
 
     new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
     if (slack) {
@@ -254,6 +259,7 @@ export class AgentRuntimeStack extends Stack {
       teams,
       eventBus,
       eventSchedules,
+      triggers,
       sandbox: { availabilityZones, prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper, teardown },
     });
   }

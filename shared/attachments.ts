@@ -36,7 +36,7 @@ export interface AttachmentDeps {
   rehydrate(attachment: Attachment): Attachment;
 }
 
-const safeName = (name: string) =>
+export const safeName = (name: string) =>
   name
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .replace(/^\.+/, '')

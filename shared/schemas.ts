@@ -42,6 +42,22 @@ export const serializedThreadSchema = z
   })
   .passthrough();
 
+/** A file already stored in the thread's attachments/ (by a trigger or an upload) for the prompt. */
+export const promptFileSchema = z.object({
+  original: z.string().min(1),
+  key: z.string().min(1),
+  mimeType: z.string().min(1),
+  size: z.number().int().nonnegative(),
+});
+export type PromptFile = z.infer<typeof promptFileSchema>;
+
+/** Where a prompt that no person wrote came from (a declared trigger or an upload). */
+export const promptSourceSchema = z.object({
+  trigger: z.string().min(1).optional(),
+  eventId: z.string().min(1).optional(),
+  objectKey: z.string().min(1).optional(),
+});
+
 export const promptSchema = z.object({
   threadId: z.string().min(1),
   messageId: z.string().min(1),
@@ -57,6 +73,9 @@ export const promptSchema = z.object({
   heartbeat: z.boolean().optional(),
   /** Started by an event that a run wrote, this many events deep (absent: a person or an operator). */
   eventDepth: z.number().int().min(1).optional(),
+  /** Files stored for this prompt before it was queued. */
+  files: z.array(promptFileSchema).max(10).optional(),
+  source: promptSourceSchema.optional(),
 });
 export type Prompt = z.infer<typeof promptSchema>;
 
@@ -98,6 +117,8 @@ const modelSettingsSchema = z.object({
   maxOutputTokens: z.number().int().positive().max(128_000).optional(),
   temperature: z.number().min(0).max(1).optional(),
 });
+
+const DEFAULT_UPLOAD_PROMPT = 'A file was uploaded for you. Read it and summarise what it holds and anything that needs attention.';
 
 export const settingsSchema = z.object({
   model: modelSettingsSchema.default({}),
@@ -144,9 +165,25 @@ export const settingsSchema = z.object({
   maxEventFilesPerChannel: z.number().int().positive().max(1_000).default(DEFAULT_EVENT_LIMITS.maxEventFilesPerChannel),
   /** Periodic event files whose cron fires closer together than this are refused (1 to 60 minutes). */
   minEventIntervalMinutes: z.number().int().min(1).max(60).default(DEFAULT_MIN_EVENT_INTERVAL_MINUTES),
+  /** Files put under uploads/{adapter}/{channel}/ in the data bucket: each starts a thread in that channel. */
+  uploads: z
+    .object({
+      /** What the agent is asked to do with an upload that has no NAME.prompt.txt beside it. */
+      prompt: z.string().min(1).max(4000).default(DEFAULT_UPLOAD_PROMPT),
+      /** Larger uploads are announced but not copied into the thread. */
+      maxMegabytes: z.number().positive().max(50).default(20),
+    })
+    .default({ prompt: DEFAULT_UPLOAD_PROMPT, maxMegabytes: 20 }),
   /** Per-channel overrides, keyed `adapter:channel` (e.g. `slack:C0123`). */
   channels: z
-    .record(z.string(), z.object({ model: modelSettingsSchema.optional(), queueMode: z.enum(['queue', 'interrupt']).optional() }))
+    .record(
+      z.string(),
+      z.object({
+        model: modelSettingsSchema.optional(),
+        queueMode: z.enum(['queue', 'interrupt']).optional(),
+        uploadPrompt: z.string().min(1).max(4000).optional(),
+      }),
+    )
     .default({}),
 });
 export type Settings = z.infer<typeof settingsSchema>;

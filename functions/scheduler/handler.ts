@@ -1,7 +1,10 @@
-// The event bus: one function for its three inputs.
+// The event bus: one function for everything that wakes the agent without a person.
 //   S3 notifications on events/*.json -> create, update or delete the file's schedule (or fire now)
+//   S3 notifications on uploads/{adapter}/{channel}/… -> a new thread with the file attached
 //   a schedule firing (EventBridge Scheduler's target input) -> a prompt
 //   an event on the custom EventBridge bus ({ text, threadId | adapterId + channelId }) -> a prompt
+//   a declared trigger's rule ({ trigger, event }) -> a prompt, at most once per firing
+//   a trigger's rate-limit summary (scheduled by the function itself) -> one prompt
 import type { EventBridgeEvent, S3Event } from 'aws-lambda';
 import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
@@ -16,6 +19,19 @@ import { onEventFile, type EventFileDeps, type EventLimits } from '../../shared/
 import { lazy } from '../../shared/lazy.ts';
 import { loadSettings } from '../../shared/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
+import type { AttachFiles } from '../../shared/events/fire.ts';
+import { scheduleOnce } from '../../shared/events/one-shot.ts';
+import {
+  onTriggerEvent,
+  onTriggerSummary,
+  triggerInputSchema,
+  triggerSummaryInputSchema,
+  type TriggerDeps,
+} from '../../shared/triggers/fire.ts';
+import { onUpload, UPLOADS_PREFIX } from '../../shared/triggers/uploads.ts';
+
+// The function's timeout is 60 s: a firing claimed longer ago than this belongs to a dead attempt.
+const CLAIM_TIMEOUT_MS = 90_000;
 
 const logger = handlerLogger('scheduler');
 const init = lazy(() => {
@@ -23,25 +39,41 @@ const init = lazy(() => {
   const loadChat = chatFromEnv(logger, env);
   const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
   const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
-  const fire = async (firing: Firing) =>
-    fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing);
-  const files: EventFileDeps = {
-    s3: s3Client(),
-    bucket: env.DATA_BUCKET,
+  const fire = async (firing: Firing, attach?: AttachFiles) =>
+    fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing, attach);
+  const schedules = {
     scheduler: schedulerClient(),
     groupName: env.SCHEDULE_GROUP_NAME,
     roleArn: env.SCHEDULER_ROLE_ARN,
     targetArn: env.SCHEDULER_TARGET_ARN,
     deadLetterArn: env.SCHEDULE_DLQ_ARN,
+  };
+  const settings = async () => {
+    const loaded = await loadSettings({ s3: s3Client(), bucket: env.DATA_BUCKET });
+    for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
+    return loaded.settings;
+  };
+  const files: EventFileDeps = {
+    s3: s3Client(),
+    bucket: env.DATA_BUCKET,
+    ...schedules,
     fire,
-    async limits() {
-      const { settings, problems } = await loadSettings({ s3: s3Client(), bucket: env.DATA_BUCKET });
-      for (const problem of problems) logger.warn('settings.json ignored', { problem });
-      return settings satisfies EventLimits;
-    },
+    limits: async () => (await settings()) satisfies EventLimits,
     logger,
   };
-  return { fire, files };
+  const triggers: TriggerDeps = {
+    db: ledger.db,
+    tableName: env.TABLE_NAME,
+    s3: s3Client(),
+    bucket: env.DATA_BUCKET,
+    fire,
+    scheduleSummary: (name, at, input) =>
+      scheduleOnce(schedules, name, at, input, `Rate-limit summary of trigger ${input.triggerSummary.trigger.name}`),
+    logger,
+    now: () => new Date(),
+    claimTimeoutMs: CLAIM_TIMEOUT_MS,
+  };
+  return { fire, files, triggers: triggers, uploads: { ...triggers, settings } };
 });
 
 const isS3Event = (event: unknown): event is S3Event =>
@@ -52,13 +84,28 @@ const isBusEvent = (event: unknown): event is EventBridgeEvent<string, unknown> 
 /** S3 notification keys are URL-encoded, with spaces as '+'. */
 const objectKey = (raw: string) => decodeURIComponent(raw.replace(/\+/g, ' '));
 
+const isTriggerInput = (event: unknown) => typeof event === 'object' && event !== null && 'trigger' in event && 'event' in event;
+const isTriggerSummary = (event: unknown) => typeof event === 'object' && event !== null && 'triggerSummary' in event;
+
 export async function handler(event: unknown) {
-  const { fire, files } = await init();
+  const { fire, files, triggers, uploads } = await init();
   if (isS3Event(event)) {
     const outcomes = [];
     // One at a time, in order: two notifications for one file must not race each other.
-    for (const record of event.Records) outcomes.push(await onEventFile(files, objectKey(record.s3.object.key)));
+    for (const record of event.Records) {
+      const key = objectKey(record.s3.object.key);
+      outcomes.push(key.startsWith(UPLOADS_PREFIX) ? await onUpload(uploads, key) : await onEventFile(files, key));
+    }
     return { outcomes };
+  }
+  if (isTriggerInput(event)) {
+    return {
+      outcome: await onTriggerEvent(triggers, parseOrThrow(triggerInputSchema, event, 'Not a trigger firing', 'InvalidTriggerInput')),
+    };
+  }
+  if (isTriggerSummary(event)) {
+    const input = parseOrThrow(triggerSummaryInputSchema, event, 'Not a trigger summary', 'InvalidTriggerInput');
+    return { held: await onTriggerSummary(triggers, input) };
   }
   if (isBusEvent(event)) {
     const detail = busDetailSchema.safeParse(event.detail);

@@ -2,7 +2,7 @@
 //
 //   S3 notifications   events/*.json created or removed in the data bucket -> the file's schedule is
 //                      created, updated or deleted (or the event fires now); a bad file gets a
-//                      *.error.json beside it
+//                      *.error.json beside it; a file created under uploads/ starts a thread
 //   schedule firings   EventBridge Scheduler invokes the function with the firing (see EventSchedules)
 //   bus events         events on the custom bus whose detail has `text` -> a prompt
 //
@@ -36,6 +36,8 @@ import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 /** Where event files live in the data bucket, and what they are called. */
 export const EVENT_FILES = { prefix: 'events/', suffix: '.json' } as const;
+/** Where files that start a thread in their channel are put (shared/triggers/uploads.ts). */
+export const UPLOAD_FILES = { prefix: 'uploads/' } as const;
 
 /** Construct id prefix of the handler CDK adds once per stack for bucket notifications. */
 const NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler';
@@ -61,6 +63,10 @@ export class AgentEventBus extends Construct {
   readonly handler: NodejsFunction;
   /** The data bucket's event files (and their *.error.json): all the function may read, write or delete there. */
   readonly eventFileArns: string;
+  /** Uploads (and their NAME.prompt.txt), which the function reads. */
+  readonly uploadArns: string;
+  /** Threads' attachments/, where the function copies an upload's or a trigger's file. */
+  readonly attachmentArns: string;
   readonly bus: EventBus;
   readonly rule: Rule;
   /** Bus events EventBridge could not deliver to the function. */
@@ -116,6 +122,13 @@ export class AgentEventBus extends Construct {
     this.handler.addToRolePolicy(
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:GetObject'], resources: [bucket.arnForObjects(ROOT_KEYS.settings)] }),
     );
+    // Uploads: read the file and its instructions; copy it into the new thread's attachments/.
+    this.uploadArns = bucket.arnForObjects(`${UPLOAD_FILES.prefix}*`);
+    this.attachmentArns = bucket.arnForObjects('*/attachments/*');
+    this.handler.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:GetObject'], resources: [this.uploadArns] }));
+    this.handler.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:PutObject'], resources: [this.attachmentArns] }),
+    );
     // A removed file is recognised by GetObject's 404 NoSuchKey, which S3 answers only to a caller
     // allowed to list the bucket (anyone else gets 403 AccessDenied). Listing shows keys, not content.
     this.handler.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
@@ -138,6 +151,7 @@ export class AgentEventBus extends Construct {
     const destination = new LambdaDestination(this.handler);
     bucket.addEventNotification(EventType.OBJECT_CREATED, destination, filter);
     bucket.addEventNotification(EventType.OBJECT_REMOVED, destination, filter);
+    bucket.addEventNotification(EventType.OBJECT_CREATED, destination, { prefix: UPLOAD_FILES.prefix });
     const notificationsHandler = stack.node.children.find((c) => c.node.id.startsWith(NOTIFICATIONS_HANDLER_ID));
     if (!notificationsHandler) throw new Error('the bucket notifications handler was not created');
     this.notificationsHandler = notificationsHandler;

@@ -38,7 +38,17 @@ import { startLocalStepFunctions, type LocalStepFunctions } from './step-functio
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
 import { createLocalResources, resourcesOfType, type Template } from './cloud/resources.ts';
-import { apiRoutes, customBusRules, inboxPoller, notificationConfigurations, scheduledRules, statusChangeRules } from './cloud/triggers.ts';
+import {
+  apiRoutes,
+  busRules,
+  eventBridgeNotifiedBuckets,
+  inboxPoller,
+  notificationConfigurations,
+  scheduledRules,
+  statusChangeRules,
+} from './cloud/triggers.ts';
+import { parseTriggers } from '../../shared/triggers/declaration.ts';
+import { startObjectCreatedEvents } from './cloud/object-created-events.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- handler events and results are JSON */
 type Handler = (event: any) => Promise<any>;
@@ -51,6 +61,10 @@ export interface LocalCloudOptions {
   /** The Teams app, and where its tokens come from (a stand-in's URLs, or Microsoft's when unset). */
   teams?: { appId: string; appPassword: string; tenantId: string; openIdMetadataUrl?: string; tokenUrl?: string };
   modelId?: string;
+  /** Declared triggers, as `triggers` in cdk.json (validated as `cdk synth` does). */
+  triggers?: unknown;
+  /** The local EventBridge's port (PutEvents, and events of AWS services). Default: any free port. */
+  eventBridgePort?: number;
   /** Overrides every Step Functions Retry wait, so failure tests are fast. */
   retryIntervalMs?: number;
   /** Overrides the inbox's visibility timeout (a failed batch item reappears after it). */
@@ -105,6 +119,8 @@ export interface LocalCloud {
   eventBridge: LocalEventBridge;
   /** S3 notifications for event files: poll() delivers what changed now. */
   s3Notifications: S3Notifications;
+  /** "Object Created" events of the buckets declared S3 triggers name: poll() sends what is new now. */
+  objectCreatedEvents: S3Notifications;
   /** The stack's secrets (the Slack secret holds the credentials given); PutSecretValue changes one. */
   secretsManager: LocalSecretsManager;
   /** The local Lambda: its invocations say which function version ran what. */
@@ -176,11 +192,15 @@ function startStackSecrets(template: Template, options: Pick<LocalCloudOptions, 
 }
 
 /** The stack as deployed, serving the given platforms (Teams only where a test or `npm start` sets it up). */
-export function synthesizeLocalStack(modelId?: string, chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms) {
+export function synthesizeLocalStack(
+  modelId?: string,
+  triggers: unknown = [],
+  chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms,
+) {
   // Bundling is for deployment; locally the handlers run from source.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new AgentRuntimeStack(app, 'Threadwork', {
-    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId, chatPlatforms },
+    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId, triggers: parseTriggers(triggers), chatPlatforms },
   });
   const template = app.synth().getStackByName(stack.stackName).template as Template;
   const logicalIds = Object.fromEntries(
@@ -207,7 +227,7 @@ async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { s
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
   const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
-    synthesizeLocalStack(options.modelId, platformsOf(options)),
+    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options)),
   );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
@@ -239,7 +259,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
 
   const secretsManager = await startStackSecrets(template, options);
-  const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([
+    freePort(),
+    freePort(),
+    options.eventBridgePort ?? freePort(),
+  ]);
   const endpoints = await startAwsEndpoints(
     {
       DYNAMODB: dynamo.endpoint,
@@ -338,7 +362,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   schedulerClient.destroy();
   const eventBridge = await startLocalEventBridge({
     port: eventBridgePort,
-    rules: customBusRules(template),
+    rules: busRules(template),
     invokeTarget: async (arn, payload) => void (await invokeArn(arn, payload)),
     matches: matchesEventPattern,
     onError: (error) => report('eventbridge', error),
@@ -348,6 +372,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     bucket: resources.bucket,
     configurations: notificationConfigurations(template, invokeArn),
     onError: (error) => report('s3-notifications', error),
+  });
+  // Buckets outside the stack that declared S3 triggers listen to: created here, their new objects
+  // sent to the default bus as S3's EventBridge notifications would.
+  const objectCreatedEvents = await startObjectCreatedEvents({
+    s3: clients.s3,
+    buckets: eventBridgeNotifiedBuckets(template),
+    eventBridge,
+    onError: (error) => report('s3-eventbridge', error),
   });
   // The state machine's role invokes the functions and reads the actor item: both checked as on AWS.
   const stateMachineRole = iam.roleOf(resources.stateMachineId)!;
@@ -407,6 +439,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     scheduler,
     eventBridge,
     s3Notifications,
+    objectCreatedEvents,
     secretsManager,
     lambda,
     awsCalls: endpoints.calls,
@@ -431,7 +464,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     deployment,
     poller,
     async redeploy(change) {
-      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId, platformsOf(options)).template;
+      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId, options.triggers, platformsOf(options)).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));
       template = next;
@@ -441,7 +474,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
-      await Promise.allSettled([poller.stop(), s3Notifications.stop(), scheduler.close(), eventBridge.close()]);
+      await Promise.allSettled([poller.stop(), s3Notifications.stop(), objectCreatedEvents.stop(), scheduler.close(), eventBridge.close()]);
       await Promise.allSettled([
         api.close(),
         stepFunctions.close(),

@@ -4,8 +4,9 @@ import { isPlainObject } from './aws-protocol.ts';
 
 /**
  * Matches an event against an EventBridge event pattern: nested objects, arrays of allowed values
- * (an array in the event matches if any element does), and the prefix / anything-but / exists
- * operators. Any other operator throws, rather than match wrongly.
+ * (an array in the event matches if any element does), and the prefix / suffix / wildcard /
+ * equals-ignore-case / anything-but / exists operators. Any other operator throws, rather than
+ * match wrongly.
  */
 export function matchesEventPattern(pattern: object, event: object): boolean {
   const fields = event as Record<string, unknown>;
@@ -34,6 +35,12 @@ function matchesCondition(condition: unknown, value: unknown): boolean {
       return operand === true;
     case 'prefix':
       return typeof value === 'string' && typeof operand === 'string' && value.startsWith(operand);
+    case 'suffix':
+      return typeof value === 'string' && typeof operand === 'string' && value.endsWith(operand);
+    case 'equals-ignore-case':
+      return typeof value === 'string' && typeof operand === 'string' && value.toLowerCase() === operand.toLowerCase();
+    case 'wildcard':
+      return typeof value === 'string' && typeof operand === 'string' && wildcardRegExp(operand).test(value);
     case 'anything-but':
       return !matchesAnythingButOperand(operand, value);
     default:
@@ -45,4 +52,18 @@ function matchesAnythingButOperand(operand: unknown, value: unknown): boolean {
   if (Array.isArray(operand)) return operand.includes(value);
   if (isPlainObject(operand)) return matchesCondition(operand, value);
   return operand === value;
+}
+
+/** `*` matches any characters; `\*` is a literal star and `\\` a literal backslash. */
+function wildcardRegExp(pattern: string): RegExp {
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]!;
+    if (char === '\\' && (pattern[i + 1] === '*' || pattern[i + 1] === '\\')) {
+      source += `\\${pattern[++i]}`;
+    } else {
+      source += char === '*' ? '.*' : char.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+    }
+  }
+  return new RegExp(`^${source}$`, 's');
 }

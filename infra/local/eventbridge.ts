@@ -13,6 +13,7 @@
 // Differences: a failed delivery is logged and reported, not retried, and an event bus that no
 // rule names still accepts events (which then reach nothing).
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './template.ts';
 import { ApiError, isPlainObject, serveAwsJson } from './aws-protocol.ts';
 import { listenLocally } from './http-server.ts';
@@ -30,6 +31,8 @@ export interface LocalEventBridgeTarget {
   inputPath?: string;
   /** Constant JSON text: the target gets it instead of the event. */
   input?: string;
+  /** Variables from the event placed in a template (see `transformInput`). */
+  inputTransformer?: { inputPathsMap?: Record<string, string>; inputTemplate: string };
 }
 
 export interface LocalEventBridgeRule {
@@ -88,7 +91,48 @@ export interface LocalEventBridge {
   delivered: readonly LocalDelivery[];
   /** Resolves once every delivery of the events accepted so far has finished. */
   drain(): Promise<void>;
+  /**
+   * An event an AWS service sends (e.g. S3's "Object Created" for a bucket with EventBridge
+   * notifications on): PutEvents refuses aws.* sources, so the services' events come in here.
+   */
+  sendServiceEvent(event: Pick<LocalBusEvent, 'source' | 'detail-type' | 'detail' | 'resources'>, eventBusName?: string): string;
   close(): Promise<void>;
+}
+
+/**
+ * Not an AWS API: where local tools send an event as an AWS service would (source aws.*, which
+ * PutEvents refuses), e.g. a CloudWatch alarm's state change for a declared trigger.
+ * Body: {"source", "detail-type", "detail", "resources"?, "eventBusName"?}; answer: {"id"}.
+ */
+export const SERVICE_EVENTS_PATH = '/local/service-events';
+
+async function serveServiceEvent(
+  request: IncomingMessage,
+  response: ServerResponse,
+  send: LocalEventBridge['sendServiceEvent'],
+): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const answer = (status: number, body: unknown) => {
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(body));
+  };
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return answer(400, { message: 'The body must be JSON: {"source", "detail-type", "detail"}' });
+  }
+  const event = isPlainObject(body) ? body : {};
+  if (typeof event.source !== 'string' || typeof event['detail-type'] !== 'string' || !isPlainObject(event.detail)) {
+    return answer(400, { message: 'An event needs "source" and "detail-type" (strings) and "detail" (an object)' });
+  }
+  const resources = Array.isArray(event.resources) ? event.resources.map(String) : [];
+  const id = send(
+    { source: event.source, 'detail-type': event['detail-type'], detail: event.detail, resources },
+    typeof event.eventBusName === 'string' ? event.eventBusName : 'default',
+  );
+  answer(200, { id });
 }
 
 const MAX_ENTRIES = 10;
@@ -129,7 +173,7 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
           };
           delivered.push(delivery);
           try {
-            delivery.payload = targetPayload(target, event);
+            delivery.payload = targetPayload(target, event, rule.name, ruleArn(rule.name));
             await options.invokeTarget(target.arn, delivery.payload, event);
             delivery.ok = true;
           } catch (error) {
@@ -164,18 +208,42 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
       results.push({ EventId: built.event.id });
       accepted.push(built);
     }
-    events.push(...accepted);
-    for (const { eventBusName, event } of accepted) {
-      const delivery = deliver(eventBusName, event).finally(() => pending.delete(delivery));
-      pending.add(delivery);
-    }
+    for (const { eventBusName, event } of accepted) accept(eventBusName, event);
     return { FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length, Entries: results };
   }
 
+  const ruleArn = (name: string) => `arn:aws:events:${region}:${account}:rule/${name}`;
+
+  function accept(eventBusName: string, event: LocalBusEvent): void {
+    events.push({ eventBusName, event });
+    const delivery = deliver(eventBusName, event).finally(() => pending.delete(delivery));
+    pending.add(delivery);
+  }
+
+  function sendServiceEvent(
+    partial: Pick<LocalBusEvent, 'source' | 'detail-type' | 'detail' | 'resources'>,
+    eventBusName = 'default',
+  ): string {
+    const event: LocalBusEvent = {
+      version: '0',
+      id: randomUUID(),
+      account,
+      region,
+      time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      ...partial,
+    };
+    accept(eventBusName, event);
+    return event.id;
+  }
+
   const operations = { PutEvents: putEvents };
-  const server = await listenLocally((request, response) => void serveAwsJson(PROTOCOL, operations, request, response), {
-    port: options.port,
-  });
+  const server = await listenLocally(
+    (request, response) => {
+      if (request.method === 'POST' && request.url === SERVICE_EVENTS_PATH) void serveServiceEvent(request, response, sendServiceEvent);
+      else void serveAwsJson(PROTOCOL, operations, request, response);
+    },
+    { port: options.port },
+  );
 
   async function drain(): Promise<void> {
     while (pending.size > 0) await Promise.allSettled([...pending]);
@@ -190,7 +258,7 @@ export async function startLocalEventBridge(options: LocalEventBridgeOptions): P
     return closed;
   }
 
-  return { endpoint: server.url, events, delivered, drain, close };
+  return { endpoint: server.url, events, delivered, drain, sendServiceEvent, close };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,12 +327,65 @@ function entrySize(value: unknown): number {
   return size;
 }
 
-function targetPayload(target: LocalEventBridgeTarget, event: LocalBusEvent): unknown {
+function targetPayload(target: LocalEventBridgeTarget, event: LocalBusEvent, ruleName: string, ruleArn: string): unknown {
   if (target.input !== undefined) return JSON.parse(target.input) as unknown;
+  if (target.inputTransformer) return transformInput(target.inputTransformer, event, ruleName, ruleArn);
   if (target.inputPath === undefined) return event;
   const selected = selectPath(event, target.inputPath);
   if (selected === undefined) throw new Error(`InputPath ${target.inputPath} selects nothing in event ${event.id}`);
   return selected;
+}
+
+/**
+ * An input transformer: each `<name>` in the template (a variable of InputPathsMap, or a reserved
+ * aws.events.* one) is replaced by its value. Inside a JSON string the value goes in as text;
+ * elsewhere as JSON (`<aws.events.event.json>` is the whole event). A template that is then JSON
+ * is delivered parsed, otherwise as the text.
+ */
+export function transformInput(
+  transformer: NonNullable<LocalEventBridgeTarget['inputTransformer']>,
+  event: LocalBusEvent,
+  ruleName: string,
+  ruleArn: string,
+): unknown {
+  const { detail, ...withoutDetail } = event;
+  void detail;
+  const values = new Map<string, unknown>([
+    ['aws.events.rule-arn', ruleArn],
+    ['aws.events.rule-name', ruleName],
+    ['aws.events.event.ingestion-time', event.time],
+    ['aws.events.event', withoutDetail],
+    ['aws.events.event.json', event],
+  ]);
+  for (const [name, path] of Object.entries(transformer.inputPathsMap ?? {})) values.set(name, selectPath(event, path) ?? null);
+  const template = transformer.inputTemplate;
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < template.length; i++) {
+    const char = template[i]!;
+    if (char === '\\' && inString) {
+      out += char + (template[i + 1] ?? '');
+      i++;
+      continue;
+    }
+    if (char === '"') inString = !inString;
+    if (char === '<') {
+      const end = template.indexOf('>', i);
+      const name = end > i ? template.slice(i + 1, end) : '';
+      if (values.has(name)) {
+        const value = values.get(name);
+        out += inString ? (typeof value === 'string' ? JSON.stringify(value).slice(1, -1) : JSON.stringify(value)) : JSON.stringify(value);
+        i = end;
+        continue;
+      }
+    }
+    out += char;
+  }
+  try {
+    return JSON.parse(out) as unknown;
+  } catch {
+    return out;
+  }
 }
 
 /** The JSONPath subset InputPath uses: $, .name, ['name'] and [index]. */

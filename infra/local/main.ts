@@ -1,15 +1,23 @@
 // `npm start`: the local stack. The stack's handlers on local emulators, reachable at PORT, talking
 // to a local Slack stand-in (default) or to real Slack when SLACK_BOT_TOKEN is set.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { startLocalCloud } from './cloud.ts';
 import { startSlackStandIn } from './slack/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
+import { parseTriggers } from '../../shared/triggers/declaration.ts';
 import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
 
 const env = process.env;
+
+/** The triggers declared in cdk.json, which the local stack runs as a deployment would. */
+function declaredTriggers(): unknown {
+  const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context?: { triggers?: unknown } };
+  return cdkJson.context?.triggers ?? [];
+}
 
 function port(name: string, fallback: number): number {
   const raw = env[name];
@@ -106,7 +114,7 @@ async function main(): Promise<void> {
     appPassword: env.TEAMS_APP_PASSWORD ?? randomBytes(16).toString('hex'),
     tenantId: env.TEAMS_APP_TENANT_ID ?? DEFAULT_TENANT_ID,
   };
-  const teams = realTeams ? undefined : await startTeamsStandIn({ ...teamsApp, port: port('LOCAL_TEAMS_PORT', 3002) });
+  const teams = realTeams ? undefined : await startTeamsStandIn({ ...teamsApp, port: port('LOCAL_TEAMS_PORT', 3003) });
   const cloud = await startLocalCloud({
     port: port('PORT', 3000),
     slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
@@ -116,6 +124,8 @@ async function main(): Promise<void> {
       tokenUrl: teams?.tokenUrl ?? env.TEAMS_TOKEN_URL,
     },
     modelId: env.BEDROCK_MODEL_ID,
+    triggers: declaredTriggers(),
+    eventBridgePort: port('LOCAL_EVENTBRIDGE_PORT', 3002),
     useAmbientCredentials: credentials,
     localSandbox,
     env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...(modelEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: modelEndpoint } : {}) },
@@ -154,6 +164,12 @@ async function main(): Promise<void> {
     `  Data bucket    s3://${cloud.names.bucket} at ${cloud.env.AWS_ENDPOINT_URL_S3}  (drop event files under events/, e.g.`,
     `                 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --endpoint-url ${cloud.env.AWS_ENDPOINT_URL_S3} s3 cp reminder.json s3://${cloud.names.bucket}/events/)`,
   );
+  for (const trigger of parseTriggers(declaredTriggers())) {
+    const source = trigger.source.s3
+      ? `new objects in s3://${trigger.source.s3.bucket}/${trigger.source.s3.prefix ?? ''} (put them at ${cloud.env.AWS_ENDPOINT_URL_S3})`
+      : `events matching its pattern on the default bus (npm run ops -- put-event FILE)`;
+    lines.push(`  Trigger        ${trigger.name}: ${source}`);
+  }
   const via = echoModel
     ? 'the local echo model (LOCAL_MODEL=echo)'
     : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);

@@ -7,27 +7,20 @@ import {
   DeleteScheduleCommand,
   UpdateScheduleCommand,
   type CreateScheduleCommandInput,
-  type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { isConflict, isResourceNotFound, isS3NotFound } from '../aws-errors.ts';
 import { errorFileKey, isEventFileKey, parseEventFile, scheduleNameFor, type EventFile } from './schema.ts';
-import { isPast, toSchedulerExpression } from './schedule-expressions.ts';
+import { isIntervalSchedule, isPast, parseInterval, toSchedulerExpression } from './schedule-expressions.ts';
 import { eventDepthOf } from './chain.ts';
 import type { Firing } from './fire.ts';
 import { eventScopeOf } from './scope.ts';
+import { scheduleTarget, type ScheduleTargetDeps } from './one-shot.ts';
 import type { JsonLogger } from '../log.ts';
 
-export interface EventFileDeps {
+export interface EventFileDeps extends ScheduleTargetDeps {
   s3: S3Client;
   bucket: string;
-  scheduler: SchedulerClient;
-  groupName: string;
-  /** The role EventBridge Scheduler assumes to invoke the target. */
-  roleArn: string;
-  /** The function each schedule invokes with its firing. */
-  targetArn: string;
-  deadLetterArn: string;
   fire(firing: Firing): Promise<unknown>;
   /** The deployment's limits on event files, from settings.json. */
   limits(): Promise<EventLimits>;
@@ -81,8 +74,10 @@ function targetOf(event: EventFile) {
   return 'threadId' in event && event.threadId ? { threadId: event.threadId } : { adapterId: event.adapterId, channelId: event.channelId };
 }
 
-async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile, depth: number): Promise<void> {
+async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile, depth: number, now: Date): Promise<void> {
   const { expression, timezone } = toSchedulerExpression(event);
+  // An interval counts from when the file was saved: the first firing is one interval later, not now.
+  const interval = event.type === 'periodic' && isIntervalSchedule(event.schedule) ? parseInterval(event.schedule) : undefined;
   // EventBridge Scheduler fills these in per firing: each firing of a periodic schedule is its own prompt.
   const heartbeat = event.type === 'periodic' && event.heartbeat === true;
   const firing = {
@@ -103,13 +98,8 @@ async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile
     FlexibleTimeWindow: { Mode: 'OFF' },
     State: 'ENABLED',
     ActionAfterCompletion: event.type === 'one-shot' ? 'DELETE' : 'NONE',
-    Target: {
-      Arn: deps.targetArn,
-      RoleArn: deps.roleArn,
-      Input: JSON.stringify(firing),
-      RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
-      DeadLetterConfig: { Arn: deps.deadLetterArn },
-    },
+    ...(interval?.ok ? { StartDate: new Date(now.getTime() + interval.interval.minutes * 60_000) } : {}),
+    Target: scheduleTarget(deps, firing),
   };
   try {
     await deps.scheduler.send(new UpdateScheduleCommand(input));
@@ -204,7 +194,7 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
     deps.logger.info('event file fired now', { key, type: event.type });
     return 'fired';
   }
-  await upsertSchedule(deps, key, event, object.depth);
+  await upsertSchedule(deps, key, event, object.depth, now);
   deps.logger.info('event file scheduled', { key, schedule: name, type: event.type });
   return 'scheduled';
 }

@@ -5,13 +5,13 @@ import type { SerializedThread } from 'chat';
 import * as z from 'zod';
 import type { AgentChat } from '../chat.ts';
 import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
-import { promptTextSchema, type Prompt } from '../schemas.ts';
+import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
 import type { JsonLogger } from '../log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 
 export const firingSchema = z
   .object({
-    kind: z.enum(['scheduled', 'immediate', 'bus']),
+    kind: z.enum(['scheduled', 'immediate', 'bus', 'trigger', 'upload']),
     /** The event file (or bus event source) this came from, for logs and the prompt's author name. */
     origin: z.string().min(1),
     /** Unique per firing: periodic schedules fire many times, and each firing must run. */
@@ -21,6 +21,10 @@ export const firingSchema = z
     heartbeat: z.boolean().optional(),
     /** The event file was written by a run this many events deep (see shared/events/chain.ts). */
     eventDepth: z.number().int().min(1).optional(),
+    /** What opens a new thread in a channel, when it should differ from the prompt's text. */
+    announcement: z.string().min(1).optional(),
+    /** Where a trigger's firing came from: carried into the prompt and the logs. */
+    source: promptSourceSchema.optional(),
     ...eventTargetShape,
   })
   .superRefine(checkEventTarget);
@@ -54,10 +58,10 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
         `No Teams conversation ${JSON.stringify(firing.channelId)} is known: mention the bot there once first (Teams tells a bot where a channel lives only when someone writes to it)`,
       );
     }
-    const sent = await deps.chat.channel(chatChannelIdOf(reference)).post(firing.text);
+    const sent = await deps.chat.channel(chatChannelIdOf(reference)).post(firing.announcement ?? firing.text);
     posted = { threadId: threadIdOfPost(reference, sent.id), messageId: sent.id };
   } else {
-    const sent = await deps.chat.channel(`${firing.adapterId}:${firing.channelId}`).post(firing.text);
+    const sent = await deps.chat.channel(`${firing.adapterId}:${firing.channelId}`).post(firing.announcement ?? firing.text);
     posted = { threadId: sent.threadId, messageId: sent.id };
   }
   await writeRecord(deps.ledger, 'events', record, posted);
@@ -66,11 +70,15 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
   return posted;
 }
 
-export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt> {
+/** Stores files for the prompt in its thread (known only once a channel firing has opened it). */
+export type AttachFiles = (threadId: string) => Promise<PromptFile[]>;
+
+export async function fireEvent(deps: FireDeps, firing: Firing, attach?: AttachFiles): Promise<Prompt> {
   const now = (deps.now ?? (() => new Date()))();
   const { threadId, messageId } = firing.threadId
     ? { threadId: firing.threadId, messageId: `event-${safeId(firing.firingId)}` }
     : await threadForChannel(deps, firing);
+  const files = attach ? await attach(threadId) : [];
   const thread = deps.chat.thread(threadId);
   const prompt: Prompt = {
     threadId,
@@ -81,6 +89,8 @@ export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt>
     thread: thread.toJSON() as SerializedThread as Prompt['thread'],
     ...(firing.heartbeat ? { heartbeat: true } : {}),
     ...(firing.eventDepth ? { eventDepth: firing.eventDepth } : {}),
+    ...(files.length ? { files } : {}),
+    ...(firing.source ? { source: firing.source } : {}),
   };
   await deps.enqueue(prompt);
   deps.logger.info('event fired', {
@@ -89,6 +99,8 @@ export async function fireEvent(deps: FireDeps, firing: Firing): Promise<Prompt>
     firingId: firing.firingId,
     threadId,
     newThread: !firing.threadId,
+    ...(firing.source ? { source: firing.source } : {}),
+    ...(files.length ? { files: files.map((f) => f.key) } : {}),
   });
   return prompt;
 }

@@ -479,6 +479,59 @@ export function periodicCronProblem(expression: string): string | null {
   return null;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Intervals: "every 30m" → rate(30 minutes)
+// ---------------------------------------------------------------------------------------------
+
+const INTERVAL_UNITS: Record<string, { minutes: number; rate: 'minute' | 'hour' | 'day' }> = {
+  m: { minutes: 1, rate: 'minute' },
+  min: { minutes: 1, rate: 'minute' },
+  mins: { minutes: 1, rate: 'minute' },
+  minute: { minutes: 1, rate: 'minute' },
+  minutes: { minutes: 1, rate: 'minute' },
+  h: { minutes: 60, rate: 'hour' },
+  hr: { minutes: 60, rate: 'hour' },
+  hrs: { minutes: 60, rate: 'hour' },
+  hour: { minutes: 60, rate: 'hour' },
+  hours: { minutes: 60, rate: 'hour' },
+  d: { minutes: 1440, rate: 'day' },
+  day: { minutes: 1440, rate: 'day' },
+  days: { minutes: 1440, rate: 'day' },
+};
+
+export interface Interval {
+  minutes: number;
+  /** The EventBridge Scheduler form, e.g. `rate(30 minutes)`, `rate(1 hour)`. */
+  rate: string;
+}
+
+/** Whether a periodic schedule is written as an interval (`every …`) rather than a cron. */
+export const isIntervalSchedule = (text: string) => /^\s*every\b/i.test(text);
+
+/**
+ * `every 30m`, `every 2 hours`, `every 1d` → the interval. Whole numbers of minutes, hours or days
+ * only, as EventBridge Scheduler's rate() takes; at most a year.
+ */
+export function parseInterval(text: string): { ok: true; interval: Interval } | { ok: false; error: string } {
+  const match = /^\s*every\s+(\d+)\s*([a-z]+)\s*$/i.exec(text);
+  const unit = match ? INTERVAL_UNITS[match[2]!.toLowerCase()] : undefined;
+  if (!match || !unit) {
+    return { ok: false, error: 'is not an interval: write "every N" and a unit, m (minutes), h (hours) or d (days), like "every 30m"' };
+  }
+  const value = Number(match[1]);
+  if (value < 1) return { ok: false, error: 'needs an interval of at least 1' };
+  if (value * unit.minutes > 366 * 1440) return { ok: false, error: 'is longer than a year: use a cron for rare events' };
+  return { ok: true, interval: { minutes: value * unit.minutes, rate: `rate(${value} ${unit.rate}${value === 1 ? '' : 's'})` } };
+}
+
+/** The shortest time between two firings of a valid periodic schedule (cron or interval), in minutes. */
+export function periodicShortestIntervalMinutes(schedule: string): number {
+  if (!isIntervalSchedule(schedule)) return cronShortestIntervalMinutes(schedule);
+  const parsed = parseInterval(schedule);
+  if (!parsed.ok) throw new Error(`not a valid interval: ${parsed.error}`);
+  return parsed.interval.minutes;
+}
+
 /**
  * The shortest time between two firings of a valid 5-field cron, in minutes, capped at 60 (an hour
  * or more apart is reported as 60): minutes in one hour, and the last minute of an hour to the first
@@ -587,7 +640,7 @@ export type EventSchedule =
   | { type: 'periodic'; schedule: string; timezone: string };
 
 export interface SchedulerExpression {
-  /** ScheduleExpression: `at(...)` or `cron(...)`. */
+  /** ScheduleExpression: `at(...)`, `cron(...)` or `rate(...)`. */
   expression: string;
   /** ScheduleExpressionTimezone. */
   timezone: string;
@@ -599,7 +652,8 @@ export interface SchedulerExpression {
  * - one-shot, absolute instant → `at(wall time of that instant in the event's zone)` in that zone;
  *   if that wall time is ambiguous and the instant is its second occurrence (so the local form
  *   would be read back as the first), the UTC wall time and `UTC` are used instead: exact always.
- * - periodic → `cron(...)` (see `cronToEventBridge`), in the event's zone.
+ * - periodic → `cron(...)` (see `cronToEventBridge`), in the event's zone; an interval (`every 30m`) →
+ *   `rate(30 minutes)`.
  * Throws for an immediate event (it has no schedule) and for a schedule `parseEventFile` would
  * have refused; every schedule it accepts converts exactly. `cronToEventBridge` is the
  * non-throwing form for cron.
@@ -608,6 +662,11 @@ export function toSchedulerExpression(event: EventSchedule): SchedulerExpression
   if (event.type === 'immediate') throw new Error('An immediate event has no schedule expression');
   const timezone = event.timezone;
   if (event.type === 'periodic') {
+    if (isIntervalSchedule(event.schedule)) {
+      const parsed = parseInterval(event.schedule);
+      if (!parsed.ok) throw new Error(`"schedule" ${JSON.stringify(event.schedule)} ${parsed.error}`);
+      return { expression: parsed.interval.rate, timezone };
+    }
     const cron = cronToEventBridge(event.schedule);
     if (!cron.ok) throw new Error(`Cannot convert "schedule" ${JSON.stringify(event.schedule)} to EventBridge: ${cron.error}`);
     return { expression: cron.expression, timezone };

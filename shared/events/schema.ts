@@ -7,6 +7,7 @@
 //   { "type": "one-shot", "adapterId": "slack", "channelId": "C123ABC", "text": "…",
 //     "schedule": "2025-03-01T09:00:00", "timezone": "America/New_York" }
 //   { "type": "periodic", "threadId": "…", "text": "…", "schedule": "0 9 * * 1-5", "timezone": "America/New_York" }
+//   { "type": "periodic", "threadId": "…", "text": "…", "schedule": "every 30m" }
 //
 // Where the file lives limits what it may target and may supply the target (shared/events/scope.ts).
 //
@@ -31,10 +32,12 @@ import { checkEventTarget, eventTargetShape } from './target.ts';
 import { eventScopeOf, targetOutsideChannel, type EventScope } from './scope.ts';
 import {
   canonicalTimeZone,
-  cronShortestIntervalMinutes,
+  isIntervalSchedule,
   parseCron,
+  parseInterval,
   parseOneShotTime,
   periodicCronProblem,
+  periodicShortestIntervalMinutes,
   timeZoneProblem,
 } from './schedule-expressions.ts';
 
@@ -73,19 +76,25 @@ const oneShotScheduleSchema = stringField(
   ctx.addIssue({ code: 'custom', message });
 });
 
-const periodicScheduleSchema = stringField('schedule', 'a periodic event needs a 5-field cron, like "0 9 * * 1-5"').superRefine(
-  (s, ctx) => {
-    if (parseOneShotTime(s).ok) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `"schedule" ${q(s)} is a date and time; a periodic event needs a 5-field cron like "0 9 * * 1-5" (use type "one-shot" to run once)`,
-      });
-      return;
-    }
-    const problem = periodicCronProblem(s);
-    if (problem) ctx.addIssue({ code: 'custom', message: `"schedule" ${q(s)} ${problem}` });
-  },
-);
+const periodicScheduleSchema = stringField(
+  'schedule',
+  'a periodic event needs a 5-field cron, like "0 9 * * 1-5", or an interval, like "every 30m"',
+).superRefine((s, ctx) => {
+  if (isIntervalSchedule(s)) {
+    const parsed = parseInterval(s);
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: `"schedule" ${q(s)} ${parsed.error}` });
+    return;
+  }
+  if (parseOneShotTime(s).ok) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"schedule" ${q(s)} is a date and time; a periodic event needs a 5-field cron like "0 9 * * 1-5" (use type "one-shot" to run once)`,
+    });
+    return;
+  }
+  const problem = periodicCronProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: `"schedule" ${q(s)} ${problem}` });
+});
 
 export const immediateEventSchema = z.strictObject({
   type: z.literal('immediate'),
@@ -106,7 +115,7 @@ export const periodicEventSchema = z.strictObject({
   type: z.literal('periodic'),
   ...eventTargetShape,
   text: textSchema,
-  /** 5-field cron (minute hour day-of-month month day-of-week) in `timezone`. */
+  /** 5-field cron (minute hour day-of-month month day-of-week) in `timezone`, or `every N m|h|d`. */
   schedule: periodicScheduleSchema,
   timezone: timezoneSchema,
   /**
@@ -209,7 +218,7 @@ function placementProblems(scope: EventScope, event: EventFile, options: ParseEv
   }
   const minimum = options.minIntervalMinutes ?? DEFAULT_MIN_EVENT_INTERVAL_MINUTES;
   if (event.type === 'periodic') {
-    const shortest = cronShortestIntervalMinutes(event.schedule);
+    const shortest = periodicShortestIntervalMinutes(event.schedule);
     if (shortest < minimum) {
       problems.push(
         `"schedule" ${q(event.schedule)} fires every ${shortest} minute${shortest === 1 ? '' : 's'} at its fastest; ` +

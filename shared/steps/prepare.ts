@@ -49,12 +49,15 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
     return undefined;
   });
   if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
-  const files = await saveAttachments({ store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a }, run).catch(
+  const downloaded = await saveAttachments({ store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a }, run).catch(
     (error: unknown) => {
       deps.logger.warn('could not save the attachments', { runId: run.runId, error });
       return { saved: [], notes: ['the attached files could not be saved'] };
     },
   );
+  // Files a trigger or an upload stored before queueing the prompt.
+  const stored = (run.prompt.files ?? []).map((f) => ({ ...f, local: `/workspace/data/${f.key}` }));
+  const files = { saved: [...stored, ...downloaded.saved], notes: downloaded.notes };
   context.entries.push({
     role: 'user',
     content: [{ text: contextText(run.prompt.author.userName, text) }, ...attachmentBlocks(deps.store, files.saved, files.notes)],
@@ -63,6 +66,7 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
       messageId: run.prompt.messageId,
       at: run.prompt.postedAt,
       ...(files.saved.length ? { attachments: files.saved.map((a) => ({ original: a.original, local: a.local })) } : {}),
+      ...(run.prompt.source ? { source: run.prompt.source } : {}),
     },
   });
   await saveLoadedContext(deps.store, run.threadId, context);

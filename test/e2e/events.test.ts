@@ -110,6 +110,32 @@ test('a periodic event fires on each occurrence, across a DST change, and every 
   );
 });
 
+test('an interval event ("every 30m") fires one interval after it is saved, then every interval', async () => {
+  const t = await thread();
+  const saved = stack.cloud.scheduler.now();
+  await drop('half-hourly.json', { type: 'periodic', threadId: t.threadId, text: 'half-hourly check', schedule: 'every 30m' });
+  assert.equal(schedule('half-hourly.json')?.expression, 'rate(30 minutes)');
+  const firedBefore = stack.cloud.scheduler.firings.length;
+  await stack.cloud.scheduler.advance(95 * 60_000);
+  const fired = stack.cloud.scheduler.firings.slice(firedBefore).filter((f) => f.name === scheduleNameFor('events/half-hourly.json'));
+  // The schedule starts one interval after the file is saved (by the function's clock, which this
+  // manual clock may be ahead of): the first firing comes within one interval, then every 30 minutes.
+  const times = fired.map((f) => Date.parse(f.scheduledTime));
+  assert.ok(times.length >= 3, `fired ${times.length} times in 95 minutes`);
+  assert.ok(times[0]! > saved && times[0]! <= saved + 30 * 60_000, 'first firing within one interval, not at once');
+  assert.deepEqual(
+    times.slice(1).map((time, i) => time - times[i]!),
+    times.slice(1).map(() => 30 * 60_000),
+  );
+  await eventually(
+    () => bot(t.channel, t.threadTs).filter((m) => m.text === 'ack: half-hourly check').length === times.length,
+    30_000,
+    'one run per firing',
+  );
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/half-hourly.json' }));
+  await stack.cloud.s3Notifications.poll();
+});
+
 test('deleting the file deletes its schedule; changing it updates the one schedule', async () => {
   const t = await thread();
   const file = { type: 'periodic', threadId: t.threadId, text: 'weekly', schedule: '0 10 * * 1', timezone: 'UTC' };

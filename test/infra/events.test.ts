@@ -75,7 +75,7 @@ test('scheduler function: its handler module, an explicit name, 60 s, 512 MB, an
   assert.equal(flatten(target), FUNCTION_ARN);
 });
 
-test('event files: the data bucket notifies the function of created and removed events/*.json objects', () => {
+test('event files and uploads: the data bucket notifies the function of created and removed events/*.json objects and of new uploads/ objects', () => {
   const notifications = ofType('Custom::S3BucketNotifications');
   assert.equal(notifications.length, 1);
   const [, notification] = notifications[0]!;
@@ -87,12 +87,15 @@ test('event files: the data bucket notifies the function of created and removed 
     Filter: { Key: { FilterRules: { Name: string; Value: string }[] } };
     LambdaFunctionArn: unknown;
   }[];
-  assert.deepEqual(lambdas.map((c) => c.Events).sort(), [['s3:ObjectCreated:*'], ['s3:ObjectRemoved:*']]);
-  for (const c of lambdas) {
+  const described = lambdas.map((c) => {
     assert.deepEqual(c.LambdaFunctionArn, getAtt(scheduler));
-    const rules = Object.fromEntries(c.Filter.Key.FilterRules.map((r) => [r.Name.toLowerCase(), r.Value]));
-    assert.deepEqual(rules, { prefix: 'events/', suffix: '.json' });
-  }
+    return { events: c.Events, filter: Object.fromEntries(c.Filter.Key.FilterRules.map((r) => [r.Name.toLowerCase(), r.Value])) };
+  });
+  assert.deepEqual(described, [
+    { events: ['s3:ObjectCreated:*'], filter: { prefix: 'events/', suffix: '.json' } },
+    { events: ['s3:ObjectRemoved:*'], filter: { prefix: 'events/', suffix: '.json' } },
+    { events: ['s3:ObjectCreated:*'], filter: { prefix: 'uploads/' } },
+  ]);
   // S3 may invoke the function, for this bucket in this account only.
   const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 's3.amazonaws.com');
   assert.equal(permissions.length, 1);
@@ -219,7 +222,13 @@ test('scheduler IAM: schedules of its group only, PassRole of the schedule role 
   const s3 = byPrefix('s3:').map((s) => ({ actions: list(s.Action).sort(), resources: list(s.Resource).map(flatten) }));
   assert.deepEqual(s3, [
     { actions: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], resources: [EVENT_OBJECTS] },
-    { actions: ['s3:GetObject'], resources: [EVENT_OBJECTS.replace('/events/*', '/settings.json')] },
+    // settings.json (the limits on event files), and uploads; a trigger's or an upload's file is
+    // copied into a thread's attachments/.
+    {
+      actions: ['s3:GetObject'],
+      resources: [EVENT_OBJECTS.replace('/events/*', '/settings.json'), EVENT_OBJECTS.replace('/events/*', '/uploads/*')],
+    },
+    { actions: ['s3:PutObject'], resources: [EVENT_OBJECTS.replace('/events/*', '/*/attachments/*')] },
     { actions: ['s3:ListBucket'], resources: [`<${idOf(stack.bucket)}.Arn>`] },
   ]);
 
@@ -327,6 +336,8 @@ test("cdk-nag: the event bus's findings are acknowledged with reasons, and nothi
   acks(
     scheduler.role!,
     'AwsSolutions-IAM5[Resource::*]',
+    `AwsSolutions-IAM5[Resource::${EVENT_OBJECTS.replace('/events/*', '/uploads/*')}]`,
+    `AwsSolutions-IAM5[Resource::${EVENT_OBJECTS.replace('/events/*', '/*/attachments/*')}]`,
     `AwsSolutions-IAM5[Resource::${EVENT_OBJECTS}]`,
     `AwsSolutions-IAM5[Resource::${SCHEDULE_ARNS}]`,
   );

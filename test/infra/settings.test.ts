@@ -23,6 +23,7 @@ test('defaults when the context says nothing', () => {
     chatPlatforms: ['slack', 'teams'],
     teamsMultiTenant: false,
     bundleAwsSdk: false,
+    triggers: [],
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);
 });

@@ -660,6 +660,8 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
+    `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'uploads/*')}`,
+    `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, '*/attachments/*')}`,
     `${roleOfFunction(stack, 'scheduler')} arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${STACK_NAME}-events/*`,
   ];
   const found: string[] = [];

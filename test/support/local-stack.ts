@@ -30,6 +30,8 @@ export async function startTestStack(
     env?: Record<string, string>;
     clock?: SchedulerClock;
     transformTemplate?: LocalCloudOptions['transformTemplate'];
+    /** Declared triggers, as `triggers` in cdk.json. */
+    triggers?: unknown;
     localSandbox?: LocalCloudOptions['localSandbox'];
     bubblewrap?: LocalCloudOptions['bubblewrap'];
   } = {},
@@ -62,6 +64,7 @@ export async function startTestStack(
       ...options.env,
     },
     transformTemplate: options.transformTemplate,
+    triggers: options.triggers,
     localSandbox: options.localSandbox,
     bubblewrap: options.bubblewrap,
     onError: (where, error) => errors.push({ where, error }),

@@ -414,3 +414,30 @@ test('periodic events faster than the minimum interval are refused', () => {
   assert.equal(at('0,58 9,10 * * *').ok, false, '9:58 to 10:00');
   assert.equal(at('* * * * *', 1).ok, true);
 });
+
+test('interval schedules: "every 30m" becomes rate(30 minutes); bad intervals and the minimum interval are refused', () => {
+  const at = (schedule: string, minIntervalMinutes?: number) =>
+    parseEventFile(KEY, JSON.stringify({ type: 'periodic', threadId: THREAD, text: 'x', schedule }), { minIntervalMinutes });
+  const expression = (schedule: string) => {
+    const parsed = at(schedule);
+    if (!parsed.ok) assert.fail(parsed.error);
+    return toSchedulerExpression(parsed.event as Extract<EventFile, { type: 'periodic' }>).expression;
+  };
+  assert.equal(expression('every 30m'), 'rate(30 minutes)');
+  assert.equal(expression('every 1 hour'), 'rate(1 hour)');
+  assert.equal(expression('Every 2h'), 'rate(2 hours)');
+  assert.equal(expression('every 1d'), 'rate(1 day)');
+  assert.equal(expression('every 90 minutes'), 'rate(90 minutes)');
+  assert.match(
+    (at('every 3m') as { error: string }).error,
+    /fires every 3 minutes at its fastest; the minimum interval between firings is 5 minutes/,
+  );
+  assert.equal(at('every 3m', 1).ok, true);
+  assert.match(
+    (at('every 30 fortnights') as { error: string }).error,
+    /"schedule" "every 30 fortnights" is not an interval: write "every N"/,
+  );
+  assert.match((at('every 0m') as { error: string }).error, /needs an interval of at least 1/);
+  assert.match((at('every 400d') as { error: string }).error, /longer than a year/);
+  assert.match((at('every half hour') as { error: string }).error, /is not an interval/);
+});

@@ -62,19 +62,49 @@ export function scheduledRules(template: Template, invoke: Invoke, report: Repor
     });
 }
 
-/** The custom bus's rules, for the local EventBridge. */
-export function customBusRules(template: Template): LocalEventBridgeOptions['rules'] {
+type RuleTarget = {
+  Arn: unknown;
+  InputPath?: string;
+  InputTransformer?: { InputPathsMap?: Record<string, string>; InputTemplate: string };
+};
+
+/**
+ * The rules with event patterns, for the local EventBridge: the custom bus's, and the default bus's
+ * (declared triggers; the run-ended rule there matches only Step Functions' own events, which
+ * statusChangeRules delivers).
+ */
+export function busRules(template: Template): LocalEventBridgeOptions['rules'] {
   return resourcesOfType(template, 'AWS::Events::Rule')
-    .filter(([, rule]) => rule.Properties.EventPattern && rule.Properties.EventBusName)
+    .filter(([, rule]) => rule.Properties.EventPattern)
     .map(([id, rule]) => ({
       name: id,
-      eventBusName: String(resolveCloudFormation(template, rule.Properties.EventBusName)),
+      eventBusName: rule.Properties.EventBusName ? String(resolveCloudFormation(template, rule.Properties.EventBusName)) : 'default',
       pattern: resolveCloudFormation(template, rule.Properties.EventPattern) as object,
-      targets: (rule.Properties.Targets as { Arn: unknown; InputPath?: string }[]).map((t) => ({
+      targets: (rule.Properties.Targets as RuleTarget[]).map((t) => ({
         arn: String(resolveCloudFormation(template, t.Arn)),
         inputPath: t.InputPath,
+        ...(t.InputTransformer
+          ? { inputTransformer: { inputPathsMap: t.InputTransformer.InputPathsMap, inputTemplate: t.InputTransformer.InputTemplate } }
+          : {}),
       })),
     }));
+}
+
+/**
+ * Buckets whose "Object Created" events a rule on the default bus waits for (declared S3
+ * triggers): buckets outside the stack with EventBridge notifications on. Locally the cloud creates
+ * them and sends their events as S3 would.
+ */
+export function eventBridgeNotifiedBuckets(template: Template): string[] {
+  const buckets = new Set<string>();
+  for (const [, rule] of resourcesOfType(template, 'AWS::Events::Rule')) {
+    const pattern = rule.Properties.EventPattern as { source?: unknown; detail?: { bucket?: { name?: unknown } } } | undefined;
+    if (!Array.isArray(pattern?.source) || !pattern.source.includes('aws.s3')) continue;
+    for (const name of Array.isArray(pattern.detail?.bucket?.name) ? pattern.detail.bucket.name : []) {
+      if (typeof name === 'string') buckets.add(name);
+    }
+  }
+  return [...buckets];
 }
 
 type FilterRule = { Name: string; Value: string };

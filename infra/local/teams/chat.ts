@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { StoredActivity } from './state.ts';
 
-const BASE = (process.env.LOCAL_TEAMS_URL ?? 'http://127.0.0.1:3002').replace(/\/+$/, '');
+const BASE = (process.env.LOCAL_TEAMS_URL ?? 'http://127.0.0.1:3003').replace(/\/+$/, '');
 
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
   let response: Response;

@@ -1,0 +1,51 @@
+// `npm run ops -- <command>`: operator commands, against the local stack (npm start) by default or a
+// deployed stack with --stack NAME (credentials from the standard AWS chain).
+//   put-event FILE   put an event on the default bus (declared triggers fire on it)
+import { parseArgs } from 'node:util';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { putEvent, readEventFile } from './put-event.ts';
+
+const USAGE = `usage: npm run ops -- <command> [--stack NAME] [--region REGION]
+commands:
+  put-event FILE   put the event in FILE ({"source", "detail-type", "detail"}) on the default bus;
+                   locally at LOCAL_EVENTBRIDGE_URL (default http://127.0.0.1:3002, see npm start)`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { stack: { type: 'string' }, region: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+});
+const [command, ...rest] = positionals;
+const fail = (message: string): never => {
+  console.error(message);
+  process.exit(2);
+};
+
+if (values.help || !command) {
+  console.log(USAGE);
+  process.exit(command || values.help ? 0 : 2);
+}
+const local = values.stack === undefined;
+const localEndpoint = process.env.LOCAL_EVENTBRIDGE_URL ?? `http://127.0.0.1:${process.env.LOCAL_EVENTBRIDGE_PORT ?? 3002}`;
+
+try {
+  switch (command) {
+    case 'put-event': {
+      if (rest.length !== 1) fail(`put-event takes one file\n${USAGE}`);
+      const event = await readEventFile(rest[0]!);
+      const eventBridge = local
+        ? new EventBridgeClient({
+            endpoint: localEndpoint,
+            region: 'us-east-1',
+            credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+          })
+        : new EventBridgeClient({ region: values.region });
+      const id = await putEvent({ eventBridge, ...(local ? { localEndpoint } : {}) }, event);
+      console.log(`event ${id} put on the default bus ${local ? `of the local stack (${localEndpoint})` : `(stack ${values.stack})`}`);
+      break;
+    }
+    default:
+      fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+  }
+} catch (error) {
+  fail(error instanceof Error ? error.message : String(error));
+}
