@@ -8,6 +8,7 @@ import {
   DEFAULT_SANDBOX_SYNC_LIMITS,
 } from './defaults.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
+import { priceSchema } from './pricing.ts';
 
 /**
  * Longest prompt text, in UTF-8 bytes (a character is 1 to 4 of them): every 40,000-character Slack
@@ -145,6 +146,10 @@ export const settingsSchema = z.object({
       thresholdRatio: z.number().positive().max(1).default(DEFAULT_COMPACTION_SETTINGS.thresholdRatio),
     })
     .default({ ...DEFAULT_COMPACTION_SETTINGS }),
+  /** USD per million tokens by model or inference profile id, over the built-in list (shared/pricing.ts). */
+  prices: z.record(z.string(), priceSchema).default({}),
+  /** Post the run's tokens and cost in the thread when it finishes. */
+  showCost: z.boolean().default(false),
   /** Bedrock prompt caching (cachePoint blocks); turn off for models without it. */
   promptCaching: z.boolean().default(true),
   sandbox: z

@@ -6,6 +6,7 @@ import { describeFailure, parseStepFailure } from '../failures.ts';
 import { promptText } from '../prompt-body.ts';
 import { readRecord, writeRecord } from '../ledger.ts';
 import { textOf } from '../model.ts';
+import { costFooter, totalUsage } from '../pricing.ts';
 import type { LoopState, RunInput, StepEvent } from '../schemas.ts';
 import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../store.ts';
 import type { AgentDeps } from './deps.ts';
@@ -44,7 +45,12 @@ function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], repli
   return log;
 }
 
-async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extra: Record<string, unknown> = {}): Promise<void> {
+async function logExchange(
+  deps: AgentDeps,
+  run: RunInput,
+  outcome: string,
+  extra: Record<string, unknown> = {},
+): Promise<ReturnType<typeof totalUsage>> {
   const { entries } = await loadContext(deps.store, run.threadId);
   const replies = new Map<number, string>();
   for (const entry of entries) {
@@ -56,20 +62,43 @@ async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extr
   const text = await promptText(deps.store, run.prompt).catch(() => run.prompt.text);
   const log = exchangeLog(run, text, entries, replies);
   await appendLog(deps.store, run.threadId, log);
+  const usage = runUsage(entries, run);
   deps.logger.info('exchange', {
     runId: run.runId,
     threadId: run.threadId,
     outcome,
     ...extra,
+    usage,
     // A long prompt's beginning only: its whole text is in log.jsonl.
     prompt: { user: run.prompt.author.userId, text: run.prompt.text, ...(run.prompt.textKey ? { textKey: run.prompt.textKey } : {}) },
     replies: log.filter((e) => e.isBot).map((e) => e.text),
   });
+  return usage;
+}
+
+/** The tokens (and cost) of the run's model steps, from their context entries. */
+function runUsage(entries: ContextEntry[], run: RunInput) {
+  return totalUsage(entries.flatMap((e) => (e.role === 'assistant' && e.meta.runId === run.runId && e.meta.usage ? [e.meta.usage] : [])));
+}
+
+const COST_FOOTER = 'cost-footer';
+
+/** `showCost`: the run's tokens and cost under its replies, once. */
+async function postCostFooter(deps: AgentDeps, run: RunInput, usage: ReturnType<typeof totalUsage>): Promise<void> {
+  if (await readRecord(deps.ledger, run.runId, COST_FOOTER)) return;
+  const sent = await deps.thread(run).post(costFooter(usage));
+  await writeRecord(deps.ledger, run.runId, COST_FOOTER, { messageId: sent.id } satisfies PostedMessage);
 }
 
 export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
   await removeStopCard(deps, run);
-  await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
+  const usage = await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
+  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  if (snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0) {
+    await postCostFooter(deps, run, usage).catch((error: unknown) =>
+      deps.logger.warn('could not post the cost', { runId: run.runId, error }),
+    );
+  }
   const release = await releaseLease(deps.actor, run.threadId, run.runId);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;

@@ -1,6 +1,7 @@
 // The model step: one Bedrock call with the run's prompt and the thread's context, the reply
 // streamed into the thread, the answer saved; then where the loop goes (tools, another turn for
 // steering that arrived meanwhile, or the end), within the run's limits.
+import { costOf } from '../pricing.ts';
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { takeSteer } from '../actor.ts';
 import { materializeImages } from '../attachments.ts';
@@ -112,8 +113,9 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   const content = answerContent(result.content, cutOff);
   await reply.settle(textOf(content), cutOff);
   const meta = stepMeta(deps.now, run, loop.step);
-  // Usage per step (cache reads and writes included) stays with the answer it paid for.
-  context.entries.push({ role: 'assistant', content, meta: { ...meta, usage: result.usage } });
+  // Usage per step (cache reads and writes included) stays with the answer it paid for, priced.
+  const usage = snapshot.price ? { ...result.usage, costUsd: costOf(result.usage, snapshot.price) } : result.usage;
+  context.entries.push({ role: 'assistant', content, meta: { ...meta, usage } });
   refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
   refuseDisallowedToolCalls(context.entries, content, snapshot.toolPolicy, meta);
   let decision = routeAfterAnswer(loop.step, content, result.stopReason);
@@ -137,7 +139,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     stopReason: result.stopReason,
     attempts: result.attempts,
     durationMs: deps.now() - started,
-    ...result.usage,
+    ...usage,
   });
   if (limit) {
     await thread.post(limit);

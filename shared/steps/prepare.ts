@@ -1,6 +1,7 @@
 // The prepare step, once per run: read settings, memory, skills and identity fresh, decide the
 // run's model and system prompt (the snapshot every later step uses), start the sandbox early,
 // and add what the thread said while the agent was away, then the prompt, to the context.
+import { priceOf } from '../pricing.ts';
 import { attachmentBlocks, saveAttachments } from '../attachments.ts';
 import { backfill } from '../backfill.ts';
 import { contextText } from '../context-text.ts';
@@ -93,13 +94,23 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
   }
   const offeredSkills = skillsSection(skills, text, settings);
+  const model = modelChoice(settings, run, deps.defaultModelId);
+  const price = priceOf(model.modelId, settings.prices);
+  if (!price) {
+    deps.logger.warn('no price for the model: its runs count tokens, not dollars (add it to "prices" in settings.json)', {
+      runId: run.runId,
+      modelId: model.modelId,
+    });
+  }
   const snapshot: RunSnapshot = {
-    ...modelChoice(settings, run, deps.defaultModelId),
+    ...model,
     maxModelSteps: settings.maxModelSteps,
     maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
     maxRunMinutes: settings.maxRunMinutes,
     startedAt: now,
     promptCaching: settings.promptCaching,
+    ...(price ? { price } : {}),
+    ...(settings.showCost ? { showCost: true } : {}),
     compaction: settings.compaction,
     ...(offeredSkills.toolPolicy ? { toolPolicy: offeredSkills.toolPolicy } : {}),
     system: buildSystemPrompt({

@@ -4,6 +4,7 @@ import { dataKeys } from '../ids.ts';
 import type { RunInput, Settings } from '../schemas.ts';
 import { readText, type StoreDeps, writeText } from '../store.ts';
 import type { ToolPolicy } from '../tools/allowed-tools.ts';
+import type { Price } from '../pricing.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -16,6 +17,9 @@ export interface RunSnapshot {
   startedAt: number;
   /** cachePoint blocks after the stable system prompt, the tools, and the history. */
   promptCaching: boolean;
+  /** The model's price (settings.json `prices`, else the built-in list); absent: tokens are counted, not priced. */
+  price?: Price;
+  showCost?: boolean;
   compaction?: Settings['compaction'];
   /** The offered skills' `allowed-tools`, when they limit the run's tools. */
   toolPolicy?: ToolPolicy;

@@ -4,7 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import { gate } from '../../infra/local/bedrock.ts';
@@ -243,12 +244,34 @@ test('cache points follow the stable system prompt, the tools and the history; u
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
+  // Priced with the default model's list price: 1200 × $3 + 40 × $15 + 1000 × $0.30 + 150 × $3.75 per million.
   assert.deepEqual(context.at(-1).meta.usage, {
     inputTokens: 1200,
     outputTokens: 40,
     cacheReadInputTokens: 1000,
     cacheWriteInputTokens: 150,
+    costUsd: 0.005063,
   });
+});
+
+test('showCost: the run ends with its tokens and cost at the price settings.json gives the model', async () => {
+  const settings = { showCost: true, prices: { [DEFAULT_SETTINGS.modelId]: { input: 10, output: 100, cacheRead: 1, cacheWrite: 12.5 } } };
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify(settings) }),
+  );
+  try {
+    stack.bedrock.script({ text: 'priced answer', usage: { inputTokens: 2000, outputTokens: 500, cacheReadInputTokens: 10_000 } });
+    const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> what does this cost' });
+    // 2000 × $10 + 500 × $100 + 10,000 × $1 per million = $0.08
+    const footer = await eventually(
+      () => botReplies(posted.channel, posted.threadTs).find((m) => m.text?.startsWith('Cost of this run')),
+      20_000,
+      'the cost footer',
+    );
+    assert.equal(footer.text, 'Cost of this run: $0.080 (2.0k tokens in, 500 out, 10k from cache)');
+  } finally {
+    await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
+  }
 });
 
 test('messages posted while the agent was idle are backfilled in order, once, into log and context', async () => {
