@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
-import { BUNDLE_ALIASES, bundleExternals, PROJECT_ROOT, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
+import { BUNDLE_BUDGET, bundleAliasesOf, bundleExternals, PROJECT_ROOT, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
 
 /** This project's own budget for each function's index.mjs: what a cold start loads and parses. */
-export const BUNDLE_LIMIT = 1024 * 1024;
+export const BUNDLE_LIMIT = BUNDLE_BUDGET;
 
 /** Lambda's deployment package limits (zip uploaded directly / all files unzipped). */
 export const LAMBDA_ZIPPED_LIMIT = 50 * 1024 * 1024;
@@ -137,7 +137,7 @@ async function bundleOne(role: FunctionRole, entry: string, outDir: string, bund
     banner: { js: REQUIRE_SHIM },
     mainFields: ['module', 'main'],
     external: bundleExternals(bundleAwsSdk),
-    alias: { ...BUNDLE_ALIASES },
+    alias: { ...bundleAliasesOf(role) },
     metafile: true,
     logLevel: 'silent',
   });

@@ -3,6 +3,7 @@
 // Every module exports `handler`.
 export const FUNCTION_ENTRIES = {
   webhook: 'functions/ingress/webhook.ts',
+  teamsWebhook: 'functions/ingress/teams-webhook.ts',
   dispatch: 'functions/ingress/dispatch.ts',
   runEnded: 'functions/ingress/run-ended.ts',
   agentStep: 'functions/agent-step/handler.ts',

@@ -15,7 +15,8 @@ import type { Triggers } from './constructs/triggers.ts';
 import type { EventSchedules } from './constructs/event-schedules.ts';
 import type { RunEnded } from './constructs/run-ended.ts';
 import type { SlackSecret } from './constructs/slack-secret.ts';
-import type { WebhookApi } from './constructs/webhook-api.ts';
+import type { TeamsSecret } from './constructs/teams-secret.ts';
+import { TEAMS_MESSAGES_PATH, type WebhookApi } from './constructs/webhook-api.ts';
 import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import type { SandboxStep } from './constructs/sandbox-step.ts';
@@ -38,7 +39,8 @@ export function checkWithCdkNag(app: App): void {
 
 export interface NagScope {
   readonly data: DataBucket;
-  readonly slack: SlackSecret;
+  readonly slack?: SlackSecret;
+  readonly teams?: TeamsSecret;
   readonly webhook: WebhookApi;
   readonly dispatch: Dispatch;
   readonly agentRun: AgentRun;
@@ -60,11 +62,12 @@ const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox } = parts;
+  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox } = parts;
 
   // Every Lambda function (built by createAgentFunction).
   const functions = [
     webhook.handler,
+    ...(webhook.teamsHandler ? [webhook.teamsHandler] : []),
     dispatch.handler,
     agentRun.agentStep,
     runEnded.handler,
@@ -87,21 +90,24 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     );
   }
 
-  // WebhookApi: Slack signs its requests but cannot present IAM, JWT or Lambda-authorizer credentials.
+  // WebhookApi: neither platform can present IAM or Lambda-authorizer credentials; each webhook verifies its own.
   for (const route of webhook.routes) {
+    const teamsRoute = route.path === TEAMS_MESSAGES_PATH;
     acknowledge(
       resourceOf(route),
       'AwsSolutions-APIG4',
-      'Slack cannot send API Gateway credentials; the webhook function verifies the Slack request signature (HMAC-SHA256 of timestamp and body with the signing secret) before any work, and /health returns no data.',
+      teamsRoute
+        ? "Teams cannot send API Gateway credentials; its Bot Framework JWT is checked by the Teams webhook function (signature against the Bot Framework's published keys, issuer, audience, expiry, serviceUrl, tenant) before any work."
+        : 'Slack cannot send API Gateway credentials; the webhook function verifies the Slack request signature (HMAC-SHA256 of timestamp and body with the signing secret) before any work, and /health returns no data.',
     );
   }
 
   // Stop and the lease check act on the one running execution, named by its run id.
-  for (const fn of [webhook.handler, dispatch.handler]) {
+  for (const fn of [webhook.handler, ...(webhook.teamsHandler ? [webhook.teamsHandler] : []), dispatch.handler]) {
     acknowledge(
       roleOf(fn),
       iam5Resource(agentRun, agentRun.executionArns),
-      'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (webhook) or StopExecution/DescribeExecution (dispatch).',
+      'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (the webhooks) or StopExecution/DescribeExecution (dispatch).',
     );
   }
 
@@ -111,12 +117,21 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     'Dispatch stores long prompt texts under prompts/, one key per run id (not known in advance); PutObject only, no read, list or delete.',
   );
 
-  // SlackSecret
-  acknowledge(
-    resourceOf(slack.secret),
-    'AwsSolutions-SMG4',
-    'Slack signing secrets and bot tokens are issued and rotated in the Slack app settings, not by a rotation Lambda; the operator stores the new values with put-secret-value.',
-  );
+  // SlackSecret, TeamsSecret
+  if (slack) {
+    acknowledge(
+      resourceOf(slack.secret),
+      'AwsSolutions-SMG4',
+      'Slack signing secrets and bot tokens are issued and rotated in the Slack app settings, not by a rotation Lambda; the operator stores the new values with put-secret-value.',
+    );
+  }
+  if (teams) {
+    acknowledge(
+      resourceOf(teams.secret),
+      'AwsSolutions-SMG4',
+      "The Teams app's client secret is issued and rotated in the Azure Bot's Entra app registration, not by a rotation Lambda; the operator stores the new value with put-secret-value.",
+    );
+  }
 
   // AgentRun: the agent-step function and the state machine.
   acknowledge(

@@ -36,6 +36,10 @@ export interface DeploymentSettings {
   readonly sandboxMemoryMiB: number;
   /** A thread's sandbox task is stopped after this many minutes without a tool call. */
   readonly sandboxIdleMinutes: number;
+  /** The chat platforms served: Slack, Teams or both (each gets its secret and webhook route). */
+  readonly chatPlatforms: readonly ChatPlatform[];
+  /** Accept Teams activities from any tenant (the Azure Bot is registered multi-tenant). */
+  readonly teamsMultiTenant: boolean;
   /**
    * Bundle the AWS SDK version this project pins into each function instead of importing the
    * AWS SDK for JavaScript v3 that the Lambda runtime provides (and AWS keeps current).
@@ -44,6 +48,9 @@ export interface DeploymentSettings {
   /** Declared triggers (`triggers` in cdk.json): AWS events and new objects that start agent runs. */
   readonly triggers: readonly TriggerDeclaration[];
 }
+
+export const CHAT_PLATFORMS = ['slack', 'teams'] as const;
+export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
 
 export const SANDBOX_NETWORK_MODES = ['isolated', 'egress'] as const;
 export type SandboxNetworkMode = (typeof SANDBOX_NETWORK_MODES)[number];
@@ -57,6 +64,8 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   sandboxCpu: 1024,
   sandboxMemoryMiB: 2048,
   sandboxIdleMinutes: 5,
+  chatPlatforms: ['slack', 'teams'],
+  teamsMultiTenant: false,
   bundleAwsSdk: false,
   triggers: [],
 };
@@ -88,18 +97,36 @@ export function readSettings(node: Node): DeploymentSettings {
     logRetentionDays: readRetention(node.tryGetContext('logRetentionDays')),
     runTimeoutMinutes: readRunTimeout(node.tryGetContext('runTimeoutMinutes')),
     ...readSandboxSettings(node),
+    chatPlatforms: readChatPlatforms(node.tryGetContext('chatPlatforms')),
+    teamsMultiTenant: readBoolean(node.tryGetContext('teamsMultiTenant'), 'teamsMultiTenant', DEFAULT_SETTINGS.teamsMultiTenant),
     bundleAwsSdk: readBundleAwsSdk(node),
     triggers: parseTriggers(node.tryGetContext('triggers')),
   };
 }
 
-/** The bundleAwsSdk setting alone: every function reads it where it is built (createAgentFunction). */
-export function readBundleAwsSdk(node: Node): boolean {
-  const raw: unknown = node.tryGetContext('bundleAwsSdk');
-  if (raw === undefined) return DEFAULT_SETTINGS.bundleAwsSdk;
+/** A list (cdk.json) or comma-separated (-c chatPlatforms=slack,teams) of at least one platform. */
+function readChatPlatforms(raw: unknown): ChatPlatform[] {
+  if (raw === undefined) return [...DEFAULT_SETTINGS.chatPlatforms];
+  const names = typeof raw === 'string' ? raw.split(',').map((p) => p.trim()) : raw;
+  const valid =
+    Array.isArray(names) &&
+    names.length >= 1 &&
+    names.every((p) => CHAT_PLATFORMS.includes(p as ChatPlatform)) &&
+    new Set(names).size === names.length;
+  if (!valid) throw new Error(`context chatPlatforms must be one or both of ${CHAT_PLATFORMS.join(', ')}; got ${JSON.stringify(raw)}`);
+  return names as ChatPlatform[];
+}
+
+function readBoolean(raw: unknown, key: string, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
   if (raw === true || raw === 'true') return true;
   if (raw === false || raw === 'false') return false;
-  throw new Error(`context bundleAwsSdk must be true or false; got ${JSON.stringify(raw)}`);
+  throw new Error(`context ${key} must be true or false; got ${JSON.stringify(raw)}`);
+}
+
+/** The bundleAwsSdk setting alone: every function reads it where it is built (createAgentFunction). */
+export function readBundleAwsSdk(node: Node): boolean {
+  return readBoolean(node.tryGetContext('bundleAwsSdk'), 'bundleAwsSdk', DEFAULT_SETTINGS.bundleAwsSdk);
 }
 
 function readModelId(raw: unknown): string {

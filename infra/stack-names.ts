@@ -26,6 +26,7 @@ export const DERIVED_NAMES = {
     of: (s: string) => `/aws/vendedlogs/states/${s}-AgentRun`,
   },
   slackSecret: { what: 'the Slack secret name', maxLength: 512, of: (s: string) => `${s}/SlackCredentials` },
+  teamsSecret: { what: 'the Teams secret name', maxLength: 512, of: (s: string) => `${s}/TeamsCredentials` },
 } as const satisfies Record<string, DerivedName>;
 
 export type DerivedNameKey = keyof typeof DERIVED_NAMES;

@@ -1,8 +1,8 @@
 // The whole runtime in one stack, composed in the order a message travels:
 //
-//   Slack --> WebhookApi (HTTP API + webhook fn) --> Inbox (SQS FIFO) --> Dispatch (lease, start)
+//   Slack, Teams --> WebhookApi (HTTP API + a webhook fn each) --> Inbox (SQS FIFO) --> Dispatch (lease, start)
 //         --> AgentRun (Step Functions + agent-step fn, Bedrock) --> RunEnded (cleanup rule)
-//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret;
+//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret, TeamsSecret;
 //   and the sandbox the agent's tools run in: SandboxNetwork (VPC) + SandboxSecurityGroups,
 //   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop);
 //   and the event bus: event files in DataBucket, EventSchedules (EventBridge Scheduler) and a custom
@@ -27,6 +27,7 @@ import { Triggers } from './constructs/triggers.ts';
 import { Inbox } from './constructs/inbox.ts';
 import { RunEnded } from './constructs/run-ended.ts';
 import { SlackSecret } from './constructs/slack-secret.ts';
+import { TeamsSecret } from './constructs/teams-secret.ts';
 import { StateTable } from './constructs/state-table.ts';
 import { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
@@ -38,7 +39,7 @@ import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
 import { SandboxStep } from './constructs/sandbox-step.ts';
 import { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
-import { SLACK_EVENTS_PATH, WebhookApi } from './constructs/webhook-api.ts';
+import { SLACK_EVENTS_PATH, TEAMS_MESSAGES_PATH, WebhookApi } from './constructs/webhook-api.ts';
 import type { FunctionRole } from './function-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import { checkStackName, derivedName } from './stack-names.ts';
@@ -49,7 +50,10 @@ export interface AgentRuntimeStackProps extends StackProps {
 }
 
 /** The functions by role; FUNCTION_ENTRIES (same keys) names each one's handler module. */
-export type AgentRuntimeFunctions = { readonly [role in FunctionRole]: NodejsFunction };
+export type AgentRuntimeFunctions = { readonly [role in Exclude<FunctionRole, 'teamsWebhook'>]: NodejsFunction } & {
+  /** Only where the deployment serves Teams. */
+  readonly teamsWebhook?: NodejsFunction;
+};
 
 /** The sandbox's parts, for tests and tools that need them. */
 export interface AgentRuntimeSandbox {
@@ -68,7 +72,9 @@ export class AgentRuntimeStack extends Stack {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly inbox: Queue;
-  readonly slackSecret: Secret;
+  /** Absent when the deployment does not serve that platform. */
+  readonly slackSecret?: Secret;
+  readonly teamsSecret?: Secret;
   readonly api: HttpApi;
   readonly runEndedRule: Rule;
   readonly sandbox: AgentRuntimeSandbox;
@@ -86,8 +92,11 @@ export class AgentRuntimeStack extends Stack {
     // Shared state.
     const state = new StateTable(this, 'State');
     const data = new DataBucket(this, 'Data');
-    const slack = new SlackSecret(this, 'Slack');
-    const shared = { table: state.table, slackSecret: slack.secret, logRetention };
+    const { chatPlatforms, teamsMultiTenant } = props.settings;
+    const slack = chatPlatforms.includes('slack') ? new SlackSecret(this, 'Slack') : undefined;
+    const teams = chatPlatforms.includes('teams') ? new TeamsSecret(this, 'Teams') : undefined;
+    const chatSecrets = { slack: slack?.secret, teams: teams?.secret, teamsMultiTenant };
+    const shared = { table: state.table, chatSecrets, logRetention };
 
     // The sandbox: where the agent's tools run, one Fargate task per thread.
     const availabilityZones = new SandboxAvailabilityZones(this, 'SandboxAzs', { count: sandboxAzs, zoneIds: sandboxAzIds, logRetention });
@@ -181,6 +190,7 @@ export class AgentRuntimeStack extends Stack {
 
     this.functions = {
       webhook: webhook.handler,
+      ...(webhook.teamsHandler ? { teamsWebhook: webhook.teamsHandler } : {}),
       dispatch: dispatch.handler,
       runEnded: runEnded.handler,
       agentStep: agentRun.agentStep,
@@ -192,7 +202,8 @@ export class AgentRuntimeStack extends Stack {
     this.table = state.table;
     this.bucket = data.bucket;
     this.inbox = inbox.queue;
-    this.slackSecret = slack.secret;
+    this.slackSecret = slack?.secret;
+    this.teamsSecret = teams?.secret;
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
     this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule, teardown };
@@ -201,14 +212,26 @@ export class AgentRuntimeStack extends Stack {
     this.triggers = triggers;
 
     new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
-    new CfnOutput(this, 'SlackEventsUrl', {
-      value: `${webhook.api.apiEndpoint}${SLACK_EVENTS_PATH}`,
-      description: 'Request URL for the Slack app (Event Subscriptions and Interactivity)',
-    });
-    new CfnOutput(this, 'SlackSecretName', {
-      value: slack.secret.secretName,
-      description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
-    });
+    if (slack) {
+      new CfnOutput(this, 'SlackEventsUrl', {
+        value: `${webhook.api.apiEndpoint}${SLACK_EVENTS_PATH}`,
+        description: 'Request URL for the Slack app (Event Subscriptions and Interactivity)',
+      });
+      new CfnOutput(this, 'SlackSecretName', {
+        value: slack.secret.secretName,
+        description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
+      });
+    }
+    if (teams) {
+      new CfnOutput(this, 'TeamsMessagingEndpoint', {
+        value: `${webhook.api.apiEndpoint}${TEAMS_MESSAGES_PATH}`,
+        description: 'Messaging endpoint for the Azure Bot (Configuration > Messaging endpoint)',
+      });
+      new CfnOutput(this, 'TeamsSecretName', {
+        value: teams.secret.secretName,
+        description: 'Secrets Manager secret to fill with {"appId": "...", "appPassword": "...", "tenantId": "..."}',
+      });
+    }
     new CfnOutput(this, 'ModelId', { value: modelId, description: 'The Bedrock model (or inference profile) the agent may call' });
     new CfnOutput(this, 'SandboxImageUri', { value: sandboxTask.image.imageUri, description: 'The sandbox container image the tasks run' });
     new CfnOutput(this, 'DataBucketName', { value: data.bucket.bucketName, description: 'S3 bucket holding the data/ tree' });
@@ -233,6 +256,7 @@ export class AgentRuntimeStack extends Stack {
       dispatch,
       runEnded,
       slack,
+      teams,
       eventBus,
       eventSchedules,
       triggers,

@@ -1,14 +1,17 @@
-// The Chat SDK instance every function uses: the Slack adapter over our DynamoDB state adapter.
-// concurrency 'concurrent': the SDK must never drop or serialise messages itself; the FIFO inbox and
-// the actor lease do the ordering.
-import { Chat, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
+// The Chat SDK instance every function uses: the adapters of the platforms this deployment serves
+// (Slack, Teams or both) over our DynamoDB state adapter. concurrency 'concurrent': the SDK must never
+// drop or serialise messages itself; the FIFO inbox and the actor lease do the ordering.
+import { Chat, type Adapter, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
 import { createSlackAdapter } from '@chat-adapter/slack';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbStateAdapter } from './chat-state.ts';
 import type { SlackCredentials } from './slack-credentials.ts';
 
 export interface ChatDeps {
-  credentials: SlackCredentials;
+  /** The platforms served: at least one. */
+  slack?: SlackCredentials;
+  /** The Teams webhook's full adapter (shared/teams-adapter.ts), or elsewhere the Connector adapter (shared/teams-connector.ts). */
+  teams?: TeamsAdapter;
   db: DynamoDBDocumentClient;
   tableName: string;
   logger: Logger;
@@ -18,17 +21,31 @@ export interface ChatDeps {
   streamUpdateIntervalMs?: number;
 }
 
-export type AgentChat = Chat<{ slack: ReturnType<typeof createSlackAdapter> }>;
+export type SlackAdapter = ReturnType<typeof createSlackAdapter>;
+/** Either Teams adapter: they share thread ids and the name `teams`. */
+export type TeamsAdapter = Adapter;
+/** Only the configured platforms' adapters exist: ask `hasPlatform` before using one by name. */
+export type AgentChat = Chat<{ slack: SlackAdapter; teams: TeamsAdapter }>;
+export type Platform = 'slack' | 'teams';
+
+export function hasPlatform(chat: AgentChat, platform: Platform): boolean {
+  return Boolean((chat.getAdapter as (name: string) => Adapter | undefined)(platform));
+}
 
 export function createAgentChat(deps: ChatDeps): AgentChat {
-  const slack = createSlackAdapter({
-    botToken: deps.credentials.botToken,
-    signingSecret: deps.credentials.signingSecret,
-    apiUrl: deps.slackApiUrl,
-    logger: deps.logger.child('slack'),
-  });
+  if (!deps.slack && !deps.teams) throw new Error('No chat platform configured: set up Slack, Teams or both');
+  const adapters: Partial<{ slack: SlackAdapter; teams: TeamsAdapter }> = {};
+  if (deps.slack) {
+    adapters.slack = createSlackAdapter({
+      botToken: deps.slack.botToken,
+      signingSecret: deps.slack.signingSecret,
+      apiUrl: deps.slackApiUrl,
+      logger: deps.logger.child('slack'),
+    });
+  }
+  if (deps.teams) adapters.teams = deps.teams;
   const chat = new Chat({
-    adapters: { slack },
+    adapters: adapters as { slack: SlackAdapter; teams: TeamsAdapter },
     state: createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName }),
     userName: deps.userName ?? 'agent',
     concurrency: 'concurrent',
@@ -40,7 +57,14 @@ export function createAgentChat(deps: ChatDeps): AgentChat {
   return chat;
 }
 
+/** The adapter of a thread's platform, or an error naming a platform this deployment does not serve. */
+export function adapterFor(chat: AgentChat, adapterName: string): Adapter {
+  const adapter = (chat.getAdapter as (name: string) => Adapter | undefined)(adapterName);
+  if (!adapter) throw new Error(`This deployment does not serve ${adapterName}: its credentials are not configured`);
+  return adapter;
+}
+
 /** A thread serialized by `thread.toJSON()` in another process, bound to this process's chat. */
 export function threadFromJSON(chat: AgentChat, json: SerializedThread): Thread {
-  return ThreadImpl.fromJSON(json, chat.getAdapter('slack'), chat as never);
+  return ThreadImpl.fromJSON(json, adapterFor(chat, json.adapterName), chat as never);
 }

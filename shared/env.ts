@@ -3,6 +3,7 @@
 import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
 import { parseOrThrow } from './validation.ts';
+import { BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-endpoints.ts';
 
 const required = z.string({ error: 'is not set' }).min(1, 'is empty');
 const optional = z.string().optional();
@@ -54,9 +55,41 @@ const slack = {
   STREAM_UPDATE_INTERVAL_MS: wholeFrom(250, 1000),
 };
 
-function slackSource(env: { SLACK_SECRET_ARN?: string; SLACK_SIGNING_SECRET?: string; SLACK_BOT_TOKEN?: string }, ctx: z.RefinementCtx) {
-  if (env.SLACK_SECRET_ARN || (env.SLACK_SIGNING_SECRET && env.SLACK_BOT_TOKEN)) return;
-  ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
+/** The Teams app: a Secrets Manager secret in AWS, or plain variables in the local cloud. */
+const teams = {
+  TEAMS_SECRET_ARN: optional,
+  TEAMS_APP_ID: optional,
+  TEAMS_APP_PASSWORD: optional,
+  TEAMS_APP_TENANT_ID: optional,
+  /** "true": accept activities from any tenant (the bot is registered multi-tenant). */
+  TEAMS_MULTI_TENANT: z
+    .enum(['true', 'false', ''])
+    .optional()
+    .transform((v) => v === 'true'),
+  TEAMS_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
+  /** After a request's token fails verification, the secret is re-read at once, but at most this often. */
+  TEAMS_SECRET_REREAD_SECONDS: wholeFrom(1, 10),
+  /** Where the keys signing inbound activities are published (a local stand-in sets its own). */
+  TEAMS_OPENID_METADATA_URL: z.string().url().default(BOT_FRAMEWORK_OPENID_METADATA_URL),
+  /** The client-credentials endpoint for outbound tokens (unset: Microsoft's, for the tenant). */
+  TEAMS_TOKEN_URL: z.string().url().optional(),
+};
+
+type PlatformVariables = Partial<Record<'SLACK_SECRET_ARN' | 'SLACK_SIGNING_SECRET' | 'SLACK_BOT_TOKEN', string>> &
+  Partial<Record<'TEAMS_SECRET_ARN' | 'TEAMS_APP_ID' | 'TEAMS_APP_PASSWORD', string>>;
+
+export const slackConfigured = (env: PlatformVariables) =>
+  Boolean(env.SLACK_SECRET_ARN || (env.SLACK_SIGNING_SECRET && env.SLACK_BOT_TOKEN));
+export const teamsConfigured = (env: PlatformVariables) => Boolean(env.TEAMS_SECRET_ARN || (env.TEAMS_APP_ID && env.TEAMS_APP_PASSWORD));
+
+/** A deployment serves Slack, Teams or both, never neither. */
+function chatSource(env: PlatformVariables, ctx: z.RefinementCtx) {
+  if (slackConfigured(env) || teamsConfigured(env)) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['SLACK_SECRET_ARN'],
+    message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN, nor TEAMS_SECRET_ARN or TEAMS_APP_ID and TEAMS_APP_PASSWORD',
+  });
 }
 
 /** Where the agent's sandboxes run; without SANDBOX_CLUSTER_ARN there are none. */
@@ -72,7 +105,17 @@ const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
 const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
 
-export const webhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack }).superRefine(slackSource);
+/** The Slack webhook (and the health check). */
+export const webhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
+  if (!slackConfigured(env))
+    ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
+});
+
+/** The Teams webhook. */
+export const teamsWebhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
+  if (!teamsConfigured(env))
+    ctx.addIssue({ code: 'custom', path: ['TEAMS_SECRET_ARN'], message: 'is not set, nor are TEAMS_APP_ID and TEAMS_APP_PASSWORD' });
+});
 
 export const dispatchEnv = z
   .object({
@@ -80,10 +123,11 @@ export const dispatchEnv = z
     ...stateMachine,
     ...bucket,
     ...slack,
+    ...teams,
     /** settings.json is re-read at most this often: queue limits need not be instant. */
     SETTINGS_CACHE_SECONDS: nonNegative(60),
   })
-  .superRefine(slackSource);
+  .superRefine(chatSource);
 
 /** agent-step and run-ended. */
 export const agentEnv = z
@@ -92,6 +136,7 @@ export const agentEnv = z
     ...stateMachine,
     ...bucket,
     ...slack,
+    ...teams,
     BEDROCK_MODEL_ID: optional.transform((id) => id || DEFAULT_MODEL_ID),
     /** The throttling retry (unset: shared/model.ts's defaults). */
     BEDROCK_RETRY_ATTEMPTS: wholeFrom(1, undefined),
@@ -100,7 +145,7 @@ export const agentEnv = z
     ...sandboxLaunch,
     ...sandboxPort,
   })
-  .superRefine(slackSource);
+  .superRefine(chatSource);
 
 export const sandboxStepEnv = z.object({ ...table, ...bucket, ...sandboxPort, ...handoff });
 
@@ -112,16 +157,17 @@ export const schedulerEnv = z
     ...bucket,
     ...inbox,
     ...slack,
+    ...teams,
     SCHEDULE_GROUP_NAME: required,
     /** The role EventBridge Scheduler assumes, the function it invokes, and where failed firings go. */
     SCHEDULER_ROLE_ARN: required,
     SCHEDULER_TARGET_ARN: required,
     SCHEDULE_DLQ_ARN: required,
   })
-  .superRefine(slackSource);
+  .superRefine(chatSource);
 
 /** What the Chat SDK instance is built from. */
-export type ChatEnv = z.output<z.ZodObject<typeof slack>> & { TABLE_NAME: string };
+export type ChatEnv = z.output<z.ZodObject<typeof slack & typeof teams>> & { TABLE_NAME: string };
 export type AgentEnv = z.output<typeof agentEnv>;
 export type SandboxLaunchEnv = Pick<z.output<typeof agentEnv>, keyof typeof sandboxLaunch | 'SANDBOX_PORT'>;
 

@@ -8,20 +8,36 @@ export interface ThreadAddress {
   thread: string;
 }
 
-/** Chat SDK thread ids are `adapter:channel:thread`; the thread part may itself contain ':'. */
+/**
+ * Chat SDK thread ids are `adapter:channel:thread`; the thread part may itself contain ':'. Teams ids
+ * are `teams:<conversation id>:<serviceUrl>` (base64url each), and a channel thread's conversation id
+ * is the channel's id plus `;messageid=<root post>`: its channel is the Teams channel id as Teams
+ * shows it (`19:…@thread.tacv2`; a chat's own id for group and personal chats), so every thread of a
+ * Teams channel shares the channel's scope (settings, memory, skills), as in Slack.
+ */
 export function parseThreadId(threadId: string): ThreadAddress {
   const [adapter, channel, ...rest] = threadId.split(':');
   if (!adapter || !channel || rest.length === 0 || !/^[a-z][a-z0-9-]*$/.test(adapter)) {
     throw new Error(`Not a thread id (expected adapter:channel:thread): ${JSON.stringify(threadId)}`);
   }
+  if (adapter === 'teams') {
+    const conversationId = Buffer.from(channel, 'base64url').toString('utf8');
+    return { adapter, channel: conversationId.replace(TEAMS_THREAD_SUFFIX, ''), thread: [channel, ...rest].join(':') };
+  }
   return { adapter, channel, thread: rest.join(':') };
 }
+
+/** What a Teams channel thread's conversation id adds to the channel's id. */
+const TEAMS_THREAD_SUFFIX = /;messageid=[^;]*$/;
 
 /**
  * `adapter:channel` of a thread id: the key of per-channel settings and of a user's recent thread
  * in a channel (slash commands know the channel, not the thread).
  */
-export const channelKeyOf = (threadId: string): string => threadId.split(':').slice(0, 2).join(':');
+export const channelKeyOf = (threadId: string): string => {
+  const { adapter, channel } = parseThreadId(threadId);
+  return `${adapter}:${channel}`;
+};
 
 /** Key-safe encoding of one path segment: keeps [A-Za-z0-9._-], escapes the rest as %XX. */
 export function encodeSegment(value: string): string {

@@ -87,11 +87,24 @@ export function replayKey(
   return `dedupe:${adapter}:${kind}:${id}`;
 }
 
-/** Only what a later step needs of the platform payload (the workspace, for native streaming). */
+/** Only what a later step needs of the platform payload (the workspace for Slack's native streaming; Teams' conversation). */
 function slimRaw(raw: unknown): Record<string, unknown> | null {
   if (!raw || typeof raw !== 'object') return null;
   const r = raw as Record<string, unknown>;
-  const keep = ['team_id', 'team', 'user', 'channel', 'ts', 'thread_ts'];
+  // Slack's workspace and message keys; Teams' conversation reference (where replies go, and to whom).
+  const keep = [
+    'team_id',
+    'team',
+    'user',
+    'channel',
+    'ts',
+    'thread_ts',
+    'serviceUrl',
+    'conversation',
+    'channelData',
+    'recipient',
+    'replyToId',
+  ];
   return Object.fromEntries(keep.filter((k) => r[k] !== undefined).map((k) => [k, r[k]]));
 }
 
@@ -141,6 +154,8 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     const prompt = toPrompt(thread, message);
     await deps.enqueue(prompt);
     await rememberRecentThread(deps.control.actor, channelKeyOf(thread.id), message.author.userId, thread.id);
+    if (thread.adapter.name === 'teams')
+      await (await import('./teams-conversations.ts')).rememberTeamsConversation(deps.control.actor, thread.id);
     deps.logger.info('prompt enqueued', { threadId: prompt.threadId, messageId: prompt.messageId, user: prompt.author.userId });
   };
   chat.onNewMention(async (thread, message) => {

@@ -1,5 +1,5 @@
 // What a zod failure says, in one line a log or an error message can carry.
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 interface Issue {
   readonly path: readonly PropertyKey[];

@@ -12,6 +12,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { FunctionRole } from '../function-entries.ts';
 import { readBundleAwsSdk } from '../settings.ts';
 
 /** The repository root: entries, package.json and the lock file are resolved from here, not from the cwd. */
@@ -43,6 +44,31 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@slack/socket-mode': `${PROJECT_ROOT}infra/bundled/socket-mode-unused.ts`,
 };
 
+/**
+ * Also replaced by default: mime-db, whose only user in these bundles is form-data's guess of a
+ * multipart file's media type, a call this deployment never makes (infra/bundled/mime-db-empty.ts).
+ * The Teams webhook keeps it: the Teams SDK's Express reads media types of requests with it.
+ */
+export const DEFAULT_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  ...BUNDLE_ALIASES,
+  'mime-db': `${PROJECT_ROOT}infra/bundled/mime-db-empty.ts`,
+};
+
+/** This project's budget for a function's index.mjs (what a cold start loads and parses). */
+export const BUNDLE_BUDGET = 1024 * 1024;
+
+/**
+ * A function's budget. The Teams webhook has its own: it alone carries the Chat SDK Teams adapter,
+ * whose inbound path runs on the Teams SDK (its Bot Framework app with Express, MSAL, the Graph
+ * endpoint catalogue: about 2.7 MB minified). Every other function answers Teams threads through
+ * the Connector adapter (shared/teams-connector.ts, a few KB), so only that cold start pays for it.
+ */
+export const bundleBudgetOf = (role: FunctionRole): number => (role === 'teamsWebhook' ? 3.5 * 1024 * 1024 : BUNDLE_BUDGET);
+
+/** The modules replaced in a function's bundle: the Teams webhook keeps mime-db. */
+export const bundleAliasesOf = (role: FunctionRole): Readonly<Record<string, string>> =>
+  role === 'teamsWebhook' ? BUNDLE_ALIASES : DEFAULT_BUNDLE_ALIASES;
+
 export interface AgentFunctionProps {
   /** Path of the handler module relative to the repository root; it must export `handler`. */
   readonly entry: string;
@@ -51,6 +77,8 @@ export interface AgentFunctionProps {
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
   readonly logRetention: RetentionDays;
+  /** Modules replaced in the bundle, by import path (default: DEFAULT_BUNDLE_ALIASES). */
+  readonly bundleAliases?: Readonly<Record<string, string>>;
   /** Run the function inside a VPC (it then reaches only what the subnets' routes and its security groups allow). */
   readonly vpc?: AgentFunctionVpc;
   /**
@@ -109,7 +137,7 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
       // carries only the clients it imports (shared/aws/). `npm run bench` prints each bundle's size
       // and make-up; test/infra asserts what each bundle carries and that it fits the 1 MB budget.
       externalModules: bundleExternals(bundleAwsSdk),
-      esbuildArgs: { '--alias': Object.entries(BUNDLE_ALIASES).map(([from, to]) => `${from}=${to}`) },
+      esbuildArgs: { '--alias': Object.entries(props.bundleAliases ?? DEFAULT_BUNDLE_ALIASES).map(([from, to]) => `${from}=${to}`) },
     },
   });
 }

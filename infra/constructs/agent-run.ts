@@ -11,8 +11,8 @@ import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { DefinitionBody, LogLevel, QueryLanguage, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { derivedName } from '../stack-names.ts';
@@ -22,12 +22,11 @@ import { agentRunDefinition } from './agent-run-definition.ts';
 import { bedrockInvokeStatements } from './bedrock-access.ts';
 import type { SandboxLauncher } from './sandbox-task.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
-import { grantSecretValue } from './slack-secret.ts';
 
 export interface AgentRunProps {
   readonly table: ITable;
   readonly bucket: IBucket;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly modelId: string;
   readonly runTimeout: Duration;
   readonly logRetention: RetentionDays;
@@ -76,7 +75,6 @@ export class AgentRun extends Construct {
         TABLE_NAME: props.table.tableName,
         DATA_BUCKET: props.bucket.bucketName,
         STATE_MACHINE_ARN: this.stateMachineArn,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
         BEDROCK_MODEL_ID: props.modelId,
         ...props.sandbox.launchEnvironment,
       },
@@ -84,7 +82,7 @@ export class AgentRun extends Construct {
     // Chat SDK state, the actor, the reply ledger, the thread's sandbox record.
     grantTableActions(props.table, this.agentStep, CHAT_STATE_ACTIONS);
     grantObjectReadWrite(props.bucket, this.agentStep);
-    grantSecretValue(props.slackSecret, this.agentStep);
+    useChatSecrets(this.agentStep, props.chatSecrets);
     this.agentStep.addToRolePolicy(
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:StartExecution'], resources: [this.stateMachineArn] }),
     );

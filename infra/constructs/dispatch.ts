@@ -6,18 +6,17 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
 import { grantOptionalRead, grantWriteKey, grantWriteUnder } from './data-bucket.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
-import { grantSecretValue } from './slack-secret.ts';
 
 /** Exported because the inbox's visibility timeout is derived from it. */
 export const DISPATCH_TIMEOUT = Duration.seconds(30);
@@ -29,7 +28,7 @@ export interface DispatchProps {
   readonly executionArns: string;
   /** settings.json holds the queue depth and per-channel queue mode. */
   readonly bucket: IBucket;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly logRetention: RetentionDays;
 }
 
@@ -47,7 +46,6 @@ export class Dispatch extends Construct {
       environment: {
         TABLE_NAME: props.table.tableName,
         STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
         DATA_BUCKET: props.bucket.bucketName,
       },
     });
@@ -65,7 +63,7 @@ export class Dispatch extends Construct {
     grantWriteUnder(props.bucket, this.handler, ROOT_KEYS.prompts);
     // Admins change a channel's settings from the chat (`settings set`): that one key, nothing else.
     grantWriteKey(props.bucket, this.handler, ROOT_KEYS.settings);
-    grantSecretValue(props.slackSecret, this.handler);
+    useChatSecrets(this.handler, props.chatSecrets);
 
     this.handler.addEventSource(
       new SqsEventSource(props.inbox, {

@@ -21,7 +21,6 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
@@ -33,7 +32,7 @@ import { createDeadLetterAlarm } from './dead-letter-alarm.ts';
 import type { EventSchedules } from './event-schedules.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { grantSendToInbox } from './inbox.ts';
-import { grantSecretValue } from './slack-secret.ts';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 /** Where event files live in the data bucket, and what they are called. */
 export const EVENT_FILES = { prefix: 'events/', suffix: '.json' } as const;
@@ -56,7 +55,7 @@ export interface AgentEventBusProps {
   readonly bucket: IBucket;
   readonly table: ITable;
   readonly inbox: IQueue;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly logRetention: RetentionDays;
 }
 
@@ -96,7 +95,6 @@ export class AgentEventBus extends Construct {
         TABLE_NAME: props.table.tableName,
         DATA_BUCKET: bucket.bucketName,
         INBOX_QUEUE_URL: props.inbox.queueUrl,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
         SCHEDULE_GROUP_NAME: schedules.groupName,
         SCHEDULER_ROLE_ARN: schedules.role.roleArn,
         SCHEDULER_TARGET_ARN: schedules.targetArn,
@@ -109,7 +107,7 @@ export class AgentEventBus extends Construct {
     // Chat SDK state and the firing ledger; prompts go to the inbox like a person's message.
     grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
     grantSendToInbox(props.inbox, this.handler);
-    grantSecretValue(props.slackSecret, this.handler);
+    useChatSecrets(this.handler, props.chatSecrets);
 
     // Event files only: read them, write and delete the *.error.json beside a bad one.
     this.eventFileArns = bucket.arnForObjects(`${EVENT_FILES.prefix}*`);

@@ -9,7 +9,6 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -17,7 +16,7 @@ import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
-import { grantSecretValue } from './slack-secret.ts';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 /** Execution statuses after which no step of the run will clean up by itself. */
 export const UNFINISHED_RUN_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'];
@@ -26,7 +25,7 @@ export interface RunEndedProps {
   readonly stateMachine: IStateMachine;
   readonly table: ITable;
   readonly bucket: IBucket;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly logRetention: RetentionDays;
 }
 
@@ -47,14 +46,13 @@ export class RunEnded extends Construct {
         TABLE_NAME: props.table.tableName,
         STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
         DATA_BUCKET: props.bucket.bucketName,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
       },
     });
     // Chat SDK state, the actor's release, the reply ledger.
     grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
     props.stateMachine.grantStartExecution(this.handler);
     grantObjectReadWrite(props.bucket, this.handler);
-    grantSecretValue(props.slackSecret, this.handler);
+    useChatSecrets(this.handler, props.chatSecrets);
 
     // SSE-SQS (not KMS): EventBridge can deliver to it without a key policy.
     this.deadLetterQueue = new Queue(this, 'DeadLetters', {

@@ -1,29 +1,30 @@
-// The public entry point: an HTTP API whose routes go to the webhook function. Slack has no way to
-// send IAM or JWT credentials, so the routes are open and the function verifies Slack's request
-// signature (HMAC of the body with the signing secret) before doing anything.
+// The public entry point: an HTTP API whose routes go to the webhook function. Neither platform can
+// send IAM credentials, so the routes are open and the function verifies each request before doing
+// anything: Slack's request signature (HMAC of the body with the signing secret), or the Bot
+// Framework JWT Teams sends (shared/teams-auth.ts).
 import { Duration } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, type HttpRoute, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
-import { createAgentFunction } from './agent-function.ts';
+import { bundleAliasesOf, createAgentFunction } from './agent-function.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { grantSendToInbox } from './inbox.ts';
-import { grantSecretValue } from './slack-secret.ts';
+import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
+export const TEAMS_MESSAGES_PATH = '/api/messages';
 export const HEALTH_PATH = '/health';
 
 export interface WebhookApiProps {
   readonly table: ITable;
   readonly inbox: IQueue;
-  readonly slackSecret: ISecret;
+  readonly chatSecrets: ChatSecrets;
   readonly logRetention: RetentionDays;
   /** stop (a message, /stop, the Stop button) ends the running execution at once. */
   readonly stateMachineArn: string;
@@ -34,30 +35,28 @@ export class WebhookApi extends Construct {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly routes: HttpRoute[];
+  /** Slack's events and the health check. */
   readonly handler: NodejsFunction;
+  /** Teams' activities, when the deployment serves Teams: a function of its own, the only one carrying the Teams SDK. */
+  readonly teamsHandler?: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: WebhookApiProps) {
     super(scope, id);
+    const { slack, teams, teamsMultiTenant } = props.chatSecrets;
 
-    this.handler = createAgentFunction(this, 'Handler', {
+    this.handler = this.webhookFunction('Handler', props, {
       entry: FUNCTION_ENTRIES.webhook,
-      description: 'Verifies chat webhooks, acks fast, enqueues prompts and sets stop/steer flags',
-      // Slack retries a delivery that is not acked within 3 s; the handler only enqueues.
-      timeout: Duration.seconds(10),
-      memorySize: 512,
-      logRetention: props.logRetention,
-      environment: {
-        TABLE_NAME: props.table.tableName,
-        INBOX_QUEUE_URL: props.inbox.queueUrl,
-        SLACK_SECRET_ARN: props.slackSecret.secretArn,
-        STATE_MACHINE_ARN: props.stateMachineArn,
-      },
+      description: 'Verifies Slack webhooks, acks fast, enqueues prompts and sets stop/steer flags',
+      secrets: { slack },
     });
-    // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
-    grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
-    grantSendToInbox(props.inbox, this.handler);
-    grantSecretValue(props.slackSecret, this.handler);
-    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
+    if (teams) {
+      this.teamsHandler = this.webhookFunction('TeamsHandler', props, {
+        entry: FUNCTION_ENTRIES.teamsWebhook,
+        description: 'Verifies Teams activities (Bot Framework tokens), acks fast, enqueues prompts and sets stop/steer flags',
+        secrets: { teams, teamsMultiTenant },
+        bundleAliases: bundleAliasesOf('teamsWebhook'),
+      });
+    }
 
     // The default stage is declared explicitly: the one HttpApi creates cannot take access logs
     // or throttling.
@@ -76,8 +75,43 @@ export class WebhookApi extends Construct {
 
     const integration = new HttpLambdaIntegration('Webhook', this.handler);
     this.routes = [
-      ...this.api.addRoutes({ path: SLACK_EVENTS_PATH, methods: [HttpMethod.POST], integration }),
+      ...(slack ? this.api.addRoutes({ path: SLACK_EVENTS_PATH, methods: [HttpMethod.POST], integration }) : []),
+      ...(this.teamsHandler
+        ? this.api.addRoutes({
+            path: TEAMS_MESSAGES_PATH,
+            methods: [HttpMethod.POST],
+            integration: new HttpLambdaIntegration('TeamsWebhook', this.teamsHandler),
+          })
+        : []),
       ...this.api.addRoutes({ path: HEALTH_PATH, methods: [HttpMethod.GET], integration }),
     ];
+  }
+
+  /** A webhook function: it reads its platform's secret only, keeps Chat SDK state, enqueues, and stops runs. */
+  private webhookFunction(
+    id: string,
+    props: WebhookApiProps,
+    fn: { entry: string; description: string; secrets: ChatSecrets; bundleAliases?: Readonly<Record<string, string>> },
+  ): NodejsFunction {
+    const handler = createAgentFunction(this, id, {
+      entry: fn.entry,
+      description: fn.description,
+      // Slack retries a delivery that is not acked within 3 s (Teams within 15 s); the handler only enqueues.
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+      logRetention: props.logRetention,
+      bundleAliases: fn.bundleAliases,
+      environment: {
+        TABLE_NAME: props.table.tableName,
+        INBOX_QUEUE_URL: props.inbox.queueUrl,
+        STATE_MACHINE_ARN: props.stateMachineArn,
+      },
+    });
+    // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
+    grantTableActions(props.table, handler, CHAT_STATE_ACTIONS);
+    grantSendToInbox(props.inbox, handler);
+    useChatSecrets(handler, fn.secrets);
+    handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
+    return handler;
   }
 }

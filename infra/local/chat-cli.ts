@@ -1,4 +1,5 @@
-// Terminal chat with the bot through the local Slack stand-in of a running local stack.
+// Terminal chat with the bot through the local Slack stand-in of a running local stack (with
+// --teams, through the local Teams stand-in: infra/local/teams/chat.ts).
 //
 //   npm run chat -- "hello"                    mention the bot in #local (C0LOCAL), print the reply
 //   npm run chat -- --thread <ts> "and then?"  reply in an existing thread
@@ -9,6 +10,7 @@
 // The stand-in is found at LOCAL_SLACK_URL (default http://127.0.0.1:3001).
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
+import { teamsChat } from './teams/chat.ts';
 
 const BASE = (process.env.LOCAL_SLACK_URL ?? 'http://127.0.0.1:3001').replace(/\/+$/, '');
 const DEFAULT_CHANNEL = 'C0LOCAL';
@@ -192,7 +194,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
+(process.argv.includes('--teams') ? teamsChat(process.argv.slice(2)) : main()).then(
   (code) => process.exit(code),
   (error: unknown) => {
     console.error(error instanceof CliError ? error.message : error);

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentRuntimeStack } from '../stack.ts';
-import { DEFAULT_SETTINGS } from '../settings.ts';
+import { DEFAULT_SETTINGS, type ChatPlatform } from '../settings.ts';
 import type { FunctionRole } from '../function-entries.ts';
 import { PROJECT_ROOT } from '../constructs/agent-function.ts';
 import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
@@ -58,6 +58,8 @@ export interface LocalCloudOptions {
   port?: number;
   /** The Slack app's credentials: the stack's Slack secret starts with them. */
   slack: { signingSecret: string; botToken: string; apiUrl?: string };
+  /** The Teams app, and where its tokens come from (a stand-in's URLs, or Microsoft's when unset). */
+  teams?: { appId: string; appPassword: string; tenantId: string; openIdMetadataUrl?: string; tokenUrl?: string };
   modelId?: string;
   /** Declared triggers, as `triggers` in cdk.json (validated as `cdk synth` does). */
   triggers?: unknown;
@@ -105,6 +107,8 @@ export interface Fault {
 export interface LocalCloud {
   apiUrl: string;
   slackEventsUrl: string;
+  /** The Teams messaging endpoint (POST /api/messages). */
+  teamsMessagesUrl: string;
   template: Template;
   stateMachineArn: string;
   stepFunctions: LocalStepFunctions;
@@ -158,27 +162,50 @@ function stateMachineDefinition(template: Template, stateMachineId: string): obj
   return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
 }
 
-/** The template's secrets, as CloudFormation creates them; the Slack secret holds the given credentials. */
-function startStackSecrets(template: Template, slack: LocalCloudOptions['slack']): Promise<LocalSecretsManager> {
-  const value = JSON.stringify({ signingSecret: slack.signingSecret, botToken: slack.botToken });
+const platformsOf = (options: Pick<LocalCloudOptions, 'teams'>): ChatPlatform[] => (options.teams ? ['slack', 'teams'] : ['slack']);
+
+/** The logical id of the stack's secret for a platform (its construct is named after the platform). */
+const secretIdOf = (template: Template, platform: 'Slack' | 'Teams') =>
+  resourcesOfType(template, 'AWS::SecretsManager::Secret').find(([id]) => id.startsWith(platform))?.[0];
+
+/** The template's secrets, as CloudFormation creates them; each platform's holds the given credentials. */
+function startStackSecrets(template: Template, options: Pick<LocalCloudOptions, 'slack' | 'teams'>): Promise<LocalSecretsManager> {
+  const { slack, teams } = options;
+  const values = {
+    [secretIdOf(template, 'Slack') ?? '']: JSON.stringify({ signingSecret: slack.signingSecret, botToken: slack.botToken }),
+    ...(teams
+      ? {
+          [secretIdOf(template, 'Teams') ?? '']: JSON.stringify({
+            appId: teams.appId,
+            appPassword: teams.appPassword,
+            tenantId: teams.tenantId,
+          }),
+        }
+      : {}),
+  };
   return startLocalSecretsManager(
     resourcesOfType(template, 'AWS::SecretsManager::Secret').map(([id]) => {
       const arn = String(resolveCloudFormation(template, { Ref: id }));
-      return { arn, name: localPhysicalName(template, id), value };
+      return { arn, name: localPhysicalName(template, id), value: values[id] };
     }),
   );
 }
 
-export function synthesizeLocalStack(modelId?: string, triggers: unknown = []) {
+/** The stack as deployed, serving the given platforms (Teams only where a test or `npm start` sets it up). */
+export function synthesizeLocalStack(
+  modelId?: string,
+  triggers: unknown = [],
+  chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms,
+) {
   // Bundling is for deployment; locally the handlers run from source.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new AgentRuntimeStack(app, 'Threadwork', {
-    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId, triggers: parseTriggers(triggers) },
+    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId, triggers: parseTriggers(triggers), chatPlatforms },
   });
   const template = app.synth().getStackByName(stack.stackName).template as Template;
   const logicalIds = Object.fromEntries(
     Object.entries(stack.functions).map(([role, fn]) => [role, stack.getLogicalId(fn.node.defaultChild as CfnElement)]),
-  ) as Record<FunctionRole, string>;
+  ) as Partial<Record<FunctionRole, string>>;
   return { stack, template, logicalIds };
 }
 
@@ -200,7 +227,7 @@ async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { s
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
   const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
-    synthesizeLocalStack(options.modelId, options.triggers),
+    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options)),
   );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
@@ -231,7 +258,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     },
   });
 
-  const secretsManager = await startStackSecrets(template, options.slack);
+  const secretsManager = await startStackSecrets(template, options);
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([
     freePort(),
     freePort(),
@@ -255,6 +282,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...endpoints.variables,
     AWS_S3_FORCE_PATH_STYLE: 'true',
     ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
+    ...(options.teams?.openIdMetadataUrl ? { TEAMS_OPENID_METADATA_URL: options.teams.openIdMetadataUrl } : {}),
+    ...(options.teams?.tokenUrl ? { TEAMS_TOKEN_URL: options.teams.tokenUrl } : {}),
     ...options.env,
   };
   const lambda = createLocalLambda({ root: PROJECT_ROOT });
@@ -274,7 +303,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       // What only exists locally: the emulator's queue URL, the command server's free port.
       localValues: { INBOX_QUEUE_URL: resources.inboxUrl, SANDBOX_PORT: String(sandboxPort) },
       // Each function signs as its own role, so the front doors can hold it to that role's policies.
-      credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role])!)),
+      credentials: (role) => (options.useAmbientCredentials ? undefined : keys.accessKeyFor(keys.roleOf(logicalIds[role]!)!)),
       localPorts: { [TEMPLATE_SANDBOX_PORT]: sandboxPort },
     });
     const published = lambda.publish(Object.values(versions));
@@ -402,6 +431,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const cloud: LocalCloud = {
     apiUrl: api.url,
     slackEventsUrl: `${api.url}/slack/events`,
+    teamsMessagesUrl: `${api.url}/api/messages`,
     template,
     stateMachineArn: resources.stateMachineArn,
     stepFunctions,
@@ -427,14 +457,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       inboxUrl: resources.inboxUrl,
       dlqUrl: resources.dlqUrl,
       scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
-      slackSecretArn: String(resolveCloudFormation(template, { Ref: resourcesOfType(template, 'AWS::SecretsManager::Secret')[0]![0] })),
+      slackSecretArn: String(resolveCloudFormation(template, { Ref: secretIdOf(template, 'Slack')! })),
     },
     clients,
     env: common,
     deployment,
     poller,
     async redeploy(change) {
-      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId, options.triggers).template;
+      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId, options.triggers, platformsOf(options)).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));
       template = next;

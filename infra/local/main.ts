@@ -1,10 +1,11 @@
 // `npm start`: the local stack. The stack's handlers on local emulators, reachable at PORT, talking
 // to a local Slack stand-in (default) or to real Slack when SLACK_BOT_TOKEN is set.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { startLocalCloud } from './cloud.ts';
 import { startSlackStandIn } from './slack/index.ts';
+import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
 import { parseTriggers } from '../../shared/triggers/declaration.ts';
@@ -102,9 +103,26 @@ async function main(): Promise<void> {
   const credentials = await haveModelCredentials();
 
   const slack = realSlack ? undefined : await startSlackStandIn({ signingSecret, botToken, port: port('LOCAL_SLACK_PORT', 3001) });
+  // Without TEAMS_APP_ID a local Teams stand-in plays the Bot Framework (keys, tokens, Connector API).
+  const realTeams = Boolean(env.TEAMS_APP_ID);
+  if (realTeams && !env.TEAMS_APP_PASSWORD) {
+    console.error('TEAMS_APP_ID is set but TEAMS_APP_PASSWORD is not: set both (and TEAMS_APP_TENANT_ID) to talk to a real Azure Bot.');
+    process.exit(2);
+  }
+  const teamsApp = {
+    appId: env.TEAMS_APP_ID ?? randomUUID(),
+    appPassword: env.TEAMS_APP_PASSWORD ?? randomBytes(16).toString('hex'),
+    tenantId: env.TEAMS_APP_TENANT_ID ?? DEFAULT_TENANT_ID,
+  };
+  const teams = realTeams ? undefined : await startTeamsStandIn({ ...teamsApp, port: port('LOCAL_TEAMS_PORT', 3003) });
   const cloud = await startLocalCloud({
     port: port('PORT', 3000),
     slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
+    teams: {
+      ...teamsApp,
+      openIdMetadataUrl: teams?.openIdMetadataUrl ?? env.TEAMS_OPENID_METADATA_URL,
+      tokenUrl: teams?.tokenUrl ?? env.TEAMS_TOKEN_URL,
+    },
     modelId: env.BEDROCK_MODEL_ID,
     triggers: declaredTriggers(),
     eventBridgePort: port('LOCAL_EVENTBRIDGE_PORT', 3002),
@@ -113,12 +131,13 @@ async function main(): Promise<void> {
     env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...(modelEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: modelEndpoint } : {}) },
   });
   slack?.setEventsUrl(cloud.slackEventsUrl);
+  teams?.setMessagingEndpoint(cloud.teamsMessagesUrl);
   echoModel?.setAuthorizer(cloud.authorizeModelRequest);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
   const lines = [
     `Threadwork local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s).`,
-    `  Webhook API    ${cloud.apiUrl}  (POST /slack/events, GET /health)`,
+    `  Webhook API    ${cloud.apiUrl}  (POST /slack/events, POST /api/messages, GET /health)`,
   ];
   if (slack) {
     lines.push(
@@ -129,6 +148,16 @@ async function main(): Promise<void> {
     lines.push(
       `  Slack          ${env.SLACK_API_URL ?? 'https://slack.com/api/'}`,
       `  Slack app      set the manifest's four request URLs (events, interactivity, /stop, /steer) to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/slack/events`,
+    );
+  }
+  if (teams) {
+    lines.push(
+      `  Teams          local stand-in at ${teams.url}  (open it in a browser to watch the conversations)`,
+      `  Talk to it     npm run chat -- --teams "hello"`,
+    );
+  } else {
+    lines.push(
+      `  Teams          Azure Bot ${teamsApp.appId}: set its messaging endpoint to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/api/messages`,
     );
   }
   lines.push(
@@ -165,6 +194,7 @@ async function main(): Promise<void> {
     console.log('\nStopping the local stack...');
     await cloud.stop();
     await slack?.close();
+    await teams?.close();
     await echoModel?.close();
     process.exit(0);
   };

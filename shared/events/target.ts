@@ -1,7 +1,7 @@
 // Where an event goes: `threadId` (an existing thread, `adapter:channel:thread`) or `adapterId` +
 // `channelId` (a new thread in that channel), never both, never neither. One definition for the
 // event file, the firing EventBridge Scheduler sends back, and the detail of a custom bus event.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { parseThreadId } from '../ids.ts';
 import { q, stringField } from './fields.ts';
 

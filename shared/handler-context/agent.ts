@@ -2,7 +2,8 @@ import type { SerializedThread } from 'chat';
 import { bedrockClient } from '../aws/bedrock.ts';
 import { dbClient } from '../aws/dynamodb.ts';
 import { s3Client } from '../aws/s3.ts';
-import { threadFromJSON } from '../chat.ts';
+import { adapterFor, threadFromJSON } from '../chat.ts';
+import { parseThreadId } from '../ids.ts';
 import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
 import type { AgentDeps } from '../steps/deps.ts';
@@ -12,7 +13,7 @@ import { sandboxFromEnv } from './sandbox.ts';
 
 /**
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
- * one invocation, with the chat of the current Slack credentials and that invocation's logger.
+ * one invocation, with the chat of the current chat credentials and that invocation's logger.
  */
 export function agentFromEnv(logger: JsonLogger, env: AgentEnv): { deps(logger: JsonLogger): Promise<AgentDeps> } {
   const loadChat = chatFromEnv(logger, env);
@@ -31,13 +32,16 @@ export function agentFromEnv(logger: JsonLogger, env: AgentEnv): { deps(logger: 
       return {
         ...base,
         thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
-        // One workspace, one bot token: without the team id the adapter downloads with that token
-        // (with it, it would look up a per-team installation, which a single-workspace app has none of).
-        rehydrateAttachment: (attachment) =>
-          chat.getAdapter('slack').rehydrateAttachment?.({
-            ...attachment,
-            fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined,
-          }) ?? attachment,
+        rehydrateAttachment: (attachment, threadId) => {
+          const { adapter } = parseThreadId(threadId);
+          // One workspace, one bot token: without the team id the Slack adapter downloads with that token
+          // (with it, it would look up a per-team installation, which a single-workspace app has none of).
+          const slim =
+            adapter === 'slack'
+              ? { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined }
+              : attachment;
+          return adapterFor(chat, adapter).rehydrateAttachment?.(slim) ?? attachment;
+        },
         logger: invocationLogger,
         now: Date.now,
       };

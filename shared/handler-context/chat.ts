@@ -1,40 +1,107 @@
 import { dbClient } from '../aws/dynamodb.ts';
 import { secretsClient } from '../aws/secrets.ts';
-import { createAgentChat, type AgentChat } from '../chat.ts';
-import type { ChatEnv } from '../env.ts';
+import { createAgentChat, type AgentChat, type TeamsAdapter } from '../chat.ts';
+import { slackConfigured, teamsConfigured, type ChatEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
-import { sameCredentials, slackCredentials, type SlackCredentials } from '../slack-credentials.ts';
+import type { CredentialReader } from '../secret-credentials.ts';
+import { slackCredentials } from '../slack-credentials.ts';
+import { TeamsConnectorAdapter } from '../teams-connector.ts';
+import { teamsCredentials, type TeamsCredentials } from '../teams-credentials.ts';
+import { paceTeamsReplies } from '../teams-pacing.ts';
+import { clientCredentialsTokens, defaultTokenUrl } from '../teams-token.ts';
 
-/** The chat of the current Slack credentials; `rereadCredentials` after a signature failed. */
+/** The chat of the current credentials; `rereadCredentials` after a request failed verification. */
 export interface ChatLoader {
   (): Promise<AgentChat>;
-  /** Re-reads the Slack secret (rate-limited): true when the credentials changed, so a retry may verify. */
+  /** Re-reads the chat secrets (rate-limited): true when the credentials changed, so a retry may verify. */
   rereadCredentials(): Promise<boolean>;
 }
 
+/** What the Teams adapters are built from: the app, where inbound token keys are published, and outbound tokens. */
+export interface TeamsAdapterParts {
+  appId: string;
+  tenantId: string;
+  multiTenant: boolean;
+  openIdMetadataUrl: string;
+  /** shared/teams-token.ts's cached client-credentials tokens for this app. */
+  tokens(scope: string | string[]): Promise<string>;
+}
+
 /**
- * The Chat SDK instance for the current Slack credentials: a rotated secret gets a new instance, so
- * it is used without a cold start. `setup` wires each new instance (the webhook adds its handlers).
+ * Builds the Teams adapter. By default the Connector adapter, which only sends (shared/teams-connector.ts);
+ * the Teams webhook passes the Chat SDK's full adapter, which also receives.
  */
-export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: AgentChat) => void): ChatLoader {
-  const credentials = slackCredentials(
-    env.SLACK_SECRET_ARN
-      ? {
-          secretArn: env.SLACK_SECRET_ARN,
-          maxAgeSeconds: env.SLACK_SECRET_MAX_AGE_SECONDS,
-          rereadSeconds: env.SLACK_SECRET_REREAD_SECONDS,
-        }
-      : // Both set: the environment schema requires them without a secret.
-        { credentials: { signingSecret: env.SLACK_SIGNING_SECRET!, botToken: env.SLACK_BOT_TOKEN! } },
-    secretsClient,
-  );
-  let current: { credentials: SlackCredentials; chat: AgentChat } | undefined;
+export type TeamsAdapterFactory = (parts: TeamsAdapterParts, logger: JsonLogger, userName: string | undefined) => TeamsAdapter;
+
+const connectorAdapter: TeamsAdapterFactory = (parts, logger, userName) =>
+  paceTeamsReplies(new TeamsConnectorAdapter({ appId: parts.appId, tokens: (scope) => parts.tokens(scope), logger, userName }));
+
+/** The Teams app's parts, against Microsoft's URLs or the configured ones. */
+function teamsAdapterParts(credentials: TeamsCredentials, env: ChatEnv): TeamsAdapterParts {
+  const { appId, appPassword, tenantId } = credentials;
+  const multiTenant = env.TEAMS_MULTI_TENANT;
+  if (!multiTenant && !tenantId) {
+    throw new Error('The Teams app is single-tenant but no tenant id is set (tenantId in the Teams secret, or TEAMS_MULTI_TENANT=true)');
+  }
+  return {
+    appId,
+    tenantId,
+    multiTenant,
+    openIdMetadataUrl: env.TEAMS_OPENID_METADATA_URL,
+    tokens: clientCredentialsTokens({
+      appId,
+      appPassword,
+      tokenUrl: env.TEAMS_TOKEN_URL ?? defaultTokenUrl(multiTenant ? undefined : tenantId),
+    }),
+  };
+}
+
+/**
+ * The Chat SDK instance for the current credentials of each platform the function serves: a rotated
+ * secret gets a new instance, so it is used without a cold start. `setup` wires each new instance
+ * (the webhooks add their handlers).
+ */
+export function chatFromEnv(
+  logger: JsonLogger,
+  env: ChatEnv,
+  setup?: (chat: AgentChat) => void,
+  teamsAdapter: TeamsAdapterFactory = connectorAdapter,
+): ChatLoader {
+  const slack = slackConfigured(env)
+    ? slackCredentials(
+        env.SLACK_SECRET_ARN
+          ? {
+              secretArn: env.SLACK_SECRET_ARN,
+              maxAgeSeconds: env.SLACK_SECRET_MAX_AGE_SECONDS,
+              rereadSeconds: env.SLACK_SECRET_REREAD_SECONDS,
+            }
+          : // Both set: slackConfigured requires them without a secret.
+            { credentials: { signingSecret: env.SLACK_SIGNING_SECRET!, botToken: env.SLACK_BOT_TOKEN! } },
+        secretsClient,
+      )
+    : undefined;
+  const teams = teamsConfigured(env)
+    ? teamsCredentials(
+        env.TEAMS_SECRET_ARN
+          ? {
+              secretArn: env.TEAMS_SECRET_ARN,
+              maxAgeSeconds: env.TEAMS_SECRET_MAX_AGE_SECONDS,
+              rereadSeconds: env.TEAMS_SECRET_REREAD_SECONDS,
+            }
+          : { credentials: { appId: env.TEAMS_APP_ID!, appPassword: env.TEAMS_APP_PASSWORD!, tenantId: env.TEAMS_APP_TENANT_ID ?? '' } },
+        secretsClient,
+      )
+    : undefined;
+  const readers: CredentialReader<unknown>[] = [slack, teams].filter((r) => r !== undefined);
+  let current: { key: string; chat: AgentChat } | undefined;
   const load = async () => {
-    const latest = await credentials.current();
-    if (!current || !sameCredentials(current.credentials, latest)) {
-      if (current) logger.info('Slack credentials changed: a new chat instance uses them');
+    const [slackLatest, teamsLatest] = await Promise.all([slack?.current(), teams?.current()]);
+    const key = JSON.stringify([slackLatest, teamsLatest]);
+    if (current?.key !== key) {
+      if (current) logger.info('chat credentials changed: a new chat instance uses them');
       const chat = createAgentChat({
-        credentials: latest,
+        slack: slackLatest,
+        teams: teamsLatest && teamsAdapter(teamsAdapterParts(teamsLatest, env), logger, env.BOT_USER_NAME),
         db: dbClient(),
         tableName: env.TABLE_NAME,
         logger,
@@ -42,16 +109,17 @@ export function chatFromEnv(logger: JsonLogger, env: ChatEnv, setup?: (chat: Age
         streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
       });
       setup?.(chat);
-      current = { credentials: latest, chat };
+      current = { key, chat };
     }
     return current.chat;
   };
   return Object.assign(load, {
     async rereadCredentials() {
       try {
-        return await credentials.reread();
+        const changed = await Promise.all(readers.map((reader) => reader.reread()));
+        return changed.some(Boolean);
       } catch (error) {
-        logger.warn('could not re-read the Slack secret', { error });
+        logger.warn('could not re-read the chat secrets', { error });
         return false;
       }
     },

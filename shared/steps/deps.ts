@@ -22,7 +22,7 @@ export interface AgentDeps {
   /** The per-thread sandbox (absent when the deployment has none: then only chat tools run). */
   sandbox?: LifecycleDeps;
   /** Restores a serialized attachment's download through the chat adapter (platform auth). */
-  rehydrateAttachment?: (attachment: Attachment) => Attachment;
+  rehydrateAttachment?: (attachment: Attachment, threadId: string) => Attachment;
   /** Steps one execution takes before the run continues in a fresh one (default 1000). */
   handoffAfterSteps?: number;
 }

@@ -52,12 +52,13 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
     return undefined;
   });
   if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
-  const downloaded = await saveAttachments({ store: deps.store, rehydrate: deps.rehydrateAttachment ?? ((a) => a) }, run).catch(
-    (error: unknown) => {
-      deps.logger.warn('could not save the attachments', { runId: run.runId, error });
-      return { saved: [], notes: ['the attached files could not be saved'] };
-    },
-  );
+  const downloaded = await saveAttachments(
+    { store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a },
+    run,
+  ).catch((error: unknown) => {
+    deps.logger.warn('could not save the attachments', { runId: run.runId, error });
+    return { saved: [], notes: ['the attached files could not be saved'] };
+  });
   // Files a trigger or an upload stored before queueing the prompt.
   const stored = (run.prompt.files ?? []).map((f) => ({ ...f, local: `/workspace/data/${f.key}` }));
   const files = { saved: [...stored, ...downloaded.saved], notes: downloaded.notes };

@@ -19,6 +19,16 @@ export interface ChatToolDeps {
   maxScan?: number;
 }
 
+/** The images Teams shows inline in a bot's message, by file extension. */
+const TEAMS_INLINE_IMAGES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+};
+/** An inline image travels base64-encoded inside the activity, whose size the Bot Connector limits. */
+export const TEAMS_MAX_IMAGE_BYTES = 1024 * 1024;
+
 async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> {
   if (typeof call.input.path !== 'string') throw new ToolError('path must be a string');
   const path = resolveToolPath(deps.layout, call.input.path);
@@ -38,7 +48,19 @@ async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> 
   if (body.length > limit) throw new ToolError(`${WORKSPACE_ROOT}/${path} is ${body.length} bytes, over the ${limit}-byte upload limit`);
   const comment = typeof call.input.comment === 'string' ? call.input.comment : '';
   const filename = posix.basename(path);
-  const sent = await deps.thread.post({ markdown: comment, files: [{ data: body, filename }] });
+  const mimeType = TEAMS_INLINE_IMAGES[posix.extname(filename).toLowerCase()];
+  if (deps.thread.adapter.name === 'teams') {
+    // A bot can show an image inline in Teams; any other file needs SharePoint or OneDrive, which this deployment does not use.
+    if (!mimeType) {
+      throw new ToolError(
+        `${filename} cannot be delivered to Teams: a bot can post only PNG, JPEG or GIF images into a Teams conversation (inline). Put the content in your reply instead (text, a table or a code block), or make an image of it.`,
+      );
+    }
+    if (body.length > TEAMS_MAX_IMAGE_BYTES) {
+      throw new ToolError(`${filename} is ${body.length} bytes; an image posted into Teams may be at most ${TEAMS_MAX_IMAGE_BYTES} bytes`);
+    }
+  }
+  const sent = await deps.thread.post({ markdown: comment, files: [{ data: body, filename, mimeType }] });
   return { status: 'success', text: `uploaded ${filename} (${body.length} bytes) to the thread as message ${sent.id}` };
 }
 
@@ -48,12 +70,21 @@ async function searchChannel(deps: ChatToolDeps, call: ToolCall): Promise<ToolOu
   const limit = Math.min(Math.max(Number(call.input.limit ?? 20) || 20, 1), 100);
   const found: string[] = [];
   let scanned = 0;
-  for await (const message of deps.thread.channel.messages) {
-    if (++scanned > (deps.maxScan ?? 1000)) break;
-    if (!message.text.toLowerCase().includes(query)) continue;
-    const when = message.metadata?.dateSent?.toISOString() ?? '';
-    found.push(`[${when}] ${message.author.userName || message.author.userId}: ${message.text.slice(0, 500)}`);
-    if (found.length >= limit) break;
+  try {
+    for await (const message of deps.thread.channel.messages) {
+      if (++scanned > (deps.maxScan ?? 1000)) break;
+      if (!message.text.toLowerCase().includes(query)) continue;
+      const when = message.metadata?.dateSent?.toISOString() ?? '';
+      found.push(`[${when}] ${message.author.userName || message.author.userId}: ${message.text.slice(0, 500)}`);
+      if (found.length >= limit) break;
+    }
+  } catch (error) {
+    if (deps.thread.adapter.name !== 'teams') throw error;
+    // Teams offers a bot no history of its own: it is read through Microsoft Graph, with permissions
+    // an admin grants the bot's app registration.
+    throw new ToolError(
+      `search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions (ChannelMessage.Read.All for channels, Chat.Read.All for chats) granted to the bot's app registration by an admin. The read failed with: ${(error as Error).message}`,
+    );
   }
   if (found.length === 0)
     return { status: 'success', text: `no messages containing "${query}" in the last ${scanned} messages of this channel` };

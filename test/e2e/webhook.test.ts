@@ -3,11 +3,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { signSlackRequest } from '../../infra/local/slack/index.ts';
 import { BOT_TOKEN, startTestStack, SIGNING_SECRET, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { inboxDepth } from '../support/inbox.ts';
 import { LOCAL_CREDENTIALS } from '../support/dynamo.ts';
 
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/chat-sdk-replay/slack.json', import.meta.url), 'utf8'));
@@ -45,22 +45,12 @@ async function postSigned(payload: unknown, extra: Record<string, string> = {}, 
   return post(body, { ...signSlackRequest(body, SIGNING_SECRET, timestamp), ...extra });
 }
 
-async function inboxDepth(): Promise<number> {
-  const out = await stack.cloud.clients.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: stack.cloud.names.inboxUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-}
-
 const runsFor = (ts: string) =>
   [...stack.cloud.stepFunctions.executions.values()].filter((e) => (e.input as { threadId: string }).threadId.endsWith(`:${ts}`));
 
 async function assertNothingHappened(ts: string) {
   await new Promise((r) => setTimeout(r, 1500)); // longer than the poller's wait: anything enqueued would have run
-  assert.equal(await inboxDepth(), 0);
+  assert.equal(await inboxDepth(stack), 0);
   assert.equal(runsFor(ts).length, 0);
 }
 
@@ -124,7 +114,7 @@ test('a correctly signed request older than five minutes is rejected', async () 
 test('malformed JSON gets 400', async () => {
   const response = await postSigned('{"type": "event_callback", "event": {');
   assert.equal(response.status, 400);
-  assert.equal(await inboxDepth(), 0);
+  assert.equal(await inboxDepth(stack), 0);
 });
 
 test('an oversized body is rejected with the limit named', async () => {

@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { FunctionRole } from '../../infra/function-entries.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
-import { flatten, logicalId, synth, type Synthesized } from './synth.ts';
+import { flatten, functionOf, logicalId, synth, type Synthesized } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
@@ -31,7 +31,7 @@ function inspect(synthesized: Synthesized) {
     ofType('AWS::IAM::Policy')
       .filter(([, p]) => list(p.Properties.Roles).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })))
       .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-  const functionStatements = (role: FunctionRole) => statementsOf(idOf(stack.functions[role].role!));
+  const functionStatements = (role: FunctionRole) => statementsOf(idOf(functionOf(stack, role).role!));
   const groupId = (construct: IConstruct) => ({ 'Fn::GetAtt': [idOf(construct), 'GroupId'] });
   /** Standalone ingress/egress rules of a security group (CDK writes cross-group and prefix-list rules this way). */
   const rulesOf = (type: 'AWS::EC2::SecurityGroupIngress' | 'AWS::EC2::SecurityGroupEgress', group: IConstruct) =>
@@ -370,7 +370,7 @@ test('sandbox-step runs in the sandbox subnets with its security group; agent-st
       SubnetIds: subnets,
     });
     for (const role of Object.keys(stack.functions) as FunctionRole[]) {
-      if (role !== 'sandboxStep') assert.equal(props(stack.functions[role]).VpcConfig, undefined, role);
+      if (role !== 'sandboxStep') assert.equal(props(functionOf(stack, role)).VpcConfig, undefined, role);
     }
   }
   // In egress mode the sandbox subnets are the private ones behind the NAT, not the public one.
@@ -479,7 +479,7 @@ test('settings flow into the task: cpu, memory, idle minutes', () => {
   assert.equal(definition.Cpu, '2048');
   assert.equal(definition.Memory, '4096');
   for (const role of ['agentStep', 'sandboxReaper'] as const) {
-    const env = (custom.props(custom.stack.functions[role]).Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = (custom.props(functionOf(custom.stack, role)).Environment as { Variables: Record<string, unknown> }).Variables;
     assert.equal(env.SANDBOX_IDLE_MINUTES, '15', role);
   }
 });

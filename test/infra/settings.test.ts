@@ -20,6 +20,8 @@ test('defaults when the context says nothing', () => {
     sandboxCpu: 1024,
     sandboxMemoryMiB: 2048,
     sandboxIdleMinutes: 5,
+    chatPlatforms: ['slack', 'teams'],
+    teamsMultiTenant: false,
     bundleAwsSdk: false,
     triggers: [],
   });
@@ -178,4 +180,15 @@ test('model ids: cross-Region inference profiles and plain foundation models', (
   assert.deepEqual(parseModelId('anthropic.claude-3-5-haiku-20241022-v1:0'), {
     foundationModelId: 'anthropic.claude-3-5-haiku-20241022-v1:0',
   });
+});
+
+test('chatPlatforms: Slack, Teams or both, as a list or comma-separated; teamsMultiTenant a boolean', () => {
+  assert.deepEqual(settingsFrom({ chatPlatforms: 'teams' }).chatPlatforms, ['teams']);
+  assert.deepEqual(settingsFrom({ chatPlatforms: 'slack, teams' }).chatPlatforms, ['slack', 'teams']);
+  assert.deepEqual(settingsFrom({ chatPlatforms: ['slack'] }).chatPlatforms, ['slack']);
+  for (const bad of ['', 'discord', 'slack,slack', []]) {
+    assert.throws(() => settingsFrom({ chatPlatforms: bad }), /context chatPlatforms must be one or both of slack, teams/);
+  }
+  assert.equal(settingsFrom({ teamsMultiTenant: 'true' }).teamsMultiTenant, true);
+  assert.throws(() => settingsFrom({ teamsMultiTenant: 'yes' }), /context teamsMultiTenant must be true or false/);
 });

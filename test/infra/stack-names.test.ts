@@ -41,5 +41,8 @@ test('the template names things exactly as DERIVED_NAMES says', () => {
   assert.deepEqual(named('AWS::Events::EventBus', 'Name'), [derivedName('eventBus', STACK_NAME)]);
   assert.deepEqual(named('AWS::StepFunctions::StateMachine', 'StateMachineName'), [derivedName('stateMachine', STACK_NAME)]);
   assert.ok(named('AWS::Logs::LogGroup', 'LogGroupName').includes(derivedName('stateMachineLogGroup', STACK_NAME)));
-  assert.deepEqual(named('AWS::SecretsManager::Secret', 'Name'), [derivedName('slackSecret', STACK_NAME)]);
+  assert.deepEqual(named('AWS::SecretsManager::Secret', 'Name'), [
+    derivedName('slackSecret', STACK_NAME),
+    derivedName('teamsSecret', STACK_NAME),
+  ]);
 });

@@ -78,3 +78,10 @@ export function flatten(value: unknown): string {
   }
   throw new Error(`cannot flatten ${JSON.stringify(value)}`);
 }
+
+/** A function of the stack by role; the Teams webhook exists only where the stack serves Teams. */
+export function functionOf(stack: AgentRuntimeStack, role: keyof AgentRuntimeStack['functions']) {
+  const fn = stack.functions[role];
+  if (!fn) throw new Error(`${role}: no such function in this stack`);
+  return fn;
+}

@@ -50,7 +50,7 @@ export async function startStepHarness(): Promise<StepHarness> {
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line)) });
   const chat: AgentChat = createAgentChat({
-    credentials: { signingSecret: 'steps-secret', botToken: BOT_TOKEN },
+    slack: { signingSecret: 'steps-secret', botToken: BOT_TOKEN },
     db: table.db,
     tableName: table.tableName,
     logger: createLogger({ level: 'silent' }),

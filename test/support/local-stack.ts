@@ -1,16 +1,22 @@
 // The whole local cloud for end-to-end tests: the stack's handlers on the emulators, with the
-// protocol-level Bedrock fake as the model and the Slack stand-in as the workspace.
+// protocol-level Bedrock fake as the model, and the Slack and Teams stand-ins as the workspaces.
 import { startLocalCloud, type LocalCloud, type LocalCloudOptions } from '../../infra/local/cloud.ts';
 import type { SchedulerClock } from '../../infra/local/scheduler/index.ts';
 import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack/index.ts';
 import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
+import { startTeamsStandIn, type TeamsStandIn } from '../../infra/local/teams/index.ts';
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test-token';
+export const TEAMS_APP_ID = '11111111-2222-3333-4444-555555555555';
+export const TEAMS_APP_PASSWORD = 'test-teams-app-password';
+/** The tenant of the recorded Teams payloads. */
+export const TEAMS_TENANT_ID = 'a1b2c3d4-e5f6-7890-abcd-ef1234567890';
 
 export interface TestStack {
   cloud: LocalCloud;
   slack: SlackStandIn;
+  teams: TeamsStandIn;
   bedrock: BedrockFake;
   errors: { where: string; error: unknown }[];
   stop(): Promise<void>;
@@ -19,6 +25,8 @@ export interface TestStack {
 export async function startTestStack(
   options: {
     botUserId?: string;
+    /** Serve Teams too (the functions then load the Teams adapter; Slack-only tests start faster). */
+    teams?: boolean;
     env?: Record<string, string>;
     clock?: SchedulerClock;
     transformTemplate?: LocalCloudOptions['transformTemplate'];
@@ -28,13 +36,23 @@ export async function startTestStack(
     bubblewrap?: LocalCloudOptions['bubblewrap'];
   } = {},
 ): Promise<TestStack> {
-  const [slack, bedrock] = await Promise.all([
+  const [slack, teams, bedrock] = await Promise.all([
     startSlackStandIn({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, botUserId: options.botUserId }),
+    startTeamsStandIn({ appId: TEAMS_APP_ID, appPassword: TEAMS_APP_PASSWORD, tenantId: TEAMS_TENANT_ID }),
     startBedrockFake(),
   ]);
   const errors: TestStack['errors'] = [];
   const cloud = await startLocalCloud({
     slack: { signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiUrl: slack.apiUrl },
+    teams: options.teams
+      ? {
+          appId: TEAMS_APP_ID,
+          appPassword: TEAMS_APP_PASSWORD,
+          tenantId: TEAMS_TENANT_ID,
+          openIdMetadataUrl: teams.openIdMetadataUrl,
+          tokenUrl: teams.tokenUrl,
+        }
+      : undefined,
     retryIntervalMs: 20,
     clock: options.clock,
     visibilityTimeoutSeconds: 2,
@@ -52,15 +70,17 @@ export async function startTestStack(
     onError: (where, error) => errors.push({ where, error }),
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
+  teams.setMessagingEndpoint(cloud.teamsMessagesUrl);
   bedrock.setAuthorizer(cloud.authorizeModelRequest);
   return {
     cloud,
     slack,
+    teams,
     bedrock,
     errors,
     async stop() {
       await cloud.stop();
-      await Promise.allSettled([slack.close(), bedrock.close()]);
+      await Promise.allSettled([slack.close(), teams.close(), bedrock.close()]);
     },
   };
 }

@@ -43,7 +43,7 @@ const bedrock = (modelId: string): AwsHttpRequest => ({
 before(() => {
   const stack = synthesizeLocalStack();
   template = stack.template;
-  logicalIds = stack.logicalIds;
+  logicalIds = stack.logicalIds as Record<FunctionRole, string>;
   iam = createLocalIam(template);
   const table = onlyOf('AWS::DynamoDB::Table');
   const machine = onlyOf('AWS::StepFunctions::StateMachine');
@@ -141,16 +141,24 @@ test('dispatch may list the bucket, so a missing settings.json (a fresh deployme
   assert.equal(await iam.missingKeyStatus('operator', names.bucket), 404);
 });
 
-test('webhook: what its code needs (the table, the inbox, the secret, stopping runs)', async () => {
-  const secret = ref(onlyOf('AWS::SecretsManager::Secret'));
-  for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
-    assert.ok(await allowed('webhook', action, names.table), action);
+test("the webhooks: what their code needs (the table, the inbox, their own platform's secret, stopping runs)", async () => {
+  const secretOf = (platform: string) =>
+    ref(Object.entries(template.Resources).find(([id, r]) => r.Type === 'AWS::SecretsManager::Secret' && id.startsWith(platform))![0]);
+  const own = { webhook: secretOf('Slack'), teamsWebhook: secretOf('Teams') };
+  for (const [fn, other] of [
+    ['webhook', own.teamsWebhook],
+    ['teamsWebhook', own.webhook],
+  ] as const) {
+    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
+      assert.ok(await allowed(fn, action, names.table), `${fn}: ${action}`);
+    }
+    assert.ok(await allowed(fn, 'sqs:SendMessage', names.inbox), fn);
+    assert.ok(await allowed(fn, 'secretsmanager:GetSecretValue', own[fn]), fn);
+    assert.equal(await allowed(fn, 'secretsmanager:GetSecretValue', other), false, `${fn}: the other platform's secret`);
+    assert.ok(await allowed(fn, 'states:StopExecution', 'arn:aws:states:local:000000000000:execution:Threadwork-AgentRun:r1'), fn);
+    assert.equal(await allowed(fn, 'states:StartExecution', names.stateMachine), false, fn);
+    assert.equal(await allowed(fn, 'sqs:ReceiveMessage', names.inbox), false, fn);
   }
-  assert.ok(await allowed('webhook', 'sqs:SendMessage', names.inbox));
-  assert.ok(await allowed('webhook', 'secretsmanager:GetSecretValue', secret));
-  assert.ok(await allowed('webhook', 'states:StopExecution', 'arn:aws:states:local:000000000000:execution:Threadwork-AgentRun:r1'));
-  assert.equal(await allowed('webhook', 'states:StartExecution', names.stateMachine), false);
-  assert.equal(await allowed('webhook', 'sqs:ReceiveMessage', names.inbox), false);
 });
 
 test('the table: item actions only, as each function calls them (no Scan, batch writes, or deletes where unused)', async () => {

@@ -96,9 +96,9 @@ test("the stack's network, read from the template: only sandbox-step reaches the
   const { template, logicalIds } = synthesizeLocalStack();
   const env = { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' };
   for (const role of ['webhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxReaper', 'scheduler'] as const) {
-    assert.equal(workerNetwork(template, logicalIds[role], env).mode, 'public', role);
+    assert.equal(workerNetwork(template, logicalIds[role]!, env).mode, 'public', role);
   }
-  assert.deepEqual(workerNetwork(template, logicalIds.sandboxStep, env, { 8080: 18080 }), {
+  assert.deepEqual(workerNetwork(template, logicalIds.sandboxStep!, env, { 8080: 18080 }), {
     mode: 'vpc',
     functionName: logicalIds.sandboxStep,
     privatePorts: [18080],

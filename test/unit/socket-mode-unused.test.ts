@@ -16,7 +16,7 @@ test('the socket mode stand-in throws a clear error if a client is ever construc
 
 test("the functions' Slack adapter runs in webhook mode: Slack events arrive over HTTP", () => {
   const chat = createAgentChat({
-    credentials: { signingSecret: 'secret', botToken: 'xoxb-test' },
+    slack: { signingSecret: 'secret', botToken: 'xoxb-test' },
     db: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })),
     tableName: 'unused',
     logger: createLogger({ level: 'silent' }),

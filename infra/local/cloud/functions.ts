@@ -27,7 +27,8 @@ const AMBIENT_CREDENTIAL_VARIABLES = [
 
 export interface FunctionEnvironmentInputs {
   template: Template;
-  logicalIds: Record<FunctionRole, string>;
+  /** The functions the template has (the Teams webhook only where the stack serves Teams). */
+  logicalIds: Partial<Record<FunctionRole, string>>;
   /** Endpoints, region and settings every function gets; they also override the template's values of the same name. */
   common: Record<string, string>;
   /** Local values for variables that name things only AWS has (queue URLs, cluster ARNs, ports). */
@@ -42,12 +43,12 @@ function pick(names: string[]): Record<string, string> {
   return Object.fromEntries(names.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
 }
 
-export function functionVersions(inputs: FunctionEnvironmentInputs): Record<FunctionRole, LocalFunctionVersion> {
+export function functionVersions(inputs: FunctionEnvironmentInputs): Partial<Record<FunctionRole, LocalFunctionVersion>> {
   const { template, logicalIds } = inputs;
-  const entries = Object.entries(FUNCTION_ENTRIES) as [FunctionRole, string][];
+  const entries = (Object.entries(FUNCTION_ENTRIES) as [FunctionRole, string][]).filter(([role]) => inputs.logicalIds[role]);
   return Object.fromEntries(
     entries.map(([role, entry]) => {
-      const logicalId = logicalIds[role];
+      const logicalId = logicalIds[role]!;
       const functionId = localPhysicalName(template, logicalId);
       const resource = template.Resources[logicalId];
       const variables = (resolveCloudFormation(template, resource?.Properties?.Environment?.Variables ?? {}) ?? {}) as Record<
@@ -75,5 +76,5 @@ export function functionVersions(inputs: FunctionEnvironmentInputs): Record<Func
       };
       return [role, version];
     }),
-  ) as Record<FunctionRole, LocalFunctionVersion>;
+  ) as Partial<Record<FunctionRole, LocalFunctionVersion>>;
 }

@@ -6,6 +6,7 @@
 // Everything lives in memory. `GET /` is a read-only page of the channels and threads;
 // `GET /_local/messages` is the same data as JSON, `GET /_local/info` says who the bot is, and
 // `POST /_local/post` lets another process (the chat CLI) post as a user.
+import { pollerFor } from '../wait-for.ts';
 import { listenLocally } from '../http-server.ts';
 import { createEventSource } from './events.ts';
 import { createRequestHandler } from './http.ts';
@@ -55,17 +56,6 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
   const server = await listenLocally(handle, { port: options.port });
   baseUrl = server.url;
 
-  /** Resolve with the predicate's first truthy result, polling every 20 ms. */
-  async function waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 5000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = predicate();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`Slack stand-in: condition not met within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   return {
     apiUrl: `${baseUrl}/api/`,
     url: baseUrl,
@@ -81,7 +71,7 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
     rateLimits: webApi.rateLimits,
     postUserMessage: events.postUserMessage,
     envelope: events.envelope,
-    waitFor,
+    waitFor: pollerFor('Slack'),
     setEventsUrl: events.setEventsUrl,
     close: server.close,
   };

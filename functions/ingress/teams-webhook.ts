@@ -1,0 +1,29 @@
+// POST /api/messages: Teams activities. Every request's Bot Framework token is checked by our
+// verifier (shared/teams-auth.ts), run by the Chat SDK Teams adapter before anything else; parsing
+// and redelivery dedupe are the adapter's; our handlers only enqueue (shared/ingress.ts). The one
+// function that loads the Teams adapter and the Teams SDK under it: the others answer Teams
+// threads through the Connector adapter (shared/teams-connector.ts).
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { sqsClient } from '../../shared/aws/sqs.ts';
+import { readEnv, teamsWebhookEnv } from '../../shared/env.ts';
+import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { controlFromEnv } from '../../shared/handler-context/control.ts';
+import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { jsonResult } from '../../shared/http.ts';
+import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
+import { lazy } from '../../shared/lazy.ts';
+import { teamsAdapter } from '../../shared/teams-adapter.ts';
+import { platformWebhook } from '../../shared/webhook.ts';
+
+const logger = handlerLogger('teams-webhook');
+const init = lazy(() => {
+  const env = readEnv(teamsWebhookEnv);
+  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
+  return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress), teamsAdapter);
+});
+
+export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+  const route = `${event.requestContext.http.method} ${event.rawPath}`;
+  if (route !== 'POST /api/messages') return jsonResult(404, { error: `No route ${route}` });
+  return platformWebhook(event, 'teams', init, logger);
+}
