@@ -49,7 +49,11 @@ function assertInOrder(label: string, threadId: string, expected: string[], repl
 
 test(`${THREADS} Teams threads and ${THREADS} Slack threads at once, ${PROMPTS} prompts each: every thread in order, runs never overlapping`, async () => {
   // Plain conversations: no sandbox for each of the threads.
-  await putData(stack, 'settings.json', { sandbox: { startEarly: false } });
+  // The machinery at scale, not the run limits (test/e2e/capacity.test.ts): 100 threads run at once.
+  await putData(stack, 'settings.json', {
+    sandbox: { startEarly: false },
+    limits: { maxConcurrentRunsPerChannel: 1000, maxConcurrentRuns: 1000 },
+  });
   stack.bedrock.setDefault((req) => {
     const last = JSON.stringify(req.body.messages?.at(-1) ?? '');
     return { text: `re: ${/load-\w+-\d+-\d+/.exec(last)?.[0] ?? '?'}`, delayMs: 1 };
