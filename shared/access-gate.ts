@@ -5,7 +5,7 @@ import type { StateAdapter } from 'chat';
 import {
   controlRefusal,
   EVENT_AUTHOR_ID,
-  slackWorkspaceOf,
+  workspaceOf,
   useRefusal,
   type Access,
   type ControlPolicy,
@@ -38,7 +38,7 @@ const NOTIFIED_TTL_MS = 90 * 24 * 3600 * 1000;
 export function personOf(prompt: Prompt): Person | undefined {
   if (prompt.author.userId === EVENT_AUTHOR_ID) return undefined;
   const raw = (prompt.thread as { currentMessage?: { raw?: unknown } }).currentMessage?.raw;
-  return { adapter: parseThreadId(prompt.threadId).adapter, userId: prompt.author.userId, workspace: slackWorkspaceOf(raw) };
+  return { adapter: parseThreadId(prompt.threadId).adapter, userId: prompt.author.userId, workspace: workspaceOf(raw) };
 }
 
 /** True when `access` refuses the prompt (and its author was told, once per thread). */

@@ -102,15 +102,25 @@ export function controlRefusal(policy: ControlPolicy | undefined, requesterId: s
 }
 
 /**
- * The workspace of whoever sent a Slack payload: the author's own team for messages (in a channel
+ * The workspace of whoever sent a payload. Slack: the author's own team for messages (in a channel
  * shared between workspaces it differs from the one the app is installed in), the clicker's for
- * buttons, the invoking workspace for slash commands.
+ * buttons, the invoking workspace for slash commands. Teams: the tenant the activity comes from.
  */
-export function slackWorkspaceOf(raw: unknown): string | undefined {
+export function workspaceOf(raw: unknown): string | undefined {
   if (!raw || typeof raw !== 'object') return undefined;
-  const r = raw as { user?: unknown; team?: unknown; team_id?: unknown; user_team?: unknown };
+  const r = raw as {
+    user?: unknown;
+    team?: unknown;
+    team_id?: unknown;
+    user_team?: unknown;
+    channelData?: unknown;
+    conversation?: unknown;
+  };
+  const tenant =
+    (r.channelData as { tenant?: { id?: unknown } } | undefined)?.tenant?.id ??
+    (r.conversation as { tenantId?: unknown } | undefined)?.tenantId;
   const userTeam = r.user && typeof r.user === 'object' ? (r.user as { team_id?: unknown }).team_id : undefined;
   const team = r.team && typeof r.team === 'object' ? (r.team as { id?: unknown }).id : r.team;
-  const found = [userTeam, r.user_team, team, r.team_id].find((v) => typeof v === 'string' && v !== '');
+  const found = [tenant, userTeam, r.user_team, team, r.team_id].find((v) => typeof v === 'string' && v !== '');
   return found as string | undefined;
 }

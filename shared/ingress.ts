@@ -10,7 +10,7 @@ import type { JsonLogger } from './log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
 import { getActor, MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
 import { contextText } from './context-text.ts';
-import { controlRefusal, slackWorkspaceOf, type ControlRefusal } from './access.ts';
+import { controlRefusal, workspaceOf, type ControlRefusal } from './access.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
@@ -45,7 +45,7 @@ async function applyControl(deps: IngressDeps, threadId: string, control: Contro
   const actor = await getActor(deps.control.actor, threadId);
   const run = actor?.status === 'running' ? actor.current : undefined;
   if (!run) return control.kind === 'stop' ? REPLIES.nothingToStop : REPLIES.nothingToSteer;
-  const who = { adapter: parseThreadId(threadId).adapter, userId: author.userId, workspace: slackWorkspaceOf(raw) };
+  const who = { adapter: parseThreadId(threadId).adapter, userId: author.userId, workspace: workspaceOf(raw) };
   const refusal = controlRefusal(actor?.control, run.prompt.author.userId, who);
   if (refusal) {
     deps.logger.warn(`${control.kind} refused`, {

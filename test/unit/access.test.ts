@@ -1,17 +1,10 @@
+import { readFileSync } from 'node:fs';
 // settings.json `access`: who may use the agent, who may stop or steer a run, and what an unreadable
 // access block means; and what identifies a replayed slash command or button press.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { S3Client } from '@aws-sdk/client-s3';
-import {
-  accessSchema,
-  controlPolicy,
-  controlRefusal,
-  slackWorkspaceOf,
-  useRefusal,
-  type Access,
-  type Person,
-} from '../../shared/access.ts';
+import { accessSchema, controlPolicy, controlRefusal, workspaceOf, useRefusal, type Access, type Person } from '../../shared/access.ts';
 import { replayKey } from '../../shared/ingress.ts';
 import { mayInterrupt } from '../../shared/access-gate.ts';
 import { promptFor } from '../support/prompts.ts';
@@ -77,11 +70,17 @@ test('control: anyone allowed by default; with control "requester" only the requ
 });
 
 test("the workspace of a message, a button press and a slash command is the sender's", () => {
-  assert.equal(slackWorkspaceOf({ team: 'T1', team_id: 'T0' }), 'T1', "a message's author team (shared channels)");
-  assert.equal(slackWorkspaceOf({ user: { id: 'U1', team_id: 'T2' }, team: { id: 'T0' } }), 'T2', 'block_actions');
-  assert.equal(slackWorkspaceOf({ team_id: 'T3', user_id: 'U1' }), 'T3', 'a slash command');
-  assert.equal(slackWorkspaceOf({}), undefined);
-  assert.equal(slackWorkspaceOf(null), undefined);
+  assert.equal(workspaceOf({ team: 'T1', team_id: 'T0' }), 'T1', "a message's author team (shared channels)");
+  assert.equal(workspaceOf({ user: { id: 'U1', team_id: 'T2' }, team: { id: 'T0' } }), 'T2', 'block_actions');
+  assert.equal(workspaceOf({ team_id: 'T3', user_id: 'U1' }), 'T3', 'a slash command');
+  // Teams: the tenant of the recorded channel mention (test/fixtures/chat-sdk-replay/teams.json).
+  const teams = JSON.parse(readFileSync(new URL('../fixtures/chat-sdk-replay/teams.json', import.meta.url), 'utf8')) as {
+    mention: unknown;
+  };
+  assert.equal(workspaceOf(teams.mention), 'a1b2c3d4-e5f6-7890-abcd-ef1234567890', 'a Teams activity');
+  assert.equal(workspaceOf({ conversation: { tenantId: 'tenant-2' } }), 'tenant-2');
+  assert.equal(workspaceOf({}), undefined);
+  assert.equal(workspaceOf(null), undefined);
 });
 
 const s3With = (raw: string | undefined) =>
