@@ -115,6 +115,8 @@ async function main(): Promise<void> {
     tenantId: env.TEAMS_APP_TENANT_ID ?? DEFAULT_TENANT_ID,
   };
   const teams = realTeams ? undefined : await startTeamsStandIn({ ...teamsApp, port: port('LOCAL_TEAMS_PORT', 3003) });
+  // Read once: the cloud runs them, and the banner lists them.
+  const triggers = declaredTriggers();
   const cloud = await startLocalCloud({
     port: port('PORT', 3000),
     slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
       tokenUrl: teams?.tokenUrl ?? env.TEAMS_TOKEN_URL,
     },
     modelId: env.BEDROCK_MODEL_ID,
-    triggers: declaredTriggers(),
+    triggers,
     eventBridgePort: port('LOCAL_EVENTBRIDGE_PORT', 3002),
     useAmbientCredentials: credentials,
     localSandbox,
@@ -164,7 +166,7 @@ async function main(): Promise<void> {
     `  Data bucket    s3://${cloud.names.bucket} at ${cloud.env.AWS_ENDPOINT_URL_S3}  (drop event files under events/, e.g.`,
     `                 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --endpoint-url ${cloud.env.AWS_ENDPOINT_URL_S3} s3 cp reminder.json s3://${cloud.names.bucket}/events/)`,
   );
-  for (const trigger of parseTriggers(declaredTriggers())) {
+  for (const trigger of parseTriggers(triggers)) {
     const source = trigger.source.s3
       ? `new objects in s3://${trigger.source.s3.bucket}/${trigger.source.s3.prefix ?? ''} (put them at ${cloud.env.AWS_ENDPOINT_URL_S3})`
       : `events matching its pattern on the default bus (npm run ops -- put-event FILE)`;
