@@ -49,6 +49,7 @@ import {
 } from './cloud/triggers.ts';
 import { parseTriggers } from '../../shared/triggers/declaration.ts';
 import { startObjectCreatedEvents } from './cloud/object-created-events.ts';
+import { stopParts } from './cloud/stop-parts.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- handler events and results are JSON */
 type Handler = (event: any) => Promise<any>;
@@ -474,20 +475,26 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     injectFault: (fault) => faults.push({ action: '', errorName: 'Error', times: 1, ...fault }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
-      await Promise.allSettled([poller.stop(), s3Notifications.stop(), objectCreatedEvents.stop(), scheduler.close(), eventBridge.close()]);
-      await Promise.allSettled([
-        api.close(),
-        stepFunctions.close(),
-        ecs.close(),
-        lambda.close(),
-        endpoints.close(),
-        secretsManager.close(),
-        deployment.close(),
-      ]);
+      await stopParts({
+        poller: () => poller.stop(),
+        s3Notifications: () => s3Notifications.stop(),
+        objectCreatedEvents: () => objectCreatedEvents.stop(),
+        scheduler: () => scheduler.close(),
+        eventBridge: () => eventBridge.close(),
+      });
+      await stopParts({
+        api: () => api.close(),
+        stepFunctions: () => stepFunctions.close(),
+        ecs: () => ecs.close(),
+        lambda: () => lambda.close(),
+        endpoints: () => endpoints.close(),
+        secretsManager: () => secretsManager.close(),
+        deployment: () => deployment.close(),
+      });
       stateMachineDb.destroy();
       rmSync(sandboxRoot, { recursive: true, force: true });
       for (const client of Object.values(clients)) client.destroy();
-      await Promise.allSettled([dynamo.stop(), sqsS3.stop()]);
+      await stopParts({ dynamoDbLocal: () => dynamo.stop(), fauxqs: () => sqsS3.stop() });
     },
   };
   return cloud;

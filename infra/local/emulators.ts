@@ -95,8 +95,13 @@ export async function startDynamoDbLocal(port?: number): Promise<Emulator> {
     endpoint,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
+        // Ended already (exited, or killed by a signal, say by the OOM killer): 'exit' will not come again.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const hardStop = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(hardStop);
+          resolve();
+        });
         child.kill('SIGTERM');
       }),
   };
