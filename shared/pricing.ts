@@ -67,7 +67,8 @@ export function totalUsage(steps: (StepUsage & { costUsd?: number })[]): Require
   return { ...total, ...(cost === undefined ? {} : { costUsd: Math.round(cost * 1_000_000) / 1_000_000 }) };
 }
 
-const thousands = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
+/** 950, 1.2k, 12k: token counts as people read them. */
+export const thousands = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
 
 /** The reply footer of `showCost`: `Cost of this run: $0.0123 (12.3k tokens in, 456 out, 10k from cache)`. */
 export function costFooter(total: ReturnType<typeof totalUsage>): string {

@@ -10,6 +10,7 @@ import {
 } from './defaults.ts';
 import { customPatternProblem } from './secret-filter.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
+import { budgetSchema } from './budgets.ts';
 import { priceSchema } from './pricing.ts';
 import { accessSchema, OPEN_ACCESS, type Access } from './access.ts';
 
@@ -153,6 +154,8 @@ export const settingsSchema = z.object({
   prices: z.record(z.string(), priceSchema).default({}),
   /** Post the run's tokens and cost in the thread when it finishes. */
   showCost: z.boolean().default(false),
+  /** Spending limits, checked before every model call (shared/budgets.ts). */
+  budgets: z.array(budgetSchema).max(50).default([]),
   /** Bedrock prompt caching (cachePoint blocks); turn off for models without it. */
   promptCaching: z.boolean().default(true),
   sandbox: z

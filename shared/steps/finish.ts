@@ -10,7 +10,7 @@ import { costFooter, totalUsage } from '../pricing.ts';
 import type { LoopState, RunInput, StepEvent } from '../schemas.ts';
 import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../store.ts';
 import type { AgentDeps } from './deps.ts';
-import { replyRecordName } from './reply.ts';
+import { postOnce, replyRecordName } from './reply.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { redactSecrets, secretPatternsWith } from '../secret-filter.ts';
 import { type PostedMessage, removeStopCard } from './stop-card.ts';
@@ -92,9 +92,7 @@ const COST_FOOTER = 'cost-footer';
 
 /** `showCost`: the run's tokens and cost under its replies, once. */
 async function postCostFooter(deps: AgentDeps, run: RunInput, usage: ReturnType<typeof totalUsage>): Promise<void> {
-  if (await readRecord(deps.ledger, run.runId, COST_FOOTER)) return;
-  const sent = await deps.thread(run).post(costFooter(usage));
-  await writeRecord(deps.ledger, run.runId, COST_FOOTER, { messageId: sent.id } satisfies PostedMessage);
+  await postOnce(deps, run, COST_FOOTER, costFooter(usage));
 }
 
 export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {

@@ -14,11 +14,12 @@ import { toolCallRefusal, type ToolPolicy } from '../tools/allowed-tools.ts';
 import { CACHED_TOOL_CONFIG, TOOL_CONFIG } from '../tools/specs.ts';
 import { compactIfNeeded } from './compact.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
-import { CUT_OFF_NOTE, openReply } from './reply.ts';
+import { CUT_OFF_NOTE, openReply, postOnce } from './reply.ts';
 import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { secretPatternsWith } from '../secret-filter.ts';
 import { showStopCard } from './stop-card.ts';
+import { reserveModelStep } from './budget.ts';
 
 /**
  * A cache point after the last message: the next step of the run (same prefix plus this step's
@@ -79,6 +80,11 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
 
   await compactIfNeeded(deps, run, snapshot, context);
   const thread = deps.thread(run);
+  const spend = await reserveModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step === 0);
+  if ('refused' in spend) {
+    await postOnce(deps, run, `budget-refused#${loop.step}`, spend.refused);
+    return { step: loop.step, next: 'finish', stopReason: 'budget' };
+  }
   const reply = await openReply(deps, run, loop.step, thread, secretPatternsWith(snapshot.secretPatterns));
   const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
   const started = deps.now();
@@ -104,8 +110,13 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     .finally(async () => {
       stopWatch.stop();
       await reply.close();
+    })
+    .catch(async (error: unknown) => {
+      await spend.settle(undefined);
+      throw error;
     });
   if (!result) {
+    // What a stopped stream cost is not reported: the reservation stays counted.
     deps.logger.info('model stream stopped', { runId: run.runId, step: loop.step });
     return stoppedAt(loop.step);
   }
@@ -116,6 +127,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   const meta = stepMeta(deps.now, run, loop.step);
   // Usage per step (cache reads and writes included) stays with the answer it paid for, priced.
   const usage = snapshot.price ? { ...result.usage, costUsd: costOf(result.usage, snapshot.price) } : result.usage;
+  await spend.settle(usage);
   context.entries.push({ role: 'assistant', content, meta: { ...meta, usage } });
   refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
   refuseDisallowedToolCalls(context.entries, content, snapshot.toolPolicy, meta);

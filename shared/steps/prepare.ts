@@ -102,6 +102,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     deps.logger.warn('no price for the model: its runs count tokens, not dollars (add it to "prices" in settings.json)', {
       runId: run.runId,
       modelId: model.modelId,
+      ...(settings.budgets.length ? { budgets: 'not enforced for this run: a budget is in dollars' } : {}),
     });
   }
   const snapshot: RunSnapshot = {
@@ -113,6 +114,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     promptCaching: settings.promptCaching,
     ...(price ? { price } : {}),
     ...(settings.showCost ? { showCost: true } : {}),
+    ...(settings.budgets.length ? { budgets: settings.budgets } : {}),
     compaction: settings.compaction,
     ...(offeredSkills.toolPolicy ? { toolPolicy: offeredSkills.toolPolicy } : {}),
     ...(settings.secretPatterns.length ? { secretPatterns: settings.secretPatterns } : {}),

@@ -16,6 +16,13 @@ export const CUT_OFF_NOTE = '_(reply cut off at the output limit)_';
 
 export const replyRecordName = (step: number) => `reply#${step}`;
 
+/** Posts `text` in the run's thread once, however often the step that posts it is retried. */
+export async function postOnce(deps: Pick<AgentDeps, 'ledger' | 'thread'>, run: RunInput, recordName: string, text: string): Promise<void> {
+  if (await readRecord(deps.ledger, run.runId, recordName)) return;
+  const sent = await deps.thread(run).post(text);
+  await writeRecord(deps.ledger, run.runId, recordName, { messageId: sent.id } satisfies PostedMessage);
+}
+
 export interface ReplyStream {
   /** Text as it streams from the model. */
   onText(delta: string): void;

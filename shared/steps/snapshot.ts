@@ -5,6 +5,7 @@ import type { RunInput, Settings } from '../schemas.ts';
 import { readText, type StoreDeps, writeText } from '../store.ts';
 import type { ToolPolicy } from '../tools/allowed-tools.ts';
 import type { Price } from '../pricing.ts';
+import type { Budget } from '../budgets.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -20,6 +21,8 @@ export interface RunSnapshot {
   /** The model's price (settings.json `prices`, else the built-in list); absent: tokens are counted, not priced. */
   price?: Price;
   showCost?: boolean;
+  /** settings.json `budgets` as the run began. */
+  budgets?: Budget[];
   compaction?: Settings['compaction'];
   /** The offered skills' `allowed-tools`, when they limit the run's tools. */
   toolPolicy?: ToolPolicy;

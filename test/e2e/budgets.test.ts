@@ -1,0 +1,189 @@
+// Budgets through the whole local cloud: a spent budget ends a run before its next model call and
+// answers new prompts without one; racing threads overshoot by at most one step each; scheduled
+// runs count against their own budget; the warning is posted once.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
+import { documentClient } from '../../shared/aws/dynamodb.ts';
+import { readSpend, spendKey, threadSpendKey } from '../../shared/budgets.ts';
+import { createManualClock } from '../../infra/local/scheduler/clock.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { eventually } from '../support/eventually.ts';
+
+// The scheduler's clock is manual (periodic events fire when a test advances it).
+const clock = createManualClock(Date.now());
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack({ clock });
+});
+after(async () => {
+  await stack?.stop();
+});
+
+// $10 per million input tokens and $100 per million output: 2000 in + 500 out = $0.07 a step.
+const PRICES = { [DEFAULT_SETTINGS.modelId]: { input: 10, output: 100, cacheRead: 1, cacheWrite: 12.5 } };
+const STEP_USAGE = { inputTokens: 2000, outputTokens: 500 };
+const STEP_USD = 0.07;
+
+async function putSettings(settings: Record<string, unknown>) {
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'settings.json',
+      Body: JSON.stringify({ sandbox: { startEarly: false }, prices: PRICES, ...settings }),
+    }),
+  );
+}
+const db = () => ({ db: documentClient(stack.cloud.clients.dynamodb), tableName: stack.cloud.names.table });
+/** What the bot said in the thread: its posts, and what it showed one person only (a refused prompt). */
+const botTexts = (channel: string, ts: string) => [
+  ...stack.slack.messages
+    .thread(channel, ts)
+    .filter((m) => m.bot_id && m.text !== '...' && !m.blocks?.length)
+    .map((m) => m.text ?? ''),
+  ...stack.slack.ephemeral.filter((m) => m.channel === channel && m.thread_ts === ts).map((m) => m.text ?? ''),
+];
+const modelCallsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text)).length;
+/** A tool call the agent-step runs itself (no sandbox needed), so the run goes on to another model step. */
+const searchTurn = (id: string) => ({
+  toolUses: [{ toolUseId: `tu-${id}`, name: 'search_channel', input: { query: 'anything' } }],
+  usage: STEP_USAGE,
+});
+const allRunsEnded = () =>
+  eventually(() => [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'), 60_000, 'all runs ended');
+
+beforeEach(async () => {
+  await allRunsEnded();
+});
+
+test('a channel budget spent mid-run ends the run before its next model call, with a message naming it; the warning comes once; the next prompt is answered without a model call', async () => {
+  await putSettings({ budgets: [{ scope: 'channel', match: 'slack:C0BUDGET', period: 'day', usd: 0.05, warnAt: 0.5 }] });
+  // The second turn is never asked for: scoped to this thread, so no later run takes it.
+  const here = (r: { body: unknown }) => JSON.stringify(r.body).includes('budget-mid');
+  stack.bedrock.script({ ...searchTurn('mid'), takenBy: here }, { text: 'never said', usage: STEP_USAGE, takenBy: here });
+  const posted = await stack.slack.postUserMessage({ channel: 'C0BUDGET', text: '<@U0LOCALBOT> budget-mid work hard' });
+  const stopped = await eventually(
+    () => botTexts(posted.channel, posted.threadTs).find((t) => t.startsWith("I've stopped:")),
+    30_000,
+    'the budget message',
+  );
+  assert.match(
+    stopped,
+    /the daily budget of \$0\.05 for channel slack:C0BUDGET is spent \(\$0\.07 so far\)\. It resets at \d{4}-\d\d-\d\d 00:00 UTC/,
+  );
+  assert.equal(modelCallsMentioning('budget-mid'), 1, 'the second step never reached the model');
+  const warnings = botTexts(posted.channel, posted.threadTs).filter((t) => t.startsWith('Heads up'));
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /\$0\.07 of the daily budget of \$0\.05 for channel slack:C0BUDGET is spent \(over 50 %\)/);
+  assert.ok(!botTexts(posted.channel, posted.threadTs).includes('never said'));
+
+  const channelToday = await readSpend(db(), spendKey('day', new Date(), 'channel', 'slack:C0BUDGET'));
+  assert.equal(channelToday.spentUsd, STEP_USD);
+  assert.equal(channelToday.reservedUsd, 0, 'the settled step gave its reservation back; the refused one reserved nothing');
+  assert.equal(channelToday.inputTokens, 2000);
+
+  await allRunsEnded();
+  const before = stack.bedrock.requests.length;
+  await stack.slack.postUserMessage({ channel: 'C0BUDGET', text: 'budget-next one more', threadTs: posted.threadTs });
+  await eventually(
+    () =>
+      botTexts(posted.channel, posted.threadTs).some((t) =>
+        t.startsWith("I didn't start on this: the daily budget of $0.05 for channel slack:C0BUDGET"),
+      ),
+    20_000,
+    'the refusal',
+  );
+  assert.equal(stack.bedrock.requests.length, before, 'no model call');
+  // Another channel is not under this budget.
+  stack.bedrock.script({ text: 'elsewhere fine', usage: STEP_USAGE });
+  const other = await stack.slack.postUserMessage({ channel: 'C0OTHER', text: '<@U0LOCALBOT> budget-other' });
+  await eventually(() => botTexts(other.channel, other.threadTs).includes('elsewhere fine'), 20_000, 'the other channel answered');
+});
+
+test('twenty threads racing against one small budget: each overshoots by at most one step, and every one ends with the budget message', async () => {
+  await putSettings({ budgets: [{ scope: 'adapter', match: 'slack', period: 'month', usd: 0.1 }] });
+  const monthBefore = await readSpend(db(), spendKey('month', new Date(), 'adapter', 'slack'));
+  // Every call asks for a tool, so without a budget each run would go on for maxModelSteps.
+  stack.bedrock.setDefault((req) => searchTurn(`race-${req.time}-${Math.random()}`));
+  try {
+    const posted = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stack.slack.postUserMessage({ channel: 'C0RACE', text: `<@U0LOCALBOT> race-${i} go` })),
+    );
+    await eventually(
+      () =>
+        posted.every((p) =>
+          botTexts(p.channel, p.threadTs).some((t) => /^(I've stopped|I didn't start on this): the monthly budget/.test(t)),
+        ),
+      120_000,
+      'every thread told',
+    );
+    await allRunsEnded();
+    for (let i = 0; i < 20; i++) {
+      assert.ok(
+        modelCallsMentioning(`race-${i} go`) <= 1 + Math.ceil(monthBefore.spentUsd / STEP_USD),
+        `thread ${i}: at most one step past the budget`,
+      );
+    }
+    const month = await readSpend(db(), spendKey('month', new Date(), 'adapter', 'slack'));
+    const steps = month.steps - monthBefore.steps;
+    assert.ok(steps >= 1 && steps <= 20, `${steps} steps were paid for`);
+    assert.ok(month.spentUsd <= 0.1 + 20 * STEP_USD + 1e-9, `overshoot bounded: $${month.spentUsd}`);
+    assert.equal(month.reservedUsd, 0, 'every reservation was settled');
+  } finally {
+    stack.bedrock.setDefault(() => ({ text: 'ok' }));
+  }
+});
+
+test('scheduled and heartbeat runs count, against a budget of their own, and people are not held by it', async () => {
+  await putSettings({ budgets: [{ scope: 'deployment', period: 'day', trigger: 'schedule', usd: 0.1 }] });
+  stack.bedrock.script({ text: 'thread open', usage: STEP_USAGE });
+  const posted = await stack.slack.postUserMessage({ channel: 'C0SCHED', text: '<@U0LOCALBOT> sched-open' });
+  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('thread open'), 20_000, 'the thread');
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const scheduleKey = spendKey('day', new Date(), 'deployment', '*', 'schedule');
+  const drop = async (name: string, body: Record<string, unknown>) => {
+    await stack.cloud.clients.s3.send(
+      new PutObjectCommand({
+        Bucket: stack.cloud.names.bucket,
+        Key: `events/${name}`,
+        Body: JSON.stringify({ type: 'immediate', threadId, ...body }),
+      }),
+    );
+    await stack.cloud.s3Notifications.poll();
+  };
+  await allRunsEnded();
+  stack.bedrock.script({ text: 'scheduled answer', usage: STEP_USAGE });
+  await drop('sched-1.json', { text: 'sched-event one' });
+  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('scheduled answer'), 30_000, 'the scheduled run');
+  await allRunsEnded();
+  stack.bedrock.script({ text: 'The build is red: I looked.', usage: STEP_USAGE });
+  await drop('sched-2.json', { type: 'periodic', heartbeat: true, text: 'sched-heartbeat two', schedule: '*/30 * * * *', timezone: 'UTC' });
+  await stack.cloud.scheduler.advance(30 * 60_000);
+  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('The build is red: I looked.'), 30_000, 'the heartbeat run');
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/sched-2.json' }));
+  await stack.cloud.s3Notifications.poll();
+  await allRunsEnded();
+  const counted = await readSpend(db(), scheduleKey);
+  assert.equal(counted.steps, 2, 'both runs counted against the schedule budget');
+  assert.ok(Math.abs(counted.spentUsd - 2 * STEP_USD) < 1e-9);
+
+  // Spent ($0.14 of $0.10): the next scheduled run is refused, a person's message is not.
+  const before = stack.bedrock.requests.length;
+  await drop('sched-3.json', { text: 'sched-event three' });
+  await eventually(
+    () =>
+      botTexts(posted.channel, posted.threadTs).some((t) =>
+        /the daily budget of \$0\.10 for this deployment of scheduled runs is spent/.test(t),
+      ),
+    30_000,
+    'the scheduled run refused',
+  );
+  assert.equal(stack.bedrock.requests.length, before);
+  stack.bedrock.script({ text: 'people still answered', usage: STEP_USAGE });
+  await stack.slack.postUserMessage({ channel: 'C0SCHED', text: 'sched-person', threadTs: posted.threadTs });
+  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('people still answered'), 30_000, 'the person answered');
+  await allRunsEnded();
+  const thread = await readSpend(db(), threadSpendKey(threadId));
+  assert.equal(thread.steps, 4, 'the thread counts every paid step, whoever asked');
+});
