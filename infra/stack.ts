@@ -160,6 +160,7 @@ export class AgentRuntimeStack extends Stack {
     const webhook = new WebhookApi(this, 'Webhook', {
       ...shared,
       inbox: inbox.queue,
+      bucket: data.bucket,
       stateMachineArn: agentRun.stateMachineArn,
       executionArns: agentRun.executionArns,
     });

@@ -106,7 +106,7 @@ const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
 const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
 
 /** The Slack webhook (and the health check). */
-export const webhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
+export const webhookEnv = z.object({ ...table, ...bucket, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
   if (!slackConfigured(env))
     ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
 });

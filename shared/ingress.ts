@@ -10,12 +10,21 @@ import type { JsonLogger } from './log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from './control.ts';
 import { getActor, MAX_PENDING_STEERS, recentThread, rememberRecentThread } from './actor.ts';
 import { contextText } from './context-text.ts';
-import { controlRefusal, workspaceOf, type ControlRefusal } from './access.ts';
+import { controlRefusal, workspaceOf, type ControlRefusal, type Person } from './access.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
   control: ControlDeps;
   logger: JsonLogger;
+  /** The answer to `/usage` for someone in a channel (with their most recent thread there, if any). */
+  usage?(request: UsageRequest): Promise<string>;
+}
+
+export interface UsageRequest {
+  who: Person;
+  /** `adapter:channel` */
+  channel: string;
+  threadId?: string;
 }
 
 const REPLIES = {
@@ -171,6 +180,13 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     let reply: string;
     if (control.kind === 'steer' && !control.text) reply = 'Usage: /steer <what to do differently>';
     else reply = threadId ? await applyControl(deps, threadId, control, event.user, event.raw) : REPLIES.noRecentThread;
+    await event.channel.postEphemeral(event.user, reply, { fallbackToDM: false });
+  });
+  chat.onSlashCommand('/usage', async (event) => {
+    if (!deps.usage || !(await firstDelivery(replayKey(event.adapter.name, 'slash', event.triggerId, event.raw)))) return;
+    const threadId = await recentThread(deps.control.actor, event.channel.id, event.user.userId);
+    const who = { adapter: event.adapter.name, userId: event.user.userId, workspace: workspaceOf(event.raw) };
+    const reply = await deps.usage({ who, channel: event.channel.id, ...(threadId ? { threadId } : {}) });
     await event.channel.postEphemeral(event.user, reply, { fallbackToDM: false });
   });
   chat.onAction(STOP_ACTION, async (event) => {

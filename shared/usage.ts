@@ -3,6 +3,7 @@
 // Read from the same counters the model steps settle on (shared/budgets.ts).
 import {
   budgetsFor,
+  spendSubjectOf,
   dollars,
   readSpend,
   spendKey,
@@ -13,6 +14,10 @@ import {
   type SpendSubject,
 } from './budgets.ts';
 import { withoutMention } from './control.ts';
+import { useRefusal } from './access.ts';
+import { REFUSAL_TEXTS } from './access-gate.ts';
+import type { UsageRequest } from './ingress.ts';
+import type { Prompt, Settings } from './schemas.ts';
 import { thousands } from './pricing.ts';
 
 /** `usage` (or `/usage`), after any leading mention of the bot. */
@@ -52,3 +57,26 @@ export async function usageReport(deps: BudgetDeps, budgets: readonly Budget[], 
     ...budgetLines,
   ].join('\n');
 }
+
+/** `/usage` from someone in a channel: their usage report, if settings.json `access` lets them use the agent there. */
+export async function answerUsage(
+  deps: BudgetDeps,
+  settings: Pick<Settings, 'access' | 'budgets'>,
+  request: UsageRequest,
+  now: Date,
+): Promise<string> {
+  const refusal = useRefusal(settings.access, request.who, request.channel);
+  if (refusal) return REFUSAL_TEXTS[refusal];
+  const subject: SpendSubject = {
+    threadId: request.threadId ?? '',
+    adapter: request.who.adapter,
+    channel: request.channel,
+    user: `${request.who.adapter}:${request.who.userId}`,
+    trigger: 'message',
+  };
+  return usageReport(deps, settings.budgets, subject, now);
+}
+
+/** `usage` as a message in a thread: the report for its author there. */
+export const threadUsageReport = (deps: BudgetDeps, budgets: readonly Budget[], prompt: Prompt, now: Date): Promise<string> =>
+  usageReport(deps, budgets, spendSubjectOf(prompt.threadId, prompt), now);

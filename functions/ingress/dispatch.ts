@@ -7,8 +7,8 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { controlPolicy } from '../../shared/access.ts';
-import { budgetReachedText, budgetsFor, spendSubjectOf, spentBudget } from '../../shared/budgets.ts';
 import { mayInterrupt, refusedByAccess } from '../../shared/access-gate.ts';
+import { refusedByBudget } from '../../shared/budget-gate.ts';
 import { admitPrompt, getActor } from '../../shared/actor.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
@@ -23,7 +23,7 @@ import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
 import { loadSettings, type StoreDeps } from '../../shared/store.ts';
 import { answerSettingsCommand, parseSettingsCommand } from '../../shared/settings-command.ts';
-import { isUsageCommand, usageReport } from '../../shared/usage.ts';
+import { isUsageCommand, threadUsageReport } from '../../shared/usage.ts';
 import { formatIssues } from '../../shared/validation.ts';
 
 interface DispatchDeps {
@@ -89,23 +89,10 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   // With admins named, `settings …` is a command for them, never a prompt.
   const command = config.access.admins.length > 0 ? parseSettingsCommand(received.text) : undefined;
   if (command) return answerSettingsCommand({ store: deps.store, reply: gate.reply, logger }, config, received, command);
-  if (isUsageCommand(received.text)) {
-    const report = await usageReport(deps.control.actor, config.budgets, spendSubjectOf(received.threadId, received), new Date());
-    return gate.reply(received, report);
-  }
+  if (isUsageCommand(received.text))
+    return gate.reply(received, await threadUsageReport(deps.control.actor, config.budgets, received, new Date()));
   // A prompt under a spent budget is answered now, without a run (the model step checks again).
-  const overBudget = await spentBudget(
-    deps.control.actor,
-    budgetsFor(config.budgets, spendSubjectOf(received.threadId, received), new Date()),
-  );
-  if (overBudget) {
-    logger.warn('prompt refused: budget spent', {
-      threadId: received.threadId,
-      user: received.author.userId,
-      budget: overBudget.refused.budget,
-    });
-    return replyRefused(deps, received, budgetReachedText(overBudget.refused, overBudget.spentUsd, 'refused'));
-  }
+  if (await refusedByBudget({ ...gate, budgets: deps.control.actor }, config.budgets, received)) return;
   const prompt = await storePromptBody(deps.store, received, runIdFor(received.threadId, received.messageId));
   const bytes = queuedPromptBytes(prompt);
   if (bytes > MAX_QUEUED_PROMPT_BYTES) {

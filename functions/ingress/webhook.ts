@@ -9,14 +9,24 @@ import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { jsonResult } from '../../shared/http.ts';
-import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
+import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/ingress.ts';
+import { s3Client } from '../../shared/aws/s3.ts';
+import { loadSettings } from '../../shared/store.ts';
+import { answerUsage } from '../../shared/usage.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { platformWebhook } from '../../shared/webhook.ts';
 
 const logger = handlerLogger('webhook');
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
-  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
+  const control = controlFromEnv(logger, env);
+  const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
+  const ingress: IngressDeps = {
+    enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL),
+    control,
+    logger,
+    usage: async (request) => answerUsage(control.actor, (await loadSettings(store)).settings, request, new Date()),
+  };
   return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress));
 });
 

@@ -15,6 +15,9 @@ import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { bundleAliasesOf, createAgentFunction } from './agent-function.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { grantSendToInbox } from './inbox.ts';
+import { grantOptionalRead } from './data-bucket.ts';
+import { ROOT_KEYS } from '../../shared/ids.ts';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -23,6 +26,7 @@ export const HEALTH_PATH = '/health';
 
 export interface WebhookApiProps {
   readonly table: ITable;
+  readonly bucket: IBucket;
   readonly inbox: IQueue;
   readonly chatSecrets: ChatSecrets;
   readonly logRetention: RetentionDays;
@@ -49,6 +53,9 @@ export class WebhookApi extends Construct {
       description: 'Verifies Slack webhooks, acks fast, enqueues prompts and sets stop/steer flags',
       secrets: { slack },
     });
+    // `/usage` answers with the budgets of settings.json: that one object, nothing else in the bucket.
+    this.handler.addEnvironment('DATA_BUCKET', props.bucket.bucketName);
+    grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
     if (teams) {
       this.teamsHandler = this.webhookFunction('TeamsHandler', props, {
         entry: FUNCTION_ENTRIES.teamsWebhook,

@@ -10,6 +10,8 @@ import { readSpend, spendKey, threadSpendKey } from '../../shared/budgets.ts';
 import { createManualClock } from '../../infra/local/scheduler/clock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
+import { inboxDepth } from '../support/inbox.ts';
+import { postForm, recordedSlashCommand } from '../support/slack-forms.ts';
 
 // The scheduler's clock is manual (periodic events fire when a test advances it).
 const clock = createManualClock(Date.now());
@@ -50,8 +52,13 @@ const searchTurn = (id: string) => ({
   toolUses: [{ toolUseId: `tu-${id}`, name: 'search_channel', input: { query: 'anything' } }],
   usage: STEP_USAGE,
 });
+/** Nothing left in the inbox (a redelivery could still start a run) and no run going. */
 const allRunsEnded = () =>
-  eventually(() => [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'), 60_000, 'all runs ended');
+  eventually(
+    async () => (await inboxDepth(stack)) === 0 && [...stack.cloud.stepFunctions.executions.values()].every((e) => e.status !== 'RUNNING'),
+    60_000,
+    'all runs ended',
+  );
 
 beforeEach(async () => {
   await allRunsEnded();
@@ -98,7 +105,7 @@ test('a channel budget spent mid-run ends the run before its next model call, wi
   // Another channel is not under this budget.
   stack.bedrock.script({ text: 'elsewhere fine', usage: STEP_USAGE });
   const other = await stack.slack.postUserMessage({ channel: 'C0OTHER', text: '<@U0LOCALBOT> budget-other' });
-  await eventually(() => botTexts(other.channel, other.threadTs).includes('elsewhere fine'), 20_000, 'the other channel answered');
+  await eventually(() => botTexts(other.channel, other.threadTs).includes('elsewhere fine'), 60_000, 'the other channel answered');
 });
 
 test('twenty threads racing against one small budget: each overshoots by at most one step, and every one ends with the budget message', async () => {
@@ -139,7 +146,7 @@ test('scheduled and heartbeat runs count, against a budget of their own, and peo
   await putSettings({ budgets: [{ scope: 'deployment', period: 'day', trigger: 'schedule', usd: 0.1 }] });
   stack.bedrock.script({ text: 'thread open', usage: STEP_USAGE });
   const posted = await stack.slack.postUserMessage({ channel: 'C0SCHED', text: '<@U0LOCALBOT> sched-open' });
-  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('thread open'), 20_000, 'the thread');
+  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('thread open'), 60_000, 'the thread');
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
   const scheduleKey = spendKey('day', new Date(), 'deployment', '*', 'schedule');
   const drop = async (name: string, body: Record<string, unknown>) => {
@@ -187,3 +194,61 @@ test('scheduled and heartbeat runs count, against a budget of their own, and peo
   const thread = await readSpend(db(), threadSpendKey(threadId));
   assert.equal(thread.steps, 4, 'the thread counts every paid step, whoever asked');
 });
+
+test('usage, in a thread and as /usage: the thread, the channel today and this month, and each budget that applies with what is left', async () => {
+  await putSettings({
+    budgets: [
+      { scope: 'channel', period: 'month', usd: 20 },
+      { scope: 'user', match: 'slack:U0SOMEONEELSE', period: 'day', usd: 1 },
+    ],
+  });
+  stack.bedrock.script({ text: 'first', usage: { inputTokens: 1200, outputTokens: 300, cacheReadInputTokens: 15_000 } });
+  const posted = await stack.slack.postUserMessage({ channel: 'C0USAGE', text: '<@U0LOCALBOT> usage-start' });
+  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('first'), 60_000, 'the first answer');
+  await allRunsEnded();
+  const before = stack.bedrock.requests.length;
+  await stack.slack.postUserMessage({ channel: 'C0USAGE', text: 'usage', threadTs: posted.threadTs });
+  const report = await eventually(
+    () => botTexts(posted.channel, posted.threadTs).find((t) => t.startsWith('*Usage*')),
+    20_000,
+    'the report',
+  );
+  // 1200 × $10 + 300 × $100 + 15,000 × $1 per million = $0.057
+  assert.equal(
+    report,
+    [
+      '*Usage*',
+      '• This thread: $0.057 (1 model call; 1.2k tokens in, 300 out, 15k from cache)',
+      '• This channel today (UTC): $0.057 (1 model call; 1.2k tokens in, 300 out, 15k from cache)',
+      '• This channel this month: $0.057 (1 model call; 1.2k tokens in, 300 out, 15k from cache)',
+      '*Budgets that apply here*',
+      `• The monthly budget of $20.00 for each channel (here slack:C0USAGE): $0.057 spent, $19.94 left (resets ${nextMonth()} 00:00 UTC)`,
+    ].join('\n'),
+  );
+  assert.equal(stack.bedrock.requests.length, before, 'usage is answered without the model');
+
+  const recorded = recordedSlashCommand();
+  const response = await postForm(stack, {
+    ...recorded,
+    team_id: 'T0LOCAL',
+    channel_id: 'C0USAGE',
+    user_id: 'U0LOCALUSER',
+    command: '/usage',
+    text: '',
+  });
+  assert.equal(response.status, 200);
+  const slash = await eventually(
+    () =>
+      stack.slack.ephemeral.find(
+        (m) => m.visibleTo === 'U0LOCALUSER' && m.channel === 'C0USAGE' && !m.thread_ts && m.text?.startsWith('*Usage*'),
+      ),
+    20_000,
+    'the /usage answer',
+  );
+  assert.match(slash.text ?? '', /• This thread: \$0\.057[\s\S]*• This channel this month: \$0\.057[\s\S]*\$19\.94 left/);
+});
+
+function nextMonth(): string {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+}

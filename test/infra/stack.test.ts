@@ -351,8 +351,9 @@ test('functions: environment, timeout and memory per role', () => {
   };
   const expected: Record<FunctionRole, { env: Record<string, unknown>; timeout: number; memory?: number }> = {
     // Each webhook reads its own platform's secret only.
+    // The Slack webhook also reads settings.json, for `/usage`.
     webhook: {
-      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, SLACK_SECRET_ARN: secret },
+      env: { TABLE_NAME: table, INBOX_QUEUE_URL: { Ref: idOf(stack.inbox) }, SLACK_SECRET_ARN: secret, DATA_BUCKET: bucket },
       timeout: 10,
       memory: 512,
     },
@@ -599,18 +600,19 @@ test('least privilege: states:StartExecution only on the agent-run state machine
   });
 });
 
-test("least privilege: the webhook holds no S3 access at all; dispatch writes only long prompt texts and settings.json (an admin's `settings set`)", () => {
+test("least privilege: the Slack webhook only reads settings.json (`/usage`); dispatch writes only long prompt texts and settings.json (an admin's `settings set`)", () => {
   const s3Of = (role: FunctionRole) =>
     policies(stack)
       .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
       .flatMap(({ statements }) => statements.filter((st) => list(st.Action).some((a) => a.startsWith('s3:'))));
-  assert.deepEqual(s3Of('webhook'), []);
   const bucket = `<${idOf(stack.bucket)}.Arn>`;
-  const grants = s3Of('dispatch').flatMap((st) =>
-    list(st.Action).flatMap((action) => list(st.Resource).map((r) => `${action} ${flatten(r)}`)),
-  );
+  const grantsOf = (role: FunctionRole) => [
+    ...new Set(s3Of(role).flatMap((st) => list(st.Action).flatMap((action) => list(st.Resource).map((r) => `${action} ${flatten(r)}`)))),
+  ];
+  assert.deepEqual(grantsOf('webhook').sort(), [`s3:GetObject ${bucket}/settings.json`, `s3:ListBucket ${bucket}`]);
+  assert.deepEqual(s3Of('teamsWebhook'), []);
   assert.deepEqual(
-    [...new Set(grants)].sort(),
+    grantsOf('dispatch').sort(),
     [
       `s3:GetObject ${bucket}/settings.json`,
       `s3:ListBucket ${bucket}`,
@@ -933,7 +935,7 @@ test('settings from context: a plain foundation model id is granted in this Regi
 // The AWS SDK clients each function's code uses: a bundle imports these from the Lambda runtime
 // (or, with bundleAwsSdk, carries them) and no other.
 const SDK_CLIENTS: Record<FunctionRole, string[]> = {
-  webhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
+  webhook: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   teamsWebhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],

@@ -73,6 +73,7 @@ test('chatFromEnv: the same chat while the secret holds, a new one (set up again
   secrets.secret(SECRET_ARN)!.value = JSON.stringify({ signingSecret: 'signing-1', botToken: 'xoxb-1' });
   const env = readEnv(webhookEnv, {
     TABLE_NAME: 'table',
+    DATA_BUCKET: 'bucket',
     STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:run',
     INBOX_QUEUE_URL: queueUrl,
     SLACK_SECRET_ARN: SECRET_ARN,

@@ -22,7 +22,7 @@ test('slack manifest: every request URL is the SlackEventsUrl placeholder, and t
   };
   assert.deepEqual(
     manifest.features.slash_commands.map((c) => c.command),
-    ['/stop', '/steer'],
+    ['/stop', '/steer', '/usage'],
   );
   const readme = read('README.md');
   for (const [field, url] of Object.entries(urls)) {
