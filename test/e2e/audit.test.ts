@@ -9,7 +9,7 @@ import type { AuditRecord } from '../../shared/audit.ts';
 import type { RunInput } from '../../shared/schemas.ts';
 import { type ContextEntry } from '../../shared/store.ts';
 import { dataKeys } from '../../shared/ids.ts';
-import { readData } from '../support/data-bucket.ts';
+import { deleteData, putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 
@@ -199,4 +199,22 @@ test("a declared trigger's run carries its trigger name and event id", async () 
   assert.equal(record.channel, 'C0OPS');
   assert.equal(record.outcome, 'finished');
   assert.doesNotMatch(JSON.stringify(record), /AuditAlarm is ALARM/);
+});
+
+test('a run cut at its model-call limit writes one record with outcome limit, its unrun tool call skipped', async () => {
+  await putData(stack, 'settings.json', { maxModelSteps: 1 });
+  try {
+    stack.bedrock.script({ toolUses: [{ toolUseId: 'tu-audit-limit', name: 'bash', input: { command: 'echo never' } }] });
+    const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> work past the limit' });
+    const threadId = threadOf(posted);
+    const run = await runIdOf(threadId);
+    const { record } = await recordOf(run.runId);
+    assert.equal(record.outcome, 'limit');
+    assert.equal(record.reason, 'maxModelSteps');
+    assert.equal(record.steps, 1);
+    assert.deepEqual(record.toolCalls, [{ name: 'bash', outcome: 'skipped' }]);
+    await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
+  } finally {
+    await deleteData(stack, 'settings.json');
+  }
 });
