@@ -1,6 +1,7 @@
 // Idempotency records: what a retried step already did (a reply posted for run/step, an error
 // message sent), so Step Functions or Lambda retries edit instead of posting twice.
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed } from './aws-errors.ts';
 
 export interface LedgerDeps {
   db: DynamoDBDocumentClient;
@@ -17,12 +18,32 @@ export async function readRecord<T>(deps: LedgerDeps, runId: string, name: strin
   return out.Item?.value as T | undefined;
 }
 
+const recordItem = (deps: LedgerDeps, runId: string, name: string, value: unknown) => ({
+  pk: `run#${runId}`,
+  sk: name,
+  value,
+  expiresAt: Math.floor((deps.now ?? Date.now)() / 1000) + RECORD_TTL_SECONDS,
+});
+
 export async function writeRecord(deps: LedgerDeps, runId: string, name: string, value: unknown): Promise<void> {
-  const now = (deps.now ?? Date.now)();
-  await deps.db.send(
-    new PutCommand({
-      TableName: deps.tableName,
-      Item: { pk: `run#${runId}`, sk: name, value, expiresAt: Math.floor(now / 1000) + RECORD_TTL_SECONDS },
-    }),
-  );
+  await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: recordItem(deps, runId, name, value) }));
+}
+
+/** Writes the record unless one exists; either way returns the value that stands (the first writer's). */
+export async function claimRecord<T>(deps: LedgerDeps, runId: string, name: string, value: T): Promise<T> {
+  try {
+    await deps.db.send(
+      new PutCommand({
+        TableName: deps.tableName,
+        Item: recordItem(deps, runId, name, value),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return value;
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+    const first = await readRecord<T>(deps, runId, name);
+    if (first === undefined) throw new Error(`ledger record ${name} of ${runId} vanished after its claim`);
+    return first;
+  }
 }

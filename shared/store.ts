@@ -26,7 +26,14 @@ export interface ContextEntry {
     usage?: Record<string, number | undefined>;
     compactions?: number;
     attachments?: { original: string; local: string }[];
+    /** When each tool call of a tool results entry ran and for how long, by toolUseId (calls never run have none). */
+    toolTimes?: Record<string, ToolTime>;
   };
+}
+
+export interface ToolTime {
+  startedAt: string;
+  durationMs: number;
 }
 
 /** One line of log.jsonl: a message seen in the thread (no tool results, never compacted). */

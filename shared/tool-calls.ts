@@ -1,7 +1,7 @@
 // Tool calls in the context: the model's toolUse blocks, each answered by exactly one toolResult
 // with the same id in the user message that follows. One result is added per state machine step.
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
-import type { ContextEntry } from './store.ts';
+import type { ContextEntry, ToolTime } from './store.ts';
 import type { ToolCall, ToolOutcome } from './tools/sandbox-tools.ts';
 
 /** The next tool call of the latest model response that has no result yet. */
@@ -20,11 +20,28 @@ export function pendingToolCall(context: ContextEntry[]): ToolCall | undefined {
   return undefined;
 }
 
-export function appendToolResult(context: ContextEntry[], call: ToolCall, outcome: ToolOutcome, meta: ContextEntry['meta']): void {
+/** Adds a call's result; `ran` says when a call that actually ran started and how long it took. */
+export function appendToolResult(
+  context: ContextEntry[],
+  call: ToolCall,
+  outcome: ToolOutcome,
+  meta: ContextEntry['meta'],
+  ran?: ToolTime,
+): void {
   const block: ContentBlock = { toolResult: { toolUseId: call.toolUseId, content: [{ text: outcome.text }], status: outcome.status } };
   const last = context[context.length - 1];
-  if (last?.role === 'user' && last.content.every((b) => b.toolResult)) last.content.push(block);
-  else context.push({ role: 'user', content: [block], meta });
+  const entry = last?.role === 'user' && last.content.every((b) => b.toolResult) ? last : undefined;
+  if (entry) entry.content.push(block);
+  else context.push({ role: 'user', content: [block], meta: { ...meta } });
+  if (ran) {
+    const target = entry ?? context[context.length - 1]!;
+    target.meta.toolTimes = { ...target.meta.toolTimes, [call.toolUseId]: ran };
+  }
+}
+
+/** How long a call that started at `startedMs` has run, as a context entry records it. */
+export function toolTime(startedMs: number, nowMs: number): ToolTime {
+  return { startedAt: new Date(startedMs).toISOString(), durationMs: Math.max(0, nowMs - startedMs) };
 }
 
 /**

@@ -2,6 +2,7 @@
 // failure handler itself failed) still releases its thread and starts the next queued prompt.
 // Everything it calls is idempotent, so a run the failure handler already closed is a no-op.
 import type { EventBridgeEvent } from 'aws-lambda';
+import { auditRunEnd, executionRunEnd } from '../../shared/audit.ts';
 import { fail } from '../../shared/steps/finish.ts';
 import { removeStopCard } from '../../shared/steps/stop-card.ts';
 import { releaseLease } from '../../shared/actor.ts';
@@ -33,6 +34,8 @@ export async function handler(event: EventBridgeEvent<'Step Functions Execution 
   const run = parsed.data;
   const deps = await (await agent()).deps(logger.with({ runId: run.runId, threadId: run.threadId }));
   deps.logger.warn('run ended abnormally', { status: detail.status, error: detail.error });
+  // Before the failure handler's own record: this execution's status says best how the run ended.
+  await auditRunEnd(deps, run, executionRunEnd(detail.status, detail.error, detail.cause));
   if (detail.status === 'ABORTED') {
     // Stopped on purpose: the one who stopped it has answered; free the thread for what waits.
     await removeStopCard(deps, run);

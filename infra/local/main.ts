@@ -165,6 +165,7 @@ async function main(): Promise<void> {
   lines.push(
     `  Data bucket    s3://${cloud.names.bucket} at ${cloud.env.AWS_ENDPOINT_URL_S3}  (drop event files under events/, e.g.`,
     `                 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --endpoint-url ${cloud.env.AWS_ENDPOINT_URL_S3} s3 cp reminder.json s3://${cloud.names.bucket}/events/)`,
+    `  Audit records  s3://${cloud.names.bucket}/audit/year=…/month=…/day=…/<run id>.json, one per run (docs/audit.md)`,
   );
   for (const trigger of parseTriggers(triggers)) {
     const source = trigger.source.s3

@@ -2,6 +2,7 @@
 // prompt. fail (every Catch of the state machine, and the run-ended rule): a short human message in
 // the thread, once, then the same release, so the thread stays usable whatever went wrong.
 import { type Release, releaseLease } from '../actor.ts';
+import { auditRunEnd, failedRunEnd, finishedRunEnd } from '../audit.ts';
 import { describeFailure, parseStepFailure } from '../failures.ts';
 import { promptText } from '../prompt-body.ts';
 import { readRecord, writeRecord } from '../ledger.ts';
@@ -104,6 +105,7 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
       deps.logger.warn('could not post the cost', { runId: run.runId, error }),
     );
   }
+  await auditRunEnd(deps, run, finishedRunEnd(loop, snapshot));
   const release = await releaseLease(deps.actor, run.threadId, run.runId);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;
@@ -127,5 +129,6 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
   await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
     deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),
   );
+  await auditRunEnd(deps, run, failedRunEnd(failure));
   return releaseLease(deps.actor, run.threadId, run.runId);
 }

@@ -13,7 +13,7 @@ import { syncIn, workspaceLayout } from '../sandbox/workspace.ts';
 import { syncLimits, syncNotes, WorkspaceSyncError } from '../sandbox/sync-notes.ts';
 import type { LoopState, RunInput } from '../schemas.ts';
 import { loadContext, loadSettings, type StoreDeps, saveLoadedContext } from '../store.ts';
-import { appendToolResult, pendingToolCall } from '../tool-calls.ts';
+import { appendToolResult, pendingToolCall, toolTime } from '../tool-calls.ts';
 import { runSandboxTool } from '../tools/sandbox-tools.ts';
 import { isSandboxTool } from '../tools/specs.ts';
 import { stepMeta } from './deps.ts';
@@ -44,6 +44,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     await markLost(deps.sandboxes, run.threadId, item.taskArn);
     return { step: loop.step, next: 'tool' };
   }
+  const started = deps.now();
   const layout = workspaceLayout(run.threadId);
   const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventDepth: eventDepthOfWrites(run.prompt) };
   try {
@@ -79,7 +80,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       s3Calls: before.stats.s3Calls + after.stats.s3Calls,
       conflicts: after.conflicts.length,
     });
-    appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step));
+    appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
   } catch (error) {
     if (!(error instanceof SandboxUnreachable)) throw new WorkspaceSyncError(error);
     deps.logger.warn('sandbox lost; it will be replaced', { runId: run.runId, taskArn: item.taskArn, error });

@@ -5,7 +5,7 @@ import { ensureSandbox, SandboxLimitReached } from '../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../schemas.ts';
 import { loadContext, loadSettings, saveLoadedContext } from '../store.ts';
-import { appendToolResult, pendingToolCall } from '../tool-calls.ts';
+import { appendToolResult, pendingToolCall, toolTime } from '../tool-calls.ts';
 import { runChatTool } from '../tools/chat-tools.ts';
 import type { ToolOutcome } from '../tools/sandbox-tools.ts';
 import { isSandboxTool } from '../tools/specs.ts';
@@ -35,6 +35,7 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
   if (!call) return { step: loop.step, next: 'model' };
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
+  const started = deps.now();
   const thread = deps.thread(run);
   await thread
     .startTyping(`Running ${call.name}…`)
@@ -48,7 +49,7 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
     outcome = await runChatTool({ thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) }, call);
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
   }
-  appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step));
+  appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
   await saveLoadedContext(deps.store, run.threadId, context);
   return routeAfterTool(context.entries, loop.step, false);
 }

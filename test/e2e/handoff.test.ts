@@ -2,6 +2,9 @@
 // is set to 3 steps per execution (HANDOFF_AFTER_STEPS) so a short run exercises the hand-over.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { AuditRecord } from '../../shared/audit.ts';
+import { readData } from '../support/data-bucket.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -57,6 +60,17 @@ test('a run longer than one execution hands over and finishes with every tool re
     calls.map((c) => c.toolUseId),
   );
   assert.equal(stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.text === 'Handed over and done.').length, 1);
+  // One audit record for the whole run, every execution's steps and tool calls in it.
+  const listed = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: 'audit/' }));
+  const keys = (listed.Contents ?? []).map((o) => o.Key!).filter((key) => key.endsWith(`/${runId}.json`));
+  assert.equal(keys.length, 1);
+  const record = JSON.parse((await readData(stack, keys[0]!))!) as AuditRecord;
+  assert.equal(record.outcome, 'finished');
+  assert.equal(record.steps, calls.length + 1);
+  assert.deepEqual(
+    record.toolCalls.map((c) => [c.name, c.outcome]),
+    calls.map(() => ['bash', 'ok']),
+  );
 });
 
 test('stop reaches a run after it was handed over', async () => {

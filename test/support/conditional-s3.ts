@@ -1,6 +1,7 @@
-// S3 with conditional writes. No local emulator enforces If-Match / If-None-Match (fauxqs ignores
-// them), so tests of that logic use this in-memory S3 behind the real S3Client, as its request
-// handler: the code under test runs unchanged, over S3's real request and response shapes.
+// S3 with conditional writes, in memory. fauxqs alone ignores If-Match / If-None-Match (the local
+// cloud's front door enforces them), so unit tests of that logic without a cloud use this S3 behind
+// the real S3Client, as its request handler: the code under test runs unchanged, over S3's real
+// request and response shapes.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';

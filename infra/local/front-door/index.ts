@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { listenLocally, readRequestBytes, type LocalHttpServer } from '../http-server.ts';
 import { authorizationsFor, type Decision, deniedResponse, type LocalIam } from '../iam/index.ts';
 import { dynamoDbViolation, sqsViolation, type LimitViolation } from './limits.ts';
+import { checkPutConditions, keyedSerializer, putConditions } from './s3-conditions.ts';
 import { signedBy } from './signer.ts';
 
 export interface AwsCall {
@@ -85,6 +86,7 @@ function forward(upstream: URL, incoming: IncomingMessage, body: Buffer): Promis
 
 export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDoor> {
   const upstream = new URL(options.upstream);
+  const oneWriterPerKey = keyedSerializer();
   const serve = async (incoming: IncomingMessage, response: ServerResponse) => {
     const body = await readRequestBytes(incoming);
     const url = new URL(incoming.url ?? '/', `http://${incoming.headers.host ?? 'localhost'}`);
@@ -126,7 +128,15 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
     const violation = limitViolation(service, operation, body);
     if (violation) return record(sendError(response, service, violation), 0);
 
-    const reply = await forward(upstream, incoming, body);
+    const conditions = service === 's3' ? putConditions(authorizations, incoming) : undefined;
+    const reply = conditions
+      ? await oneWriterPerKey(url.pathname, async () => {
+          const failed = await checkPutConditions(upstream, url.pathname, conditions);
+          return failed
+            ? { status: failed.status, headers: failed.headers, body: Buffer.from(failed.body) }
+            : forward(upstream, incoming, body);
+        })
+      : await forward(upstream, incoming, body);
     const read = authorizations.find((a) => a.action === 's3:GetObject');
     if (reply.status === 404 && read && (await iam.missingKeyStatus(principal, read.resource.split('/')[0]!)) === 403) {
       // S3 tells a caller that may not list the bucket nothing about which keys exist: 403, not 404.

@@ -1,0 +1,220 @@
+// The audit trail through the whole local cloud: each run writes one record under audit/, with its
+// tool calls, tokens, cost and outcome, whichever way it ends (finished, a retried finish, stopped,
+// failed), a trigger's run names its origin, and nothing of what was said is in it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { gate } from '../../infra/local/bedrock.ts';
+import type { AuditRecord } from '../../shared/audit.ts';
+import type { RunInput } from '../../shared/schemas.ts';
+import { type ContextEntry } from '../../shared/store.ts';
+import { dataKeys } from '../../shared/ids.ts';
+import { deleteData, putData, readData } from '../support/data-bucket.ts';
+import { eventually } from '../support/eventually.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+
+const TRIGGERS = [
+  {
+    name: 'prod-alarms',
+    source: { eventPattern: { source: ['aws.cloudwatch'], 'detail-type': ['CloudWatch Alarm State Change'] } },
+    target: { adapterId: 'slack', channelId: 'C0OPS' },
+    text: 'Alarm {detail.alarmName} is {detail.state.value}',
+  },
+];
+
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack({ triggers: TRIGGERS });
+});
+after(async () => {
+  await stack?.stop();
+});
+
+const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
+const runsOf = (threadId: string) =>
+  [...stack.cloud.stepFunctions.executions.values()]
+    .filter((e) => (e.input as RunInput).threadId === threadId)
+    .sort((a, b) => a.startDate.getTime() - b.startDate.getTime());
+const runIdOf = async (threadId: string) => (await eventually(() => runsOf(threadId)[0], 30_000, `a run in ${threadId}`)).input as RunInput;
+
+async function auditKeysOf(runId: string): Promise<string[]> {
+  const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: 'audit/' }));
+  return (out.Contents ?? []).map((o) => o.Key!).filter((key) => key.endsWith(`/${runId}.json`));
+}
+
+/** The run's one record, once it is there. */
+async function recordOf(runId: string): Promise<{ key: string; record: AuditRecord }> {
+  const [key] = await eventually(
+    async () => {
+      const keys = await auditKeysOf(runId);
+      return keys.length ? keys : undefined;
+    },
+    60_000,
+    `audit record of ${runId}`,
+  );
+  return { key: key!, record: JSON.parse((await readData(stack, key!))!) as AuditRecord };
+}
+
+/** Every PutObject of the key, by status: the first creates it, any later one must be refused. */
+const putsOf = (key: string) =>
+  stack.cloud.awsCalls
+    .filter((c) => c.service === 's3' && c.method === 'PUT' && decodeURIComponent(c.path.split('?')[0]!).endsWith(`/${key}`))
+    .map((c) => c.status);
+
+test('a run with two tool calls writes one record: requester, place, model, the calls, tokens, cost, finished', async () => {
+  stack.bedrock.script(
+    {
+      toolUses: [
+        { toolUseId: 'tu-audit-1', name: 'bash', input: { command: 'echo audit-one' } },
+        { toolUseId: 'tu-audit-2', name: 'bash', input: { command: 'exit 3' } },
+      ],
+    },
+    { text: 'Both commands ran.' },
+  );
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> run two commands, codeword zebra-audit' });
+  const threadId = threadOf(posted);
+  const run = await runIdOf(threadId);
+  const { key, record } = await recordOf(run.runId);
+  // The record is written before the finish step returns: let it end before the next test's fault.
+  await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
+  const [year, month, day] = record.endedAt.slice(0, 10).split('-');
+  assert.equal(key, `audit/year=${year}/month=${month}/day=${day}/${run.runId}.json`);
+  assert.equal(record.runId, run.runId);
+  assert.equal(record.threadId, threadId);
+  assert.equal(record.adapter, 'slack');
+  assert.equal(record.channel, posted.channel);
+  assert.deepEqual(record.requester, run.prompt.author);
+  assert.equal(record.trigger, 'message');
+  assert.equal(record.outcome, 'finished');
+  assert.equal(record.steps, 2);
+  assert.ok(record.modelId);
+  assert.deepEqual(
+    record.toolCalls.map((c) => [c.name, c.outcome]),
+    [
+      ['bash', 'ok'],
+      ['bash', 'error'],
+    ],
+  );
+  for (const call of record.toolCalls) assert.ok(call.durationMs! >= 0 && Date.parse(call.startedAt!) >= Date.parse(record.startedAt));
+  // Tokens and cost are the run's model steps', as their context entries recorded them.
+  const context = (await readData(stack, dataKeys(threadId).context))!
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ContextEntry);
+  const usages = context.filter((e) => e.role === 'assistant' && e.meta.runId === run.runId).map((e) => e.meta.usage!);
+  assert.equal(usages.length, 2);
+  assert.equal(
+    record.tokens.input,
+    usages.reduce((sum, u) => sum + (u.inputTokens ?? 0), 0),
+  );
+  assert.equal(
+    record.tokens.output,
+    usages.reduce((sum, u) => sum + (u.outputTokens ?? 0), 0),
+  );
+  assert.ok(record.costUsd! > 0);
+  assert.ok(Math.abs(record.costUsd! - usages.reduce((sum, u) => sum + (u.costUsd ?? 0), 0)) < 1e-6);
+  assert.ok(Date.parse(record.endedAt) >= Date.parse(record.startedAt));
+  // Nothing said, asked or run is in the record.
+  const json = JSON.stringify(record);
+  for (const said of ['zebra-audit', 'audit-one', 'exit 3', 'Both commands ran']) assert.doesNotMatch(json, new RegExp(said));
+  assert.deepEqual(putsOf(key), [200]);
+});
+
+test('a finish step retried after it wrote the record: still one record, the retry is refused and the run succeeds', async () => {
+  stack.cloud.injectFault({ role: 'agentStep', action: 'finish', when: 'after', errorName: 'Lambda.ServiceException' });
+  stack.bedrock.script({ text: 'answer despite a finish crash' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> finish twice' });
+  const threadId = threadOf(posted);
+  const run = await runIdOf(threadId);
+  await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
+  const { key, record } = await recordOf(run.runId);
+  assert.equal(record.outcome, 'finished');
+  assert.deepEqual(await auditKeysOf(run.runId), [key]);
+  assert.deepEqual(putsOf(key), [200, 412], 'the retried finish tried again and S3 refused the second create');
+});
+
+test('a stopped run writes one record with outcome stopped', async () => {
+  const hold = gate();
+  stack.bedrock.script({ text: 'never finished', hold: hold.promise });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> think for a long time' });
+  const threadId = threadOf(posted);
+  const run = await runIdOf(threadId);
+  await eventually(
+    () => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes('think for a long time')),
+    30_000,
+    'at the model',
+  );
+  await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
+  await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 15_000, 'execution aborted');
+  hold.release();
+  const { key, record } = await recordOf(run.runId);
+  assert.equal(record.outcome, 'stopped');
+  assert.equal(record.steps, 0);
+  await new Promise((r) => setTimeout(r, 1000)); // the stopped model step's late return
+  assert.deepEqual(await auditKeysOf(run.runId), [key]);
+  assert.equal(putsOf(key)[0], 200);
+  assert.ok(
+    putsOf(key)
+      .slice(1)
+      .every((status) => status === 412),
+  );
+});
+
+test('a failed run writes one record with outcome failed, though the run-ended rule sees it end too', async () => {
+  stack.cloud.injectFault({ role: 'agentStep', action: 'model', when: 'before', errorName: 'Runtime.ExitError' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> this one crashes' });
+  const threadId = threadOf(posted);
+  const run = await runIdOf(threadId);
+  await eventually(() => runsOf(threadId)[0]?.status === 'FAILED', 30_000, 'execution failed');
+  const { key, record } = await recordOf(run.runId);
+  assert.equal(record.outcome, 'failed');
+  assert.equal(record.reason, 'Runtime.ExitError');
+  // The run-ended rule's handler tried too, and was refused.
+  await eventually(() => putsOf(key).length === 2, 30_000, 'run-ended wrote its attempt');
+  assert.deepEqual(putsOf(key), [200, 412]);
+  assert.deepEqual(await auditKeysOf(run.runId), [key]);
+});
+
+test("a declared trigger's run carries its trigger name and event id", async () => {
+  stack.bedrock.script({ text: 'looked at the alarm' });
+  stack.cloud.eventBridge.sendServiceEvent({
+    source: 'aws.cloudwatch',
+    'detail-type': 'CloudWatch Alarm State Change',
+    resources: ['arn:aws:cloudwatch:us-east-1:000000000000:alarm:AuditAlarm'],
+    detail: { alarmName: 'AuditAlarm', state: { value: 'ALARM' } },
+  });
+  await stack.cloud.eventBridge.drain();
+  const execution = await eventually(
+    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as RunInput).prompt.source?.trigger === 'prod-alarms'),
+    30_000,
+    'the trigger run',
+  );
+  const run = execution.input as RunInput;
+  const { record } = await recordOf(run.runId);
+  assert.equal(record.trigger, 'trigger');
+  assert.equal(record.origin?.trigger, 'prod-alarms');
+  assert.ok(record.origin?.eventId);
+  assert.equal(record.origin?.eventId, run.prompt.source?.eventId);
+  assert.equal(record.requester.userId, 'event');
+  assert.equal(record.channel, 'C0OPS');
+  assert.equal(record.outcome, 'finished');
+  assert.doesNotMatch(JSON.stringify(record), /AuditAlarm is ALARM/);
+});
+
+test('a run cut at its model-call limit writes one record with outcome limit, its unrun tool call skipped', async () => {
+  await putData(stack, 'settings.json', { maxModelSteps: 1 });
+  try {
+    stack.bedrock.script({ toolUses: [{ toolUseId: 'tu-audit-limit', name: 'bash', input: { command: 'echo never' } }] });
+    const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> work past the limit' });
+    const threadId = threadOf(posted);
+    const run = await runIdOf(threadId);
+    const { record } = await recordOf(run.runId);
+    assert.equal(record.outcome, 'limit');
+    assert.equal(record.reason, 'maxModelSteps');
+    assert.equal(record.steps, 1);
+    assert.deepEqual(record.toolCalls, [{ name: 'bash', outcome: 'skipped' }]);
+    await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
+  } finally {
+    await deleteData(stack, 'settings.json');
+  }
+});
