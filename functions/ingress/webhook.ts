@@ -8,15 +8,17 @@ import { readEnv, webhookEnv } from '../../shared/env.ts';
 import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { jsonResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { platformWebhook } from '../../shared/webhook.ts';
 
 const logger = handlerLogger('webhook');
+const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
-  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
+  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger };
   return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress));
 });
 
@@ -24,5 +26,5 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
   if (route === 'GET /health') return jsonResult(200, { ok: true });
   if (route !== 'POST /slack/events') return jsonResult(404, { error: `No route ${route}` });
-  return platformWebhook(event, 'slack', init, logger);
+  return publishingMetrics(metrics, () => platformWebhook(event, 'slack', init, logger));
 }

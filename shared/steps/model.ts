@@ -19,6 +19,7 @@ import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop }
 import { loadSnapshot } from './snapshot.ts';
 import { secretPatternsWith } from '../secret-filter.ts';
 import { showStopCard } from './stop-card.ts';
+import { countModelStep } from './step-metrics.ts';
 
 /**
  * A cache point after the last message: the next step of the run (same prefix plus this step's
@@ -82,6 +83,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   const reply = await openReply(deps, run, loop.step, thread, secretPatternsWith(snapshot.secretPatterns));
   const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
   const started = deps.now();
+  let firstTextAt: number | undefined;
   // A stop ends the model stream at once (the execution itself is stopped by the one who asked).
   const stopWatch = watchForStop(deps, run);
   const result = await streamModel(
@@ -94,7 +96,10 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       temperature: snapshot.temperature,
       toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
     },
-    reply.onText,
+    (delta) => {
+      firstTextAt ??= deps.now();
+      reply.onText(delta);
+    },
     stopWatch.signal,
   )
     .catch((error: unknown) => {
@@ -109,6 +114,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     deps.logger.info('model stream stopped', { runId: run.runId, step: loop.step });
     return stoppedAt(loop.step);
   }
+  const latencyMs = deps.now() - started;
 
   const cutOff = result.stopReason === 'max_tokens';
   const content = answerContent(result.content, cutOff);
@@ -141,6 +147,13 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     attempts: result.attempts,
     durationMs: deps.now() - started,
     ...usage,
+  });
+  countModelStep(deps.metrics, run, {
+    modelId: snapshot.modelId,
+    usage,
+    throttles: result.throttles,
+    latencyMs,
+    ...(firstTextAt !== undefined ? { firstTokenMs: firstTextAt - started } : {}),
   });
   if (limit) {
     await thread.post(limit);
