@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import type { MetricPoint } from '../../infra/local/metrics.ts';
+import { gate } from '../../infra/local/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn } from '../support/scripted-run.ts';
@@ -92,4 +93,24 @@ test('a run whose model step fails for good counts one RunsFailed, its start and
   assert.equal(pointsOf(from, 'RunDuration').length, 1);
   assert.equal(pointsOf(from, 'RunsFinished').length, 0);
   assert.equal(pointsOf(from, 'ModelSteps').length, 0);
+});
+
+test('a run stopped while the model answers counts one RunsStopped (from run-ended), no RunsFinished, no model step', async () => {
+  const from = stack.cloud.metrics.points.length;
+  const hold = gate();
+  stack.bedrock.script({ text: 'never finished', hold: hold.promise });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> stop me' });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  await eventually(() => stack.bedrock.requests.some((r) => JSON.stringify(r.body.messages).includes('stop me')), 30_000, 'at the model');
+  await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
+  await eventually(() => pointsOf(from, 'RunsStopped').length > 0, 30_000, 'RunsStopped published');
+  hold.release();
+  await settle();
+  const execution = [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId);
+  assert.equal(execution?.status, 'ABORTED');
+  assert.equal(pointsOf(from, 'RunsStarted').length, 1);
+  assert.equal(pointsOf(from, 'RunsStopped').length, 1);
+  assert.equal(pointsOf(from, 'RunsFinished').length + pointsOf(from, 'RunsFailed').length, 0);
+  assert.equal(pointsOf(from, 'ModelSteps').length, 0);
+  assert.ok(pointsOf(from, 'RunsStopped')[0]!.functionId.includes('RunEnded'), 'counted by the run-ended function');
 });
