@@ -28,6 +28,8 @@ export interface RunEnd {
   reason: string;
   /** Epoch milliseconds. */
   endedAt: number;
+  /** The run's share of its sandbox's Fargate time, in USD (shared/steps/run-end.ts). */
+  sandboxCostUsd?: number;
 }
 
 export interface AuditToolCall {
@@ -122,6 +124,7 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
       cacheWrite: usage.cacheWriteInputTokens,
     },
     ...(usage.costUsd !== undefined ? { costUsd: usage.costUsd } : {}),
+    ...(end.sandboxCostUsd ? { sandboxCostUsd: end.sandboxCostUsd } : {}),
   };
 }
 

@@ -100,6 +100,9 @@ const sandboxLaunch = {
   SANDBOX_SUBNET_IDS: list,
   SANDBOX_SECURITY_GROUP_IDS: list,
   SANDBOX_IDLE_MINUTES: positive(5),
+  /** The task size (CPU units, MiB): what a run's sandbox time costs. */
+  SANDBOX_CPU: positive(1024),
+  SANDBOX_MEMORY_MIB: positive(2048),
 };
 const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */

@@ -25,6 +25,8 @@ export interface ModelResult {
   stopReason: string;
   usage: Required<Pick<TokenUsage, 'inputTokens' | 'outputTokens'>> & Pick<TokenUsage, 'cacheReadInputTokens' | 'cacheWriteInputTokens'>;
   attempts: number;
+  /** Of the attempts, those Bedrock refused with ThrottlingException. */
+  throttles: number;
 }
 
 export interface ModelDeps {
@@ -54,6 +56,7 @@ export async function streamModel(
 ): Promise<ModelResult> {
   const attempts = deps.retry?.attempts ?? 6;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let throttles = 0;
   for (let attempt = 0; ; attempt++) {
     let streamed = false;
     try {
@@ -66,8 +69,9 @@ export async function streamModel(
         },
         signal,
       );
-      return { ...result, attempts: attempt + 1 };
+      return { ...result, attempts: attempt + 1, throttles };
     } catch (error) {
+      if (error instanceof Error && error.name === 'ThrottlingException') throttles++;
       if (streamed || !isRetryableModelError(error) || attempt + 1 >= attempts) throw error;
       await sleep(backoffDelay(attempt, deps.retry?.baseDelayMs ?? 1000, deps.retry?.maxDelayMs ?? 20_000, deps.random ?? Math.random));
     }
@@ -79,7 +83,7 @@ async function streamOnce(
   request: ModelRequest,
   onText: (delta: string) => void,
   signal?: AbortSignal,
-): Promise<Omit<ModelResult, 'attempts'>> {
+): Promise<Omit<ModelResult, 'attempts' | 'throttles'>> {
   const response = await bedrock.send(
     new ConverseStreamCommand({
       modelId: request.modelId,

@@ -77,3 +77,27 @@ export function costFooter(total: ReturnType<typeof totalUsage>): string {
   if (total.costUsd === undefined) return `Tokens of this run: ${tokens} (no price is known for this model)`;
   return `Cost of this run: $${total.costUsd < 0.01 ? total.costUsd.toFixed(4) : total.costUsd.toFixed(3)} (${tokens})`;
 }
+
+/**
+ * Fargate on-demand prices in us-east-1 for Linux, USD per vCPU-hour and per GB-hour. The sandbox
+ * task runs on ARM64 (Graviton), about 20 % cheaper than x86; other regions differ by a few
+ * percent. Per second: the default task (1 vCPU, 2 GB) on ARM64 costs
+ * (1 × 0.03238 + 2 × 0.00356) / 3600 = $0.0000109722 a second, $0.0395 an hour.
+ */
+export const FARGATE_PRICES = {
+  arm64: { vcpuHour: 0.03238, gbHour: 0.00356 },
+  x86_64: { vcpuHour: 0.04048, gbHour: 0.004445 },
+} as const;
+
+/** A sandbox task's size, as the task definition has it: CPU units (1024 = 1 vCPU) and MiB. */
+export interface SandboxSize {
+  cpu: number;
+  memoryMiB: number;
+}
+
+/** USD for `seconds` of a sandbox task of this size (Fargate bills per second), rounded to a millionth. */
+export function sandboxCostOf(seconds: number, size: SandboxSize, architecture: keyof typeof FARGATE_PRICES = 'arm64'): number {
+  const price = FARGATE_PRICES[architecture];
+  const perHour = (size.cpu / 1024) * price.vcpuHour + (size.memoryMiB / 1024) * price.gbHour;
+  return Math.round(((Math.max(0, seconds) * perHour) / 3600) * 1_000_000) / 1_000_000;
+}

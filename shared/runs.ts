@@ -4,8 +4,10 @@ import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { isExecutionAlreadyExists } from './aws-errors.ts';
 import type { RunInput } from './schemas.ts';
 import type { JsonLogger } from './log.ts';
+import type { MetricsSink } from './metrics.ts';
+import { countRunStarted } from './run-metrics.ts';
 
-export function executionStarter(sfn: SFNClient, stateMachineArn: string, logger: JsonLogger) {
+export function executionStarter(sfn: SFNClient, stateMachineArn: string, logger: JsonLogger, metrics?: MetricsSink, now = Date.now) {
   return async (run: RunInput): Promise<void> => {
     try {
       await sfn.send(new StartExecutionCommand({ stateMachineArn, name: run.executionName ?? run.runId, input: JSON.stringify(run) }));
@@ -18,5 +20,6 @@ export function executionStarter(sfn: SFNClient, stateMachineArn: string, logger
       throw error;
     }
     logger.info('run started', { runId: run.runId, threadId: run.threadId });
+    if (metrics) countRunStarted(metrics, run, now());
   };
 }

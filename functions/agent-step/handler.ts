@@ -3,16 +3,20 @@ import { runStep } from '../../shared/steps/index.ts';
 import { agentEnv, readEnv } from '../../shared/env.ts';
 import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
 import { parseOrThrow } from '../../shared/validation.ts';
 
 const logger = handlerLogger('agent-step');
-const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv)));
+const metrics = handlerMetrics();
+const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), metrics));
 
 export async function handler(event: unknown) {
   // A malformed step event is a wiring bug: fail loudly with what was wrong.
   const step = parseOrThrow(stepEventSchema, event, 'Invalid step event', 'InvalidStepEvent');
   const { runId, threadId } = step.state;
-  return runStep(await (await agent()).deps(logger.with({ runId, threadId, action: step.action })), step);
+  return publishingMetrics(metrics, async () =>
+    runStep(await (await agent()).deps(logger.with({ runId, threadId, action: step.action })), step),
+  );
 }

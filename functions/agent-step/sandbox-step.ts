@@ -4,6 +4,7 @@ import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { readEnv, sandboxStepEnv } from '../../shared/env.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { countStep } from '../../shared/steps/run-control.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { sandboxToolStep } from '../../shared/steps/sandbox-tool.ts';
@@ -11,11 +12,19 @@ import { stepEventSchema } from '../../shared/schemas.ts';
 import { parseOrThrow } from '../../shared/validation.ts';
 
 const logger = handlerLogger('sandbox-step');
+const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(sandboxStepEnv);
   const table = { db: dbClient(), tableName: env.TABLE_NAME };
   return {
-    deps: { store: { s3: s3Client(), bucket: env.DATA_BUCKET }, sandboxes: table, actor: table, port: env.SANDBOX_PORT, now: Date.now },
+    deps: {
+      store: { s3: s3Client(), bucket: env.DATA_BUCKET },
+      sandboxes: table,
+      actor: table,
+      port: env.SANDBOX_PORT,
+      now: Date.now,
+      metrics,
+    },
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
   };
 });
@@ -28,5 +37,7 @@ export async function handler(event: unknown) {
   const { deps, handoffAfterSteps } = await init();
   const { loop, error: _error, ...run } = step.state;
   const log = logger.with({ runId: run.runId, threadId: run.threadId });
-  return countStep(loop, await sandboxToolStep({ ...deps, logger: log }, run, loop ?? { step: 0, next: 'sandbox' }), handoffAfterSteps);
+  return publishingMetrics(metrics, async () =>
+    countStep(loop, await sandboxToolStep({ ...deps, logger: log }, run, loop ?? { step: 0, next: 'sandbox' }), handoffAfterSteps),
+  );
 }

@@ -17,11 +17,13 @@ import { dispatchEnv, readEnv } from '../../shared/env.ts';
 import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { channelKeyOf, runIdFor } from '../../shared/ids.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../../shared/prompt-body.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
 import { loadSettings, type StoreDeps } from '../../shared/store.ts';
+import { adapterOf, countBudgetRefusal } from '../../shared/run-metrics.ts';
 import { answerSettingsCommand, parseSettingsCommand } from '../../shared/settings-command.ts';
 import { isUsageCommand, threadUsageReport } from '../../shared/usage.ts';
 import { formatIssues } from '../../shared/validation.ts';
@@ -34,11 +36,12 @@ interface DispatchDeps {
 }
 
 const logger = handlerLogger('dispatch');
+const metrics = handlerMetrics();
 const init = lazy((): DispatchDeps => {
   const env = readEnv(dispatchEnv);
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   return {
-    control: controlFromEnv(logger, env),
+    control: controlFromEnv(logger, env, metrics),
     store,
     loadChat: chatFromEnv(logger, env),
     settings: cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000),
@@ -92,7 +95,10 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   if (isUsageCommand(received.text))
     return gate.reply(received, await threadUsageReport(deps.control.actor, config.budgets, received, new Date()));
   // A prompt under a spent budget is answered now, without a run (the model step checks again).
-  if (await refusedByBudget({ ...gate, budgets: deps.control.actor }, config.budgets, received)) return;
+  if (await refusedByBudget({ ...gate, budgets: deps.control.actor }, config.budgets, received)) {
+    countBudgetRefusal(metrics, received);
+    return;
+  }
   const prompt = await storePromptBody(deps.store, received, runIdFor(received.threadId, received.messageId));
   const bytes = queuedPromptBytes(prompt);
   if (bytes > MAX_QUEUED_PROMPT_BYTES) {
@@ -126,6 +132,7 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   if (admission === 'busy') {
     // Not lost silently: the prompt is in the logs, and its author is told.
     log.warn('prompt refused: queue full', { user: prompt.author.userId, text: prompt.text });
+    metrics.put('BusyReplies', 1, { adapter: adapterOf(prompt.threadId) });
     await replyRefused(deps, prompt, busyText(config.maxQueueDepth));
   } else if (admission === 'channel-full' || admission === 'deployment-full') {
     log.warn('prompt refused: concurrent run limit', { limit: admission, user: prompt.author.userId, text: prompt.text });
@@ -167,8 +174,10 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   };
   // A processor per invocation: it holds the batch's state. A batch that failed whole is reported
   // like a partial one (every record listed), not thrown.
-  return processPartialResponse(event, admitRecord, new SqsFifoPartialProcessorAsync(), {
-    skipGroupOnError: true,
-    throwOnFullBatchFailure: false,
-  });
+  return publishingMetrics(metrics, () =>
+    processPartialResponse(event, admitRecord, new SqsFifoPartialProcessorAsync(), {
+      skipGroupOnError: true,
+      throwOnFullBatchFailure: false,
+    }),
+  );
 }

@@ -5,10 +5,12 @@ import type { EventBridgeEvent } from 'aws-lambda';
 import { auditRunEnd, executionRunEnd } from '../../shared/audit.ts';
 import { fail } from '../../shared/steps/finish.ts';
 import { removeStopCard } from '../../shared/steps/stop-card.ts';
+import { countRunEnd } from '../../shared/steps/run-end.ts';
 import { releaseLease } from '../../shared/actor.ts';
 import { agentEnv, readEnv } from '../../shared/env.ts';
 import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { runInputSchema } from '../../shared/schemas.ts';
 
@@ -22,10 +24,14 @@ interface ExecutionStatusChange {
 }
 
 const logger = handlerLogger('run-ended');
-const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv)));
+const metrics = handlerMetrics();
+const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), metrics));
 
 export async function handler(event: EventBridgeEvent<'Step Functions Execution Status Change', ExecutionStatusChange>) {
-  const { detail } = event;
+  return publishingMetrics(metrics, () => runEnded(event.detail));
+}
+
+async function runEnded(detail: ExecutionStatusChange) {
   const parsed = runInputSchema.safeParse(JSON.parse(detail.input ?? 'null'));
   if (!parsed.success) {
     logger.error('execution ended with an input that is not a run', { executionArn: detail.executionArn, status: detail.status });
@@ -39,6 +45,7 @@ export async function handler(event: EventBridgeEvent<'Step Functions Execution 
   if (detail.status === 'ABORTED') {
     // Stopped on purpose: the one who stopped it has answered; free the thread for what waits.
     await removeStopCard(deps, run);
+    await countRunEnd(deps, run, 'stopped');
     return { released: (await releaseLease(deps.actor, run.threadId, run.runId)).outcome };
   }
   const error = { Error: detail.status === 'TIMED_OUT' ? 'States.Timeout' : (detail.error ?? 'States.Runtime'), Cause: detail.cause ?? '' };

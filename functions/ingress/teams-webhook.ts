@@ -9,6 +9,7 @@ import { readEnv, teamsWebhookEnv } from '../../shared/env.ts';
 import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { jsonResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
 import { lazy } from '../../shared/lazy.ts';
@@ -16,14 +17,15 @@ import { teamsAdapter } from '../../shared/teams-adapter.ts';
 import { platformWebhook } from '../../shared/webhook.ts';
 
 const logger = handlerLogger('teams-webhook');
+const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(teamsWebhookEnv);
-  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env), logger };
+  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger };
   return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress), teamsAdapter);
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
   if (route !== 'POST /api/messages') return jsonResult(404, { error: `No route ${route}` });
-  return platformWebhook(event, 'teams', init, logger);
+  return publishingMetrics(metrics, () => platformWebhook(event, 'teams', init, logger));
 }

@@ -8,6 +8,7 @@ import { readEnv, webhookEnv } from '../../shared/env.ts';
 import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { jsonResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/ingress.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
@@ -17,9 +18,10 @@ import { lazy } from '../../shared/lazy.ts';
 import { platformWebhook } from '../../shared/webhook.ts';
 
 const logger = handlerLogger('webhook');
+const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
-  const control = controlFromEnv(logger, env);
+  const control = controlFromEnv(logger, env, metrics);
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const ingress: IngressDeps = {
     enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL),
@@ -34,5 +36,5 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
   if (route === 'GET /health') return jsonResult(200, { ok: true });
   if (route !== 'POST /slack/events') return jsonResult(404, { error: `No route ${route}` });
-  return platformWebhook(event, 'slack', init, logger);
+  return publishingMetrics(metrics, () => platformWebhook(event, 'slack', init, logger));
 }

@@ -118,7 +118,8 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
     logGroup,
     tracing: Tracing.ACTIVE,
     ...(props.retainVersions && { currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN } }),
-    environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+    // EMF metrics (shared/metrics.ts) are published under the stack's name.
+    environment: { NODE_OPTIONS: '--enable-source-maps', METRICS_NAMESPACE: Stack.of(scope).stackName, ...props.environment },
     ...(props.vpc && {
       vpc: props.vpc.vpc,
       vpcSubnets: props.vpc.subnets,

@@ -137,6 +137,8 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       SANDBOX_SECURITY_GROUP_IDS: securityGroups.task.securityGroupId,
       SANDBOX_PORT: String(SANDBOX_PORT),
       SANDBOX_IDLE_MINUTES: String(props.idleMinutes),
+      SANDBOX_CPU: String(props.cpu),
+      SANDBOX_MEMORY_MIB: String(props.memoryMiB),
     };
   }
 

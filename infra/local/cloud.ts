@@ -50,6 +50,8 @@ import {
 import { parseTriggers } from '../../shared/triggers/declaration.ts';
 import { startObjectCreatedEvents } from './cloud/object-created-events.ts';
 import { stopParts } from './cloud/stop-parts.ts';
+import { createLocalMetrics, startLocalMetricsEndpoint, type LocalMetrics } from './metrics.ts';
+import type { LocalHttpServer } from './http-server.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- handler events and results are JSON */
 type Handler = (event: any) => Promise<any>;
@@ -66,6 +68,8 @@ export interface LocalCloudOptions {
   triggers?: unknown;
   /** The local EventBridge's port (PutEvents, and events of AWS services). Default: any free port. */
   eventBridgePort?: number;
+  /** The port of the metrics summary (GET /metrics, for `npm run ops -- metrics`). Default: any free port. */
+  metricsPort?: number;
   /** Overrides every Step Functions Retry wait, so failure tests are fast. */
   retryIntervalMs?: number;
   /** Overrides the inbox's visibility timeout (a failed batch item reappears after it). */
@@ -126,6 +130,8 @@ export interface LocalCloud {
   secretsManager: LocalSecretsManager;
   /** The local Lambda: its invocations say which function version ran what. */
   lambda: LocalLambda;
+  /** The functions' EMF metrics, read from their output; `endpoint` serves their summary (GET /metrics). */
+  metrics: LocalMetrics & { endpoint: string };
   /** Every AWS call the functions made, with the role that made it (through the front doors). */
   awsCalls: AwsCall[];
   /** The IAM role (logical id) each function runs as: what an AWS call's `caller` names. */
@@ -287,7 +293,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...(options.teams?.tokenUrl ? { TEAMS_TOKEN_URL: options.teams.tokenUrl } : {}),
     ...options.env,
   };
-  const lambda = createLocalLambda({ root: PROJECT_ROOT });
+  // The functions' output: EMF documents become metrics (as CloudWatch Logs makes them), the rest is their log.
+  const metrics = createLocalMetrics();
+  const lambda = createLocalLambda({
+    root: PROJECT_ROOT,
+    onOutput: (functionId, line) => {
+      if (!metrics.record(functionId, line)) process.stdout.write(`${line}\n`);
+    },
+  });
   let iam = createLocalIam(template);
   /**
    * What `cdk deploy` does to the functions, their roles and the state machine: every function gets
@@ -404,8 +417,13 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     port: stepFunctionsPort,
   });
   let api: ApiGatewayStandIn;
+  let metricsEndpoint: LocalHttpServer;
   try {
     api = await startApiGateway({ port: options.port ?? 0, routes: apiRoutes(template, invoke), onError: (error) => report('api', error) });
+    metricsEndpoint = await startLocalMetricsEndpoint(metrics, options.metricsPort).catch(async (error: unknown) => {
+      await api.close();
+      throw error;
+    });
   } catch (error) {
     await Promise.allSettled([stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
@@ -421,7 +439,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       principalOf: (accessKeyId) => iam.principalOf(accessKeyId),
     });
   } catch (error) {
-    await Promise.allSettled([api.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
+    await Promise.allSettled([api.close(), metricsEndpoint.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
   }
   const poller = inboxPoller(template, { sqs: clients.sqs, queueUrl: resources.inboxUrl, queueArn: resources.inboxArn }, invoke, report);
@@ -443,6 +461,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     objectCreatedEvents,
     secretsManager,
     lambda,
+    metrics: Object.assign(metrics, { endpoint: metricsEndpoint.url }),
     awsCalls: endpoints.calls,
     functionRoles: Object.fromEntries(
       Object.entries(logicalIds).map(([role, id]) => [role, iam.roleOf(id) ?? `(no role for ${id})`]),
@@ -484,6 +503,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       });
       await stopParts({
         api: () => api.close(),
+        metrics: () => metricsEndpoint.close(),
         stepFunctions: () => stepFunctions.close(),
         ecs: () => ecs.close(),
         lambda: () => lambda.close(),

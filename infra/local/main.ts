@@ -128,6 +128,7 @@ async function main(): Promise<void> {
     modelId: env.BEDROCK_MODEL_ID,
     triggers,
     eventBridgePort: port('LOCAL_EVENTBRIDGE_PORT', 3002),
+    metricsPort: port('LOCAL_METRICS_PORT', 3004),
     useAmbientCredentials: credentials,
     localSandbox,
     env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...(modelEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: modelEndpoint } : {}) },
@@ -177,6 +178,7 @@ async function main(): Promise<void> {
     ? 'the local echo model (LOCAL_MODEL=echo)'
     : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
   lines.push(`  Model          ${echoModel ? 'echo' : modelId} via ${via}`);
+  lines.push(`  Metrics        npm run ops -- metrics      (the functions' EMF metrics, served at ${cloud.metrics.endpoint}/metrics)`);
   lines.push(...sandboxLines(cloud.ecs.isolation));
   if (!credentials && !modelEndpoint) {
     lines.push(

@@ -1,18 +1,31 @@
 // `npm run ops -- <command>`: operator commands, against the local stack (npm start) by default or a
 // deployed stack with --stack NAME (credentials from the standard AWS chain).
 //   put-event FILE   put an event on the default bus (declared triggers fire on it)
+//   metrics          what the functions published: sum, count, p50, p99 per metric
 import { parseArgs } from 'node:util';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { cloudWatchMetrics, formatMetrics, localMetrics } from './metrics.ts';
 import { putEvent, readEventFile } from './put-event.ts';
 
 const USAGE = `usage: npm run ops -- <command> [--stack NAME] [--region REGION]
 commands:
   put-event FILE   put the event in FILE ({"source", "detail-type", "detail"}) on the default bus;
-                   locally at LOCAL_EVENTBRIDGE_URL (default http://127.0.0.1:3002, see npm start)`;
+                   locally at LOCAL_EVENTBRIDGE_URL (default http://127.0.0.1:3002, see npm start)
+  metrics [--name METRIC] [--hours N]
+                   per metric (one, with --name), its sum, count, p50 and p99, in total and per
+                   dimension values; locally since npm start (LOCAL_METRICS_URL, default
+                   http://127.0.0.1:3004), for --stack from CloudWatch over the last N hours (24)`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { stack: { type: 'string' }, region: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  options: {
+    stack: { type: 'string' },
+    region: { type: 'string' },
+    name: { type: 'string' },
+    hours: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
 });
 const [command, ...rest] = positionals;
 const fail = (message: string): never => {
@@ -41,6 +54,16 @@ try {
         : new EventBridgeClient({ region: values.region });
       const id = await putEvent({ eventBridge, ...(local ? { localEndpoint } : {}) }, event);
       console.log(`event ${id} put on the default bus ${local ? `of the local stack (${localEndpoint})` : `(stack ${values.stack})`}`);
+      break;
+    }
+    case 'metrics': {
+      if (rest.length !== 0) fail(`metrics takes no arguments (--name METRIC picks one)\n${USAGE}`);
+      const hours = Number(values.hours ?? 24);
+      if (!(hours > 0)) fail(`--hours must be a positive number, got ${JSON.stringify(values.hours)}`);
+      const summaries = local
+        ? await localMetrics(process.env.LOCAL_METRICS_URL ?? `http://127.0.0.1:${process.env.LOCAL_METRICS_PORT ?? 3004}`, values.name)
+        : await cloudWatchMetrics(new CloudWatchClient({ region: values.region }), values.stack!, { name: values.name, hours });
+      console.log(formatMetrics(summaries));
       break;
     }
     default:

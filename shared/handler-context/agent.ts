@@ -6,6 +6,7 @@ import { adapterFor, threadFromJSON } from '../chat.ts';
 import { parseThreadId } from '../ids.ts';
 import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
+import type { MetricsSink } from '../metrics.ts';
 import type { AgentDeps } from '../steps/deps.ts';
 import { chatFromEnv } from './chat.ts';
 import { actorFromEnv } from './control.ts';
@@ -15,16 +16,17 @@ import { sandboxFromEnv } from './sandbox.ts';
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
  * one invocation, with the chat of the current chat credentials and that invocation's logger.
  */
-export function agentFromEnv(logger: JsonLogger, env: AgentEnv): { deps(logger: JsonLogger): Promise<AgentDeps> } {
+export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: MetricsSink): { deps(logger: JsonLogger): Promise<AgentDeps> } {
   const loadChat = chatFromEnv(logger, env);
   const base = {
     store: { s3: s3Client(), bucket: env.DATA_BUCKET },
-    actor: actorFromEnv(logger, env),
+    actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },
     defaultModelId: env.BEDROCK_MODEL_ID,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
+    metrics,
   };
   return {
     async deps(invocationLogger) {

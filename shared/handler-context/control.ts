@@ -3,12 +3,16 @@ import { dbClient } from '../aws/dynamodb.ts';
 import { sfnClient } from '../aws/sfn.ts';
 import type { ControlDeps } from '../control.ts';
 import type { JsonLogger } from '../log.ts';
+import type { MetricsSink } from '../metrics.ts';
 import { executionStarter } from '../runs.ts';
 
-export function actorFromEnv(logger: JsonLogger, env: { TABLE_NAME: string; STATE_MACHINE_ARN: string }): ActorDeps {
-  return { db: dbClient(), tableName: env.TABLE_NAME, startRun: executionStarter(sfnClient(), env.STATE_MACHINE_ARN, logger) };
+type ActorEnv = { TABLE_NAME: string; STATE_MACHINE_ARN: string };
+
+/** `metrics`: where a run that starts is counted (RunsStarted, QueueWait). */
+export function actorFromEnv(logger: JsonLogger, env: ActorEnv, metrics?: MetricsSink): ActorDeps {
+  return { db: dbClient(), tableName: env.TABLE_NAME, startRun: executionStarter(sfnClient(), env.STATE_MACHINE_ARN, logger, metrics) };
 }
 
-export function controlFromEnv(logger: JsonLogger, env: { TABLE_NAME: string; STATE_MACHINE_ARN: string }): ControlDeps {
-  return { actor: actorFromEnv(logger, env), sfn: sfnClient(), stateMachineArn: env.STATE_MACHINE_ARN, logger };
+export function controlFromEnv(logger: JsonLogger, env: ActorEnv, metrics?: MetricsSink): ControlDeps {
+  return { actor: actorFromEnv(logger, env, metrics), sfn: sfnClient(), stateMachineArn: env.STATE_MACHINE_ARN, logger };
 }

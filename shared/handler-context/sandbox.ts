@@ -14,6 +14,7 @@ export function sandboxConfigFromEnv(env: SandboxLaunchEnv): SandboxConfig | und
     securityGroups: env.SANDBOX_SECURITY_GROUP_IDS,
     port: env.SANDBOX_PORT,
     idleMinutes: env.SANDBOX_IDLE_MINUTES,
+    size: { cpu: env.SANDBOX_CPU, memoryMiB: env.SANDBOX_MEMORY_MIB },
   };
 }
 

@@ -21,6 +21,8 @@ import { isConditionalCheckFailed, isTransactionConflict, transactionCancellatio
 import { giveSlot, SLOT_ATTRIBUTE, sandboxesKey, takeSlot } from '../capacity.ts';
 import { health, type SandboxAddress } from './client.ts';
 import type { SyncState } from './workspace.ts';
+import type { MetricsSink } from '../metrics.ts';
+import type { SandboxSize } from '../pricing.ts';
 
 export interface SandboxConfig {
   cluster: string;
@@ -30,6 +32,8 @@ export interface SandboxConfig {
   securityGroups: string[];
   port: number;
   idleMinutes: number;
+  /** The task's size: what its time costs (absent: not priced). */
+  size?: SandboxSize;
 }
 
 export interface SandboxItem {
@@ -346,7 +350,12 @@ async function stopTask(deps: { ecs: ECSClient; config: Pick<SandboxConfig, 'clu
     .catch(() => undefined);
 }
 
-type ReaperDeps = SandboxStoreDeps & { ecs: ECSClient; config: Pick<SandboxConfig, 'cluster' | 'idleMinutes'> };
+type ReaperDeps = SandboxStoreDeps & {
+  ecs: ECSClient;
+  config: Pick<SandboxConfig, 'cluster' | 'idleMinutes'>;
+  /** Each sweep: SandboxesRunning, OldestSandboxAge; each stop: SandboxSeconds. */
+  metrics?: MetricsSink;
+};
 
 async function allSandboxes(deps: SandboxStoreDeps): Promise<SandboxItem[]> {
   return (await queryPartition(deps, SANDBOXES)) as unknown as SandboxItem[];
@@ -378,17 +387,30 @@ async function claimForStop(deps: SandboxStoreDeps, item: SandboxItem): Promise<
  * Returns the threads whose sandbox stopped.
  */
 export async function reapIdleSandboxes(deps: ReaperDeps): Promise<string[]> {
-  const cutoff = (deps.now ?? Date.now)() - deps.config.idleMinutes * 60_000;
+  const now = (deps.now ?? Date.now)();
+  const cutoff = now - deps.config.idleMinutes * 60_000;
   const stopped: string[] = [];
   const failures: unknown[] = [];
+  const running: SandboxItem[] = [];
   for (const item of await allSandboxes(deps)) {
-    if (item.status !== 'stopping' && (item.lastUsedAt > cutoff || !(await claimForStop(deps, item)))) continue;
+    if (item.status !== 'stopping' && (item.lastUsedAt > cutoff || !(await claimForStop(deps, item)))) {
+      running.push(item);
+      continue;
+    }
     // One task that cannot be stopped now must not keep the others running.
     await stopAndForget(deps, item).then(
-      () => stopped.push(item.threadId),
-      (error: unknown) => failures.push(error),
+      () => {
+        stopped.push(item.threadId);
+        deps.metrics?.put('SandboxSeconds', Math.max(0, now - item.startedAt) / 1000, {});
+      },
+      (error: unknown) => {
+        failures.push(error);
+        running.push(item);
+      },
     );
   }
+  deps.metrics?.put('SandboxesRunning', running.length, {});
+  deps.metrics?.put('OldestSandboxAge', Math.max(0, ...running.map((item) => now - item.startedAt)) / 1000, {});
   if (failures.length) throw new AggregateError(failures, `${failures.length} idle sandbox(es) could not be stopped; the next run retries`);
   return stopped;
 }

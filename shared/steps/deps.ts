@@ -4,6 +4,7 @@ import type { ActorDeps } from '../actor.ts';
 import type { LedgerDeps } from '../ledger.ts';
 import type { JsonLogger } from '../log.ts';
 import type { ModelDeps } from '../model.ts';
+import type { MetricsSink } from '../metrics.ts';
 import type { LifecycleDeps } from '../sandbox/lifecycle.ts';
 import type { RunInput } from '../schemas.ts';
 import type { StoreDeps } from '../store.ts';
@@ -23,6 +24,8 @@ export interface AgentDeps {
   sandbox?: LifecycleDeps;
   /** Restores a serialized attachment's download through the chat adapter (platform auth). */
   rehydrateAttachment?: (attachment: Attachment, threadId: string) => Attachment;
+  /** Where the steps' metrics go (absent: none are published). */
+  metrics?: MetricsSink;
   /** Steps one execution takes before the run continues in a fresh one (default 1000). */
   handoffAfterSteps?: number;
 }

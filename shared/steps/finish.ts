@@ -15,6 +15,7 @@ import { postOnce, replyRecordName } from './reply.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { redactSecrets, secretPatternsWith } from '../secret-filter.ts';
 import { type PostedMessage, removeStopCard } from './stop-card.ts';
+import { countRunEnd, sandboxShare, type SandboxShare } from './run-end.ts';
 
 /** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */
 function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], replies: Map<number, string>): LogEntry[] {
@@ -47,12 +48,7 @@ function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], repli
   return log;
 }
 
-async function logExchange(
-  deps: AgentDeps,
-  run: RunInput,
-  outcome: string,
-  extra: Record<string, unknown> = {},
-): Promise<ReturnType<typeof totalUsage>> {
+async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extra: Record<string, unknown> = {}): Promise<RunUsage> {
   const { entries } = await loadContext(deps.store, run.threadId);
   const replies = new Map<number, string>();
   for (const entry of entries) {
@@ -64,9 +60,11 @@ async function logExchange(
   const text = await promptText(deps.store, run.prompt).catch(() => run.prompt.text);
   const log = exchangeLog(run, text, entries, replies);
   // The deployment's own patterns as the run began (the log lines' filter knows only the built-in ones).
-  const secrets = secretPatternsWith((await loadSnapshot(deps.store, run).catch(() => undefined))?.secretPatterns);
+  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  const secrets = secretPatternsWith(snapshot?.secretPatterns);
   await appendLog(deps.store, run.threadId, log, secrets);
-  const usage = runUsage(entries, run);
+  const share = snapshot && (await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined));
+  const usage = withSandbox(runUsage(entries, run), share);
   deps.logger.info('exchange', {
     runId: run.runId,
     threadId: run.threadId,
@@ -89,6 +87,15 @@ function runUsage(entries: ContextEntry[], run: RunInput) {
   return totalUsage(entries.flatMap((e) => (e.role === 'assistant' && e.meta.runId === run.runId && e.meta.usage ? [e.meta.usage] : [])));
 }
 
+type RunUsage = ReturnType<typeof totalUsage> & Partial<SandboxShare>;
+
+/** The run's usage with its sandbox time and cost, which its total cost includes. */
+function withSandbox(usage: ReturnType<typeof totalUsage>, share: SandboxShare | undefined): RunUsage {
+  if (!share) return usage;
+  const costUsd = usage.costUsd === undefined ? undefined : Math.round((usage.costUsd + share.sandboxCostUsd) * 1_000_000) / 1_000_000;
+  return { ...usage, ...share, ...(costUsd === undefined ? {} : { costUsd }) };
+}
+
 const COST_FOOTER = 'cost-footer';
 
 /** `showCost`: the run's tokens and cost under its replies, once. */
@@ -100,12 +107,16 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
   await removeStopCard(deps, run);
   const usage = await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
   const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  await countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
+    startedAt: snapshot?.startedAt,
+    sandboxCostUsd: usage.sandboxCostUsd,
+  });
   if (snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0) {
     await postCostFooter(deps, run, usage).catch((error: unknown) =>
       deps.logger.warn('could not post the cost', { runId: run.runId, error }),
     );
   }
-  await auditRunEnd(deps, run, finishedRunEnd(loop, snapshot));
+  await auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd });
   const release = await releaseLease(deps.actor, run.threadId, run.runId);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;
@@ -117,7 +128,8 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
   const failure = parseStepFailure(error);
   deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
   await removeStopCard(deps, run);
-  const modelId = (await loadSnapshot(deps.store, run).catch(() => undefined))?.modelId ?? deps.defaultModelId;
+  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  const modelId = snapshot?.modelId ?? deps.defaultModelId;
   if (!(await readRecord(deps.ledger, run.runId, ERROR_REPLY))) {
     try {
       const sent = await deps.thread(run).post(describeFailure(failure, modelId));
@@ -126,9 +138,10 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
       deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
     }
   }
-  await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
+  const usage = await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
     deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),
   );
-  await auditRunEnd(deps, run, failedRunEnd(failure));
+  await auditRunEnd(deps, run, { ...failedRunEnd(failure), sandboxCostUsd: usage?.sandboxCostUsd });
+  await countRunEnd(deps, run, 'failed', { startedAt: snapshot?.startedAt, sandboxCostUsd: usage?.sandboxCostUsd });
   return releaseLease(deps.actor, run.threadId, run.runId);
 }

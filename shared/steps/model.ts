@@ -20,6 +20,8 @@ import { loadSnapshot } from './snapshot.ts';
 import { secretPatternsWith } from '../secret-filter.ts';
 import { showStopCard } from './stop-card.ts';
 import { reserveModelStep } from './budget.ts';
+import { countModelStep } from './step-metrics.ts';
+import { countBudgetRefusal } from '../run-metrics.ts';
 
 /**
  * A cache point after the last message: the next step of the run (same prefix plus this step's
@@ -83,11 +85,13 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   const spend = await reserveModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step === 0);
   if ('refused' in spend) {
     await postOnce(deps, run, `budget-refused#${loop.step}`, spend.refused);
+    if (deps.metrics) countBudgetRefusal(deps.metrics, run.prompt);
     return { step: loop.step, next: 'finish', stopReason: 'budget' };
   }
   const reply = await openReply(deps, run, loop.step, thread, secretPatternsWith(snapshot.secretPatterns));
   const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
   const started = deps.now();
+  let firstTextAt: number | undefined;
   // A stop ends the model stream at once (the execution itself is stopped by the one who asked).
   const stopWatch = watchForStop(deps, run);
   const result = await streamModel(
@@ -100,7 +104,10 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       temperature: snapshot.temperature,
       toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
     },
-    reply.onText,
+    (delta) => {
+      firstTextAt ??= deps.now();
+      reply.onText(delta);
+    },
     stopWatch.signal,
   )
     .catch((error: unknown) => {
@@ -120,6 +127,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     deps.logger.info('model stream stopped', { runId: run.runId, step: loop.step });
     return stoppedAt(loop.step);
   }
+  const latencyMs = deps.now() - started;
 
   const cutOff = result.stopReason === 'max_tokens';
   const content = answerContent(result.content, cutOff);
@@ -153,6 +161,13 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     attempts: result.attempts,
     durationMs: deps.now() - started,
     ...usage,
+  });
+  countModelStep(deps.metrics, run, {
+    modelId: snapshot.modelId,
+    usage,
+    throttles: result.throttles,
+    latencyMs,
+    ...(firstTextAt !== undefined ? { firstTokenMs: firstTextAt - started } : {}),
   });
   if (limit) {
     await thread.post(limit);

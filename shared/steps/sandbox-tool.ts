@@ -18,6 +18,8 @@ import { runSandboxTool } from '../tools/sandbox-tools.ts';
 import { isSandboxTool } from '../tools/specs.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
+import type { MetricsSink } from '../metrics.ts';
+import { countToolCall } from './step-metrics.ts';
 
 export interface SandboxStepDeps {
   store: StoreDeps;
@@ -28,6 +30,7 @@ export interface SandboxStepDeps {
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
+  metrics?: MetricsSink;
 }
 
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
@@ -47,6 +50,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   const started = deps.now();
   const layout = workspaceLayout(run.threadId);
   const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventDepth: eventDepthOfWrites(run.prompt) };
+  let status: 'success' | 'error';
   try {
     const [recorded, { settings }] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSettings(deps.store)]);
     const before = await syncIn(sync, layout, Object.keys(recorded).length ? recorded : (item.synced ?? {}));
@@ -81,6 +85,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       conflicts: after.conflicts.length,
     });
     appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
+    status = outcome.status;
   } catch (error) {
     if (!(error instanceof SandboxUnreachable)) throw new WorkspaceSyncError(error);
     deps.logger.warn('sandbox lost; it will be replaced', { runId: run.runId, taskArn: item.taskArn, error });
@@ -88,5 +93,6 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     return { step: loop.step, next: 'tool' };
   }
   await saveLoadedContext(deps.store, run.threadId, context);
+  countToolCall(deps.metrics, call.name, status);
   return routeAfterTool(context.entries, loop.step, true);
 }

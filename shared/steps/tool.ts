@@ -11,6 +11,7 @@ import type { ToolOutcome } from '../tools/sandbox-tools.ts';
 import { isSandboxTool } from '../tools/specs.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
+import { countToolCall } from './step-metrics.ts';
 
 /** A sandbox tool's call when the sandbox cannot take it: ready to go on, or the error result. */
 async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome | 'ready'> {
@@ -51,5 +52,6 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
   }
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
   await saveLoadedContext(deps.store, run.threadId, context);
+  countToolCall(deps.metrics, call.name, outcome.status);
   return routeAfterTool(context.entries, loop.step, false);
 }

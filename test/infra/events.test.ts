@@ -58,6 +58,7 @@ test('scheduler function: its handler module, an explicit name, 60 s, 512 MB, an
   assert.equal(fn.VpcConfig, undefined);
   const {
     NODE_OPTIONS: _node,
+    METRICS_NAMESPACE: _namespace,
     SCHEDULER_TARGET_ARN: target,
     ...variables
   } = (fn.Environment as { Variables: Record<string, unknown> }).Variables;

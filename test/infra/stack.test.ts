@@ -348,6 +348,8 @@ test('functions: environment, timeout and memory per role', () => {
     SANDBOX_SECURITY_GROUP_IDS: { 'Fn::GetAtt': [idOf(stack.sandbox.securityGroups.task), 'GroupId'] },
     SANDBOX_PORT: '8080',
     SANDBOX_IDLE_MINUTES: '5',
+    SANDBOX_CPU: '1024',
+    SANDBOX_MEMORY_MIB: '2048',
   };
   const expected: Record<FunctionRole, { env: Record<string, unknown>; timeout: number; memory?: number }> = {
     // Each webhook reads its own platform's secret only.
@@ -415,7 +417,9 @@ test('functions: environment, timeout and memory per role', () => {
     },
   };
   for (const role of ROLES) {
-    const { NODE_OPTIONS: _node, ...variables } = env(role);
+    const { NODE_OPTIONS: _node, METRICS_NAMESPACE: namespace, ...variables } = env(role);
+    // Metrics are published under the stack's name.
+    assert.equal(namespace, STACK_NAME, role);
     const want = expected[role];
     if (role === 'agentStep' || role === 'webhook' || role === 'teamsWebhook') {
       // The state machine ARN is computed from its name (breaks the function <-> state machine cycle).

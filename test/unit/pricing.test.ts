@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { costFooter, costOf, DEFAULT_PRICES, priceOf, totalUsage } from '../../shared/pricing.ts';
+import { costFooter, costOf, DEFAULT_PRICES, FARGATE_PRICES, priceOf, sandboxCostOf, totalUsage } from '../../shared/pricing.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { settingsSchema } from '../../shared/schemas.ts';
 
@@ -58,4 +58,16 @@ test('run totals and the footer', () => {
     costFooter(totalUsage([{ inputTokens: 10, outputTokens: 5, costUsd: 0.000105 }])),
     'Cost of this run: $0.0001 (10 tokens in, 5 out)',
   );
+});
+
+test('sandbox cost: Fargate seconds times the task size at the us-east-1 Linux prices', () => {
+  assert.deepEqual(FARGATE_PRICES.arm64, { vcpuHour: 0.03238, gbHour: 0.00356 });
+  assert.deepEqual(FARGATE_PRICES.x86_64, { vcpuHour: 0.04048, gbHour: 0.004445 });
+  // The default task (1 vCPU, 2 GB) for an hour on ARM64: 0.03238 + 2 × 0.00356.
+  assert.equal(sandboxCostOf(3600, { cpu: 1024, memoryMiB: 2048 }), 0.0395);
+  assert.equal(sandboxCostOf(3600, { cpu: 1024, memoryMiB: 2048 }, 'x86_64'), 0.04937);
+  // Half a vCPU and 1 GB for 10 minutes: (0.5 × 0.03238 + 1 × 0.00356) / 6, to the millionth.
+  assert.equal(sandboxCostOf(600, { cpu: 512, memoryMiB: 1024 }), 0.003292);
+  assert.equal(sandboxCostOf(0, { cpu: 1024, memoryMiB: 2048 }), 0);
+  assert.equal(sandboxCostOf(-5, { cpu: 1024, memoryMiB: 2048 }), 0, 'a clock skew is no refund');
 });

@@ -16,6 +16,7 @@ import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
 import { channelRunsKey, sandboxesKey, slotHolders, slotsTaken } from '../../shared/capacity.ts';
 import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease, reclaimStaleSlots } from '../../shared/control.ts';
 import { createLogger } from '../../shared/log.ts';
+import { emfMetrics } from '../../shared/metrics.ts';
 import {
   addressOf,
   ensureSandbox,
@@ -166,8 +167,14 @@ test('the reaper stops sandboxes idle past the timeout and keeps the ones in use
   const busy = await startSandbox(deps, 'slack:CREC:busy');
   clock.ms += 2 * 60_000;
 
-  assert.deepEqual(await reapIdleSandboxes(deps), ['slack:CREC:idle']);
+  const metrics = emfMetrics({ namespace: 'test', write: () => undefined });
+  assert.deepEqual(await reapIdleSandboxes({ ...deps, metrics }), ['slack:CREC:idle']);
   assert.equal(await getSandbox(deps, 'slack:CREC:idle'), undefined);
+  // The sweep's gauges, and the stopped sandbox's Fargate time (started 6 minutes ago).
+  const published = Object.fromEntries(
+    metrics.documents().flatMap((doc) => Object.entries(doc).filter(([key]) => /^Sandbox|^Oldest/.test(key))),
+  );
+  assert.deepEqual(published, { SandboxSeconds: 360, SandboxesRunning: 1, OldestSandboxAge: 120 });
   assert.ok(await getSandbox(deps, 'slack:CREC:busy'));
   const described = await ecs.send(new DescribeTasksCommand({ cluster: ecsStandIn.clusterArn, tasks: [idle.taskArn, busy.taskArn] }));
   const status = Object.fromEntries((described.tasks ?? []).map((t) => [t.taskArn, t.desiredStatus]));

@@ -2,6 +2,7 @@
 // its first invocation (a cold start), with the environment, credentials and network of that
 // function. Invocations are JSON in and JSON out, held to Lambda's payload limits. Publishing a new
 // set of versions (a redeploy) leaves the versions a run already uses in place, as Lambda does.
+import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -46,6 +47,7 @@ class FunctionWorker {
   constructor(
     private readonly root: string,
     private readonly spec: LocalFunctionVersion,
+    private readonly onOutput: OutputListener | undefined,
   ) {}
 
   private start(): Promise<void> {
@@ -54,7 +56,13 @@ class FunctionWorker {
       workerData: setup,
       env: this.spec.env,
       execArgv: ['--import', import.meta.resolve('tsx')],
+      // What the function writes to stdout is its log, as CloudWatch Logs gets it: read line by line.
+      stdout: this.onOutput !== undefined,
     });
+    if (this.onOutput) {
+      const listener = this.onOutput;
+      createInterface({ input: worker.stdout, crlfDelay: Infinity }).on('line', (line) => listener(this.spec.functionId, line));
+    }
     this.worker = worker;
     worker.unref();
     const failAll = (error: Error) => {
@@ -96,7 +104,10 @@ class FunctionWorker {
   }
 }
 
-export function createLocalLambda(options: { root: string }): LocalLambda {
+/** A line a function wrote to stdout (its log), with the function's logical id. */
+export type OutputListener = (functionId: string, line: string) => void;
+
+export function createLocalLambda(options: { root: string; onOutput?: OutputListener }): LocalLambda {
   const versions = new Map<string, Map<number, FunctionWorker>>();
   const invocations: Invocation[] = [];
   const newest = (functionId: string) => Math.max(0, ...(versions.get(functionId)?.keys() ?? []));
@@ -109,7 +120,7 @@ export function createLocalLambda(options: { root: string }): LocalLambda {
         const byVersion = versions.get(spec.functionId) ?? new Map<number, FunctionWorker>();
         versions.set(spec.functionId, byVersion);
         const version = newest(spec.functionId) + 1;
-        byVersion.set(version, new FunctionWorker(options.root, spec));
+        byVersion.set(version, new FunctionWorker(options.root, spec, options.onOutput));
         published[spec.functionId] = version;
       }
       return published;
