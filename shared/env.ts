@@ -100,6 +100,8 @@ const sandboxLaunch = {
   SANDBOX_SUBNET_IDS: list,
   SANDBOX_SECURITY_GROUP_IDS: list,
   SANDBOX_IDLE_MINUTES: positive(5),
+  /** ENABLED in the public sandbox network: the task's public address is its way out. */
+  SANDBOX_ASSIGN_PUBLIC_IP: z.enum(['ENABLED', 'DISABLED']).default('DISABLED'),
 };
 const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */

@@ -127,7 +127,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       })),
     );
 
-    const subnetIds = network.vpc.selectSubnets(network.subnets).subnetIds;
+    const subnetIds = network.vpc.selectSubnets(network.taskSubnets).subnetIds;
     this.launchEnvironment = {
       SANDBOX_CLUSTER_ARN: this.cluster.clusterArn,
       // RunTask needs the ARN with its revision (or family:revision); the family ARN alone is rejected.
@@ -137,6 +137,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       SANDBOX_SECURITY_GROUP_IDS: securityGroups.task.securityGroupId,
       SANDBOX_PORT: String(SANDBOX_PORT),
       SANDBOX_IDLE_MINUTES: String(props.idleMinutes),
+      ...(network.taskPublicIp && { SANDBOX_ASSIGN_PUBLIC_IP: 'ENABLED' }),
     };
   }
 

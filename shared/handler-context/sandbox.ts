@@ -14,6 +14,7 @@ export function sandboxConfigFromEnv(env: SandboxLaunchEnv): SandboxConfig | und
     securityGroups: env.SANDBOX_SECURITY_GROUP_IDS,
     port: env.SANDBOX_PORT,
     idleMinutes: env.SANDBOX_IDLE_MINUTES,
+    ...(env.SANDBOX_ASSIGN_PUBLIC_IP === 'ENABLED' && { assignPublicIp: true }),
   };
 }
 
