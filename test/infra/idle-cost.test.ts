@@ -2,7 +2,7 @@
 // synthesized templates, and the line infra/app.ts writes.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -52,6 +52,15 @@ test('the line names each item with its arithmetic', () => {
     formatIdleCost('Threadwork', estimateFor({ sandboxNetwork: 'egress' })),
     'Threadwork: estimated idle cost $44.10/month at us-east-1 list prices before the free tier (NAT gateway: 1 x $0.045/h x 730 h = $32.85; Elastic IP: 1 x $0.005/h x 730 h = $3.65; KMS key: 1 x $1.00/month = $1.00; secret: 2 x $0.40/month = $0.80; alarm metric: 28 x $0.10/month = $2.80; dashboard: 1 x $3.00/month = $3.00); use is billed on top (docs/cost.md)',
   );
+});
+
+test("docs/cost.md shows the line the default settings print, and each mode's total", () => {
+  const doc = readFileSync(join(PROJECT_ROOT, 'docs/cost.md'), 'utf8');
+  assert.ok(doc.includes(formatIdleCost('Threadwork', estimateFor({}))), 'the example line is out of date');
+  const totals = [{}, { sandboxNetwork: 'egress' }, { sandboxNetwork: 'public' }].map(
+    (settings) => `**$${estimateFor(settings).monthlyUsd.toFixed(2)}**`,
+  );
+  assert.ok(doc.includes(`| **total printed by \`cdk synth\`** | ${totals.join(' | ')} |`), totals.join(', '));
 });
 
 test('infra/app.ts (what cdk synth runs) prints the estimate of the settings it synthesizes', () => {
