@@ -34,7 +34,7 @@ export class SandboxSecurityGroups extends Construct {
 
     this.task = new SecurityGroup(this, 'SandboxTaskSg', {
       vpc,
-      // The same description in both modes: changing it would replace the group under running tasks.
+      // The same description in every mode: changing it would replace the group under running tasks.
       description: 'Sandbox tasks: the command server is reachable from the sandbox-step function only',
       allowAllOutbound: !isolated,
     });
