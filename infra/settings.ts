@@ -15,7 +15,9 @@ export interface DeploymentSettings {
   readonly runTimeoutMinutes: number;
   /**
    * The sandbox's network: `isolated` (no route out of the VPC; VPC interface endpoints let Fargate
-   * pull the image and write logs) or `egress` (one NAT gateway; sandbox commands reach the internet).
+   * pull the image and write logs), `egress` (one NAT gateway; sandbox commands reach the internet)
+   * or `public` (tasks in public subnets with a public address and no inbound access: the internet
+   * without a NAT gateway or endpoints to pay for while idle).
    */
   readonly sandboxNetwork: SandboxNetworkMode;
   /** How many Availability Zones the sandbox VPC spans (each AZ adds interface endpoints to pay for). */
@@ -47,12 +49,16 @@ export interface DeploymentSettings {
   readonly bundleAwsSdk: boolean;
   /** Declared triggers (`triggers` in cdk.json): AWS events and new objects that start agent runs. */
   readonly triggers: readonly TriggerDeclaration[];
+  /** Where the alarm topic mails to (an email subscription, confirmed by its owner); none when absent. */
+  readonly alarmEmail?: string;
+  /** The daily cost alarm fires when the model and sandbox cost of one day exceeds this, in US dollars. */
+  readonly dailyCostAlarmUsd: number;
 }
 
 export const CHAT_PLATFORMS = ['slack', 'teams'] as const;
 export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
 
-export const SANDBOX_NETWORK_MODES = ['isolated', 'egress'] as const;
+export const SANDBOX_NETWORK_MODES = ['isolated', 'egress', 'public'] as const;
 export type SandboxNetworkMode = (typeof SANDBOX_NETWORK_MODES)[number];
 
 export const DEFAULT_SETTINGS: DeploymentSettings = {
@@ -68,6 +74,7 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   teamsMultiTenant: false,
   bundleAwsSdk: false,
   triggers: [],
+  dailyCostAlarmUsd: 25,
 };
 
 // CloudWatch Logs accepts only these retention periods (the RetentionDays enum's numeric values).
@@ -101,7 +108,32 @@ export function readSettings(node: Node): DeploymentSettings {
     teamsMultiTenant: readBoolean(node.tryGetContext('teamsMultiTenant'), 'teamsMultiTenant', DEFAULT_SETTINGS.teamsMultiTenant),
     bundleAwsSdk: readBundleAwsSdk(node),
     triggers: parseTriggers(node.tryGetContext('triggers')),
+    ...readAlarmSettings(node),
   };
+}
+
+// Deliberately loose: SNS checks the address itself, and its owner confirms the subscription.
+const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
+const MAX_DAILY_COST_ALARM_USD = 1_000_000;
+
+function readAlarmSettings(node: Node): Pick<DeploymentSettings, 'alarmEmail' | 'dailyCostAlarmUsd'> {
+  const email: unknown = node.tryGetContext('alarmEmail');
+  if (email !== undefined && (typeof email !== 'string' || !EMAIL.test(email))) {
+    throw new Error(`context alarmEmail must be one email address, such as ops@example.com; got ${JSON.stringify(email)}`);
+  }
+  const rawCost: unknown = node.tryGetContext('dailyCostAlarmUsd');
+  const cost =
+    rawCost === undefined
+      ? DEFAULT_SETTINGS.dailyCostAlarmUsd
+      : typeof rawCost === 'number' || (typeof rawCost === 'string' && rawCost.trim() !== '')
+        ? Number(rawCost)
+        : NaN;
+  if (!Number.isFinite(cost) || cost <= 0 || cost > MAX_DAILY_COST_ALARM_USD) {
+    throw new Error(
+      `context dailyCostAlarmUsd must be a number of US dollars above 0 and at most ${MAX_DAILY_COST_ALARM_USD}; got ${JSON.stringify(rawCost)}`,
+    );
+  }
+  return { ...(email !== undefined && { alarmEmail: email }), dailyCostAlarmUsd: cost };
 }
 
 /** A list (cdk.json) or comma-separated (-c chatPlatforms=slack,teams) of at least one platform. */

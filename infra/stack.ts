@@ -7,10 +7,13 @@
 //   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop);
 //   and the event bus: event files in DataBucket, EventSchedules (EventBridge Scheduler) and a custom
 //   EventBridge bus --> AgentEventBus (scheduler fn) --> Inbox, like a person's message;
-//   and the declared Triggers (cdk.json): rules on the default bus --> the same scheduler fn.
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+//   and the declared Triggers (cdk.json): rules on the default bus --> the same scheduler fn;
+//   and watching it all: Alarms (and each queue's dead-letter alarm) --> AlarmTopic (SNS, email), and
+//   a RuntimeDashboard (CloudWatch).
+import { Aws, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Rule } from 'aws-cdk-lib/aws-events';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -19,6 +22,9 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { AgentRun } from './constructs/agent-run.ts';
+import { AlarmTopic } from './constructs/alarm-topic.ts';
+import { Alarms } from './constructs/alarms.ts';
+import { RuntimeDashboard } from './constructs/dashboard.ts';
 import { DataBucket } from './constructs/data-bucket.ts';
 import { DISPATCH_TIMEOUT, Dispatch } from './constructs/dispatch.ts';
 import { AgentEventBus } from './constructs/event-bus.ts';
@@ -55,6 +61,15 @@ export type AgentRuntimeFunctions = { readonly [role in Exclude<FunctionRole, 't
   readonly teamsWebhook?: NodejsFunction;
 };
 
+/** What watches the runtime, for tests. */
+export interface AgentRuntimeMonitoring {
+  readonly topic: AlarmTopic;
+  readonly alarms: Alarms;
+  /** Every alarm of the stack (all notify the topic). */
+  readonly allAlarms: readonly Alarm[];
+  readonly dashboard: RuntimeDashboard;
+}
+
 /** The sandbox's parts, for tests and tools that need them. */
 export interface AgentRuntimeSandbox {
   readonly availabilityZones: SandboxAvailabilityZones;
@@ -81,6 +96,7 @@ export class AgentRuntimeStack extends Stack {
   readonly eventBus: AgentEventBus;
   readonly eventSchedules: EventSchedules;
   readonly triggers: Triggers;
+  readonly monitoring: AgentRuntimeMonitoring;
 
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
@@ -212,6 +228,38 @@ export class AgentRuntimeStack extends Stack {
     this.eventSchedules = eventSchedules;
     this.triggers = triggers;
 
+    // Watching it: every alarm of the stack (the event constructs' dead-letter alarms included) goes
+    // to one topic; the dashboard shows them beside the metrics.
+    const alarmTopic = new AlarmTopic(this, 'AlarmTopic', { email: props.settings.alarmEmail });
+    const runtimeAlarms = new Alarms(this, 'Alarms', {
+      inbox: inbox.queue,
+      inboxVisibilityTimeout: inbox.visibilityTimeout,
+      inboxDeadLetters: inbox.deadLetterQueue,
+      runEndedDeadLetters: runEnded.deadLetterQueue,
+      stateMachine: agentRun.stateMachine,
+      functions: this.functions,
+      runTimeoutMinutes,
+      sandboxIdleMinutes,
+      dailyCostAlarmUsd: props.settings.dailyCostAlarmUsd,
+    });
+    const allAlarms = alarmTopic.notifyOnEveryAlarmIn(this);
+    const dashboard = new RuntimeDashboard(this, 'Dashboard', {
+      stateMachine: agentRun.stateMachine,
+      functions: this.functions,
+      agentStepLogGroup: agentRun.agentStep.logGroup,
+      inbox: inbox.queue,
+      deadLetterQueues: {
+        'Inbox dead letters': inbox.deadLetterQueue,
+        'Run-ended dead letters': runEnded.deadLetterQueue,
+        'Bus dead letters': eventBus.deadLetterQueue,
+        'Scheduler failed invocations': eventBus.failedInvocations,
+        'Schedule dead letters': eventSchedules.deadLetterQueue,
+        ...Object.fromEntries(triggers.declared.map((t) => [`Trigger ${t.declaration.name} dead letters`, t.deadLetterQueue])),
+      },
+      alarms: allAlarms,
+    });
+    this.monitoring = { topic: alarmTopic, alarms: runtimeAlarms, allAlarms, dashboard };
+
     new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
     if (slack) {
       new CfnOutput(this, 'SlackEventsUrl', {
@@ -245,6 +293,14 @@ export class AgentRuntimeStack extends Stack {
       description: 'Custom EventBridge bus: put events with detail {"text": "...", "threadId": "..."} (or adapterId + channelId)',
     });
     new CfnOutput(this, 'EventBusArn', { value: eventBus.bus.eventBusArn, description: 'ARN of the custom EventBridge bus' });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${dashboard.dashboard.dashboardName}`,
+      description: 'CloudWatch dashboard of the runtime: runs, failures, latency, tokens, cost, queues, sandboxes, alarms',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: alarmTopic.topic.topicArn,
+      description: 'SNS topic every alarm notifies (subscribed by email with -c alarmEmail=...)',
+    });
     new CfnOutput(this, 'ScheduleGroupName', {
       value: eventSchedules.groupName,
       description: 'EventBridge Scheduler group holding the schedules of the event files under events/ in the data bucket',

@@ -103,6 +103,8 @@ const sandboxLaunch = {
   /** The task size (CPU units, MiB): what a run's sandbox time costs. */
   SANDBOX_CPU: positive(1024),
   SANDBOX_MEMORY_MIB: positive(2048),
+  /** ENABLED in the public sandbox network: the task's public address is its way out. */
+  SANDBOX_ASSIGN_PUBLIC_IP: z.enum(['ENABLED', 'DISABLED']).default('DISABLED'),
 };
 const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */

@@ -1,6 +1,6 @@
 // A queue that only fills when something could not be delivered or processed: a CloudWatch alarm
-// goes to ALARM as soon as one message is waiting in it. No SNS topic: the alarm is for the console
-// and for whatever the operator subscribes to it.
+// goes to ALARM as soon as one message is waiting in it. The stack routes it, like every alarm, to
+// the AlarmTopic.
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';

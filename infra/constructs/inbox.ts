@@ -17,6 +17,8 @@ export const INBOX_MAX_RECEIVE_COUNT = 5;
 export class Inbox extends Construct {
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
+  /** A received message stays invisible this long; one whose processing failed comes back after it. */
+  readonly visibilityTimeout: Duration;
 
   constructor(scope: Construct, id: string, props: InboxProps) {
     super(scope, id);
@@ -28,6 +30,7 @@ export class Inbox extends Construct {
       retentionPeriod: Duration.days(14),
     });
 
+    this.visibilityTimeout = Duration.seconds(props.consumerTimeout.toSeconds() * 6);
     this.queue = new Queue(this, 'Queue', {
       fifo: true,
       contentBasedDeduplication: false,
@@ -37,7 +40,7 @@ export class Inbox extends Construct {
       fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
       // Lambda's guidance for SQS event sources: at least 6x the consumer's timeout, so a batch that
       // is retried by Lambda is not redelivered to a second invocation meanwhile.
-      visibilityTimeout: Duration.seconds(props.consumerTimeout.toSeconds() * 6),
+      visibilityTimeout: this.visibilityTimeout,
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: INBOX_MAX_RECEIVE_COUNT },

@@ -2,7 +2,7 @@
 // internet's name servers, which a command could use as a channel out (data encoded in the names it
 // looks up under a domain whose name server someone watches). A Route 53 Resolver DNS Firewall on
 // the VPC answers only AWS service names (*.amazonaws.com: the endpoints, S3 and DynamoDB) and
-// NXDOMAIN for everything else. It fails closed. Egress mode reaches the internet anyway: no firewall.
+// NXDOMAIN for everything else. It fails closed. Egress and public modes reach the internet anyway: no firewall.
 import { CfnFirewallDomainList, CfnFirewallRuleGroup, CfnFirewallRuleGroupAssociation } from 'aws-cdk-lib/aws-route53resolver';
 import { Construct } from 'constructs';
 import type { SandboxNetwork } from './sandbox-network.ts';

@@ -7,8 +7,9 @@
 //   DynamoDB  this deployment's table (sandbox-step)
 //   ECR       pulls from this account's repositories (and a prebuilt image's), and the login token
 //   Logs      writing to this account's log groups
-// In egress mode commands reach the internet through the NAT gateway anyway, and legitimate work may
-// use other buckets of the Region: the endpoints stay open there.
+// In egress and public modes commands reach the internet anyway (through the NAT gateway, or from
+// their own address), and legitimate work may use other buckets of the Region: the endpoints stay
+// open there.
 import { ArnFormat, Aws, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';

@@ -1,4 +1,4 @@
-// The sandbox's VPC, in one of two modes (deployment setting sandboxNetwork):
+// The sandbox's VPC, in one of three modes (deployment setting sandboxNetwork):
 //
 //   isolated (default)  PRIVATE_ISOLATED subnets only: no internet gateway, no NAT, no route out.
 //                       Gateway endpoints (free) reach S3 and DynamoDB; interface endpoints for ECR
@@ -6,6 +6,13 @@
 //   egress              PRIVATE_WITH_EGRESS subnets behind one NAT gateway (and the public subnet it
 //                       lives in): sandbox commands reach the internet. Same gateway endpoints; no
 //                       interface endpoints (the NAT reaches ECR and Logs).
+//   public              Tasks in PUBLIC subnets (a route to the internet gateway), each with a public
+//                       address of its own (RunTask assignPublicIp), which its security group opens to
+//                       nothing: no NAT gateway and no interface endpoints, so nothing is billed while
+//                       no task runs. The sandbox-step function stays in PRIVATE_ISOLATED subnets (a
+//                       Lambda function never gets a public address) and reaches a task's private
+//                       address over the VPC's local route, S3 and DynamoDB through the gateway
+//                       endpoints, as in the other modes.
 //
 // Fewer AZs mean fewer interface endpoints to pay for (sandboxAzs, default 1); which zones is decided
 // at deploy time (SandboxAvailabilityZones). Every flow is logged.
@@ -41,8 +48,12 @@ export interface SandboxNetworkProps {
 export class SandboxNetwork extends Construct {
   readonly mode: SandboxNetworkMode;
   readonly vpc: Vpc;
-  /** Where sandbox tasks and the sandbox-step function run. */
+  /** Where the sandbox-step function runs (and the tasks, but in public mode). */
   readonly subnets: SubnetSelection;
+  /** Where sandbox tasks run: the public subnets in public mode, otherwise `subnets`. */
+  readonly taskSubnets: SubnetSelection;
+  /** Tasks get a public address (public mode): their only way out, as no NAT gateway exists. */
+  readonly taskPublicIp: boolean;
   readonly s3Endpoint: GatewayVpcEndpoint;
   readonly dynamoDbEndpoint: GatewayVpcEndpoint;
   /** ECR api, ECR dkr and CloudWatch Logs, in isolated mode only. */
@@ -55,7 +66,8 @@ export class SandboxNetwork extends Construct {
     super(scope, id);
     this.mode = props.mode;
     const isolated = props.mode === 'isolated';
-    const subnetType = isolated ? SubnetType.PRIVATE_ISOLATED : SubnetType.PRIVATE_WITH_EGRESS;
+    const egress = props.mode === 'egress';
+    const subnetType = egress ? SubnetType.PRIVATE_WITH_EGRESS : SubnetType.PRIVATE_ISOLATED;
 
     this.vpc = new Vpc(this, 'Vpc', {
       ipAddresses: IpAddresses.cidr('10.20.0.0/16'),
@@ -67,9 +79,11 @@ export class SandboxNetwork extends Construct {
       subnetConfiguration: [
         { name: 'Sandbox', subnetType, cidrMask: 20 },
         // Egress mode: only the NAT gateway lives here; it has its own Elastic IP, nothing else gets a public one.
+        // Public mode: the tasks, with the address RunTask asks for (not one on launch). The same name and
+        // size in both, so switching between them updates the subnet instead of replacing it.
         ...(isolated ? [] : [{ name: 'Public', subnetType: SubnetType.PUBLIC, cidrMask: 24, mapPublicIpOnLaunch: false }]),
       ],
-      natGateways: isolated ? 0 : 1,
+      natGateways: egress ? 1 : 0,
       createInternetGateway: !isolated,
       // The default security group (which nothing here uses) is stripped of its rules.
       restrictDefaultSecurityGroup: true,
@@ -79,6 +93,8 @@ export class SandboxNetwork extends Construct {
     const restrictProvider = Stack.of(this).node.findChild(RESTRICT_DEFAULT_SG_PROVIDER_ID);
     giveLogGroup(this, 'RestrictDefaultSgLogs', restrictProvider.node.findChild('Handler') as CfnResource, props.logRetention);
     this.subnets = { subnetType };
+    this.taskPublicIp = props.mode === 'public';
+    this.taskSubnets = this.taskPublicIp ? { subnetType: SubnetType.PUBLIC } : this.subnets;
 
     this.flowLogGroup = new LogGroup(this, 'FlowLogs', { retention: props.logRetention });
     this.vpc.addFlowLog('FlowLog', {
@@ -88,10 +104,11 @@ export class SandboxNetwork extends Construct {
 
     // Gateway endpoints cost nothing: the sandbox-step function reaches S3 and DynamoDB through them,
     // and Fargate pulls image layers (stored in S3) through the S3 one.
-    this.s3Endpoint = this.vpc.addGatewayEndpoint('S3', { service: GatewayVpcEndpointAwsService.S3, subnets: [this.subnets] });
+    const endpointSubnets = this.taskPublicIp ? [this.subnets, this.taskSubnets] : [this.subnets];
+    this.s3Endpoint = this.vpc.addGatewayEndpoint('S3', { service: GatewayVpcEndpointAwsService.S3, subnets: endpointSubnets });
     this.dynamoDbEndpoint = this.vpc.addGatewayEndpoint('DynamoDb', {
       service: GatewayVpcEndpointAwsService.DYNAMODB,
-      subnets: [this.subnets],
+      subnets: endpointSubnets,
     });
 
     this.interfaceEndpoints = [];

@@ -4,8 +4,11 @@
 //   SandboxStepSg  --HTTPS-->  S3 and DynamoDB (their prefix lists, through the gateway endpoints)
 //   SandboxTaskSg  --HTTPS-->  interface endpoints (ECR, Logs) and S3 (image layers)   [isolated]
 //   SandboxTaskSg  --anything-->  anywhere (through the NAT gateway)                   [egress]
+//   SandboxTaskSg  --anything-->  anywhere (from its public address)                  [public]
 //
-// Nothing else reaches a task: no ingress but the step function's, on the server's port.
+// Nothing else reaches a task: no ingress but the step function's, on the server's port. In public
+// mode that matters most: the task's public address answers nothing from the internet, as a security
+// group admits no inbound traffic it does not name (replies to the task's own connections aside).
 import { Peer, Port, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Construct } from 'constructs';
 import type { AwsPrefixLists } from './aws-prefix-lists.ts';
@@ -31,7 +34,7 @@ export class SandboxSecurityGroups extends Construct {
 
     this.task = new SecurityGroup(this, 'SandboxTaskSg', {
       vpc,
-      // The same description in both modes: changing it would replace the group under running tasks.
+      // The same description in every mode: changing it would replace the group under running tasks.
       description: 'Sandbox tasks: the command server is reachable from the sandbox-step function only',
       allowAllOutbound: !isolated,
     });

@@ -127,7 +127,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       })),
     );
 
-    const subnetIds = network.vpc.selectSubnets(network.subnets).subnetIds;
+    const subnetIds = network.vpc.selectSubnets(network.taskSubnets).subnetIds;
     this.launchEnvironment = {
       SANDBOX_CLUSTER_ARN: this.cluster.clusterArn,
       // RunTask needs the ARN with its revision (or family:revision); the family ARN alone is rejected.
@@ -139,6 +139,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       SANDBOX_IDLE_MINUTES: String(props.idleMinutes),
       SANDBOX_CPU: String(props.cpu),
       SANDBOX_MEMORY_MIB: String(props.memoryMiB),
+      ...(network.taskPublicIp && { SANDBOX_ASSIGN_PUBLIC_IP: 'ENABLED' }),
     };
   }
 

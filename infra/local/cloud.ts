@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentRuntimeStack } from '../stack.ts';
-import { DEFAULT_SETTINGS, type ChatPlatform } from '../settings.ts';
+import { DEFAULT_SETTINGS, type ChatPlatform, type SandboxNetworkMode } from '../settings.ts';
 import type { FunctionRole } from '../function-entries.ts';
 import { PROJECT_ROOT } from '../constructs/agent-function.ts';
 import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
@@ -83,6 +83,12 @@ export interface LocalCloudOptions {
   clock?: SchedulerClock;
   /** Sandbox processes' port (each task has its own loopback address); default: a free port. */
   sandboxPort?: number;
+  /**
+   * The sandboxNetwork deployment setting the stack is synthesized with (default `isolated`). The
+   * security groups, which the local cloud enforces, are the same in every mode; where tasks run and
+   * whether they get a public address differ.
+   */
+  sandboxNetwork?: SandboxNetworkMode;
   /** LOCAL_SANDBOX: how sandbox tasks are isolated (default `isolated`; see ecs/isolation.ts). */
   localSandbox?: LocalSandboxSetting;
   /** The bubblewrap binary; default `bwrap` on the PATH. */
@@ -203,11 +209,18 @@ export function synthesizeLocalStack(
   modelId?: string,
   triggers: unknown = [],
   chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms,
+  sandboxNetwork: SandboxNetworkMode = DEFAULT_SETTINGS.sandboxNetwork,
 ) {
   // Bundling is for deployment; locally the handlers run from source.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new AgentRuntimeStack(app, 'Threadwork', {
-    settings: { ...DEFAULT_SETTINGS, modelId: modelId ?? DEFAULT_SETTINGS.modelId, triggers: parseTriggers(triggers), chatPlatforms },
+    settings: {
+      ...DEFAULT_SETTINGS,
+      modelId: modelId ?? DEFAULT_SETTINGS.modelId,
+      triggers: parseTriggers(triggers),
+      chatPlatforms,
+      sandboxNetwork,
+    },
   });
   const template = app.synth().getStackByName(stack.stackName).template as Template;
   const logicalIds = Object.fromEntries(
@@ -234,7 +247,7 @@ async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { s
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
   const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
-    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options)),
+    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options), options.sandboxNetwork),
   );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
@@ -484,7 +497,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     deployment,
     poller,
     async redeploy(change) {
-      const synthesized = synthesizeLocalStack(change.modelId ?? options.modelId, options.triggers, platformsOf(options)).template;
+      const synthesized = synthesizeLocalStack(
+        change.modelId ?? options.modelId,
+        options.triggers,
+        platformsOf(options),
+        options.sandboxNetwork,
+      ).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));
       template = next;

@@ -72,6 +72,9 @@ const NAME_RULES: Record<string, NameRule> = {
   'AWS::Logs::LogGroup': { property: 'LogGroupName', maxLength: 512 },
   'AWS::ECR::Repository': { property: 'RepositoryName', maxLength: 256, lowercase: true },
   'AWS::CodeBuild::Project': { property: 'Name', maxLength: 150 },
+  'AWS::SNS::Topic': { property: 'TopicName', maxLength: 256 },
+  'AWS::CloudWatch::Alarm': { property: 'AlarmName', maxLength: 255 },
+  'AWS::CloudWatch::Dashboard': { property: 'DashboardName', maxLength: 255 },
 };
 
 /**
@@ -207,6 +210,17 @@ function valuesOf(template: CfnTemplate, logicalId: string): Values {
     }
     case 'AWS::CodeBuild::Project':
       return { ref: name, attributes: { Arn: () => localArn('codebuild', `project/${name()}`) } };
+    case 'AWS::SNS::Topic':
+      return { ref: () => localArn('sns', name()), attributes: { TopicArn: () => localArn('sns', name()), TopicName: name } };
+    case 'AWS::KMS::Key': {
+      // A key id is a UUID; locally one derived from the logical id.
+      const id = () => digest(logicalId, 32).replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
+      return { ref: id, attributes: { KeyId: id, Arn: () => localArn('kms', `key/${id()}`) } };
+    }
+    case 'AWS::CloudWatch::Alarm':
+      return { ref: name, attributes: { Arn: () => localArn('cloudwatch', `alarm:${name()}`) } };
+    case 'AWS::CloudWatch::Dashboard':
+      return { ref: name, attributes: {} };
     case 'AWS::ApiGatewayV2::Api':
       return { ref: () => `local-${logicalId}`, attributes: { ApiEndpoint: () => `https://local-${logicalId}.execute-api.local` } };
     case 'AWS::ApiGatewayV2::Integration':

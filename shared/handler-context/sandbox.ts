@@ -15,6 +15,7 @@ export function sandboxConfigFromEnv(env: SandboxLaunchEnv): SandboxConfig | und
     port: env.SANDBOX_PORT,
     idleMinutes: env.SANDBOX_IDLE_MINUTES,
     size: { cpu: env.SANDBOX_CPU, memoryMiB: env.SANDBOX_MEMORY_MIB },
+    ...(env.SANDBOX_ASSIGN_PUBLIC_IP === 'ENABLED' && { assignPublicIp: true }),
   };
 }
 

@@ -34,6 +34,8 @@ export interface SandboxConfig {
   idleMinutes: number;
   /** The task's size: what its time costs (absent: not priced). */
   size?: SandboxSize;
+  /** Give each task a public address (the public sandbox network, which has no NAT gateway). */
+  assignPublicIp?: boolean;
 }
 
 export interface SandboxItem {
@@ -165,7 +167,11 @@ export async function startSandbox(
       count: 1,
       startedBy: STARTED_BY,
       networkConfiguration: {
-        awsvpcConfiguration: { subnets: deps.config.subnets, securityGroups: deps.config.securityGroups, assignPublicIp: 'DISABLED' },
+        awsvpcConfiguration: {
+          subnets: deps.config.subnets,
+          securityGroups: deps.config.securityGroups,
+          assignPublicIp: deps.config.assignPublicIp ? 'ENABLED' : 'DISABLED',
+        },
       },
       // The token reaches only the command server, which removes it from its environment.
       overrides: { containerOverrides: [{ name: deps.config.containerName, environment: [{ name: 'SANDBOX_TOKEN', value: token }] }] },

@@ -1,6 +1,7 @@
 // The model step: one Bedrock call with the run's prompt and the thread's context, the reply
 // streamed into the thread, the answer saved; then where the loop goes (tools, another turn for
 // steering that arrived meanwhile, or the end), within the run's limits.
+import { channelKeyOf } from '../ids.ts';
 import { costOf } from '../pricing.ts';
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { takeSteer } from '../actor.ts';
@@ -153,8 +154,10 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   // already belong to the next run, so this run writes nothing more.
   if (await isStopped(deps, run)) return stoppedAt(loop.step);
   await saveLoadedContext(deps.store, run.threadId, context);
+  // The channel (adapter:channel) lets the dashboard rank channels by cost from these lines.
   deps.logger.info('model step', {
     runId: run.runId,
+    channel: channelKeyOf(run.threadId),
     step: loop.step,
     modelId: snapshot.modelId,
     stopReason: result.stopReason,

@@ -1,6 +1,6 @@
-// Template tests for the sandbox: the Fargate task definition, the VPC in both network modes, the
+// Template tests for the sandbox: the Fargate task definition, the VPC in each network mode, the
 // security groups between the sandbox-step function and the task, who may start and stop tasks, the
-// idle reaper's schedule and cdk-nag in both modes. The image is in sandbox-image.test.ts.
+// idle reaper's schedule and cdk-nag in each mode. The image is in sandbox-image.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Validations } from 'aws-cdk-lib';
@@ -43,6 +43,7 @@ function inspect(synthesized: Synthesized) {
 
 const isolated = inspect(synth());
 const egress = inspect(synth({ settings: { sandboxNetwork: 'egress' } }));
+const publicNetwork = inspect(synth({ settings: { sandboxNetwork: 'public' } }));
 
 test('task definition: Fargate, ARM64 Linux, cpu/memory from the settings, one container "sandbox"', () => {
   const { props, stack } = isolated;
@@ -249,6 +250,61 @@ test('egress network: one NAT gateway in a public subnet, private subnets with e
   assert.equal(egress.stack.sandbox.network.endpointSecurityGroup, undefined);
 });
 
+test('public network: tasks in public subnets with a public address; no NAT gateway, no interface endpoints, no DNS firewall', () => {
+  const { ofType, stack, props } = publicNetwork;
+  const { network } = stack.sandbox;
+  assert.equal(ofType('AWS::EC2::InternetGateway').length, 1);
+  for (const type of ['AWS::EC2::NatGateway', 'AWS::EC2::EIP', 'AWS::Route53Resolver::FirewallRuleGroup']) {
+    assert.equal(ofType(type).length, 0, type);
+  }
+  assert.deepEqual(
+    ofType('AWS::EC2::VPCEndpoint').map(([, e]) => e.Properties.VpcEndpointType),
+    ['Gateway', 'Gateway'],
+  );
+  assert.equal(network.endpointSecurityGroup, undefined);
+  // Nothing gets an address on launch: only RunTask's assignPublicIp gives the tasks one.
+  for (const [id, subnet] of ofType('AWS::EC2::Subnet')) assert.equal(subnet.Properties.MapPublicIpOnLaunch, false, id);
+  const publicSubnets = network.vpc.publicSubnets.map((s) => stack.resolve(s.subnetId) as unknown);
+  assert.equal(publicSubnets.length, 1);
+  // The public subnet's only way out is the internet gateway.
+  const defaultRoutes = ofType('AWS::EC2::Route').map(([, r]) => r.Properties);
+  assert.deepEqual(
+    defaultRoutes.map((r) => [r.DestinationCidrBlock, (r.GatewayId as { Ref: string }).Ref]),
+    [['0.0.0.0/0', ofType('AWS::EC2::InternetGateway')[0]![0]]],
+  );
+  // agent-step starts tasks there, with a public address; in the other modes with none.
+  const agentEnv = (props(stack.functions.agentStep).Environment as { Variables: Record<string, unknown> }).Variables;
+  assert.deepEqual(agentEnv.SANDBOX_SUBNET_IDS, publicSubnets[0]);
+  assert.equal(agentEnv.SANDBOX_ASSIGN_PUBLIC_IP, 'ENABLED');
+  for (const target of [isolated, egress]) {
+    const env = (target.props(target.stack.functions.agentStep).Environment as { Variables: Record<string, unknown> }).Variables;
+    assert.equal(env.SANDBOX_ASSIGN_PUBLIC_IP, undefined);
+  }
+  // The S3 and DynamoDB gateway endpoints serve both the tasks' and the function's subnets, unrestricted as in egress mode.
+  for (const [, endpoint] of ofType('AWS::EC2::VPCEndpoint')) {
+    assert.equal((endpoint.Properties.RouteTableIds as unknown[]).length, 2);
+    assert.equal(endpoint.Properties.PolicyDocument, undefined);
+  }
+});
+
+test('public network: the sandbox-step function stays in isolated subnets, reaching the task over the VPC; nothing from the internet reaches a task', () => {
+  const { stack, props, rulesOf, groupId } = publicNetwork;
+  const { network, securityGroups } = stack.sandbox;
+  const isolatedSubnets = network.vpc.isolatedSubnets.map((s) => stack.resolve(s.subnetId) as unknown);
+  assert.equal(isolatedSubnets.length, 1);
+  assert.deepEqual((props(stack.functions.sandboxStep).VpcConfig as { SubnetIds: unknown[] }).SubnetIds, isolatedSubnets);
+  // The one ingress rule of the task's group: the sandbox-step function, on the command server's port.
+  assert.equal(props(securityGroups.task).SecurityGroupIngress, undefined, 'no inline ingress');
+  assert.deepEqual(
+    rulesOf('AWS::EC2::SecurityGroupIngress', securityGroups.task).map((r) => [r.SourceSecurityGroupId, r.CidrIp, r.FromPort]),
+    [[groupId(securityGroups.step), undefined, 8080]],
+  );
+  // Out: anywhere, as in egress mode.
+  assert.deepEqual(props(securityGroups.task).SecurityGroupEgress, [
+    { CidrIp: '0.0.0.0/0', Description: 'Allow all outbound traffic by default', IpProtocol: '-1' },
+  ]);
+});
+
 test('switching modes keeps the sandbox subnets and security groups (same logical ids, CIDRs, descriptions): updated, not replaced', () => {
   const sandboxSubnets = ({ stack, idOf, props }: ReturnType<typeof inspect>) =>
     stack.sandbox.network.vpc.selectSubnets(stack.sandbox.network.subnets).subnets.map((subnet) => {
@@ -256,18 +312,27 @@ test('switching modes keeps the sandbox subnets and security groups (same logica
       return [idOf(cfn), props(cfn).CidrBlock];
     });
   assert.deepEqual(sandboxSubnets(egress), sandboxSubnets(isolated));
+  assert.deepEqual(sandboxSubnets(publicNetwork), sandboxSubnets(isolated));
+  // Egress and public mode share the public subnet (the NAT gateway's, or the tasks').
+  const publicSubnets = ({ stack, idOf, props }: ReturnType<typeof inspect>) =>
+    stack.sandbox.network.vpc.publicSubnets.map((subnet) => {
+      const cfn = subnet.node.findChild('Subnet') as IConstruct;
+      return [idOf(cfn), props(cfn).CidrBlock];
+    });
+  assert.deepEqual(publicSubnets(publicNetwork), publicSubnets(egress));
   // The security groups are updated in place too (a new description would replace them under running tasks).
   for (const group of ['task', 'step'] as const) {
-    const [a, b] = [isolated, egress].map((t) => {
+    const [a, b, c] = [isolated, egress, publicNetwork].map((t) => {
       const securityGroup = t.stack.sandbox.securityGroups[group];
       return [t.idOf(securityGroup), t.props(securityGroup).GroupDescription];
     });
     assert.deepEqual(a, b, group);
+    assert.deepEqual(a, c, group);
   }
 });
 
 test('both modes: VPC flow logs (all traffic) to a log group with retention', () => {
-  for (const { ofType, stack, idOf, resources } of [isolated, egress]) {
+  for (const { ofType, stack, idOf, resources } of [isolated, egress, publicNetwork]) {
     const [flowLog] = ofType('AWS::EC2::FlowLog').map(([, f]) => f.Properties);
     assert.ok(flowLog);
     assert.deepEqual(flowLog.ResourceId, { Ref: idOf(stack.sandbox.network.vpc) });
@@ -279,7 +344,7 @@ test('both modes: VPC flow logs (all traffic) to a log group with retention', ()
 });
 
 test('task security group: ingress only from the sandbox-step security group on 8080/tcp', () => {
-  for (const { stack, props, rulesOf, groupId } of [isolated, egress]) {
+  for (const { stack, props, rulesOf, groupId } of [isolated, egress, publicNetwork]) {
     const { task, step } = stack.sandbox.securityGroups;
     assert.equal(props(task).SecurityGroupIngress, undefined, 'no inline ingress');
     assert.deepEqual(rulesOf('AWS::EC2::SecurityGroupIngress', task), [
@@ -325,7 +390,7 @@ test('task security group egress: isolated, HTTPS to the endpoint SG and the S3 
 });
 
 test('sandbox-step security group: no ingress; egress to the task on 8080 and HTTPS to the S3 and DynamoDB prefix lists, nothing else', () => {
-  for (const target of [isolated, egress]) {
+  for (const target of [isolated, egress, publicNetwork]) {
     const { stack, props, rulesOf, groupId } = target;
     const { task, step } = stack.sandbox.securityGroups;
     assert.equal(props(step).SecurityGroupIngress, undefined);
@@ -498,10 +563,11 @@ function acknowledgements(root: IConstruct): { path: string; id: string; reason:
   );
 }
 
-test('cdk-nag AwsSolutions: clean in both network modes, every acknowledgement reasoned', () => {
+test('cdk-nag AwsSolutions: clean in every network mode, every acknowledgement reasoned', () => {
   for (const [mode, synthesized] of [
     ['isolated', synth()],
     ['egress', synth({ settings: { sandboxNetwork: 'egress' } })],
+    ['public', synth({ settings: { sandboxNetwork: 'public' } })],
   ] as const) {
     const report = new AwsSolutionsChecks().validateScope(synthesized.app);
     assert.deepEqual(

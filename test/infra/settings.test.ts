@@ -24,8 +24,26 @@ test('defaults when the context says nothing', () => {
     teamsMultiTenant: false,
     bundleAwsSdk: false,
     triggers: [],
+    dailyCostAlarmUsd: 25,
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);
+});
+
+test('alarm settings: an email address to notify and a daily cost threshold (also as -c strings); bad values are refused', () => {
+  assert.equal(settingsFrom({ alarmEmail: 'ops@example.com' }).alarmEmail, 'ops@example.com');
+  assert.equal('alarmEmail' in settingsFrom({}), false);
+  for (const bad of ['', 'ops', 'ops@example', 'a@b.c,d@e.f', 'ops @example.com', 42]) {
+    assert.throws(() => settingsFrom({ alarmEmail: bad }), /context alarmEmail must be one email address/, String(bad));
+  }
+  assert.equal(settingsFrom({ dailyCostAlarmUsd: '7.5' }).dailyCostAlarmUsd, 7.5);
+  assert.equal(settingsFrom({ dailyCostAlarmUsd: 100 }).dailyCostAlarmUsd, 100);
+  for (const bad of ['', 'ten', '0', '-5', 'Infinity', '1000001', true]) {
+    assert.throws(
+      () => settingsFrom({ dailyCostAlarmUsd: bad }),
+      /context dailyCostAlarmUsd must be a number of US dollars above 0/,
+      String(bad),
+    );
+  }
 });
 
 test('bundleAwsSdk: a boolean, also as the -c strings true and false; anything else is refused', () => {
@@ -51,6 +69,7 @@ test('sandbox settings: network mode, AZs, Fargate size and idle timeout, also a
     sandboxIdleMinutes: '30',
   });
   assert.equal(settings.sandboxNetwork, 'egress');
+  assert.equal(settingsFrom({ sandboxNetwork: 'public' }).sandboxNetwork, 'public');
   assert.equal(settings.sandboxAzs, 2);
   assert.equal(settings.sandboxCpu, 2048);
   assert.equal(settings.sandboxMemoryMiB, 8192);
@@ -69,7 +88,7 @@ test('sandbox settings: network mode, AZs, Fargate size and idle timeout, also a
 });
 
 test('invalid sandbox settings fail the synth with a message naming the setting', () => {
-  assert.throws(() => settingsFrom({ sandboxNetwork: 'public' }), /sandboxNetwork must be one of isolated, egress/);
+  assert.throws(() => settingsFrom({ sandboxNetwork: 'open' }), /sandboxNetwork must be one of isolated, egress, public; got "open"/);
   assert.throws(() => settingsFrom({ sandboxAzs: 0 }), /sandboxAzs must be a whole number from 1 to 3/);
   assert.throws(() => settingsFrom({ sandboxAzs: '4' }), /sandboxAzs/);
   assert.throws(() => settingsFrom({ sandboxAzs: '' }), /sandboxAzs/);
@@ -115,6 +134,8 @@ test('sandboxImageUri: a private ECR image in any mode; another registry only wi
     'registry.example.com:5000/a/b',
   ]) {
     assert.equal(settingsFrom({ sandboxNetwork: 'egress', sandboxImageUri: uri }).sandboxImageUri, uri);
+    // Public tasks pull from the internet as egress ones do.
+    assert.equal(settingsFrom({ sandboxNetwork: 'public', sandboxImageUri: uri }).sandboxImageUri, uri);
     assert.throws(
       () => settingsFrom({ sandboxImageUri: uri }),
       /sandboxImageUri must be a private Amazon ECR image .* when sandboxNetwork is isolated/,

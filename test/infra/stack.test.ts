@@ -112,10 +112,12 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, sandbox cluster and image, event bus, schedule group', () => {
+test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, sandbox cluster and image, event bus, schedule group, dashboard, alarm topic', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
+    'AlarmTopicArn',
     'ApiUrl',
+    'DashboardUrl',
     'DataBucketName',
     'EventBusArn',
     'EventBusName',

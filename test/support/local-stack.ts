@@ -33,6 +33,7 @@ export async function startTestStack(
     /** Declared triggers, as `triggers` in cdk.json. */
     triggers?: unknown;
     localSandbox?: LocalCloudOptions['localSandbox'];
+    sandboxNetwork?: LocalCloudOptions['sandboxNetwork'];
     bubblewrap?: LocalCloudOptions['bubblewrap'];
   } = {},
 ): Promise<TestStack> {
@@ -66,6 +67,7 @@ export async function startTestStack(
     transformTemplate: options.transformTemplate,
     triggers: options.triggers,
     localSandbox: options.localSandbox,
+    sandboxNetwork: options.sandboxNetwork,
     bubblewrap: options.bubblewrap,
     onError: (where, error) => errors.push({ where, error }),
   });

@@ -408,6 +408,13 @@ test('invalid requests fail like ECS does', async (t) => {
   await invalid({ ...runInput('x'), startedBy: 'C1/1700000000.000100' }, /startedBy/);
   await invalid({ ...runInput('x'), tags: [{ key: 'aws:owner', value: 'me' }] }, /reserved prefix/);
   await invalid({ ...runInput('x'), launchType: 'EC2' }, /FARGATE/);
+  await invalid(
+    {
+      ...runInput('x'),
+      networkConfiguration: { awsvpcConfiguration: { subnets: ['subnet-1'], assignPublicIp: 'YES' as 'ENABLED' } },
+    },
+    /assignPublicIp/,
+  );
   await invalid(runInput('x', {}, { BIG: 'x'.repeat(9000) }), /Container Overrides length/);
   await invalid(
     { ...runInput('x'), overrides: { containerOverrides: [{ name: 'sandbox' }, { name: 'sidecar' }] } },

@@ -34,6 +34,10 @@ const template = {
     Vpc: { Type: 'AWS::EC2::VPC', Properties: {} },
     Subnet: { Type: 'AWS::EC2::Subnet', Properties: {} },
     Topic: { Type: 'AWS::SNS::Topic', Properties: {} },
+    Key: { Type: 'AWS::KMS::Key', Properties: {} },
+    Alarm: { Type: 'AWS::CloudWatch::Alarm', Properties: {} },
+    Dashboard: { Type: 'AWS::CloudWatch::Dashboard', Properties: { DashboardName: 'ops' } },
+    Database: { Type: 'AWS::Glue::Database', Properties: {} },
   },
 };
 
@@ -60,7 +64,7 @@ test('physical names: the template’s name, or local-<LogicalId> (a bucket lowe
   });
   const long = { Resources: { ['R'.repeat(80)]: { Type: 'AWS::IAM::Role', Properties: {} } } };
   assert.equal(localPhysicalName(long, 'R'.repeat(80)).length, 64, 'a role name is at most 64 characters');
-  assert.throws(() => localPhysicalName(template, 'Topic'), /No local physical name for Topic \(AWS::SNS::Topic\)/);
+  assert.throws(() => localPhysicalName(template, 'Database'), /No local physical name for Database \(AWS::Glue::Database\)/);
 });
 
 test('Ref and Fn::GetAtt yield what CloudFormation yields, in the local region and account', () => {
@@ -92,6 +96,11 @@ test('Ref and Fn::GetAtt yield what CloudFormation yields, in the local region a
     ['Role', undefined, 'local-Role'],
     ['Role', 'Arn', 'arn:aws:iam::000000000000:role/service/local-Role'],
     ['Logs', 'Arn', A('logs', 'log-group:local-Logs:*')],
+    ['Topic', undefined, A('sns', 'local-Topic')],
+    ['Topic', 'TopicName', 'local-Topic'],
+    ['Alarm', undefined, 'local-Alarm'],
+    ['Alarm', 'Arn', A('cloudwatch', 'alarm:local-Alarm')],
+    ['Dashboard', undefined, 'ops'],
   ];
   for (const [id, attribute, expected] of cases) {
     assert.equal(attribute ? localGetAtt(template, id, attribute) : localRef(template, id), expected, `${id} ${attribute ?? 'Ref'}`);
@@ -100,7 +109,11 @@ test('Ref and Fn::GetAtt yield what CloudFormation yields, in the local region a
   assert.match(localGetAtt(template, 'Vpc', 'DefaultSecurityGroup'), /^sg-[0-9a-f]{17}$/);
   assert.match(localRef(template, 'Subnet'), /^subnet-[0-9a-f]{17}$/);
   assert.throws(() => localGetAtt(template, 'Bucket', 'Nope'), /Fn::GetAtt Bucket.Nope/);
-  assert.throws(() => localRef(template, 'Topic'), /AWS::SNS::Topic/);
+  assert.match(
+    localGetAtt(template, 'Key', 'Arn'),
+    /^arn:aws:kms:local:000000000000:key\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+  );
+  assert.throws(() => localRef(template, 'Database'), /AWS::Glue::Database/);
 });
 
 test('resolveCloudFormation: pseudo parameters, Fn::Join, Fn::Sub (both forms), Fn::Select, Fn::Split', () => {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
+import { DescribeTasksCommand, ECSClient, StopTaskCommand } from '@aws-sdk/client-ecs';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs/index.ts';
@@ -15,6 +15,8 @@ import { localFunctionArn } from '../../infra/local/template.ts';
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
 import { channelRunsKey, sandboxesKey, slotHolders, slotsTaken } from '../../shared/capacity.ts';
 import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease, reclaimStaleSlots } from '../../shared/control.ts';
+import { sandboxReaperEnv } from '../../shared/env.ts';
+import { sandboxConfigFromEnv } from '../../shared/handler-context/sandbox.ts';
 import { createLogger } from '../../shared/log.ts';
 import { emfMetrics } from '../../shared/metrics.ts';
 import {
@@ -223,6 +225,27 @@ test('a failed StopTask keeps the record, and the next run of the reaper stops t
   assert.ok((await reapIdleSandboxes(deps)).includes('slack:CREC:stubborn'));
   assert.equal(await getSandbox(deps, 'slack:CREC:stubborn'), undefined);
   assert.equal(ecsStandIn.tasks.get(item.taskArn)?.desiredStatus, 'STOPPED');
+});
+
+test("the public sandbox network: the stack's SANDBOX_ASSIGN_PUBLIC_IP makes RunTask give the task a public address; otherwise none", async () => {
+  const base = reaperDeps();
+  const stackEnv = {
+    TABLE_NAME: table.tableName,
+    SANDBOX_CLUSTER_ARN: ecsStandIn.clusterArn,
+    SANDBOX_TASK_DEFINITION_ARN: base.config.taskDefinition,
+    SANDBOX_SUBNET_IDS: 'subnet-public',
+    SANDBOX_SECURITY_GROUP_IDS: 'sg-local',
+  };
+  for (const [variable, publicIp] of [
+    [{ SANDBOX_ASSIGN_PUBLIC_IP: 'ENABLED' }, true],
+    [{}, false],
+  ] as const) {
+    const config = sandboxConfigFromEnv(sandboxReaperEnv.parse({ ...stackEnv, ...variable }))!;
+    const item = await startSandbox({ ...base, config }, `slack:CREC:public-${publicIp}`);
+    assert.equal(ecsStandIn.tasks.get(item.taskArn)?.publicIp, publicIp);
+    await ecs.send(new StopTaskCommand({ cluster: ecsStandIn.clusterArn, task: item.taskArn }));
+  }
+  assert.throws(() => sandboxReaperEnv.parse({ ...stackEnv, SANDBOX_ASSIGN_PUBLIC_IP: 'yes' }), /SANDBOX_ASSIGN_PUBLIC_IP/);
 });
 
 test('the sweep stops sandbox tasks that no record owns, once past the grace period', async () => {

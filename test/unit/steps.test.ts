@@ -3,6 +3,7 @@
 // with the clock in the test's hands.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { MODEL_STEP_LOG_MESSAGE } from '../../infra/constructs/dashboard.ts';
 import { addSteer, getActor, requestStop } from '../../shared/actor.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import type { LoopState, RunInput } from '../../shared/schemas.ts';
@@ -96,6 +97,15 @@ test('model streams the answer into the thread, saves it with its usage, and fin
   assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 1, next: 'finish', stopReason: 'end_turn' });
   assert.equal(h.bedrock.requests.length, calls);
   assert.equal(h.botMessages(run).length, 1);
+});
+
+test("model: the step's log line carries its channel and cost, which the dashboard's top-channels query groups and sums", async () => {
+  const run = await preparedRun('what is 3+3?', { prices: { 'test-default-model': { input: 3, output: 15 } } });
+  h.bedrock.script({ text: 'Six.', usage: { inputTokens: 1000, outputTokens: 100 } });
+  await modelStep(h.deps, run, { step: 0, next: 'model' });
+  const line = h.logs.find((l) => l.message === MODEL_STEP_LOG_MESSAGE && l.runId === run.runId);
+  assert.equal(line?.channel, `slack:${run.threadId.split(':')[1]}`);
+  assert.equal(line?.costUsd, 0.0045);
 });
 
 test('model with tool calls routes to the tool step and shows the Stop button', async () => {

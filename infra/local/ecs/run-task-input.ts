@@ -63,6 +63,10 @@ export function readRunTaskInput(
   if (!Array.isArray(network.subnets) || network.subnets.length === 0) {
     throw invalid("Network Configuration must be provided when networkMode 'awsvpc' is specified.");
   }
+  const assignPublicIp = network.assignPublicIp ?? 'DISABLED';
+  if (assignPublicIp !== 'ENABLED' && assignPublicIp !== 'DISABLED') {
+    throw invalid(`Invalid assignPublicIp value: ${String(assignPublicIp)}. Valid values are ENABLED and DISABLED.`);
+  }
   const tags = validTags(input.tags);
   const overrides = asObject(input.overrides);
   if (JSON.stringify(overrides).length > MAX_OVERRIDES_CHARS)
@@ -72,7 +76,15 @@ export function readRunTaskInput(
   const startedBy = input.startedBy as string | undefined;
   return {
     count,
-    spec: { taskDefinition, containerName, overrideEnv: env, overrides: { ...overrides, containerOverrides }, tags, startedBy },
+    spec: {
+      taskDefinition,
+      containerName,
+      overrideEnv: env,
+      overrides: { ...overrides, containerOverrides },
+      tags,
+      startedBy,
+      publicIp: assignPublicIp === 'ENABLED',
+    },
   };
 }
 

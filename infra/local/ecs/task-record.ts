@@ -20,6 +20,8 @@ export interface TaskSpec {
   overrides: Record<string, unknown>;
   tags: Tag[];
   startedBy: string | undefined;
+  /** RunTask's assignPublicIp: ENABLED (the public sandbox network). Locally every address is a loopback one. */
+  publicIp: boolean;
 }
 
 /** A live view of one task (updated in place as the task changes). */
@@ -34,6 +36,8 @@ export interface LocalEcsTask {
   readonly pid: number | undefined;
   readonly workspace: string;
   readonly startedBy: string | undefined;
+  /** Started with assignPublicIp ENABLED. */
+  readonly publicIp: boolean;
   readonly tags: readonly Tag[];
   /** Names of the environment variables the process was started with. */
   readonly envNames: readonly string[];
@@ -93,6 +97,7 @@ export function newTaskRecord(task: {
     overrides: Record<string, unknown>;
     tags: Tag[];
     startedBy: string | undefined;
+    publicIp: boolean;
   };
 }): TaskRecord {
   const { spec } = task;
@@ -108,6 +113,7 @@ export function newTaskRecord(task: {
       pid: undefined,
       workspace: task.workspace,
       startedBy: spec.startedBy,
+      publicIp: spec.publicIp,
       tags: spec.tags,
       envNames: Object.keys(task.env).sort(),
       stopCode: undefined,

@@ -1,0 +1,87 @@
+// The idle cost estimate `cdk synth` prints: the arithmetic per sandbox network mode, from the
+// synthesized templates, and the line infra/app.ts writes.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
+import { estimateIdleCost, formatIdleCost } from '../../infra/idle-cost.ts';
+import { synth } from './synth.ts';
+
+const estimateFor = (settings: Record<string, unknown>) => estimateIdleCost(synth({ settings }).template.toJSON());
+const byWhat = (estimate: ReturnType<typeof estimateIdleCost>) =>
+  Object.fromEntries(estimate.items.map((item) => [item.what, [item.count, item.monthlyUsd]]));
+
+// In every mode: the alarm topic's key, the Slack and Teams secrets, the dashboard, and the alarms'
+// 28 metrics (8 functions x errors and throttles, the throttling rate's 2, 10 single-metric alarms).
+const MONITORING_AND_SECRETS = {
+  'KMS key': [1, 1],
+  secret: [2, 0.8],
+  'alarm metric': [28, 2.8],
+  dashboard: [1, 3],
+};
+const BASE = 1 + 0.8 + 2.8 + 3;
+
+test('isolated (the default): 3 interface endpoints x 1 AZ x $0.01/h x 730 h = $21.90 on top of the rest', () => {
+  const estimate = estimateFor({});
+  assert.deepEqual(byWhat(estimate), { 'interface endpoint x AZ': [3, 21.9], ...MONITORING_AND_SECRETS });
+  assert.equal(estimate.monthlyUsd, 21.9 + BASE);
+  // Each extra AZ adds the three endpoints once more.
+  assert.deepEqual(byWhat(estimateFor({ sandboxAzs: 2 }))['interface endpoint x AZ'], [6, 43.8]);
+});
+
+test('egress: one NAT gateway ($0.045/h) and its Elastic IP ($0.005/h), 730 h each: $36.50', () => {
+  const estimate = estimateFor({ sandboxNetwork: 'egress' });
+  assert.deepEqual(byWhat(estimate), { 'NAT gateway': [1, 32.85], 'Elastic IP': [1, 3.65], ...MONITORING_AND_SECRETS });
+  assert.equal(estimate.monthlyUsd, Math.round((32.85 + 3.65 + BASE) * 100) / 100);
+  // More AZs change nothing: one NAT gateway serves them all.
+  assert.equal(estimateFor({ sandboxNetwork: 'egress', sandboxAzs: 3 }).monthlyUsd, estimate.monthlyUsd);
+});
+
+test('public: no endpoints, no NAT gateway, no address while no task runs; Slack only: one secret and one function (two alarm metrics) fewer', () => {
+  const estimate = estimateFor({ sandboxNetwork: 'public' });
+  assert.deepEqual(byWhat(estimate), MONITORING_AND_SECRETS);
+  assert.equal(estimate.monthlyUsd, BASE);
+  assert.equal(estimateFor({ sandboxNetwork: 'public', chatPlatforms: 'slack' }).monthlyUsd, Math.round((BASE - 0.4 - 0.2) * 100) / 100);
+});
+
+test('the line names each item with its arithmetic', () => {
+  assert.equal(
+    formatIdleCost('Threadwork', estimateFor({ sandboxNetwork: 'egress' })),
+    'Threadwork: estimated idle cost $44.10/month at us-east-1 list prices before the free tier (NAT gateway: 1 x $0.045/h x 730 h = $32.85; Elastic IP: 1 x $0.005/h x 730 h = $3.65; KMS key: 1 x $1.00/month = $1.00; secret: 2 x $0.40/month = $0.80; alarm metric: 28 x $0.10/month = $2.80; dashboard: 1 x $3.00/month = $3.00); use is billed on top (docs/cost.md)',
+  );
+});
+
+test("docs/cost.md shows the line the default settings print, and each mode's total", () => {
+  const doc = readFileSync(join(PROJECT_ROOT, 'docs/cost.md'), 'utf8');
+  assert.ok(doc.includes(formatIdleCost('Threadwork', estimateFor({}))), 'the example line is out of date');
+  const totals = [{}, { sandboxNetwork: 'egress' }, { sandboxNetwork: 'public' }].map(
+    (settings) => `**$${estimateFor(settings).monthlyUsd.toFixed(2)}**`,
+  );
+  assert.ok(doc.includes(`| **total printed by \`cdk synth\`** | ${totals.join(' | ')} |`), totals.join(', '));
+});
+
+test('infra/app.ts (what cdk synth runs) prints the estimate of the settings it synthesizes', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-idle-'));
+  try {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        CDK_OUTDIR: outdir,
+        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], sandboxNetwork: 'isolated', stackName: 'CostCheck' }),
+      },
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(
+      run.stderr,
+      /^CostCheck: estimated idle cost \$29\.50\/month .*interface endpoint x AZ: 3 x \$0\.01\/h x 730 h = \$21\.90;/m,
+    );
+    assert.doesNotMatch(run.stdout, /estimated idle cost/);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
