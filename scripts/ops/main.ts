@@ -1,18 +1,34 @@
 // `npm run ops -- <command>`: operator commands, against the local stack (npm start) by default or a
 // deployed stack with --stack NAME (credentials from the standard AWS chain).
 //   put-event FILE   put an event on the default bus (declared triggers fire on it)
+//   runs, stop, pause, resume   the kill switch (scripts/ops/kill-switch.ts)
 import { parseArgs } from 'node:util';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { readOperatorEnv } from '../../infra/local/operator-env.ts';
+import { createLogger } from '../../shared/log.ts';
 import { putEvent, readEventFile } from './put-event.ts';
+import { killSwitch, type KillSwitchCommand } from './kill-switch.ts';
+import { openStack } from './stack.ts';
 
 const USAGE = `usage: npm run ops -- <command> [--stack NAME] [--region REGION]
 commands:
   put-event FILE   put the event in FILE ({"source", "detail-type", "detail"}) on the default bus;
-                   locally at LOCAL_EVENTBRIDGE_URL (default http://127.0.0.1:3002, see npm start)`;
+                   locally at LOCAL_EVENTBRIDGE_URL (default http://127.0.0.1:3002, see npm start)
+  runs             list the running runs: thread, requester, started, model steps and cost so far
+  stop THREAD...   stop the running run of each thread (the thread is told an operator stopped it)
+  stop --all       stop every running run
+  pause            start no new run: prompts wait in their threads (each is told), running runs go on
+  resume           start new runs again, beginning with the prompts that waited
+Without --stack, the commands act on the local stack (npm start).`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { stack: { type: 'string' }, region: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  options: {
+    stack: { type: 'string' },
+    region: { type: 'string' },
+    all: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
+  },
 });
 const [command, ...rest] = positionals;
 const fail = (message: string): never => {
@@ -41,6 +57,23 @@ try {
         : new EventBridgeClient({ region: values.region });
       const id = await putEvent({ eventBridge, ...(local ? { localEndpoint } : {}) }, event);
       console.log(`event ${id} put on the default bus ${local ? `of the local stack (${localEndpoint})` : `(stack ${values.stack})`}`);
+      break;
+    }
+    case 'runs':
+    case 'stop':
+    case 'pause':
+    case 'resume': {
+      // The local stack is reached as a deployed one, through the variables npm start wrote.
+      const target = local ? readOperatorEnv() : { stackName: values.stack!, env: {} };
+      Object.assign(process.env, target.env);
+      const logger = createLogger({ level: 'warn', component: 'ops', write: (line) => process.stderr.write(`${line}\n`) });
+      const stack = await openStack(target.stackName, { region: values.region }, logger);
+      try {
+        if (command !== 'stop' && (rest.length > 0 || values.all)) fail(`${command} takes no arguments\n${USAGE}`);
+        console.log(await killSwitch(stack, command as KillSwitchCommand, { threads: rest, all: values.all ?? false }));
+      } finally {
+        stack.destroy();
+      }
       break;
     }
     default:
