@@ -5,8 +5,6 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { gate } from '../../infra/local/bedrock.ts';
 import { operatorEnvOf } from '../../infra/local/operator-env.ts';
 import { createLogger } from '../../shared/log.ts';
@@ -16,6 +14,7 @@ import { killSwitch } from '../../scripts/ops/kill-switch.ts';
 import { openStack, type OpsStack } from '../../scripts/ops/stack.ts';
 import { putData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
+import { threadOf, threadProbes } from '../support/threads.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { toolTurn } from '../support/scripted-run.ts';
 
@@ -39,17 +38,7 @@ after(async () => {
 const ADMIN = 'U0OPSADMIN';
 beforeEach(() => putData(stack, 'settings.json', { sandbox: { startEarly: false }, access: { admins: [`slack:${ADMIN}`] } }));
 
-const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
-const runsOf = (threadId: string) =>
-  [...stack.cloud.stepFunctions.executions.values()].filter((e) => (e.input as { threadId: string }).threadId === threadId);
-const actor = async (threadId: string) =>
-  (
-    await documentClient(stack.cloud.clients.dynamodb).send(
-      new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' } }),
-    )
-  ).Item;
-const idle = (threadId: string) => eventually(async () => (await actor(threadId))?.status === 'idle', 30_000, `${threadId} idle`);
-const modelSaw = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text)).length;
+const { runsOf, actor, idle, modelSaw } = threadProbes(() => stack);
 const botSaid = (posted: { channel: string; threadTs: string }, text: RegExp) =>
   stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.bot_id && text.test(m.text));
 const ephemeralTo = (user: string, posted: { threadTs: string }) =>
