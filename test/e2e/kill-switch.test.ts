@@ -124,6 +124,22 @@ test('pause: three prompts in two threads each get a paused reply and none reach
   assert.equal(modelSaw('ks-paused-b1') > 0, true);
 });
 
+test("an event file's prompt while paused waits like a person's, and runs on resume", async () => {
+  const posted = await mention('ks-event-thread', 'U0EVENTS');
+  const threadId = threadOf(posted);
+  await eventually(() => runsOf(threadId).length === 1, 15_000, 'first run');
+  await idle(threadId);
+  await killSwitch(ops, 'pause', { threads: [], all: false });
+  await putData(stack, 'events/ks-paused.json', { type: 'immediate', threadId, text: 'ks-event-while-paused' });
+  await stack.cloud.s3Notifications.poll();
+  await eventually(() => botSaid(posted, /Paused by an operator/).length === 1, 15_000, 'paused reply');
+  assert.equal(modelSaw('ks-event-while-paused'), 0);
+  assert.equal(runsOf(threadId).length, 1);
+  await killSwitch(ops, 'resume', { threads: [], all: false });
+  await eventually(() => modelSaw('ks-event-while-paused') > 0, 15_000, 'the event ran');
+  await idle(threadId);
+});
+
 test('a prompt into a running thread while paused waits too: the running run finishes, the held prompt runs only after resume', async () => {
   const run = await heldRun('ks-running-then-paused');
   await killSwitch(ops, 'pause', { threads: [], all: false });
