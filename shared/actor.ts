@@ -170,7 +170,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
           ', threadId = :thread' +
           control.set +
           (control.remove ? ` REMOVE ${control.remove}` : ''),
-        ConditionExpression: `${options.hold ? '' : '(#status = :running OR (attribute_exists(#queue) AND size(#queue) > :zero)) AND '}(attribute_not_exists(#queue) OR size(#queue) < :max)`,
+        ConditionExpression: `${queueCondition(options.hold, front)}(attribute_not_exists(#queue) OR size(#queue) < :max)`,
         ExpressionAttributeNames: {
           '#queue': 'queue',
           ...(options.hold ? {} : { '#status': 'status' }),
@@ -182,7 +182,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
           ':empty': [],
           ':item': [run],
           ':one': 1,
-          ':zero': 0,
+          ...(front ? {} : { ':zero': 0 }),
           ':max': maxQueueDepth,
           ':thread': prompt.threadId,
           ...control.values,
@@ -199,8 +199,20 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     const actor = await getActor(deps, prompt.threadId);
     const waiting = actor?.queue?.length ?? 0;
     if ((options.hold || actor?.status === 'running' || waiting > 0) && waiting >= maxQueueDepth) return 'busy';
+    // Interrupting an idle thread whose prompts wait (a resume that has not reached it): start them first.
+    if (front && actor?.status !== 'running' && waiting > 0) await startWaiting(deps, prompt.threadId);
   }
   throw new Error(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}: too many concurrent changes`);
+}
+
+/**
+ * When a prompt may join the queue: held, always (within the depth); interrupting, only a running
+ * run; otherwise behind a running run or behind prompts that wait.
+ */
+function queueCondition(hold: boolean | undefined, front: boolean): string {
+  if (hold) return '';
+  if (front) return '#status = :running AND ';
+  return '(#status = :running OR (attribute_exists(#queue) AND size(#queue) > :zero)) AND ';
 }
 
 /** The actor update's part that records (or clears) who may stop or steer the thread's runs. */

@@ -3,6 +3,7 @@
 // waiting thread's first prompt, the rest after it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { admitPrompt, getActor, releaseLease, waitingThreads, type ActorDeps } from '../../shared/actor.ts';
 import { deploymentRunsKey, slotHolders, slotsTaken } from '../../shared/capacity.ts';
 import { operatorStopCause, operatorStopNotice, resume } from '../../shared/kill-switch.ts';
@@ -83,6 +84,27 @@ test('an idle thread with prompts waiting (a resume that did not reach it) queue
     d.started.map((r) => r.prompt.messageId),
     ['w1', 'w2'],
   );
+});
+
+test('interrupt mode at an idle thread with prompts waiting: they start first, then the new prompt interrupts as usual', async () => {
+  const d = deps();
+  const thread = 'slack:C2:2.0004';
+  await pause(d, 'an operator');
+  assert.equal(await admitPrompt(d, prompt(thread, 'i1'), { hold: true }), 'queued');
+  assert.equal(await admitPrompt(d, prompt(thread, 'i2'), { hold: true }), 'queued');
+  await d.db.send(new DeleteCommand({ TableName: d.tableName, Key: { pk: 'ops', sk: 'pause' } }));
+  assert.equal(await admitPrompt(d, prompt(thread, 'i3'), { mode: 'interrupt', caps }), 'queued');
+  const after = await getActor(d, thread);
+  assert.deepEqual(
+    d.started.map((r) => r.prompt.messageId),
+    ['i1'],
+  );
+  assert.deepEqual(
+    after?.queue?.map((r) => r.prompt.messageId),
+    ['i3', 'i2'],
+  );
+  assert.equal(after?.abortRunId, d.started[0]!.runId, 'the running run is told to stop');
+  while ((await getActor(d, thread))?.status === 'running') await releaseLease(d, thread, d.started.at(-1)!.runId);
 });
 
 test('a run that ends while paused hands its thread to nothing: its queue waits for resume', async () => {
