@@ -1,7 +1,7 @@
 // The pause on the actor, against DynamoDB Local: held prompts wait in their thread's queue (once,
 // in order, bounded), a run that ends while paused hands over to nothing, and resume starts each
 // waiting thread's first prompt, the rest after it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { admitPrompt, getActor, releaseLease, waitingThreads, type ActorDeps } from '../../shared/actor.ts';
@@ -11,20 +11,13 @@ import { isPaused, pause, pauseState } from '../../shared/pause.ts';
 import { parseOpsCommand } from '../../shared/ops-command.ts';
 import type { RunInput } from '../../shared/schemas.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
-import { startTestTable, type TestTable } from '../support/dynamo.ts';
+import { tableForFile } from '../support/dynamo.ts';
 
-let table: TestTable;
-before(async () => {
-  table = await startTestTable();
-});
-after(async () => {
-  table.raw.destroy();
-  await table.emulator.stop();
-});
+const table = tableForFile();
 
 function deps(): ActorDeps & { started: RunInput[] } {
   const started: RunInput[] = [];
-  const base = { db: table.db, tableName: table.tableName };
+  const base = { db: table().db, tableName: table().tableName };
   return { ...base, startRun: async (run) => void started.push(run), started, paused: () => isPaused(base) };
 }
 const caps = { perChannel: 1, perDeployment: 1 };
