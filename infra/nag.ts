@@ -9,7 +9,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { IConstruct } from 'constructs';
 import type { AgentRun } from './constructs/agent-run.ts';
 import type { DataBucket } from './constructs/data-bucket.ts';
-import type { Dispatch } from './constructs/dispatch.ts';
+import { RUN_CONTEXTS, type Dispatch } from './constructs/dispatch.ts';
 import type { AgentEventBus } from './constructs/event-bus.ts';
 import type { Triggers } from './constructs/triggers.ts';
 import type { EventSchedules } from './constructs/event-schedules.ts';
@@ -115,6 +115,11 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     roleOf(dispatch.handler),
     iam5Resource(dispatch, data.bucket.arnForObjects(`${ROOT_KEYS.prompts}*`)),
     'Dispatch stores long prompt texts under prompts/, one key per run id (not known in advance); PutObject only, no read, list or delete.',
+  );
+  acknowledge(
+    roleOf(dispatch.handler),
+    iam5Resource(dispatch, data.bucket.arnForObjects(RUN_CONTEXTS)),
+    "Admins' `runs` command shows each running run's model steps and cost from its thread's context.jsonl; threads are not known in advance. GetObject of context.jsonl files only, nothing else in the bucket.",
   );
 
   // SlackSecret, TeamsSecret

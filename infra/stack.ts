@@ -284,6 +284,14 @@ export class AgentRuntimeStack extends Stack {
     new CfnOutput(this, 'ModelId', { value: modelId, description: 'The Bedrock model (or inference profile) the agent may call' });
     new CfnOutput(this, 'SandboxImageUri', { value: sandboxTask.image.imageUri, description: 'The sandbox container image the tasks run' });
     new CfnOutput(this, 'DataBucketName', { value: data.bucket.bucketName, description: 'S3 bucket holding the data/ tree' });
+    new CfnOutput(this, 'StateTableName', {
+      value: state.table.tableName,
+      description: 'DynamoDB table of the thread actors and the pause flag (npm run ops -- runs, stop, pause, resume)',
+    });
+    new CfnOutput(this, 'StateMachineArn', {
+      value: agentRun.stateMachine.stateMachineArn,
+      description: 'The agent-run state machine: one execution per prompt (npm run ops -- stop stops them)',
+    });
     new CfnOutput(this, 'SandboxClusterName', {
       value: sandboxTask.cluster.clusterName,
       description: `ECS cluster of the sandbox tasks (network mode: ${sandboxNetwork}); aws ecs list-tasks --cluster <name> shows running sandboxes`,

@@ -2,6 +2,7 @@
 // one lease holder (the running run) per thread, and a FIFO of prompts waiting behind it.
 // SQS FIFO keeps arrival order and dedupes; this item is what keeps one run per thread.
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   TransactWriteCommand,
@@ -11,6 +12,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from './aws-errors.ts';
 import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
+import { queryPartition } from './aws/dynamodb.ts';
 import { runIdFor } from './ids.ts';
 import type { Prompt, RunInput } from './schemas.ts';
 import type { ControlPolicy } from './access.ts';
@@ -21,6 +23,8 @@ export interface ActorDeps {
   /** Starts the run's execution; must be idempotent by `input.runId` (Step Functions execution names are). */
   startRun(input: RunInput): Promise<void>;
   now?: () => number;
+  /** Whether an operator paused the deployment: a finished run then hands its thread to no queued prompt. */
+  paused?: () => Promise<boolean>;
 }
 
 export interface ActorItem {
@@ -60,6 +64,8 @@ export interface AdmitOptions {
   caps?: RunCaps;
   /** Who may stop or steer the thread's runs (settings.json `access`); absent: anyone in the thread. */
   control?: ControlPolicy;
+  /** The deployment is paused: the prompt waits in the thread's queue, whatever the thread is doing, and starts nothing. */
+  hold?: boolean;
 }
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
@@ -71,6 +77,16 @@ const backOff = (attempt: number) => new Promise<void>((resolve) => setTimeout(r
 
 const actorKey = (threadId: string) => ({ pk: `actor#${threadId}`, sk: 'actor' });
 const admittedKey = (threadId: string, messageId: string) => ({ pk: `admitted#${threadId}`, sk: messageId });
+
+// Threads whose queue waits with nothing running (prompts held while paused), so resume finds them
+// without reading every actor.
+const WAITING = 'actors#waiting';
+const waitingPut = (tableName: string, threadId: string) => ({ Put: { TableName: tableName, Item: { pk: WAITING, sk: threadId } } });
+
+/** Threads with prompts waiting and nothing running: held while the deployment was paused. */
+export async function waitingThreads(deps: { db: DynamoDBDocumentClient; tableName: string }): Promise<string[]> {
+  return (await queryPartition(deps, WAITING)).map((item) => item.sk as string);
+}
 
 export async function getActor(deps: ActorDeps, threadId: string): Promise<ActorItem | undefined> {
   const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: actorKey(threadId), ConsistentRead: true }));
@@ -102,29 +118,32 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   const caps = options.caps;
   const slots = caps ? takeRunSlots(deps.tableName, prompt.threadId, caps, now) : [];
   for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
-    const leased = await admitWith(
-      deps,
-      prompt.threadId,
-      marker,
-      {
-        UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${caps ? `, ${SLOT_ATTRIBUTE} = :true` : ''}${control.set} REMOVE previousRunId${control.remove ? `, ${control.remove}` : ''}`,
-        ConditionExpression: 'attribute_not_exists(pk) OR #status = :idle',
-        ExpressionAttributeNames: { '#status': 'status', '#current': 'current', ...control.names },
-        ExpressionAttributeValues: {
-          ...control.values,
-          ':running': 'running',
-          ':idle': 'idle',
-          ':run': run,
-          ':false': false,
-          ':now': now,
-          ':thread': prompt.threadId,
-          ':zero': 0,
-          ':one': 1,
-          ...(caps ? { ':true': true } : {}),
-        },
-      },
-      slots,
-    );
+    const leased = options.hold
+      ? 'actor-changed'
+      : await admitWith(
+          deps,
+          prompt.threadId,
+          marker,
+          {
+            UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${caps ? `, ${SLOT_ATTRIBUTE} = :true` : ''}${control.set} REMOVE previousRunId${control.remove ? `, ${control.remove}` : ''}`,
+            // An idle thread with prompts waiting (held while paused) starts them first: this one waits behind.
+            ConditionExpression: '(attribute_not_exists(pk) OR #status = :idle) AND (attribute_not_exists(#queue) OR size(#queue) = :zero)',
+            ExpressionAttributeNames: { '#status': 'status', '#current': 'current', '#queue': 'queue', ...control.names },
+            ExpressionAttributeValues: {
+              ...control.values,
+              ':running': 'running',
+              ':idle': 'idle',
+              ':run': run,
+              ':false': false,
+              ':now': now,
+              ':thread': prompt.threadId,
+              ':zero': 0,
+              ':one': 1,
+              ...(caps ? { ':true': true } : {}),
+            },
+          },
+          slots,
+        );
     if (leased === 'duplicate') return resumeDuplicate(deps, run);
     if (leased === 'channel-full' || leased === 'deployment-full') return leased;
     if (leased === 'conflict') {
@@ -135,31 +154,42 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
       await startAndMark(deps, run);
       return 'started';
     }
-    // The thread is running: wait in its queue (at the front, in interrupt mode, and the running run
-    // is told to stop), unless the queue is full or the thread went idle in between (retry the lease).
-    const queued = await admitWith(deps, prompt.threadId, marker, {
-      UpdateExpression:
-        (interrupt
-          ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
-          : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = version + :one') +
-        control.set +
-        (control.remove ? ` REMOVE ${control.remove}` : ''),
-      ConditionExpression: '#status = :running AND (attribute_not_exists(#queue) OR size(#queue) < :max)',
-      ExpressionAttributeNames: {
-        '#status': 'status',
-        '#queue': 'queue',
-        ...(interrupt ? { '#current': 'current' } : {}),
-        ...control.names,
+    // The thread is running (or has prompts waiting): wait in its queue (at the front, in interrupt
+    // mode, and the running run is told to stop), unless the queue is full or the thread went idle in
+    // between (retry the lease). Held while paused: at the back, whatever the thread is doing.
+    const front = interrupt && !options.hold;
+    const queued = await admitWith(
+      deps,
+      prompt.threadId,
+      marker,
+      {
+        UpdateExpression:
+          (front
+            ? 'SET #queue = list_append(:item, if_not_exists(#queue, :empty)), abortRunId = #current.runId, version = version + :one'
+            : 'SET #queue = list_append(if_not_exists(#queue, :empty), :item), version = if_not_exists(version, :zero) + :one') +
+          ', threadId = :thread' +
+          control.set +
+          (control.remove ? ` REMOVE ${control.remove}` : ''),
+        ConditionExpression: `${queueCondition(options.hold, front)}(attribute_not_exists(#queue) OR size(#queue) < :max)`,
+        ExpressionAttributeNames: {
+          '#queue': 'queue',
+          ...(options.hold ? {} : { '#status': 'status' }),
+          ...(front ? { '#current': 'current' } : {}),
+          ...control.names,
+        },
+        ExpressionAttributeValues: {
+          ...(options.hold ? {} : { ':running': 'running' }),
+          ':empty': [],
+          ':item': [run],
+          ':one': 1,
+          ...(front ? {} : { ':zero': 0 }),
+          ':max': maxQueueDepth,
+          ':thread': prompt.threadId,
+          ...control.values,
+        },
       },
-      ExpressionAttributeValues: {
-        ':running': 'running',
-        ':empty': [],
-        ':item': [run],
-        ':one': 1,
-        ':max': maxQueueDepth,
-        ...control.values,
-      },
-    });
+      options.hold ? [waitingPut(deps.tableName, prompt.threadId)] : [],
+    );
     if (queued === 'duplicate') return resumeDuplicate(deps, run);
     if (queued === 'done') return 'queued';
     if (queued === 'conflict') {
@@ -167,9 +197,22 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
       continue;
     }
     const actor = await getActor(deps, prompt.threadId);
-    if (actor?.status === 'running' && (actor.queue?.length ?? 0) >= maxQueueDepth) return 'busy';
+    const waiting = actor?.queue?.length ?? 0;
+    if ((options.hold || actor?.status === 'running' || waiting > 0) && waiting >= maxQueueDepth) return 'busy';
+    // Interrupting an idle thread whose prompts wait (a resume that has not reached it): start them first.
+    if (front && actor?.status !== 'running' && waiting > 0) await startWaiting(deps, prompt.threadId);
   }
   throw new Error(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}: too many concurrent changes`);
+}
+
+/**
+ * When a prompt may join the queue: held, always (within the depth); interrupting, only a running
+ * run; otherwise behind a running run or behind prompts that wait.
+ */
+function queueCondition(hold: boolean | undefined, front: boolean): string {
+  if (hold) return '';
+  if (front) return '#status = :running AND ';
+  return '(#status = :running OR (attribute_exists(#queue) AND size(#queue) > :zero)) AND ';
 }
 
 /** The actor update's part that records (or clears) who may stop or steer the thread's runs. */
@@ -195,7 +238,7 @@ async function admitWith(
   threadId: string,
   marker: { Put: Record<string, unknown> },
   update: ActorUpdate,
-  slots: ReturnType<typeof takeRunSlots> = [],
+  slots: object[] = [],
 ): Promise<'done' | 'duplicate' | 'actor-changed' | 'conflict' | 'channel-full' | 'deployment-full'> {
   try {
     await deps.db.send(
@@ -265,8 +308,10 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
     }
     const [next, ...rest] = actor.queue ?? [];
     const now = (deps.now ?? Date.now)();
+    // Paused: the run ends as usual, but its queue waits (resume starts it).
+    const hold = next !== undefined && ((await deps.paused?.()) ?? false);
     try {
-      if (next) {
+      if (next && !hold) {
         await deps.db.send(
           new UpdateCommand({
             TableName: deps.tableName,
@@ -298,12 +343,12 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
         ExpressionAttributeValues: { ':idle': 'idle', ':runId': runId, ':one': 1, ':version': actor.version },
       };
       // Going idle gives the lease's run slots back, in the same write: exactly once, whoever releases.
-      if (actor.holdsSlot) {
-        await deps.db.send(
-          new TransactWriteCommand({
-            TransactItems: [{ Update: idle }, ...giveRunSlots(deps.tableName, threadId)],
-          }),
-        );
+      const alongside = [
+        ...(actor.holdsSlot ? giveRunSlots(deps.tableName, threadId) : []),
+        ...(hold ? [waitingPut(deps.tableName, threadId)] : []),
+      ];
+      if (alongside.length > 0) {
+        await deps.db.send(new TransactWriteCommand({ TransactItems: [{ Update: idle }, ...alongside] }));
       } else {
         await deps.db.send(new UpdateCommand(idle));
       }
@@ -316,6 +361,65 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
     }
   }
   throw new Error(`Could not release ${runId} on ${threadId}: too many concurrent changes`);
+}
+
+/** Run slots a held prompt takes when the deployment resumes: it was promised a run, so no limit refuses it. */
+const UNLIMITED: RunCaps = { perChannel: Number.MAX_SAFE_INTEGER, perDeployment: Number.MAX_SAFE_INTEGER };
+
+/**
+ * After a pause: if the thread is idle with prompts waiting, hand its lease to the first of them and
+ * start it (the rest run after it, in order). Returns the run started, if any; safe to repeat.
+ */
+export async function startWaiting(deps: ActorDeps, threadId: string): Promise<RunInput | undefined> {
+  for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+    const actor = await getActor(deps, threadId);
+    const [next, ...rest] = actor?.queue ?? [];
+    if (!actor || actor.status === 'running' || !next) {
+      await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: { pk: WAITING, sk: threadId } }));
+      return undefined;
+    }
+    const now = (deps.now ?? Date.now)();
+    const [channelSlot, deploymentSlot, holder] = takeRunSlots(deps.tableName, threadId, UNLIMITED, now);
+    try {
+      await deps.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: deps.tableName,
+                Key: actorKey(threadId),
+                UpdateExpression: `SET #status = :running, #current = :next, #queue = :rest, started = :false, leaseTakenAt = :now, ${SLOT_ATTRIBUTE} = :true, version = version + :one`,
+                ConditionExpression: 'version = :version',
+                ExpressionAttributeNames: { '#status': 'status', '#current': 'current', '#queue': 'queue' },
+                ExpressionAttributeValues: {
+                  ':running': 'running',
+                  ':next': next,
+                  ':rest': rest,
+                  ':false': false,
+                  ':now': now,
+                  ':true': true,
+                  ':one': 1,
+                  ':version': actor.version,
+                },
+              },
+            },
+            channelSlot!,
+            deploymentSlot!,
+            holder!,
+            { Delete: { TableName: deps.tableName, Key: { pk: WAITING, sk: threadId } } },
+          ] as never,
+        }),
+      );
+    } catch (error) {
+      const reasons = transactionCancellationReasons(error);
+      if (!reasons) throw error;
+      await backOff(attempt);
+      continue;
+    }
+    await startAndMark(deps, next);
+    return next;
+  }
+  throw new Error(`Could not start the waiting prompts of ${threadId}: too many concurrent changes`);
 }
 
 /** The condition that `runId` (when given) is the run holding the lease, for a control checked against it. */

@@ -9,7 +9,9 @@ import type { SerializedThread } from 'chat';
 import { controlPolicy } from '../../shared/access.ts';
 import { mayInterrupt, refusedByAccess } from '../../shared/access-gate.ts';
 import { refusedByBudget } from '../../shared/budget-gate.ts';
-import { admitPrompt, getActor } from '../../shared/actor.ts';
+import { admitPrompt, getActor, startWaiting } from '../../shared/actor.ts';
+import { isPaused } from '../../shared/pause.ts';
+import { answerOpsCommand, parseOpsCommand } from '../../shared/ops-command.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, reclaimStaleSlots, stopThread, type ControlDeps } from '../../shared/control.ts';
@@ -78,6 +80,8 @@ function fullText(admission: 'channel-full' | 'deployment-full', limits: Setting
     : `${runs} across this deployment (the limit, maxConcurrentRuns), so I did not start this one. Please send it again in a few minutes.`;
 }
 
+const PAUSED_TEXT = 'Paused by an operator: your message will run when resumed.';
+
 const busyText = (depth: number) =>
   `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
 
@@ -92,6 +96,8 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   // With admins named, `settings …` is a command for them, never a prompt.
   const command = config.access.admins.length > 0 ? parseSettingsCommand(received.text) : undefined;
   if (command) return answerSettingsCommand({ store: deps.store, reply: gate.reply, logger }, config, received, command);
+  const ops = config.access.admins.length > 0 ? parseOpsCommand(received.text) : undefined;
+  if (ops) return answerOpsCommand({ control: deps.control, store: deps.store, reply: gate.reply, logger }, config, received, ops);
   if (isUsageCommand(received.text))
     return gate.reply(received, await threadUsageReport(deps.control.actor, config.budgets, received, new Date()));
   // A prompt under a spent budget is answered now, without a run (the model step checks again).
@@ -116,10 +122,13 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   await reclaimStaleLease(deps.control, prompt.threadId, prompt.messageId);
   if (mode === 'interrupt' && control && !mayInterrupt(control, await getActor(deps.control.actor, prompt.threadId), prompt))
     mode = 'queue';
+  // Paused by an operator: the prompt waits in its thread's queue, and starts nothing.
+  const paused = await isPaused(deps.control.actor);
   const options = {
     maxQueueDepth: config.maxQueueDepth,
     mode,
     control,
+    hold: paused,
     caps: { perChannel: config.limits.maxConcurrentRunsPerChannel, perDeployment: config.limits.maxConcurrentRuns },
   };
   let admission = await admitPrompt(deps.control.actor, prompt, options);
@@ -137,8 +146,14 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
   } else if (admission === 'channel-full' || admission === 'deployment-full') {
     log.warn('prompt refused: concurrent run limit', { limit: admission, user: prompt.author.userId, text: prompt.text });
     await replyRefused(deps, prompt, fullText(admission, config.limits));
+  } else if (admission === 'queued' && paused) {
+    log.info('prompt held: paused', { user: prompt.author.userId, channel: channelKeyOf(prompt.threadId) });
+    await threadFromJSON(await deps.loadChat(), prompt.thread as SerializedThread).post(PAUSED_TEXT);
   } else if (admission === 'queued' && mode === 'interrupt') {
     await stopThread(deps.control, prompt.threadId, 'interrupted by a newer message');
+  } else if (admission === 'queued') {
+    // Queued behind prompts held by a pause whose resume did not start them: start them now.
+    await startWaiting(deps.control.actor, prompt.threadId);
   }
 }
 

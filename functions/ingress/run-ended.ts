@@ -12,7 +12,10 @@ import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/lazy.ts';
-import { runInputSchema } from '../../shared/schemas.ts';
+import { runInputSchema, type RunInput } from '../../shared/schemas.ts';
+import { operatorStopNotice } from '../../shared/kill-switch.ts';
+import { readRecord, writeRecord } from '../../shared/ledger.ts';
+import type { AgentDeps } from '../../shared/steps/deps.ts';
 
 interface ExecutionStatusChange {
   executionArn: string;
@@ -45,9 +48,20 @@ async function runEnded(detail: ExecutionStatusChange) {
   if (detail.status === 'ABORTED') {
     // Stopped on purpose: the one who stopped it has answered; free the thread for what waits.
     await removeStopCard(deps, run);
+    await tellOperatorStop(deps, run, detail.cause);
     await countRunEnd(deps, run, 'stopped');
     return { released: (await releaseLease(deps.actor, run.threadId, run.runId)).outcome };
   }
   const error = { Error: detail.status === 'TIMED_OUT' ? 'States.Timeout' : (detail.error ?? 'States.Runtime'), Cause: detail.cause ?? '' };
   return { released: (await fail(deps, run, error)).outcome };
+}
+
+const STOP_NOTICE = 'operator-stop-notice';
+
+/** A person's stop is answered where they asked; an operator's or an admin's is told in the thread here, once. */
+async function tellOperatorStop(deps: AgentDeps, run: RunInput, cause: string | null | undefined): Promise<void> {
+  const notice = operatorStopNotice(cause);
+  if (!notice || (await readRecord(deps.ledger, run.runId, STOP_NOTICE))) return;
+  await deps.thread(run).post(notice);
+  await writeRecord(deps.ledger, run.runId, STOP_NOTICE, true);
 }

@@ -18,6 +18,9 @@ import { grantOptionalRead, grantWriteKey, grantWriteUnder } from './data-bucket
 import { ROOT_KEYS } from '../../shared/ids.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 
+/** Every thread's context.jsonl (adapter/channel/thread/context.jsonl). */
+export const RUN_CONTEXTS = '*/context.jsonl';
+
 /** Exported because the inbox's visibility timeout is derived from it. */
 export const DISPATCH_TIMEOUT = Duration.seconds(30);
 
@@ -63,6 +66,8 @@ export class Dispatch extends Construct {
     grantWriteUnder(props.bucket, this.handler, ROOT_KEYS.prompts);
     // Admins change a channel's settings from the chat (`settings set`): that one key, nothing else.
     grantWriteKey(props.bucket, this.handler, ROOT_KEYS.settings);
+    // Admins' `runs` shows each running run's model steps and cost so far, from its thread's context.
+    grantOptionalRead(props.bucket, this.handler, [RUN_CONTEXTS]);
     useChatSecrets(this.handler, props.chatSecrets);
 
     this.handler.addEventSource(

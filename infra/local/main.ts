@@ -7,6 +7,7 @@ import { startLocalCloud } from './cloud.ts';
 import { startSlackStandIn } from './slack/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
+import { operatorEnvOf, removeOperatorEnv, writeOperatorEnv } from './operator-env.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
 import { parseTriggers } from '../../shared/triggers/declaration.ts';
 import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
@@ -190,6 +191,8 @@ async function main(): Promise<void> {
       '  To try the whole path without Bedrock: LOCAL_MODEL=echo npm start',
     );
   }
+  lines.push(`  Operate it     npm run ops -- runs | stop THREAD | stop --all | pause | resume`);
+  writeOperatorEnv(operatorEnvOf(cloud));
   console.log(lines.join('\n'));
 
   let stopping = false;
@@ -197,6 +200,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log('\nStopping the local stack...');
+    removeOperatorEnv();
     await cloud.stop();
     await slack?.close();
     await teams?.close();

@@ -2,11 +2,16 @@
 // deployed stack with --stack NAME (credentials from the standard AWS chain).
 //   put-event FILE   put an event on the default bus (declared triggers fire on it)
 //   metrics          what the functions published: sum, count, p50, p99 per metric
+//   runs, stop, pause, resume   the kill switch (scripts/ops/kill-switch.ts)
 import { parseArgs } from 'node:util';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { cloudWatchMetrics, formatMetrics, localMetrics } from './metrics.ts';
+import { readOperatorEnv } from '../../infra/local/operator-env.ts';
+import { createLogger } from '../../shared/log.ts';
 import { putEvent, readEventFile } from './put-event.ts';
+import { killSwitch, type KillSwitchCommand } from './kill-switch.ts';
+import { openStack } from './stack.ts';
 
 const USAGE = `usage: npm run ops -- <command> [--stack NAME] [--region REGION]
 commands:
@@ -15,7 +20,13 @@ commands:
   metrics [--name METRIC] [--hours N]
                    per metric (one, with --name), its sum, count, p50 and p99, in total and per
                    dimension values; locally since npm start (LOCAL_METRICS_URL, default
-                   http://127.0.0.1:3004), for --stack from CloudWatch over the last N hours (24)`;
+                   http://127.0.0.1:3004), for --stack from CloudWatch over the last N hours (24)
+  runs             list the running runs: thread, requester, started, model steps and cost so far
+  stop THREAD...   stop the running run of each thread (the thread is told an operator stopped it)
+  stop --all       stop every running run
+  pause            start no new run: prompts wait in their threads (each is told), running runs go on
+  resume           start new runs again, beginning with the prompts that waited
+Without --stack, the commands act on the local stack (npm start).`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -24,6 +35,7 @@ const { values, positionals } = parseArgs({
     region: { type: 'string' },
     name: { type: 'string' },
     hours: { type: 'string' },
+    all: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -64,6 +76,23 @@ try {
         ? await localMetrics(process.env.LOCAL_METRICS_URL ?? `http://127.0.0.1:${process.env.LOCAL_METRICS_PORT ?? 3004}`, values.name)
         : await cloudWatchMetrics(new CloudWatchClient({ region: values.region }), values.stack!, { name: values.name, hours });
       console.log(formatMetrics(summaries));
+      break;
+    }
+    case 'runs':
+    case 'stop':
+    case 'pause':
+    case 'resume': {
+      // The local stack is reached as a deployed one, through the variables npm start wrote.
+      const target = local ? readOperatorEnv() : { stackName: values.stack!, env: {} };
+      Object.assign(process.env, target.env);
+      const logger = createLogger({ level: 'warn', component: 'ops', write: (line) => process.stderr.write(`${line}\n`) });
+      const stack = await openStack(target.stackName, { region: values.region }, logger);
+      try {
+        if (command !== 'stop' && (rest.length > 0 || values.all)) fail(`${command} takes no arguments\n${USAGE}`);
+        console.log(await killSwitch(stack, command as KillSwitchCommand, { threads: rest, all: values.all ?? false }));
+      } finally {
+        stack.destroy();
+      }
       break;
     }
     default:

@@ -5,12 +5,14 @@ import type { ControlDeps } from '../control.ts';
 import type { JsonLogger } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { executionStarter } from '../runs.ts';
+import { isPaused } from '../pause.ts';
 
 type ActorEnv = { TABLE_NAME: string; STATE_MACHINE_ARN: string };
 
 /** `metrics`: where a run that starts is counted (RunsStarted, QueueWait). */
 export function actorFromEnv(logger: JsonLogger, env: ActorEnv, metrics?: MetricsSink): ActorDeps {
-  return { db: dbClient(), tableName: env.TABLE_NAME, startRun: executionStarter(sfnClient(), env.STATE_MACHINE_ARN, logger, metrics) };
+  const table = { db: dbClient(), tableName: env.TABLE_NAME };
+  return { ...table, startRun: executionStarter(sfnClient(), env.STATE_MACHINE_ARN, logger, metrics), paused: () => isPaused(table) };
 }
 
 export function controlFromEnv(logger: JsonLogger, env: ActorEnv, metrics?: MetricsSink): ControlDeps {

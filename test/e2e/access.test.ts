@@ -3,11 +3,10 @@
 // Slack stand-in delivering signed payloads in the recorded shapes, the scripted model.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { gate } from '../../infra/local/bedrock.ts';
 import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
+import { threadOf, threadProbes } from '../support/threads.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { buttonPress, postForm, recordedSlashCommand } from '../support/slack-forms.ts';
 import { toolTurn } from '../support/scripted-run.ts';
@@ -25,17 +24,7 @@ const ADMIN = 'U0ADMIN';
 const settings = (access: Record<string, unknown>) => putData(stack, 'settings.json', { sandbox: { startEarly: false }, access });
 beforeEach(() => settings({}));
 
-const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
-const runsOf = (threadId: string) =>
-  [...stack.cloud.stepFunctions.executions.values()].filter((e) => (e.input as { threadId: string }).threadId === threadId);
-const actor = async (threadId: string) =>
-  (
-    await documentClient(stack.cloud.clients.dynamodb).send(
-      new GetCommand({ TableName: stack.cloud.names.table, Key: { pk: `actor#${threadId}`, sk: 'actor' } }),
-    )
-  ).Item;
-const idle = (threadId: string) => eventually(async () => (await actor(threadId))?.status === 'idle', 30_000, `${threadId} idle`);
-const modelSaw = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text)).length;
+const { runsOf, actor, idle, modelSaw } = threadProbes(() => stack);
 const ephemeralTo = (user: string, threadTs: string) =>
   stack.slack.ephemeral.filter((m) => m.visibleTo === user && m.thread_ts === threadTs);
 const botSaid = (channel: string, threadTs: string, text: RegExp) =>

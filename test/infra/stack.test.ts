@@ -112,7 +112,7 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, sandbox cluster and image, event bus, schedule group, dashboard, alarm topic', () => {
+test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, state table and machine, sandbox cluster and image, event bus, schedule group, dashboard, alarm topic', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
     'AlarmTopicArn',
@@ -127,9 +127,13 @@ test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names
     'ScheduleGroupName',
     'SlackEventsUrl',
     'SlackSecretName',
+    'StateMachineArn',
+    'StateTableName',
     'TeamsMessagingEndpoint',
     'TeamsSecretName',
   ]);
+  assert.deepEqual(outputs.StateTableName!.Value, { Ref: idOf(stack.table) });
+  assert.deepEqual(outputs.StateMachineArn!.Value, { Ref: idOf(stack.stateMachine) });
   assert.deepEqual(outputs.SandboxClusterName!.Value, { Ref: idOf(stack.sandbox.task.cluster) });
   assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
   assert.match(flatten(outputs.TeamsMessagingEndpoint!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/api/messages$`));
@@ -606,7 +610,7 @@ test('least privilege: states:StartExecution only on the agent-run state machine
   });
 });
 
-test("least privilege: the Slack webhook only reads settings.json (`/usage`); dispatch writes only long prompt texts and settings.json (an admin's `settings set`)", () => {
+test("least privilege: the Slack webhook only reads settings.json (`/usage`); dispatch writes only long prompt texts and settings.json (an admin's `settings set`), and reads only settings.json and threads' context (an admin's `runs`)", () => {
   const s3Of = (role: FunctionRole) =>
     policies(stack)
       .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
@@ -620,6 +624,7 @@ test("least privilege: the Slack webhook only reads settings.json (`/usage`); di
   assert.deepEqual(
     grantsOf('dispatch').sort(),
     [
+      `s3:GetObject ${bucket}/*/context.jsonl`,
       `s3:GetObject ${bucket}/settings.json`,
       `s3:ListBucket ${bucket}`,
       `s3:PutObject ${bucket}/prompts/*`,
@@ -688,6 +693,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'teamsWebhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
+    `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, '*/context.jsonl')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'uploads/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, '*/attachments/*')}`,

@@ -1,0 +1,26 @@
+// The deployment-wide pause flag: one item in the state table. Dispatch, and every release of a
+// thread's lease, read it before starting a run. Apart from the kill switch so that what only reads
+// it (the webhook's bundle among them) carries no more than DynamoDB.
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+export type TableDeps = { db: DynamoDBDocumentClient; tableName: string };
+
+export const PAUSE_KEY = { pk: 'ops', sk: 'pause' };
+
+export interface PauseState {
+  paused: boolean;
+  by?: string;
+  at?: number;
+}
+
+export async function pauseState(deps: TableDeps): Promise<PauseState> {
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: PAUSE_KEY, ConsistentRead: true }));
+  return out.Item ? { paused: true, by: out.Item.by as string, at: out.Item.at as number } : { paused: false };
+}
+
+export const isPaused = async (deps: TableDeps): Promise<boolean> => (await pauseState(deps)).paused;
+
+/** Pause: no new run starts until resume. `by` says who (an operator, or an admin's qualified id). */
+export async function pause(deps: TableDeps, by: string, now = Date.now()): Promise<void> {
+  await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...PAUSE_KEY, by, at: now } }));
+}
