@@ -85,10 +85,15 @@ async function follow(
   const out = process.stdout;
 
   while (Date.now() < deadline) {
-    const data = await call<{ messages: LocalMessage[]; status: string | null }>(
+    const data = await call<{ messages: LocalMessage[]; ephemeral?: (LocalMessage & { visibleTo: string })[]; status: string | null }>(
       `/_local/messages?channel=${encodeURIComponent(channel)}&thread_ts=${encodeURIComponent(threadTs)}`,
     );
-    const replies = data.messages.filter((m) => Number(m.ts) > Number(afterTs) && (m.bot_id || m.user === info.botUserId));
+    // Replies only the sender sees (a refusal, a usage report) are shown to them as such.
+    const sender = data.messages.find((m) => m.ts === afterTs)?.user;
+    const onlyYou = (data.ephemeral ?? []).filter((m) => m.visibleTo === sender).map((m) => ({ ...m, text: `(only you) ${m.text}` }));
+    const replies = [...data.messages.filter((m) => m.bot_id || m.user === info.botUserId), ...onlyYou]
+      .filter((m) => Number(m.ts) > Number(afterTs))
+      .sort((a, b) => Number(a.ts) - Number(b.ts));
     for (const m of replies) {
       // Show <@U123> as @name; hide the post+edit fallback's "..." placeholder.
       const shown = m.text.replace(

@@ -2,6 +2,8 @@
 // answers new prompts without one; racing threads overshoot by at most one step each; scheduled
 // runs count against their own budget; the warning is posted once.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, beforeEach, test } from 'node:test';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
@@ -246,6 +248,24 @@ test('usage, in a thread and as /usage: the thread, the channel today and this m
     'the /usage answer',
   );
   assert.match(slash.text ?? '', /• This thread: \$0\.057[\s\S]*• This channel this month: \$0\.057[\s\S]*\$19\.94 left/);
+
+  // `npm run chat` shows its user what only they see: the report answers `usage` there too.
+  const cli = [
+    '--import',
+    'tsx',
+    'infra/local/chat-cli.ts',
+    '--channel',
+    'C0USAGE',
+    '--thread',
+    posted.threadTs,
+    '--timeout',
+    '30',
+    'usage',
+  ];
+  const { stdout } = await promisify(execFile)(process.execPath, cli, {
+    env: { PATH: process.env.PATH, LOCAL_SLACK_URL: stack.slack.url },
+  });
+  assert.match(stdout, /> \(only you\) \*Usage\*\n• This thread: \$0\.057/);
 });
 
 function nextMonth(): string {

@@ -37,7 +37,16 @@ export function createRequestHandler(parts: RequestHandlerParts): RequestListene
             ? (workspace.channels.get(channel) ?? [])
             : workspace.allMessages();
       const status = channel && threadTs ? (workspace.statuses.get(`${channel}:${threadTs}`) ?? null) : null;
-      return { ok: true, channel: channel ?? null, thread_ts: threadTs ?? null, status, messages: list.filter((m) => !m.local.deleted) };
+      // What the bot showed one person only (a refusal, a usage report): the chat CLI shows its user theirs.
+      const ephemeral = channel && threadTs ? workspace.ephemeral.filter((m) => m.channel === channel && m.thread_ts === threadTs) : [];
+      return {
+        ok: true,
+        channel: channel ?? null,
+        thread_ts: threadTs ?? null,
+        status,
+        messages: list.filter((m) => !m.local.deleted),
+        ephemeral,
+      };
     },
     async post(body: Buffer) {
       const input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
