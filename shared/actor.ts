@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from './aws-errors.ts';
 import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
-import { queryPartition } from './aws/dynamodb.ts';
+import { backOff, queryPartition } from './aws/dynamodb.ts';
 import { runIdFor } from './ids.ts';
 import type { Prompt, RunInput } from './schemas.ts';
 import type { ControlPolicy } from './access.ts';
@@ -73,7 +73,6 @@ const ADMITTED_TTL_SECONDS = 7 * 24 * 3600;
 const MAX_CONFLICT_RETRIES = 8;
 
 /** Transactions of many threads meet on the shared run counters: retry after a short random wait, so they spread out. */
-const backOff = (attempt: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
 
 const actorKey = (threadId: string) => ({ pk: `actor#${threadId}`, sk: 'actor' });
 const admittedKey = (threadId: string, messageId: string) => ({ pk: `admitted#${threadId}`, sk: messageId });

@@ -13,6 +13,7 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import { backOff } from './aws/dynamodb.ts';
 import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from './aws-errors.ts';
 import { channelKeyOf, parseThreadId } from './ids.ts';
 import type { Price, StepUsage } from './pricing.ts';
@@ -218,7 +219,7 @@ async function transact(deps: BudgetDeps, items: TransactItems): Promise<void> {
       return;
     } catch (error) {
       if (!isTransactionConflict(error) || attempt >= MAX_CONFLICTS) throw error;
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
+      await backOff(attempt);
     }
   }
 }
