@@ -3,9 +3,12 @@
 // wrote it, and each thread its firings ran in); with nobody around it stops, so an agent cannot
 // leave work running forever. An operator's periodic files never run out.
 //
+// The agent keeps at most `maxAgentPeriodicEventsPerChannel` of them in force in a channel.
+//
 // Items of the state table: `event-expiry` / the file's key holds `runsUntil` (epoch ms); one item per
 // thread of a file, `event-threads#<threadId>` / the file's key, lets dispatch find the files a
-// person's message renews.
+// person's message renews; `event-periodic` / the channel's events folder holds the set of its files
+// in force, taken on condition that the set has room, so files saved at once cannot all get in.
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../aws-errors.ts';
 import { queryPartition } from '../aws/dynamodb.ts';
@@ -97,6 +100,66 @@ export async function renewForThread(deps: ExpiryDeps, threadId: string, days: n
     }
   }
   return renewed;
+}
+
+const inForceKey = (folder: string) => ({ pk: 'event-periodic', sk: folder });
+
+async function addInForce(deps: ExpiryDeps, folder: string, key: string, max: number): Promise<boolean> {
+  try {
+    await deps.db.send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: inForceKey(folder),
+        UpdateExpression: 'ADD #keys :key',
+        ConditionExpression: 'attribute_not_exists(#keys) OR size(#keys) < :max OR contains(#keys, :one)',
+        ExpressionAttributeNames: { '#keys': 'keys' },
+        ExpressionAttributeValues: { ':key': new Set([key]), ':one': key, ':max': max },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Puts an agent's periodic file among its channel folder's files in force, unless `max` are there
+ * already: then returns how many. Members whose file has run out or is gone (a removal whose
+ * notification was lost) are dropped first, so the set cannot stay full of files that fire nothing.
+ * The file's own expiry record must exist before: another file's admission checks it.
+ */
+export async function admitPeriodic(
+  deps: ExpiryDeps,
+  folder: string,
+  key: string,
+  max: number,
+  nowMs: number,
+): Promise<number | undefined> {
+  if (max <= 0) return 0;
+  if (await addInForce(deps, folder, key, max)) return undefined;
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: inForceKey(folder), ConsistentRead: true }));
+  const members = [...((out.Item?.keys as Set<string> | undefined) ?? [])];
+  const stale: string[] = [];
+  for (const member of members) {
+    if (member !== key && !(((await expiryOf(deps, member))?.runsUntil ?? 0) > nowMs)) stale.push(member);
+  }
+  for (const member of stale) await dropPeriodic(deps, folder, member);
+  if (stale.length > 0 && (await addInForce(deps, folder, key, max))) return undefined;
+  return members.length - stale.length;
+}
+
+/** The file no longer counts among its folder's files in force (removed, refused, run out, an operator's). */
+export async function dropPeriodic(deps: ExpiryDeps, folder: string, key: string): Promise<void> {
+  await deps.db.send(
+    new UpdateCommand({
+      TableName: deps.tableName,
+      Key: inForceKey(folder),
+      UpdateExpression: 'DELETE #keys :key',
+      ExpressionAttributeNames: { '#keys': 'keys' },
+      ExpressionAttributeValues: { ':key': new Set([key]) },
+    }),
+  );
 }
 
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;

@@ -21,13 +21,22 @@ import {
 } from './schema.ts';
 import { isIntervalSchedule, isPast, parseInterval, toSchedulerExpression } from './schedule-expressions.ts';
 import { eventOriginOf, type EventOrigin } from './chain.ts';
-import { endExpiry, expiredText, expiryNotice, expiryOf, linkThread, startExpiry, type ExpiryDeps } from './expiry.ts';
+import {
+  admitPeriodic,
+  dropPeriodic,
+  endExpiry,
+  expiredText,
+  expiryNotice,
+  expiryOf,
+  linkThread,
+  startExpiry,
+  type ExpiryDeps,
+} from './expiry.ts';
 import type { Firing } from './fire.ts';
-import { eventScopeOf } from './scope.ts';
+import { EVENTS_PREFIX, eventScopeOf } from './scope.ts';
 import { scheduleTarget, type ScheduleTargetDeps } from './one-shot.ts';
 import { randomUUID } from 'node:crypto';
 import { claimRecord, type LedgerDeps } from '../ledger.ts';
-import { forEachLimit } from '../parallel.ts';
 import type { JsonLogger } from '../log.ts';
 import type { Prompt } from '../schemas.ts';
 
@@ -162,49 +171,20 @@ async function removeErrorFile(deps: EventFileDeps, key: string): Promise<void> 
 /** A periodic file the agent wrote (from a sandbox): capped per channel, and it runs out. */
 const isAgentPeriodic = (event: EventFile, origin: EventOrigin): event is PeriodicEvent => event.type === 'periodic' && origin.depth > 0;
 
-/** The event files of a channel's folder (at most `max` + 1, enough to know it holds more), and its error files. */
-async function listChannelFiles(deps: EventFileDeps, prefix: string, max: number): Promise<{ files: string[]; errors: Set<string> }> {
-  const files: string[] = [];
-  const errors = new Set<string>();
+/** How many event files a channel's folder holds: at most `max` + 1, enough to know it holds more. */
+async function countChannelFiles(deps: EventFileDeps, prefix: string, max: number): Promise<number> {
+  let count = 0;
   let token: string | undefined;
   do {
     const out = await deps.s3.send(new ListObjectsV2Command({ Bucket: deps.bucket, Prefix: prefix, ContinuationToken: token }));
-    for (const { Key: key } of out.Contents ?? []) {
-      if (key && isEventFileKey(key)) files.push(key);
-      else if (key?.endsWith('.error.json')) errors.add(key);
-    }
-    token = out.IsTruncated && files.length <= max ? out.NextContinuationToken : undefined;
+    count += (out.Contents ?? []).filter((o) => o.Key && isEventFileKey(o.Key)).length;
+    token = out.IsTruncated && count <= max ? out.NextContinuationToken : undefined;
   } while (token);
-  return { files, errors };
-}
-
-/** How many of `keys` are periodic files the agent wrote. */
-async function agentPeriodicCount(deps: EventFileDeps, keys: string[]): Promise<number> {
-  let count = 0;
-  await forEachLimit(keys, 8, async (key) => {
-    const object = await readObject(deps, key);
-    if (!object || object.origin.depth === 0) return;
-    try {
-      if ((JSON.parse(object.body.replace(/^\uFEFF/, '')) as { type?: unknown })?.type === 'periodic') count++;
-    } catch {
-      // Not JSON: not a periodic file.
-    }
-  });
   return count;
 }
 
-/**
- * Why a valid file is still refused: a chain of runs too deep, too many files in its channel, or too
- * many periodic files of the agent's there.
- */
-async function limitProblem(
-  deps: EventFileDeps,
-  key: string,
-  event: EventFile,
-  origin: EventOrigin,
-  limits: EventLimits,
-): Promise<string | undefined> {
-  const { depth } = origin;
+/** Why a valid file is still refused: a chain of runs too deep, or too many files in its channel. */
+async function limitProblem(deps: EventFileDeps, key: string, depth: number, limits: EventLimits): Promise<string | undefined> {
   if (depth > limits.maxEventChainDepth) {
     return (
       `${key}: written by a run that event files started ${depth - 1} deep; runs may start runs through event files ` +
@@ -213,22 +193,41 @@ async function limitProblem(
   }
   const scope = eventScopeOf(key);
   if (scope.kind !== 'channel') return undefined;
-  const { files, errors } = await listChannelFiles(deps, scope.prefix, limits.maxEventFilesPerChannel);
-  if (files.length > limits.maxEventFilesPerChannel) {
-    return (
-      `${key}: ${scope.prefix} holds more than ${limits.maxEventFilesPerChannel} event files ` +
-      `(maxEventFilesPerChannel in settings.json); delete the ones no longer needed`
-    );
-  }
-  if (!isAgentPeriodic(event, origin)) return undefined;
-  // The others in force: a file with an error file beside it (refused, or run out) fires nothing.
-  const kept = await agentPeriodicCount(
-    deps,
-    files.filter((other) => other !== key && !errors.has(errorFileKey(other))),
-  );
-  if (kept < limits.maxAgentPeriodicEventsPerChannel) return undefined;
+  if ((await countChannelFiles(deps, scope.prefix, limits.maxEventFilesPerChannel)) <= limits.maxEventFilesPerChannel) return undefined;
   return (
-    `${key}: the agent already keeps ${kept} periodic event files in ${scope.prefix}, the most it may ` +
+    `${key}: ${scope.prefix} holds more than ${limits.maxEventFilesPerChannel} event files ` +
+    `(maxEventFilesPerChannel in settings.json); delete the ones no longer needed`
+  );
+}
+
+/** The folder whose agent's periodic files are counted together: the channel's. */
+const folderOf = (key: string) => {
+  const scope = eventScopeOf(key);
+  return scope.kind === 'channel' ? scope.prefix : EVENTS_PREFIX;
+};
+
+/**
+ * Why an agent's periodic file, whose expiry record says `runsUntil`, may not be scheduled: it ran
+ * out, or the agent keeps as many in force in its channel as it may.
+ */
+async function agentPeriodicProblem(
+  deps: EventFileDeps,
+  key: string,
+  runsUntil: number,
+  limits: EventLimits,
+  nowMs: number,
+): Promise<string | undefined> {
+  const folder = folderOf(key);
+  if (runsUntil <= nowMs) {
+    await dropPeriodic(deps.table, folder, key);
+    return expiredText(key, runsUntil, limits.agentPeriodicEventDays);
+  }
+  const kept = await admitPeriodic(deps.table, folder, key, limits.maxAgentPeriodicEventsPerChannel, nowMs);
+  if (kept === undefined) return undefined;
+  // Not in force: a later version starts with days of its own.
+  await endExpiry(deps.table, key);
+  return (
+    `${key}: the agent already keeps ${kept} periodic event files in ${folder}, the most it may ` +
     `(maxAgentPeriodicEventsPerChannel in settings.json); delete one that is no longer needed, or ask an operator`
   );
 }
@@ -268,6 +267,7 @@ export async function onFiring(deps: EventFileDeps, firing: Firing): Promise<Fir
     if (runsUntil <= now.getTime()) {
       const reason = expiredText(firing.origin, runsUntil, days);
       await deleteSchedule(deps, scheduleNameFor(firing.origin));
+      await dropPeriodic(deps.table, folderOf(firing.origin), firing.origin);
       await writeErrorFile(deps, firing.origin, reason, now);
       log.warn("event firing refused: the agent's periodic file ran out", { runsUntil: new Date(runsUntil).toISOString() });
       return { outcome: 'expired', reason };
@@ -291,16 +291,18 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
   if (!object) {
     await deleteSchedule(deps, name);
     await removeErrorFile(deps, key);
+    await dropPeriodic(deps.table, folderOf(key), key);
     await endExpiry(deps.table, key);
     deps.logger.info('event file removed: schedule deleted', { key, schedule: name });
     return 'removed';
   }
   const limits = await deps.limits();
   const parsed = parseEventFile(key, object.body, { minIntervalMinutes: limits.minEventIntervalMinutes });
-  const refusal = parsed.ok ? await limitProblem(deps, key, parsed.event, object.origin, limits) : parsed.error;
+  const refusal = parsed.ok ? await limitProblem(deps, key, object.origin.depth, limits) : parsed.error;
   if (refusal) {
     // The file's previous version may have had a schedule: the file now says nothing valid.
     await deleteSchedule(deps, name);
+    await dropPeriodic(deps.table, folderOf(key), key);
     await writeErrorFile(deps, key, refusal, now);
     deps.logger.error('invalid event file', { key, error: refusal });
     return 'invalid';
@@ -308,6 +310,11 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
   if (!parsed.ok) return 'invalid';
   await removeErrorFile(deps, key);
   const event = parsed.event;
+  if (!isAgentPeriodic(event, object.origin)) {
+    // An operator's version, or not periodic: it does not run out, nor count among the agent's.
+    await dropPeriodic(deps.table, folderOf(key), key);
+    await endExpiry(deps.table, key);
+  }
   if (event.type === 'immediate' || (event.type === 'one-shot' && isPast(event, now))) {
     await deleteSchedule(deps, name);
     const note =
@@ -333,17 +340,16 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
     return 'fired';
   }
   const days = limits.agentPeriodicEventDays;
-  const runsUntil = isAgentPeriodic(event, object.origin)
-    ? await startExpiry(deps.table, key, savedByPerson(object.origin), days, now.getTime())
-    : undefined;
-  if (runsUntil === undefined) {
-    // An operator's version, or not periodic: it does not run out.
-    await endExpiry(deps.table, key);
-  } else if (runsUntil <= now.getTime()) {
-    await deleteSchedule(deps, name);
-    await writeErrorFile(deps, key, expiredText(key, runsUntil, days), now);
-    deps.logger.warn("event file refused: the agent's periodic file ran out", { key });
-    return 'invalid';
+  let runsUntil: number | undefined;
+  if (isAgentPeriodic(event, object.origin)) {
+    runsUntil = await startExpiry(deps.table, key, savedByPerson(object.origin), days, now.getTime());
+    const problem = await agentPeriodicProblem(deps, key, runsUntil, limits, now.getTime());
+    if (problem) {
+      await deleteSchedule(deps, name);
+      await writeErrorFile(deps, key, problem, now);
+      deps.logger.warn("agent's periodic event file refused", { key, error: problem });
+      return 'invalid';
+    }
   }
   await upsertSchedule(deps, key, event, object.origin, now);
   if (runsUntil !== undefined && isAgentPeriodic(event, object.origin) && object.origin.writtenIn) {
