@@ -35,6 +35,8 @@ export async function startTestStack(
     localSandbox?: LocalCloudOptions['localSandbox'];
     sandboxNetwork?: LocalCloudOptions['sandboxNetwork'];
     bubblewrap?: LocalCloudOptions['bubblewrap'];
+    /** The functions' log lines (LOG_LEVEL in `env` decides which are written); default: printed. */
+    onLog?: LocalCloudOptions['onLog'];
   } = {},
 ): Promise<TestStack> {
   const [slack, teams, bedrock] = await Promise.all([
@@ -70,6 +72,7 @@ export async function startTestStack(
     sandboxNetwork: options.sandboxNetwork,
     bubblewrap: options.bubblewrap,
     onError: (where, error) => errors.push({ where, error }),
+    onLog: options.onLog,
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
   teams.setMessagingEndpoint(cloud.teamsMessagesUrl);
