@@ -74,7 +74,10 @@ async function sendEverything(thread: Thread, channelId: string, userId: string)
   await thread.post({ markdown: `**token** ${TOKEN}` });
   await thread.post(Card({ children: [CardText(`In a card: ${TOKEN}`)] }));
   // The upload tool: a file with the model's comment.
-  await thread.post({ markdown: `Uploaded, token ${TOKEN}`, files: [{ data: Buffer.from('png bytes'), filename: 'chart.png', mimeType: 'image/png' }] });
+  await thread.post({
+    markdown: `Uploaded, token ${TOKEN}`,
+    files: [{ data: Buffer.from('png bytes'), filename: 'chart.png', mimeType: 'image/png' }],
+  });
   await thread.post(longReply());
   await thread.adapter.editMessage(thread.id, plain.id, `Edited: ${TOKEN} and ${ACME}`);
   await thread.postEphemeral(userId, `Only you: ${TOKEN}`, { fallbackToDM: false });
@@ -89,17 +92,30 @@ const assertRedacted = (seen: string, where: string) => {
   assert.ok(seen.includes('[redacted Acme API key]'), `${where} shows no redaction of the deployment's own pattern`);
 };
 
-test('Slack: nothing the bot sends carries a secret, whichever way it leaves', async () => {
-  const root = await slack.postUserMessage({ text: 'hello' });
-  const thread = chat.thread(`slack:${root.channel}:${root.threadTs}`);
-  await sendEverything(thread, `slack:${root.channel}`, 'U0LOCALUSER');
-  assertRedacted(JSON.stringify(slack.calls), 'the Slack Web API');
-  const texts = slack.messages.thread(root.channel, root.threadTs).map((m) => m.text);
-  assert.ok(
-    texts.some((t) => t.endsWith(`${'='.repeat(9000)}${REDACTED} and [redacted Acme API key] done.`)),
-    'the long reply arrived whole, redacted',
-  );
-});
+for (const [kind, channel, streamed] of [
+  ['a channel thread (post and edit)', 'C0CHOKE', 'chat.update'],
+  ['a direct message (native streaming)', 'D0CHOKE', 'chat.startStream'],
+] as const) {
+  test(`Slack, ${kind}: nothing the bot sends carries a secret, whichever way it leaves`, async () => {
+    const root = await slack.postUserMessage({ channel, text: 'hello' });
+    const first = slack.calls.length;
+    const thread = chat.thread(`slack:${root.channel}:${root.threadTs}`);
+    await sendEverything(thread, `slack:${root.channel}`, 'U0LOCALUSER');
+    const calls = slack.calls.slice(first);
+    for (const method of ['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'files.completeUploadExternal', streamed]) {
+      assert.ok(
+        calls.some((c) => c.method === method),
+        `${method} was called (${[...new Set(calls.map((c) => c.method))].join(', ')})`,
+      );
+    }
+    assertRedacted(JSON.stringify(calls), 'the Slack Web API');
+    const texts = slack.messages.thread(root.channel, root.threadTs).map((m) => m.text);
+    assert.ok(
+      texts.some((t) => t.endsWith(`${'='.repeat(9000)}${REDACTED} and [redacted Acme API key] done.`)),
+      'the long reply arrived whole, redacted',
+    );
+  });
+}
 
 for (const [kind, conversationId] of [
   ['a channel thread (post and edit)', '19:choke@thread.tacv2;messageid=1700000000000'],
@@ -109,7 +125,13 @@ for (const [kind, conversationId] of [
     const threadId = encodeTeamsThreadId({ conversationId, serviceUrl: teams.serviceUrl });
     const first = teamsBodies.length;
     await sendEverything(chat.thread(threadId), chat.thread(threadId).channelId, '29:choke-user');
-    assertRedacted(teamsBodies.slice(first).join('\n'), 'the Bot Connector');
+    const bodies = teamsBodies.slice(first);
+    if (conversationId.startsWith('a:'))
+      assert.ok(
+        bodies.some((b) => b.includes('streaminfo')),
+        'the reply streamed natively',
+      );
+    assertRedacted(bodies.join('\n'), 'the Bot Connector');
     const shown = teams.botMessages(conversationId).map((m) => m.text ?? '');
     assert.ok(
       shown.some((t) => t.endsWith(`${'='.repeat(9000)}${REDACTED} and [redacted Acme API key] done.`)),
