@@ -35,7 +35,10 @@ test("a token in the upload tool's comment is redacted before it is posted", asy
   assert.equal(ended.status, 'SUCCEEDED');
   assert.match(results.get(toolUseIdOf(upload))!.text, /uploaded report\.txt/);
   const inThread = stack.slack.messages.thread(posted.channel, posted.threadTs);
-  assert.ok(inThread.some((m) => m.files?.length), 'the file was posted');
+  assert.ok(
+    inThread.some((m) => m.files?.length),
+    'the file was posted',
+  );
   assert.ok(
     inThread.some((m) => m.bot_id && m.text === 'Here is the report. Deploy token: [redacted GitHub token]'),
     inThread.map((m) => m.text).join(' | '),
