@@ -78,14 +78,11 @@ test("an agent in a Teams channel cannot send the bot's token elsewhere through 
   assert.deepEqual(received, [], "the attacker's server got no request, so never the bot's token");
   for (const name of ['steal', 'steal-channel']) {
     const { error } = JSON.parse((await errorOf(name))!) as { error: string };
-    assert.match(error, new RegExp(`${attacker.url}/`), `${name}: the error names the refused service URL`);
+    assert.ok(error.includes(`${attacker.url}/`), `${name}: the error names the refused service URL: ${error}`);
     assert.match(error, /not the one Teams gave for this conversation/, `${name}: and says why`);
   }
   // No run started in the hostile threads, and no schedule was made for the one-shot file.
-  assert.equal(
-    runs().filter((e) => [inThread, inChannel].includes((e.input as { threadId: string }).threadId)).length,
-    0,
-  );
+  assert.equal(runs().filter((e) => [inThread, inChannel].includes((e.input as { threadId: string }).threadId)).length, 0);
   assert.equal([...stack.cloud.scheduler.schedules.values()].filter((s) => JSON.stringify(s).includes(inChannel)).length, 0);
 });
 
@@ -94,19 +91,27 @@ test('a thread id with a foreign service URL from anywhere else (an event on the
   assert.ok(rule, 'a rule on the custom bus');
   const busName = String(resolveCloudFormation(stack.cloud.template, rule.Properties.EventBusName));
   const threadId = hostileThreadId(`${CHANNEL};messageid=2`);
+  const earlier = received.length;
   const response = await fetch(stack.cloud.eventBridge.endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' },
     body: JSON.stringify({
-      Entries: [{ EventBusName: busName, Source: 'my.ci', DetailType: 'Deploy finished', Detail: JSON.stringify({ threadId, text: 'hi' }) }],
+      Entries: [
+        { EventBusName: busName, Source: 'my.ci', DetailType: 'Deploy finished', Detail: JSON.stringify({ threadId, text: 'hi' }) },
+      ],
     }),
   });
   assert.equal(((await response.json()) as { FailedEntryCount: number }).FailedEntryCount, 0);
   await stack.cloud.eventBridge.drain();
   // The prompt runs (a bus event is an operator's), but every post, edit, typing indicator and
-  // failure notice it would send to that thread is refused before a token is fetched for it.
+  // notice it would send to that thread is refused before a token is fetched for it.
   const run = await eventually(() => runs().find((e) => (e.input as { threadId: string }).threadId === threadId), 30_000, 'the run');
-  await stack.cloud.stepFunctions.waitForExecution(run.executionArn, 90_000);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(run.executionArn, 90_000);
+  // The model answered, so the run tried to post its reply there (a failed post is logged, the run goes on).
+  assert.ok(
+    ended.history.some((h) => h.name === 'Model'),
+    'the run reached the model',
+  );
   await quiet();
-  assert.deepEqual(received, [], "the attacker's server got no request");
+  assert.deepEqual(received.slice(earlier), [], "the attacker's server got no request");
 });
