@@ -52,7 +52,7 @@ export async function startTestStack(
           tenantId: TEAMS_TENANT_ID,
           openIdMetadataUrl: teams.openIdMetadataUrl,
           tokenUrl: teams.tokenUrl,
-          connectorUrl: teams.serviceUrl,
+          connectorOrigins: teams.url,
         }
       : undefined,
     retryIntervalMs: 20,
