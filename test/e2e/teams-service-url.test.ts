@@ -86,7 +86,7 @@ test("an agent in a Teams channel cannot send the bot's token elsewhere through 
   assert.equal([...stack.cloud.scheduler.schedules.values()].filter((s) => JSON.stringify(s).includes(inChannel)).length, 0);
 });
 
-test('a thread id with a foreign service URL from anywhere else (an event on the bus) reaches no Connector call', async () => {
+test('a thread id with a foreign service URL from anywhere else (an event on the bus) runs, but nothing it sends reaches that URL', async () => {
   const rule = Object.values(stack.cloud.template.Resources).find((r) => r.Type === 'AWS::Events::Rule' && r.Properties?.EventBusName);
   assert.ok(rule, 'a rule on the custom bus');
   const busName = String(resolveCloudFormation(stack.cloud.template, rule.Properties.EventBusName));
