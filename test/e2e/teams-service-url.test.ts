@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { listenLocally, type LocalHttpServer } from '../../infra/local/http-server.ts';
 import { resolveCloudFormation } from '../../infra/local/resources.ts';
 import { channelEventsPrefix } from '../../shared/events/scope.ts';
-import { encodeTeamsThreadId } from '../../shared/teams-thread-id.ts';
-import { readData } from '../support/data-bucket.ts';
+import { decodeTeamsThreadId, encodeTeamsThreadId } from '../../shared/teams-thread-id.ts';
+import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { toolTurn } from '../support/scripted-run.ts';
@@ -84,6 +84,15 @@ test("an agent in a Teams channel cannot send the bot's token elsewhere through 
   // No run started in the hostile threads, and no schedule was made for the one-shot file.
   assert.equal(runs().filter((e) => [inThread, inChannel].includes((e.input as { threadId: string }).threadId)).length, 0);
   assert.equal([...stack.cloud.scheduler.schedules.values()].filter((s) => JSON.stringify(s).includes(inChannel)).length, 0);
+
+  // The channel's own thread, named with the serviceUrl Teams gave: its event file runs there as ever.
+  const own = runs().find((e) => decodeTeamsThreadId((e.input as { threadId: string }).threadId).conversationId === sent.conversationId)!;
+  stack.bedrock.script({ text: 'Pinged.' });
+  await putData(stack, `${events}own.json`, { type: 'immediate', threadId: (own.input as { threadId: string }).threadId, text: 'ping' });
+  await eventually(() => botTexts(sent.conversationId).includes('Pinged.'), 60_000, 'the own-thread event answered');
+  assert.equal(await errorOf('own'), undefined);
+  await quiet();
+  assert.deepEqual(received, []);
 });
 
 test('a thread id with a foreign service URL from anywhere else (an event on the bus) runs, but nothing it sends reaches that URL', async () => {
