@@ -24,6 +24,11 @@ export interface EventFileDeps extends ScheduleTargetDeps {
   fire(firing: Firing): Promise<unknown>;
   /** The deployment's limits on event files, from settings.json. */
   limits(): Promise<EventLimits>;
+  /**
+   * Why the bot cannot act in a thread a file names (a Teams thread id whose serviceUrl is not its
+   * conversation's: shared/teams-service-url.ts); undefined when it can.
+   */
+  threadProblem(threadId: string): Promise<string | undefined>;
   logger: JsonLogger;
   now?: () => Date;
 }
@@ -128,6 +133,13 @@ async function removeErrorFile(deps: EventFileDeps, key: string): Promise<void> 
   await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key) }));
 }
 
+/** Why a valid file's thread cannot be acted in: whoever wrote the thread id, the bot answers only where it may. */
+async function targetProblem(deps: EventFileDeps, key: string, event: EventFile): Promise<string | undefined> {
+  const threadId = 'threadId' in event ? event.threadId : undefined;
+  const problem = threadId ? await deps.threadProblem(threadId) : undefined;
+  return problem && `${key}: "threadId" cannot be answered: ${problem}`;
+}
+
 /** Why a valid file is still refused: a chain of runs too deep, or too many files in its channel. */
 async function limitProblem(deps: EventFileDeps, key: string, depth: number, limits: EventLimits): Promise<string | undefined> {
   if (depth > limits.maxEventChainDepth) {
@@ -165,7 +177,9 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
   }
   const limits = await deps.limits();
   const parsed = parseEventFile(key, object.body, { minIntervalMinutes: limits.minEventIntervalMinutes });
-  const refusal = parsed.ok ? await limitProblem(deps, key, object.depth, limits) : parsed.error;
+  const refusal = parsed.ok
+    ? ((await targetProblem(deps, key, parsed.event)) ?? (await limitProblem(deps, key, object.depth, limits)))
+    : parsed.error;
   if (refusal) {
     // The file's previous version may have had a schedule: the file now says nothing valid.
     await deleteSchedule(deps, name);
