@@ -43,7 +43,7 @@ const fail = (error: string) => ({ ok: false as const, error });
 // Time zones and wall times
 // ---------------------------------------------------------------------------------------------
 
-export interface WallTime {
+interface WallTime {
   year: number;
   month: number; // 1-12
   day: number;
@@ -166,12 +166,12 @@ function wallFromMatch(m: RegExpExecArray): WallTime {
 }
 
 /** Strict `YYYY-MM-DDTHH:MM[:SS]` (no offset), a real calendar date. */
-export function parseLocalDateTime(text: string): { ok: true; wall: WallTime; local: string } | { ok: false; error: string } {
+export function parseLocalDateTime(text: string): { ok: true; local: string } | { ok: false; error: string } {
   const m = LOCAL_RE.exec(text);
   if (!m) return fail('expected YYYY-MM-DDTHH:MM[:SS]');
   const wall = wallFromMatch(m);
   const problem = checkWall(wall);
-  return problem ? fail(problem) : { ok: true, wall, local: formatWall(wall) };
+  return problem ? fail(problem) : { ok: true, local: formatWall(wall) };
 }
 
 /**
