@@ -28,7 +28,11 @@ export function requestUrls(manifest: SlackManifest = readSlackManifest()): Requ
   return [
     { field: 'settings.event_subscriptions.request_url', serves: 'events', url: manifest.settings.event_subscriptions.request_url },
     { field: 'settings.interactivity.request_url', serves: 'interactivity', url: manifest.settings.interactivity.request_url },
-    ...(manifest.features.slash_commands ?? []).map((c, i) => ({ field: `features.slash_commands[${i}].url`, serves: c.command, url: c.url })),
+    ...(manifest.features.slash_commands ?? []).map((c, i) => ({
+      field: `features.slash_commands[${i}].url`,
+      serves: c.command,
+      url: c.url,
+    })),
   ];
 }
 

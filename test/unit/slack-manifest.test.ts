@@ -49,6 +49,9 @@ test('slack manifest: no scope that needs a feature the manifest does not declar
   assert.ok(scopes.includes('chat:write'));
   // Slack refuses to create an app whose bot scopes include assistant:write without
   // features.assistant_view (an assistant pane, which this app does not serve).
-  assert.ok(!scopes.includes('assistant:write') || manifest.features.assistant_view !== undefined, 'assistant:write needs features.assistant_view');
+  assert.ok(
+    !scopes.includes('assistant:write') || manifest.features.assistant_view !== undefined,
+    'assistant:write needs features.assistant_view',
+  );
   assert.ok(!scopes.includes('assistant:write'), 'assistant:write is not needed: setStatus takes chat:write');
 });
