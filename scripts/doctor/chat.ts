@@ -9,11 +9,13 @@ import { BOT_SCOPE } from '../../shared/teams-connector.ts';
 import { BOT_TOKEN_PLACEHOLDER } from '../../infra/constructs/slack-secret.ts';
 import { TEAMS_PLACEHOLDER } from '../../infra/constructs/teams-secret.ts';
 import type { DoctorDeps } from './deps.ts';
-import { errorText, ok, problem, withOutputs, type CheckResult, type Outputs } from './result.ts';
+import { errorText, isAccessDenied, ok, problem, withOutputs, type CheckResult, type Outputs } from './result.ts';
 
 async function readSecret(deps: DoctorDeps, secretName: string): Promise<string | undefined> {
   return (await deps.secrets.send(new GetSecretValueCommand({ SecretId: secretName }))).SecretString;
 }
+
+const readPermission = (secretName: string) => `The credentials need secretsmanager:GetSecretValue on ${secretName}.`;
 
 const withTimeout =
   (deps: DoctorDeps): typeof fetch =>
@@ -36,7 +38,11 @@ function slackSecret(deps: DoctorDeps, outputs: Outputs): Promise<CheckResult> {
     try {
       credentials = parseSlackSecret(await readSecret(deps, secretName));
     } catch (error) {
-      return problem(name, `${secretName} could not be read: ${errorText(error)}`, put);
+      return problem(
+        name,
+        `${secretName} could not be read: ${errorText(error)}`,
+        isAccessDenied(error) ? readPermission(secretName) : put,
+      );
     }
     const placeholders: string[] = [];
     if (credentials.botToken === BOT_TOKEN_PLACEHOLDER) placeholders.push(`the bot token is the placeholder ${BOT_TOKEN_PLACEHOLDER}`);
@@ -71,7 +77,11 @@ function teamsSecret(deps: DoctorDeps, outputs: Outputs): Promise<CheckResult> {
     try {
       credentials = parseTeamsSecret(await readSecret(deps, secretName));
     } catch (error) {
-      return problem(name, `${secretName} could not be read: ${errorText(error)}`, put);
+      return problem(
+        name,
+        `${secretName} could not be read: ${errorText(error)}`,
+        isAccessDenied(error) ? readPermission(secretName) : put,
+      );
     }
     const placeholders = (['appId', 'tenantId'] as const).filter((key) => credentials[key] === TEAMS_PLACEHOLDER);
     if (placeholders.length > 0) {

@@ -15,8 +15,9 @@ export async function agentRole(deps: DoctorDeps, modelId: string, agent: AgentF
   const name = 'agent role';
   if (!agent.ok) return agentFunctionProblem(name, agent);
   const { roleArn, where } = agent.fn;
-  // Each resource IAM checks for an invocation, with the context it checks it in; both actions the agent uses.
-  const checks = modelInvocationAuthorizations('', modelId, where);
+  // Each resource IAM checks for an invocation, with the context it checks it in (the same for
+  // both actions the agent uses, which are simulated together).
+  const checks = modelInvocationAuthorizations(BEDROCK_INVOKE_ACTIONS[0]!, modelId, where);
   const refused: string[] = [];
   try {
     for (const { resource, context } of checks) {
@@ -64,6 +65,14 @@ export async function modelCall(deps: DoctorDeps, modelId: string): Promise<Chec
     );
     return ok(name, `${modelId} answers`);
   } catch (error) {
+    // Refused to whoever runs the doctor, not to the agent: the fix is a permission of theirs.
+    if (/is not authorized to perform: bedrock:Invoke/.test(errorText(error))) {
+      return problem(
+        name,
+        `${modelId}: ${errorText(error)}`,
+        `The credentials need bedrock:InvokeModel on ${modelId} (the inference profile and its foundation model).`,
+      );
+    }
     const failure =
       error instanceof Error ? { errorType: error.name, errorMessage: error.message } : { errorType: 'Error', errorMessage: String(error) };
     return problem(name, `${modelId}: ${errorText(error)}`, describeFailure(failure, modelId));

@@ -59,3 +59,12 @@ test('doctor, Teams only: the secret as the deploy left it, then a password Micr
   }
   assert.equal(byCheck(await doctor())['teams secret']!.status, 'ok');
 });
+
+test('doctor, Teams only: a Teams webhook that fails says where its log is', async () => {
+  // The function fails before it answers, as a crash at start would.
+  stack.cloud.injectFault({ role: 'teamsWebhook', when: 'before', errorName: 'Runtime.ImportModuleError' });
+  const webhook = byCheck(await doctor())['teams webhook']!;
+  assert.equal(webhook.status, 'problem');
+  assert.match(webhook.detail, /\/api\/messages answered 500 to an unsigned request, not 401/);
+  assert.match(webhook.fix!, /TeamsWebhook function log group/);
+});
