@@ -11,11 +11,22 @@ import { TEAMS_PLACEHOLDER } from '../../infra/constructs/teams-secret.ts';
 import type { DoctorDeps } from './deps.ts';
 import { errorText, isAccessDenied, ok, problem, withOutputs, type CheckResult, type Outputs } from './result.ts';
 
-async function readSecret(deps: DoctorDeps, secretName: string): Promise<string | undefined> {
-  return (await deps.secrets.send(new GetSecretValueCommand({ SecretId: secretName }))).SecretString;
+/** The platform's credentials from its secret, or the problem of reading them (a permission, or what to put there). */
+async function readCredentials<T>(
+  deps: DoctorDeps,
+  check: string,
+  secretName: string,
+  parse: (raw: unknown) => T,
+  put: string,
+): Promise<{ credentials: T } | { result: CheckResult }> {
+  try {
+    const value = await deps.secrets.send(new GetSecretValueCommand({ SecretId: secretName }));
+    return { credentials: parse(value.SecretString) };
+  } catch (error) {
+    const fix = isAccessDenied(error) ? `The credentials need secretsmanager:GetSecretValue on ${secretName}.` : put;
+    return { result: problem(check, `${secretName} could not be read: ${errorText(error)}`, fix) };
+  }
 }
-
-const readPermission = (secretName: string) => `The credentials need secretsmanager:GetSecretValue on ${secretName}.`;
 
 const withTimeout =
   (deps: DoctorDeps): typeof fetch =>
@@ -34,16 +45,9 @@ function slackSecret(deps: DoctorDeps, outputs: Outputs): Promise<CheckResult> {
   const name = 'slack secret';
   return withOutputs(name, outputs, ['SlackSecretName'], async ({ SlackSecretName: secretName }) => {
     const put = `Put the Slack app's credentials into it: aws secretsmanager put-secret-value --secret-id ${secretName} --secret-string '{"signingSecret":"<Basic Information, Signing Secret>","botToken":"xoxb-<Install App, Bot User OAuth Token>"}'`;
-    let credentials;
-    try {
-      credentials = parseSlackSecret(await readSecret(deps, secretName));
-    } catch (error) {
-      return problem(
-        name,
-        `${secretName} could not be read: ${errorText(error)}`,
-        isAccessDenied(error) ? readPermission(secretName) : put,
-      );
-    }
+    const read = await readCredentials(deps, name, secretName, parseSlackSecret, put);
+    if ('result' in read) return read.result;
+    const { credentials } = read;
     const placeholders: string[] = [];
     if (credentials.botToken === BOT_TOKEN_PLACEHOLDER) placeholders.push(`the bot token is the placeholder ${BOT_TOKEN_PLACEHOLDER}`);
     // The deploy generates a signing secret with upper-case letters; Slack's are lower-case hex.
@@ -73,16 +77,9 @@ function teamsSecret(deps: DoctorDeps, outputs: Outputs): Promise<CheckResult> {
   const name = 'teams secret';
   return withOutputs(name, outputs, ['TeamsSecretName'], async ({ TeamsSecretName: secretName }) => {
     const put = `Put the Azure Bot's credentials into it: aws secretsmanager put-secret-value --secret-id ${secretName} --secret-string '{"appId":"<Microsoft App ID>","appPassword":"<client secret value>","tenantId":"<App Tenant ID>"}'`;
-    let credentials;
-    try {
-      credentials = parseTeamsSecret(await readSecret(deps, secretName));
-    } catch (error) {
-      return problem(
-        name,
-        `${secretName} could not be read: ${errorText(error)}`,
-        isAccessDenied(error) ? readPermission(secretName) : put,
-      );
-    }
+    const read = await readCredentials(deps, name, secretName, parseTeamsSecret, put);
+    if ('result' in read) return read.result;
+    const { credentials } = read;
     const placeholders = (['appId', 'tenantId'] as const).filter((key) => credentials[key] === TEAMS_PLACEHOLDER);
     if (placeholders.length > 0) {
       return problem(

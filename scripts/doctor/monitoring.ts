@@ -1,8 +1,8 @@
 // What the stack's monitoring says now: alarms in ALARM, functions that failed lately, and whether
 // anyone receives the alarms (an email subscription nobody confirmed receives nothing).
-import { DescribeAlarmsCommand, GetMetricDataCommand, type MetricAlarm } from '@aws-sdk/client-cloudwatch';
-import { ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
-import { ListSubscriptionsByTopicCommand, type Subscription } from '@aws-sdk/client-sns';
+import { GetMetricDataCommand, paginateDescribeAlarms, type MetricAlarm } from '@aws-sdk/client-cloudwatch';
+import { paginateListStackResources } from '@aws-sdk/client-cloudformation';
+import { paginateListSubscriptionsByTopic, type Subscription } from '@aws-sdk/client-sns';
 import type { DoctorDeps } from './deps.ts';
 import { errorText, ok, problem, type CheckResult } from './result.ts';
 
@@ -15,15 +15,10 @@ export async function alarms(deps: DoctorDeps, topicArn: string): Promise<CheckR
   const name = 'alarms';
   const firing: MetricAlarm[] = [];
   try {
-    let nextToken: string | undefined;
-    do {
-      // Every alarm of the stack notifies its topic.
-      const page = await deps.cloudWatch.send(
-        new DescribeAlarmsCommand({ ActionPrefix: topicArn, StateValue: 'ALARM', NextToken: nextToken }),
-      );
+    // Every alarm of the stack notifies its topic.
+    for await (const page of paginateDescribeAlarms({ client: deps.cloudWatch }, { ActionPrefix: topicArn, StateValue: 'ALARM' })) {
       firing.push(...(page.MetricAlarms ?? []));
-      nextToken = page.NextToken;
-    } while (nextToken);
+    }
   } catch (error) {
     return problem(name, `CloudWatch DescribeAlarms failed: ${errorText(error)}`, 'The credentials need cloudwatch:DescribeAlarms.');
   }
@@ -37,14 +32,11 @@ export async function alarms(deps: DoctorDeps, topicArn: string): Promise<CheckR
 
 async function stackFunctions(deps: DoctorDeps): Promise<string[]> {
   const names: string[] = [];
-  let nextToken: string | undefined;
-  do {
-    const page = await deps.cloudFormation.send(new ListStackResourcesCommand({ StackName: deps.stackName, NextToken: nextToken }));
+  for await (const page of paginateListStackResources({ client: deps.cloudFormation }, { StackName: deps.stackName })) {
     for (const resource of page.StackResourceSummaries ?? []) {
       if (resource.ResourceType === 'AWS::Lambda::Function' && resource.PhysicalResourceId) names.push(resource.PhysicalResourceId);
     }
-    nextToken = page.NextToken;
-  } while (nextToken);
+  }
   return names;
 }
 
@@ -97,12 +89,9 @@ export async function alarmSubscription(deps: DoctorDeps, topicArn: string): Pro
   const name = 'alarm email';
   const subscriptions: Subscription[] = [];
   try {
-    let nextToken: string | undefined;
-    do {
-      const page = await deps.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken: nextToken }));
+    for await (const page of paginateListSubscriptionsByTopic({ client: deps.sns }, { TopicArn: topicArn })) {
       subscriptions.push(...(page.Subscriptions ?? []));
-      nextToken = page.NextToken;
-    } while (nextToken);
+    }
   } catch (error) {
     return problem(
       name,

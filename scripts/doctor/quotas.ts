@@ -3,7 +3,7 @@
 // settings.json lets run at once must fit) and Bedrock's per-minute quotas of the deployed model (a
 // model the account may use with a quota of 0 is refused every time).
 import { GetAccountSettingsCommand } from '@aws-sdk/client-lambda';
-import { GetServiceQuotaCommand, ListServiceQuotasCommand, type ServiceQuota } from '@aws-sdk/client-service-quotas';
+import { GetServiceQuotaCommand, paginateListServiceQuotas, type ServiceQuota } from '@aws-sdk/client-service-quotas';
 import { parseModelId } from '../../shared/model-ids.ts';
 import { FARGATE_VCPU_QUOTA, LAMBDA_CONCURRENCY_QUOTA } from '../../infra/quota-codes.ts';
 import type { Settings } from '../../shared/schemas.ts';
@@ -94,14 +94,9 @@ export async function bedrockQuotas(deps: DoctorDeps, modelId: string): Promise<
   const name = 'bedrock quotas';
   const quotas: ServiceQuota[] = [];
   try {
-    let nextToken: string | undefined;
-    do {
-      const page = await deps.serviceQuotas.send(
-        new ListServiceQuotasCommand({ ServiceCode: 'bedrock', NextToken: nextToken, MaxResults: 100 }),
-      );
+    for await (const page of paginateListServiceQuotas({ client: deps.serviceQuotas, pageSize: 100 }, { ServiceCode: 'bedrock' })) {
       quotas.push(...(page.Quotas ?? []));
-      nextToken = page.NextToken;
-    } while (nextToken);
+    }
   } catch (error) {
     return problem(
       name,
