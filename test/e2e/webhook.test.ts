@@ -69,8 +69,12 @@ test('url_verification returns the challenge', async () => {
 // Slack checks the events URL while the app is being created, signed with the new app's signing
 // secret, which the operator cannot have stored yet: the challenge, which carries no data, is
 // answered without a signature. Nothing else may pass unsigned.
-test('an unsigned url_verification of exactly Slack\'s shape is answered, signed with any secret or none', async () => {
-  const payload = { type: 'url_verification', token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' };
+test("an unsigned url_verification of exactly Slack's shape is answered, signed with any secret or none", async () => {
+  const payload = {
+    type: 'url_verification',
+    token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl',
+    challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+  };
   const unsigned = await post(JSON.stringify(payload));
   assert.equal(unsigned.status, 200);
   assert.deepEqual(await unsigned.json(), { challenge: payload.challenge });
@@ -180,7 +184,11 @@ test("the signing secret of a Slack app created after the deploy verifies the ap
       type: 'event_callback',
       team_id: fixtures.mention.team_id,
       api_app_id: fixtures.mention.api_app_id,
-      event: { type: 'channel_rename', channel: { id: 'C0RENAMED', name: `renamed-${sequence}` }, event_ts: `${1767224000 + sequence}.000100` },
+      event: {
+        type: 'channel_rename',
+        channel: { id: 'C0RENAMED', name: `renamed-${sequence}` },
+        event_ts: `${1767224000 + sequence}.000100`,
+      },
       event_id: `Ev0RENAME${sequence}`,
       event_time: Math.floor(Date.now() / 1000),
     });
