@@ -301,6 +301,11 @@ export class AgentRuntimeStack extends Stack {
       description: 'Custom EventBridge bus: put events with detail {"text": "...", "threadId": "..."} (or adapterId + channelId)',
     });
     new CfnOutput(this, 'EventBusArn', { value: eventBus.bus.eventBusArn, description: 'ARN of the custom EventBridge bus' });
+    new CfnOutput(this, 'AgentStepFunctionName', {
+      value: agentRun.agentStep.functionName,
+      description:
+        'The agent-step function: its role calls the model and its environment says how sandboxes start (npm run doctor reads both)',
+    });
     new CfnOutput(this, 'DashboardUrl', {
       value: `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${dashboard.dashboard.dashboardName}`,
       description: 'CloudWatch dashboard of the runtime: runs, failures, latency, tokens, cost, queues, sandboxes, alarms',

@@ -172,6 +172,9 @@ export const agentEnv = z
   })
   .superRefine(chatSource);
 
+/** How sandbox tasks start, as the agent-step function's environment says (read by `npm run doctor`). */
+export const sandboxLaunchEnv = z.object({ ...sandboxLaunch, ...sandboxPort });
+
 export const sandboxStepEnv = z.object({ ...table, ...bucket, ...sandboxPort, ...handoff });
 
 export const sandboxReaperEnv = z.object({ ...table, ...sandboxLaunch, ...sandboxPort, SANDBOX_CLUSTER_ARN: required });

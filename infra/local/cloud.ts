@@ -73,6 +73,10 @@ export interface LocalCloudOptions {
     tokenUrl?: string;
     connectorOrigins?: string;
   };
+  /** The chatPlatforms deployment setting; default Slack, and Teams too when `teams` is given. */
+  chatPlatforms?: ChatPlatform[];
+  /** The alarmEmail deployment setting: the alarm topic's email subscription. */
+  alarmEmail?: string;
   modelId?: string;
   /** Declared triggers, as `triggers` in cdk.json (validated as `cdk synth` does). */
   triggers?: unknown;
@@ -156,7 +160,16 @@ export interface LocalCloud {
   authorizeModelRequest: ModelAuthorizer;
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
-  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string; slackSecretArn: string };
+  /** slackSecretArn and teamsSecretArn: where the stack serves that platform. */
+  names: {
+    table: string;
+    bucket: string;
+    inboxUrl: string;
+    dlqUrl: string;
+    scheduleGroup: string;
+    slackSecretArn?: string;
+    teamsSecretArn?: string;
+  };
   /** The operator's clients: full access, as a person with the account's admin role. */
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   /** What every function's environment shares (endpoints, region). */
@@ -185,7 +198,8 @@ function stateMachineDefinition(template: Template, stateMachineId: string): obj
   return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
 }
 
-const platformsOf = (options: Pick<LocalCloudOptions, 'teams'>): ChatPlatform[] => (options.teams ? ['slack', 'teams'] : ['slack']);
+const platformsOf = (options: Pick<LocalCloudOptions, 'teams' | 'chatPlatforms'>): ChatPlatform[] =>
+  options.chatPlatforms ?? (options.teams ? ['slack', 'teams'] : ['slack']);
 
 /** The logical id of the stack's secret for a platform (its construct is named after the platform). */
 const secretIdOf = (template: Template, platform: 'Slack' | 'Teams') =>
@@ -220,6 +234,7 @@ export function synthesizeLocalStack(
   triggers: unknown = [],
   chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms,
   sandboxNetwork: SandboxNetworkMode = DEFAULT_SETTINGS.sandboxNetwork,
+  alarmEmail?: string,
 ) {
   // Bundling is for deployment; locally the handlers run from source.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -230,6 +245,7 @@ export function synthesizeLocalStack(
       triggers: parseTriggers(triggers),
       chatPlatforms,
       sandboxNetwork,
+      ...(alarmEmail ? { alarmEmail } : {}),
     },
   });
   const template = app.synth().getStackByName(stack.stackName).template as Template;
@@ -257,7 +273,7 @@ async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { s
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
   const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
-    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options), options.sandboxNetwork),
+    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options), options.sandboxNetwork, options.alarmEmail),
   );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
@@ -276,7 +292,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const sandboxPort = options.sandboxPort ?? (await freePort());
   const sandboxRoot = mkdtempSync(join(tmpdir(), 'threadwork-sandboxes-'));
   const [clusterId] = resourcesOfType(template, 'AWS::ECS::Cluster')[0]!;
+  // Tasks pull their image from the local ECR, which starts with the deployment endpoints below.
+  let pullFailure: ((taskDefinitionArn: string) => string | undefined) | undefined;
   const ecs = await startLocalEcs({
+    pullImage: (taskDefinitionArn) => pullFailure?.(taskDefinitionArn),
     clusterArn: localGetAtt(template, clusterId, 'Arn'),
     serverCommand: [process.execPath, await bundleSandboxServer(sandboxRoot)],
     isolation: chooseIsolation(options.localSandbox ?? 'isolated', options.bubblewrap),
@@ -459,9 +478,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       template: () => template,
       apiUrl: api.url,
       region,
-      secretsManager: common.AWS_ENDPOINT_URL_SECRETS_MANAGER!,
-      principalOf: (accessKeyId) => iam.principalOf(accessKeyId),
+      frontDoors: {
+        secretsManager: common.AWS_ENDPOINT_URL_SECRETS_MANAGER!,
+        s3: common.AWS_ENDPOINT_URL_S3!,
+        ecs: common.AWS_ENDPOINT_URL_ECS!,
+      },
+      iam: () => iam,
+      lambda,
     });
+    pullFailure = deployment.pullFailure;
   } catch (error) {
     await Promise.allSettled([api.close(), metricsEndpoint.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
@@ -501,7 +526,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       inboxUrl: resources.inboxUrl,
       dlqUrl: resources.dlqUrl,
       scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
-      slackSecretArn: String(resolveCloudFormation(template, { Ref: secretIdOf(template, 'Slack')! })),
+      ...Object.fromEntries(
+        (['Slack', 'Teams'] as const).flatMap((platform) => {
+          const id = secretIdOf(template, platform);
+          return id ? [[`${platform.toLowerCase()}SecretArn`, String(resolveCloudFormation(template, { Ref: id }))]] : [];
+        }),
+      ),
     },
     clients,
     env: common,
@@ -513,6 +543,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         options.triggers,
         platformsOf(options),
         options.sandboxNetwork,
+        options.alarmEmail,
       ).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));

@@ -112,9 +112,10 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, state table and machine, sandbox cluster and image, event bus, schedule group, dashboard, alarm topic', () => {
+test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, state table and machine, agent-step function, sandbox cluster and image, event bus, schedule group, dashboard, alarm topic', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
+    'AgentStepFunctionName',
     'AlarmTopicArn',
     'ApiUrl',
     'DashboardUrl',
@@ -135,6 +136,7 @@ test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names
   assert.deepEqual(outputs.StateTableName!.Value, { Ref: idOf(stack.table) });
   assert.deepEqual(outputs.StateMachineArn!.Value, { Ref: idOf(stack.stateMachine) });
   assert.deepEqual(outputs.SandboxClusterName!.Value, { Ref: idOf(stack.sandbox.task.cluster) });
+  assert.deepEqual(outputs.AgentStepFunctionName!.Value, { Ref: idOf(stack.functions.agentStep) });
   assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
   assert.match(flatten(outputs.TeamsMessagingEndpoint!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/api/messages$`));
   assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);

@@ -23,6 +23,7 @@ export interface ProcessContext {
   cwd: string;
   startTimeoutMs: number;
   onLog?(taskArn: string, line: string, stream: 'stdout' | 'stderr'): void;
+  pullImage?(taskDefinitionArn: string): string | undefined;
   stop(record: TaskRecord, stopCode: LocalTaskStopCode, reason: string): void;
   failToStart(record: TaskRecord, reason: string): void;
   finish(record: TaskRecord): Promise<void>;
@@ -32,6 +33,11 @@ export async function launch(record: TaskRecord, context: ProcessContext): Promi
   record.startTimer = undefined;
   if (record.view.desiredStatus === 'STOPPED') return;
   record.view.status = 'PENDING';
+  const pullFailure = context.pullImage?.(record.taskDefinitionArn);
+  if (pullFailure !== undefined) {
+    context.failToStart(record, pullFailure);
+    return;
+  }
   const { sandbox } = record;
   let child: ChildProcess;
   try {

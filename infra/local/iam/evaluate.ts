@@ -9,6 +9,8 @@ import type { Authorization } from './requests.ts';
 
 export interface Decision {
   allowed: boolean;
+  /** Denied by a Deny statement, not for want of an Allow. */
+  explicitDeny?: boolean;
   /** AWS's wording: "User: <principal> is not authorized to perform: <action> on resource: <arn> because …". */
   message: string;
   principal: string;
@@ -81,6 +83,6 @@ export class PolicyEvaluator {
     const message = allowed
       ? `User: ${session.principalArn} is authorized to perform: ${action} on resource: ${resource}`
       : denialMessage(session.principalArn, action, resource, result === 'ExplicitlyDenied');
-    return { allowed, message, principal: session.principalArn, action, resource };
+    return { allowed, explicitDeny: result === 'ExplicitlyDenied', message, principal: session.principalArn, action, resource };
   }
 }

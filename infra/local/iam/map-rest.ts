@@ -1,8 +1,8 @@
 // The restJson1 services: EventBridge Scheduler (/schedules/{Name}, /schedule-groups/{Name}),
 // Bedrock Runtime (/model/{modelId}/converse…) and Lambda Invoke (/…/functions/{FunctionName}/…).
-import { parseModelId } from '../../constructs/bedrock-access.ts';
+import { modelInvocationAuthorizations } from '../../../shared/model-ids.ts';
 import { localArn } from '../resources.ts';
-import { LOCAL_PARTITION, LOCAL_REGION, localFunctionArn } from '../template.ts';
+import { LOCAL_ACCOUNT, LOCAL_PARTITION, LOCAL_REGION, localFunctionArn } from '../template.ts';
 import { type Authorization, type AwsHttpRequest, UnknownOperationError, jsonBody, parseUrl } from './request-types.ts';
 
 const SCHEDULE_ACTIONS: Record<string, string> = {
@@ -55,47 +55,9 @@ const BEDROCK_ACTIONS: Record<string, string> = {
   'invoke-with-response-stream': 'InvokeModelWithResponseStream',
 };
 
-// Where a geographic cross-Region profile may route a request (a representative set per
-// geography): the foundation model must be allowed in each, as any may serve the request.
-const GEOGRAPHY_REGIONS: Record<string, string[]> = {
-  us: ['us-east-1', 'us-east-2', 'us-west-2'],
-  'us-gov': ['us-gov-east-1', 'us-gov-west-1'],
-  eu: ['eu-central-1', 'eu-west-1', 'eu-west-3', 'eu-north-1'],
-  apac: ['ap-northeast-1', 'ap-south-1', 'ap-southeast-1', 'ap-southeast-2'],
-  jp: ['ap-northeast-1', 'ap-northeast-3'],
-  au: ['ap-southeast-2', 'ap-southeast-4'],
-  ca: ['ca-central-1', 'ca-west-1'],
-};
-
-function foundationModelArn(modelId: string, region: string): string {
-  return `arn:${LOCAL_PARTITION}:bedrock:${region}::foundation-model/${modelId}`;
-}
-
-/**
- * A model invocation through an inference profile is authorized on the profile (in the caller's
- * Region), then on the foundation model where it runs, with bedrock:InferenceProfileArn naming the
- * profile: for a geographic profile in the source Region and each Region of its geography; for a
- * global one in the source Region and Region-less (aws:RequestedRegion "unspecified").
- */
+/** A model invocation's authorizations in the local Region and account (shared/model-ids.ts). */
 export function modelAuthorizations(action: string, modelId: string): Authorization[] {
-  const profileArnMatch = /^arn:[^:]+:bedrock:[^:]*:[^:]*:inference-profile\/(.+)$/.exec(modelId);
-  const profileId = profileArnMatch?.[1] ?? (modelId.startsWith('arn:') ? undefined : modelId);
-  const parsed = profileId === undefined ? undefined : parseModelId(profileId);
-  if (!parsed?.profileScope) {
-    return [{ action, resource: modelId.startsWith('arn:') ? modelId : foundationModelArn(modelId, LOCAL_REGION) }];
-  }
-  const profileArn = profileArnMatch ? modelId : localArn('bedrock', `inference-profile/${modelId}`);
-  const throughProfile = (resource: string, region: string): Authorization => ({
-    action,
-    resource,
-    context: { 'bedrock:InferenceProfileArn': profileArn, 'aws:RequestedRegion': region },
-  });
-  const model = parsed.foundationModelId;
-  const destinations =
-    parsed.profileScope === 'global'
-      ? [throughProfile(foundationModelArn(model, ''), 'unspecified')]
-      : (GEOGRAPHY_REGIONS[parsed.profileScope] ?? []).map((region) => throughProfile(foundationModelArn(model, region), region));
-  return [{ action, resource: profileArn }, throughProfile(foundationModelArn(model, LOCAL_REGION), LOCAL_REGION), ...destinations];
+  return modelInvocationAuthorizations(action, modelId, { partition: LOCAL_PARTITION, region: LOCAL_REGION, account: LOCAL_ACCOUNT });
 }
 
 export function bedrockAuthorizations(request: AwsHttpRequest): Authorization[] {

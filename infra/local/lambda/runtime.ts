@@ -16,6 +16,8 @@ export interface LocalFunctionVersion {
   /** The handler module, relative to the repository root. */
   entry: string;
   env: Record<string, string>;
+  /** The function's own environment variables, as Lambda's GetFunctionConfiguration lists them. */
+  variables: Record<string, string>;
   network: WorkerNetwork;
 }
 
@@ -25,6 +27,8 @@ export interface Invocation {
   functionId: string;
   version: number;
   at: number;
+  /** The error's name, when the invocation failed (what Lambda counts in its Errors metric). */
+  error?: string;
 }
 
 export interface LocalLambda {
@@ -35,10 +39,13 @@ export interface LocalLambda {
   invoke(functionId: string, event: unknown, options?: { version?: number; kind?: InvocationKind }): Promise<unknown>;
   /** Every invocation so far, in order. */
   readonly invocations: readonly Invocation[];
+  /** The newest published version of a function, or undefined when it has none. */
+  configuration(functionId: string): LocalFunctionVersion | undefined;
   close(): Promise<void>;
 }
 
 class FunctionWorker {
+  readonly spec: LocalFunctionVersion;
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
   private nextId = 0;
@@ -46,9 +53,11 @@ class FunctionWorker {
 
   constructor(
     private readonly root: string,
-    private readonly spec: LocalFunctionVersion,
+    spec: LocalFunctionVersion,
     private readonly onOutput: OutputListener | undefined,
-  ) {}
+  ) {
+    this.spec = spec;
+  }
 
   private start(): Promise<void> {
     const setup: WorkerSetup = { entry: pathToFileURL(join(this.root, this.spec.entry)).href, network: this.spec.network };
@@ -114,6 +123,7 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
 
   return {
     invocations,
+    configuration: (functionId) => versions.get(functionId)?.get(newest(functionId))?.spec,
     publish(functions) {
       const published: Record<string, number> = {};
       for (const spec of functions) {
@@ -147,8 +157,12 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
           `${functionId}: the ${kind} invocation's payload is ${bytes} bytes; Lambda accepts at most ${limit}`,
         );
       }
-      invocations.push({ functionId, version: number, at: Date.now() });
-      const result = await worker.invoke(payload);
+      const invocation: Invocation = { functionId, version: number, at: Date.now() };
+      invocations.push(invocation);
+      const result = await worker.invoke(payload).catch((error: unknown) => {
+        invocation.error = error instanceof Error ? error.name : 'Error';
+        throw error;
+      });
       if (Buffer.byteLength(result) > SYNC_RESPONSE_LIMIT) {
         throw new LambdaLimitExceeded(
           'Function.ResponseSizeTooLarge',
