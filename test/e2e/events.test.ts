@@ -198,6 +198,13 @@ test('each invalid file gets an error file beside it, nothing is scheduled, othe
       /time ?zone/i,
     ],
     ['no-target.json', JSON.stringify({ type: 'immediate', text: 'x' }), /threadId|target/],
+    // Within the text limit (128 KB), but control characters take 6 bytes each in the schedule's JSON
+    // input, and EventBridge Scheduler (so the local one too) refuses an input over 256 KB.
+    [
+      'too-long.json',
+      JSON.stringify({ type: 'periodic', threadId: t.threadId, text: '\u0001'.repeat(50 * 1024), schedule: '0 9 * * *', timezone: 'UTC' }),
+      /too long to schedule.*\d+ bytes.*256 KB/,
+    ],
   ];
   for (const [name, body] of cases) await put(`events/${name}`, body);
   await stack.cloud.s3Notifications.poll();
