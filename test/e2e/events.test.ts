@@ -221,6 +221,24 @@ test('each invalid file gets an error file beside it, nothing is scheduled, othe
   assert.ok(schedule('bad-zone.json'));
 });
 
+test('a file named with a space and a "+" (URL-encoded in its S3 notification) is scheduled under its own name', async () => {
+  const t = await thread();
+  await drop('team standup+retro.json', {
+    type: 'periodic',
+    threadId: t.threadId,
+    text: 'standup',
+    schedule: '0 9 * * 1',
+    timezone: 'UTC',
+  });
+  assert.equal(schedule('team standup+retro.json')?.description, 'From events/team standup+retro.json');
+  await drop('broken file+1.json', '{"type": ');
+  assert.match(JSON.parse((await read('events/broken file+1.error.json')) ?? '{}').error ?? '', /JSON/i);
+  // Deleting it deletes the schedule: the removal's notification names the same key.
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/team standup+retro.json' }));
+  await stack.cloud.s3Notifications.poll();
+  assert.equal(schedule('team standup+retro.json'), undefined);
+});
+
 test('an event on the custom bus reaches its thread', async () => {
   const t = await thread();
   const rule = Object.values(stack.cloud.template.Resources).find((r) => r.Type === 'AWS::Events::Rule' && r.Properties?.EventBusName);
