@@ -12,7 +12,7 @@ import { decodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { schedulerClient } from '../../shared/aws/scheduler.ts';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
-import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { chatFromEnv, serviceUrlTrustFromEnv } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
@@ -30,6 +30,7 @@ import {
   type TriggerDeps,
 } from '../../shared/triggers/fire.ts';
 import { onUpload, UPLOADS_PREFIX } from '../../shared/triggers/uploads.ts';
+import { serviceUrlProblem } from '../../shared/teams-service-url.ts';
 
 // The function's timeout is 60 s: a firing claimed longer ago than this belongs to a dead attempt.
 const CLAIM_TIMEOUT_MS = 90_000;
@@ -40,6 +41,7 @@ const init = lazy(() => {
   const loadChat = chatFromEnv(logger, env);
   const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
   const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
+  const serviceUrls = serviceUrlTrustFromEnv(env);
   const fire = async (firing: Firing, attach?: AttachFiles) =>
     fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing, attach);
   const schedules = {
@@ -60,6 +62,7 @@ const init = lazy(() => {
     ...schedules,
     fire,
     limits: async () => (await settings()) satisfies EventLimits,
+    threadProblem: (threadId) => serviceUrlProblem(serviceUrls, threadId),
     logger,
   };
   const triggers: TriggerDeps = {

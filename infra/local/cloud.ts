@@ -61,8 +61,18 @@ export interface LocalCloudOptions {
   port?: number;
   /** The Slack app's credentials: the stack's Slack secret starts with them. */
   slack: { signingSecret: string; botToken: string; apiUrl?: string };
-  /** The Teams app, and where its tokens come from (a stand-in's URLs, or Microsoft's when unset). */
-  teams?: { appId: string; appPassword: string; tenantId: string; openIdMetadataUrl?: string; tokenUrl?: string };
+  /**
+   * The Teams app, where its tokens come from, and the Bot Connector origins a first message may go
+   * to (TEAMS_CONNECTOR_ORIGINS): a stand-in's URLs, or Microsoft's when unset.
+   */
+  teams?: {
+    appId: string;
+    appPassword: string;
+    tenantId: string;
+    openIdMetadataUrl?: string;
+    tokenUrl?: string;
+    connectorOrigins?: string;
+  };
   modelId?: string;
   /** Declared triggers, as `triggers` in cdk.json (validated as `cdk synth` does). */
   triggers?: unknown;
@@ -304,6 +314,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
     ...(options.teams?.openIdMetadataUrl ? { TEAMS_OPENID_METADATA_URL: options.teams.openIdMetadataUrl } : {}),
     ...(options.teams?.tokenUrl ? { TEAMS_TOKEN_URL: options.teams.tokenUrl } : {}),
+    ...(options.teams?.connectorOrigins ? { TEAMS_CONNECTOR_ORIGINS: options.teams.connectorOrigins } : {}),
     ...options.env,
   };
   // The functions' output: EMF documents become metrics (as CloudWatch Logs makes them), the rest is their log.

@@ -125,6 +125,7 @@ async function main(): Promise<void> {
       ...teamsApp,
       openIdMetadataUrl: teams?.openIdMetadataUrl ?? env.TEAMS_OPENID_METADATA_URL,
       tokenUrl: teams?.tokenUrl ?? env.TEAMS_TOKEN_URL,
+      connectorOrigins: teams?.url ?? env.TEAMS_CONNECTOR_ORIGINS,
     },
     modelId: env.BEDROCK_MODEL_ID,
     triggers,

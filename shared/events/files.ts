@@ -25,6 +25,11 @@ export interface EventFileDeps extends ScheduleTargetDeps {
   fire(firing: Firing): Promise<unknown>;
   /** The deployment's limits on event files, from settings.json. */
   limits(): Promise<EventLimits>;
+  /**
+   * Why the bot cannot act in a thread a file names (a Teams thread id whose serviceUrl is not its
+   * conversation's: shared/teams-service-url.ts); undefined when it can.
+   */
+  threadProblem(threadId: string): Promise<string | undefined>;
   logger: JsonLogger;
   now?: () => Date;
 }
@@ -143,6 +148,13 @@ async function removeErrorFile(deps: EventFileDeps, key: string): Promise<void> 
   await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key) }));
 }
 
+/** Why a valid file's thread cannot be acted in: whoever wrote the thread id, the bot answers only where it may. */
+async function targetProblem(deps: EventFileDeps, key: string, event: EventFile): Promise<string | undefined> {
+  const threadId = 'threadId' in event ? event.threadId : undefined;
+  const problem = threadId ? await deps.threadProblem(threadId) : undefined;
+  return problem && `${key}: "threadId" cannot be answered: ${problem}`;
+}
+
 /** Why a valid file is still refused: a chain of runs too deep, or too many files in its channel. */
 async function limitProblem(deps: EventFileDeps, key: string, depth: number, limits: EventLimits): Promise<string | undefined> {
   if (depth > limits.maxEventChainDepth) {
@@ -181,8 +193,8 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
   const limits = await deps.limits();
   const parsed = parseEventFile(key, object.body, { minIntervalMinutes: limits.minEventIntervalMinutes });
   if (!parsed.ok) return refuse(deps, key, parsed.error, now);
-  const limited = await limitProblem(deps, key, object.depth, limits);
-  if (limited) return refuse(deps, key, limited, now);
+  const refusal = (await targetProblem(deps, key, parsed.event)) ?? (await limitProblem(deps, key, object.depth, limits));
+  if (refusal) return refuse(deps, key, refusal, now);
   const event = parsed.event;
   const firesNow = event.type === 'immediate' || (event.type === 'one-shot' && isPast(event, now));
   const input = firesNow ? undefined : scheduleInput(deps, key, event, object.depth, now);

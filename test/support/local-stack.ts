@@ -52,6 +52,7 @@ export async function startTestStack(
           tenantId: TEAMS_TENANT_ID,
           openIdMetadataUrl: teams.openIdMetadataUrl,
           tokenUrl: teams.tokenUrl,
+          connectorOrigins: teams.url,
         }
       : undefined,
     retryIntervalMs: 20,
