@@ -354,6 +354,14 @@ function acknowledgeImageBuild(build: SandboxImageBuild): void {
     "deploy-time-build grants its build read access to its source (the sandbox build context, uploaded as a CDK file asset) with CDK's Asset.grantRead: Get*/List* on the CDK bootstrap assets bucket only, which the library gives no way to narrow to the one object.";
   for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) acknowledge(role, `AwsSolutions-IAM5[Action::${action}]`, assetRead);
   acknowledge(role, iam5Resource(project, asset.bucket.arnForObjects('*')), assetRead);
+  // The function that fails the build's custom resource when the build fails (createAgentFunction).
+  const failures = build.failures.handler;
+  acknowledge(
+    resourceOf(failures),
+    'AwsSolutions-L1',
+    'nodejs22.x is the runtime this project targets and tests on; move to nodejs24.x deliberately, after testing on it.',
+  );
+  acknowledge(roleOf(failures), 'AwsSolutions-IAM5[Resource::*]', XRAY_REASON);
 }
 
 /** A custom resource provider of this project (createDeployTimeProvider): its handler and its framework function. */

@@ -8,6 +8,7 @@
 import type { EventBridgeEvent, S3Event } from 'aws-lambda';
 import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
+import { decodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { schedulerClient } from '../../shared/aws/scheduler.ts';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
@@ -84,9 +85,6 @@ const isS3Event = (event: unknown): event is S3Event =>
 const isBusEvent = (event: unknown): event is EventBridgeEvent<string, unknown> =>
   typeof event === 'object' && event !== null && 'detail-type' in event && 'detail' in event;
 
-/** S3 notification keys are URL-encoded, with spaces as '+'. */
-const objectKey = (raw: string) => decodeURIComponent(raw.replace(/\+/g, ' '));
-
 const isTriggerInput = (event: unknown) => typeof event === 'object' && event !== null && 'trigger' in event && 'event' in event;
 const isTriggerSummary = (event: unknown) => typeof event === 'object' && event !== null && 'triggerSummary' in event;
 
@@ -96,7 +94,7 @@ export async function handler(event: unknown) {
     const outcomes = [];
     // One at a time, in order: two notifications for one file must not race each other.
     for (const record of event.Records) {
-      const key = objectKey(record.s3.object.key);
+      const key = decodeS3EventKey(record.s3.object.key);
       outcomes.push(key.startsWith(UPLOADS_PREFIX) ? await onUpload(uploads, key) : await onEventFile(files, key));
     }
     return { outcomes };

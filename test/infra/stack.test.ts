@@ -270,7 +270,8 @@ test('buckets: SSE-S3, all public access blocked, SSL-only; the data bucket is v
  * Lambda functions CDK and libraries add for custom resources: the VPC's default-security-group
  * restriction (a CustomResourceProvider, whose role carries AWSLambdaBasicExecutionRole), the
  * AwsCustomResource that looks up the S3 and DynamoDB prefix lists (given our own role and log group),
- * the bucket notifications handler, and deploy-time-build's function that starts the image build.
+ * the bucket notifications handler, deploy-time-build's function that starts the image build, and
+ * the one that fails the image build's custom resource when the build fails.
  */
 const cdkProviderFunctions = (): Record<string, Resource> =>
   Object.fromEntries(
@@ -293,9 +294,10 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'SandboxAzsLookupProviderframeworkonEvent',
       'SandboxTeardownStopTasksHandler',
       'SandboxTeardownStopTasksProviderframeworkonEvent',
-    ],
+      'SandboxTaskImageBuildFailuresHandler',
+    ].sort(),
   );
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 8);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 9);
   for (const role of ROLES) {
     const fn = props(functionOf(stack, role));
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -681,6 +683,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
     `${imageBuildRole} *`,
+    `${imageBuild.failures.handler.role!.node.path} *`,
     `${azLookup.handler.role!.node.path} *`,
     `${azLookup.frameworkRole.node.path} <${idOf(azLookup.handler)}.Arn>:*`,
     `${stopTasks.handler.role!.node.path} *`,

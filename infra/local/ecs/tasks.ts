@@ -75,7 +75,7 @@ export function createTasks(options: TasksOptions, addressing: LocalEcsAddressin
         const runDir = `${workspace}.run`;
         const run = createRunDir(runDir);
         const sandboxArgs = bubblewrapArgs({ workspace, run, node, server: args[0]!, shareNetwork: isolation.shareNetwork });
-        sandbox = { args: sandboxArgs, runDir, socket: join(run.socketDir, 'server.sock') };
+        sandbox = { args: sandboxArgs, runDir, run };
       }
     } catch (error) {
       addresses.release(ip);
