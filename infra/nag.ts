@@ -60,6 +60,8 @@ export interface NagScope {
 
 const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
+const LIST_TASKS_REASON =
+  'ecs:ListTasks of a whole cluster is authorized against "*" (AWS denies it "on resource: *" to a grant of the cluster\'s container instances); the statement requires ecs:cluster to be the sandbox cluster, so no other cluster\'s tasks can be listed.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
   const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox } = parts;
@@ -86,7 +88,9 @@ export function acknowledgeNagFindings(parts: NagScope): void {
       'AwsSolutions-IAM5[Resource::*]',
       fn === sandbox.step.handler
         ? `${XRAY_REASON} In the VPC, Lambda also needs ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets, which work only on "*" (creating and deleting interfaces is scoped separately).`
-        : XRAY_REASON,
+        : fn === sandbox.reaper.handler
+          ? `${XRAY_REASON} The orphan sweep lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`
+          : XRAY_REASON,
     );
   }
 
@@ -262,11 +266,6 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
     'The reaper describes and stops idle sandbox tasks, whose ids are assigned by ECS at RunTask; the ARN is limited to tasks of the sandbox cluster, and the statement also requires ecs:cluster to be that cluster.',
   );
   acknowledge(
-    roleOf(reaper.handler),
-    iam5Resource(task, task.containerInstanceArns),
-    "The reaper's orphan sweep lists the sandbox cluster's tasks; ecs:ListTasks authorizes against the cluster's container instances (Fargate has none), so the ARN names that cluster with a wildcard, and the statement also requires ecs:cluster to be that cluster.",
-  );
-  acknowledge(
     roleOf(agentRun.agentStep),
     taskArns,
     "Agent-step describes and stops its thread's sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.",
@@ -274,16 +273,11 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
 
   // The teardown: on stack deletion, lists, stops and describes the cluster's tasks.
   const stopTasks = teardown.provider;
-  acknowledgeDeployTimeProvider(stopTasks, XRAY_REASON);
+  acknowledgeDeployTimeProvider(stopTasks, `${XRAY_REASON} The teardown lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`);
   acknowledge(
     roleOf(stopTasks.handler),
     taskArns,
     'On stack deletion the teardown stops every sandbox task and waits for them; task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id, and the statement also requires ecs:cluster to be that cluster.',
-  );
-  acknowledge(
-    roleOf(stopTasks.handler),
-    iam5Resource(task, task.containerInstanceArns),
-    "The teardown lists the sandbox cluster's tasks; ecs:ListTasks authorizes against the cluster's container instances (Fargate has none), so the ARN names that cluster with a wildcard, and the statement also requires ecs:cluster to be that cluster.",
   );
 
   // The sandbox-step function, inside the VPC.

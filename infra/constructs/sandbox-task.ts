@@ -144,11 +144,6 @@ export class SandboxTask extends Construct implements SandboxLauncher {
   }
 
   /** ARN pattern of this cluster's tasks (ecs:DescribeTasks, ecs:StopTask and ecs:TagResource act on tasks). */
-  /** What ecs:ListTasks authorizes against: the cluster's container instances (Fargate tasks run on none). */
-  get containerInstanceArns(): string {
-    return Stack.of(this).formatArn({ service: 'ecs', resource: 'container-instance', resourceName: `${this.cluster.clusterName}/*` });
-  }
-
   get taskArns(): string {
     return Stack.of(this).formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*` });
   }
@@ -200,17 +195,19 @@ export class SandboxTask extends Construct implements SandboxLauncher {
     );
   }
 
-  /** List this cluster's tasks, to find the ones no record owns (the reaper's orphan sweep). */
+  /**
+   * List this cluster's tasks (the reaper's orphan sweep, the teardown). AWS authorizes listing a
+   * whole cluster against "*", whatever the Service Authorization Reference says (container-instance,
+   * which only a list of one instance's tasks is authorized on): "*", held to this cluster by
+   * ecs:cluster, as CDK's own ECS constructs grant it.
+   */
   grantSweep(grantee: IGrantable): void {
     this.grantStop(grantee);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        // ListTasks authorizes against the cluster's container instances; Fargate tasks have none.
         actions: ['ecs:ListTasks'],
-        resources: [
-          Stack.of(this).formatArn({ service: 'ecs', resource: 'container-instance', resourceName: `${this.cluster.clusterName}/*` }),
-        ],
+        resources: ['*'],
         conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
       }),
     );

@@ -524,6 +524,8 @@ test("only agent-step may start sandboxes or pass roles (besides the scheduler, 
   for (const statement of ecs) {
     assert.deepEqual(statement.Condition, { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] } } });
   }
+  // AWS authorizes listing a cluster's tasks against "*" (not its container instances): held to this cluster by ecs:cluster.
+  assert.deepEqual(ecs.find((s) => list(s.Action).includes('ecs:ListTasks'))!.Resource, '*');
   for (const action of reaper.flatMap((s) => list(s.Action))) assert.match(action, /^(dynamodb|ecs|logs|xray):/, action);
 });
 
