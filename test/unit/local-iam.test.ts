@@ -177,8 +177,20 @@ test('sandbox-reaper: stops tasks of the sandbox cluster only (ecs:cluster)', as
   const stop = (cluster: string) => json('ecs', 'AmazonEC2ContainerServiceV20141113.StopTask', { cluster, task });
   assert.ok((await iam.authorizeRequest(roleOf('sandboxReaper'), stop(names.cluster))).allowed);
   assert.equal((await iam.authorizeRequest(roleOf('sandboxReaper'), stop(names.cluster.replace(/[^/]+$/, 'other')))).allowed, false);
-  const list = json('ecs', 'AmazonEC2ContainerServiceV20141113.ListTasks', { cluster: names.cluster });
-  assert.ok((await iam.authorizeRequest(roleOf('sandboxReaper'), list)).allowed);
+});
+
+test("the reaper's orphan sweep and the teardown list the sandbox cluster's tasks (authorized on \"*\", as AWS does), no other cluster's", async () => {
+  const teardown = Object.entries(template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('SandboxTeardownStopTasksHandler'),
+  )!;
+  const teardownRole = { role: iam.roleOf(teardown[0])! };
+  const list = (cluster: string) => json('ecs', 'AmazonEC2ContainerServiceV20141113.ListTasks', { cluster, startedBy: 'threadwork-sandbox' });
+  for (const principal of [roleOf('sandboxReaper'), teardownRole]) {
+    const decision = await iam.authorizeRequest(principal, list(names.cluster));
+    assert.ok(decision.allowed, decision.message);
+    assert.equal(decision.resource, '*');
+    assert.equal((await iam.authorizeRequest(principal, list(names.cluster.replace(/[^/]+$/, 'other')))).allowed, false);
+  }
 });
 
 test('scheduler: schedules in its own group, passing the schedules role to EventBridge Scheduler only', async () => {
