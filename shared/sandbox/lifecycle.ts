@@ -456,9 +456,8 @@ export async function sweepOrphanedTasks(deps: ReaperDeps, graceMs = ORPHAN_GRAC
   const running: string[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await deps.ecs.send(
-      new ListTasksCommand({ cluster: deps.config.cluster, startedBy: STARTED_BY, desiredStatus: 'RUNNING', nextToken }),
-    );
+    // startedBy must be ListTasks's only filter (ECS refuses it with any other); RUNNING is its default.
+    const page = await deps.ecs.send(new ListTasksCommand({ cluster: deps.config.cluster, startedBy: STARTED_BY, nextToken }));
     running.push(...(page.taskArns ?? []).filter((arn) => !owned.has(arn)));
     nextToken = page.nextToken;
   } while (nextToken);

@@ -373,6 +373,14 @@ test('ListTasks by desired status, startedBy and family, paged; DescribeTasks re
   assert.deepEqual(await list({ startedBy: 'thread-a' }), []);
   assert.deepEqual(await list({ family: 'other' }), [c.taskArn]);
   assert.deepEqual(await list({ serviceName: 'some-service' }), []);
+  // As ECS: startedBy must be the only filter (the default desiredStatus RUNNING still applies).
+  for (const other of [{ desiredStatus: 'RUNNING' as const }, { family: 'other' }, { launchType: 'FARGATE' as const }]) {
+    await assert.rejects(client.send(new ListTasksCommand({ cluster: CLUSTER_ARN, startedBy: 'thread-b', ...other })), (error: Error) => {
+      assert.ok(error instanceof InvalidParameterException, `${error.name}: ${error.message}`);
+      assert.match(error.message, new RegExp(`startedBy must be the only filter.*${Object.keys(other)[0]}`));
+      return true;
+    });
+  }
   const page1 = await client.send(new ListTasksCommand({ cluster: CLUSTER_ARN, maxResults: 1 }));
   assert.deepEqual(page1.taskArns, [b.taskArn]);
   assert.ok(page1.nextToken);

@@ -18,6 +18,9 @@ export interface EcsApiContext extends WireContext {
 
 const invalid = (message: string) => new ApiError('InvalidParameterException', message);
 
+// ListTasks's filters: ECS accepts startedBy only as the one filter of a request.
+const LIST_TASKS_FILTERS = ['containerInstance', 'family', 'serviceName', 'desiredStatus', 'launchType'] as const;
+
 export function ecsOperations(context: EcsApiContext): Record<string, AwsJsonOperation> {
   const { tasks } = context;
   const checkCluster = (value: unknown) => {
@@ -80,6 +83,10 @@ export function ecsOperations(context: EcsApiContext): Record<string, AwsJsonOpe
     },
     ListTasks(input) {
       checkCluster(input.cluster);
+      const others = LIST_TASKS_FILTERS.filter((filter) => input[filter] !== undefined);
+      if (input.startedBy !== undefined && others.length > 0) {
+        throw invalid(`startedBy must be the only filter of ListTasks; this request also filters by ${others.join(', ')}.`);
+      }
       const desiredStatus = input.desiredStatus ?? 'RUNNING';
       const maxResults = input.maxResults === undefined ? 100 : Number(input.maxResults);
       if (!Number.isInteger(maxResults) || maxResults < 1 || maxResults > 100) throw invalid('maxResults must be between 1 and 100.');
