@@ -61,6 +61,7 @@ before(async () => {
       "require('node:http').createServer((q, s) => s.end('{}')).listen(Number(process.env.SANDBOX_PORT), process.env.SANDBOX_HOST)",
     ],
     workspaceRoot: workspaces,
+    taskDefinitions: ['sandbox'],
   });
   ecs = new ECSClient({ endpoint: ecsStandIn.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
 });

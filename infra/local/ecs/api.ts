@@ -4,6 +4,7 @@ import { ApiError, offsetPage, withoutUndefined, type AwsJsonOperation } from '.
 import { AddressExhausted } from './addresses.ts';
 import { IsolationUnavailable } from './isolation.ts';
 import { readRunTaskInput } from './run-task-input.ts';
+import type { TaskDefinitions } from './task-definitions.ts';
 import type { Tasks } from './tasks.ts';
 import { wireTask, type WireContext } from './wire.ts';
 
@@ -12,6 +13,7 @@ export interface EcsApiContext extends WireContext {
   /** arn:<partition>:ecs:<region>:<account> */
   arnPrefix: string;
   containerName: string | undefined;
+  taskDefinitions: TaskDefinitions;
   tasks: Tasks;
   isClosing(): boolean;
 }
