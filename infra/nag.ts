@@ -270,6 +270,11 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
     taskArns,
     "Agent-step describes and stops its thread's sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.",
   );
+  acknowledge(
+    roleOf(agentRun.agentStep),
+    iam5Resource(task, task.taskDefinitionRevisionArns),
+    "Agent-step runs the sandbox task definition's family, whose latest ACTIVE revision ECS picks: a deploy that replaces the task definition deregisters the old revision while runs started before it go on. The wildcard is the revision number of this one family; the statement also requires ecs:cluster to be the sandbox cluster.",
+  );
 
   // The teardown: on stack deletion, lists, stops and describes the cluster's tasks.
   const stopTasks = teardown.provider;

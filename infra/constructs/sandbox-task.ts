@@ -1,5 +1,6 @@
-// The sandbox task: one Fargate task per thread, started on demand by the agent-step function (RunTask)
-// and stopped when idle. One container, `sandbox`, runs the command server:
+// The sandbox task: one Fargate task per thread, started on demand by the agent-step function (RunTask
+// of the task definition's family, see launchEnvironment) and stopped when idle. One container,
+// `sandbox`, runs the command server:
 //   ARM64 Linux, non-root (uid 1000), read-only root filesystem, every Linux capability dropped, an
 //   init process that reaps and signals whole process trees, writable task storage only at /workspace
 //   and /tmp, the server on 8080/tcp. Its task role has no policies: nothing in the task can call AWS
@@ -130,8 +131,11 @@ export class SandboxTask extends Construct implements SandboxLauncher {
     const subnetIds = network.vpc.selectSubnets(network.taskSubnets).subnetIds;
     this.launchEnvironment = {
       SANDBOX_CLUSTER_ARN: this.cluster.clusterArn,
-      // RunTask needs the ARN with its revision (or family:revision); the family ARN alone is rejected.
-      SANDBOX_TASK_DEFINITION_ARN: this.taskDefinition.taskDefinitionArn,
+      // The family alone: ECS runs its latest ACTIVE revision. A deploy that replaces the task
+      // definition (a new image) deregisters the old revision, and a run in flight goes on with the
+      // agent-step version it started with; naming a revision, that version could start no sandbox.
+      // (The family's ARN without a revision is not a RunTask reference.)
+      SANDBOX_TASK_DEFINITION_FAMILY: this.taskDefinition.family,
       SANDBOX_CONTAINER_NAME: SANDBOX_CONTAINER_NAME,
       SANDBOX_SUBNET_IDS: subnetIds.join(','),
       SANDBOX_SECURITY_GROUP_IDS: securityGroups.task.securityGroupId,
@@ -148,9 +152,14 @@ export class SandboxTask extends Construct implements SandboxLauncher {
     return Stack.of(this).formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*` });
   }
 
+  /** Every revision of the task definition's family: RunTask of the family is authorized on the revision it runs. */
+  get taskDefinitionRevisionArns(): string {
+    return Stack.of(this).formatArn({ service: 'ecs', resource: 'task-definition', resourceName: `${this.taskDefinition.family}:*` });
+  }
+
   /**
-   * Start sandboxes: RunTask of this task definition in this cluster (with tags), pass its two roles to
-   * ECS, and describe and stop the tasks.
+   * Start sandboxes: RunTask of this task definition's family (any revision: the latest ACTIVE one
+   * runs) in this cluster (with tags), pass its two roles to ECS, and describe and stop the tasks.
    */
   grantLaunch(grantee: IGrantable): void {
     const inThisCluster = { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } };
@@ -159,7 +168,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['ecs:RunTask'],
-        resources: [this.taskDefinition.taskDefinitionArn],
+        resources: [this.taskDefinitionRevisionArns],
         conditions: inThisCluster,
       }),
     );

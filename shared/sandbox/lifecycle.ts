@@ -26,6 +26,7 @@ import type { SandboxSize } from '../pricing.ts';
 
 export interface SandboxConfig {
   cluster: string;
+  /** RunTask's taskDefinition: in the stack the family, which ECS runs in its latest ACTIVE revision. */
   taskDefinition: string;
   containerName: string;
   subnets: string[];

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Validations } from 'aws-cdk-lib';
+import type { CfnTaskDefinition } from 'aws-cdk-lib/aws-ecs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { FunctionRole } from '../../infra/function-entries.ts';
@@ -479,8 +480,11 @@ test('agent-step IAM: RunTask of the task definition in this cluster, PassRole o
   const [runTask, ...moreRunTask] = byAction('ecs:RunTask');
   assert.equal(moreRunTask.length, 0);
   assert.deepEqual(list(runTask!.Action), ['ecs:RunTask']);
-  // The task definition's Ref: its ARN with the revision (the family ARN alone is not a RunTask resource).
-  assert.deepEqual(runTask!.Resource, { Ref: idOf(task.taskDefinition) });
+  // Every revision of the one family: RunTask of the family runs (and is authorized on) its latest ACTIVE revision.
+  const family = task.taskDefinition.family;
+  assert.match(family, /^[A-Za-z0-9_-]+$/, 'a plain name, fixed at synth');
+  assert.equal(stack.resolve((task.taskDefinition.node.defaultChild as CfnTaskDefinition).family), family);
+  assert.deepEqual(list(runTask!.Resource).map(flatten), [`arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${family}:*`]);
   assert.deepEqual(runTask!.Condition, inCluster);
 
   const [passRole, ...morePassRole] = byAction('iam:PassRole');

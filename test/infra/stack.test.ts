@@ -347,8 +347,8 @@ test('functions: environment, timeout and memory per role', () => {
   assert.equal(sandboxSubnets.length, 1);
   const sandboxLaunch = {
     SANDBOX_CLUSTER_ARN: clusterArn,
-    // The task definition's Ref is its ARN with the revision, which RunTask accepts.
-    SANDBOX_TASK_DEFINITION_ARN: { Ref: idOf(stack.sandbox.task.taskDefinition) },
+    // The family alone: ECS runs its latest ACTIVE revision, also for a run that outlives a deploy.
+    SANDBOX_TASK_DEFINITION_FAMILY: stack.sandbox.task.taskDefinition.family,
     SANDBOX_CONTAINER_NAME: 'sandbox',
     SANDBOX_SUBNET_IDS: sandboxSubnets[0],
     SANDBOX_SECURITY_GROUP_IDS: { 'Fn::GetAtt': [idOf(stack.sandbox.securityGroups.task), 'GroupId'] },
@@ -673,6 +673,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'sandboxReaper')} ${sandboxTasks}`,
+    `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${stack.sandbox.task.taskDefinition.family}:*`,
     `${stack.stateMachine.role.node.path} <${idOf(stack.functions.agentStep)}.Arn>:*`,
     `${stack.stateMachine.role.node.path} <${idOf(stack.functions.sandboxStep)}.Arn>:*`,
     `${stack.sandbox.task.executionRole.node.path} *`,
