@@ -25,6 +25,7 @@ import type { SandboxAvailabilityZones } from './constructs/sandbox-availability
 import type { SandboxImageBuild } from './constructs/sandbox-image.ts';
 import type { SandboxTask } from './constructs/sandbox-task.ts';
 import type { SandboxTeardown } from './constructs/sandbox-teardown.ts';
+import type { FunctionVersionPruning } from './constructs/function-version-pruning.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
 import { ROOT_KEYS } from '../shared/ids.ts';
 
@@ -56,6 +57,7 @@ export interface NagScope {
     readonly reaper: SandboxReaper;
     readonly teardown: SandboxTeardown;
   };
+  readonly versionPruning: FunctionVersionPruning;
 }
 
 const XRAY_REASON =
@@ -64,7 +66,7 @@ const LIST_TASKS_REASON =
   'ecs:ListTasks of a whole cluster is authorized against "*" (AWS denies it "on resource: *" to a grant of the cluster\'s container instances); the statement requires ecs:cluster to be the sandbox cluster, so no other cluster\'s tasks can be listed.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox } = parts;
+  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox, versionPruning } = parts;
 
   // Every Lambda function (built by createAgentFunction).
   const functions = [
@@ -182,7 +184,19 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   );
 
   acknowledgeSandbox(sandbox, data, agentRun);
+  acknowledgeVersionPruning(versionPruning, [agentRun.agentStep, sandbox.step.handler]);
   acknowledgeEventBus(eventBus, eventSchedules, triggers);
+}
+
+function acknowledgeVersionPruning(pruning: FunctionVersionPruning, functions: NodejsFunction[]): void {
+  acknowledgeDeployTimeProvider(pruning.provider, XRAY_REASON);
+  for (const fn of functions) {
+    acknowledge(
+      roleOf(pruning.provider.handler),
+      iam5Resource(pruning, `${fn.functionArn}:*`),
+      "Pruning deletes old versions of this one function (DeleteFunction with a version qualifier); version numbers are Lambda's, so the ARN is the function's with a wildcard qualifier, which never matches the unqualified function (deleting it whole).",
+    );
+  }
 }
 
 function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules, triggers: Triggers): void {

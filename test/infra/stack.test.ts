@@ -287,13 +287,15 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
       'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
       'DeployTimeBuildCustomResourceHandlerdb740fd554364a848a09e6dfcd01f4f3',
+      'FunctionVersionPruningPruneHandler',
+      'FunctionVersionPruningPruneProviderframeworkonEvent',
       'SandboxAzsLookupHandler',
       'SandboxAzsLookupProviderframeworkonEvent',
       'SandboxTeardownStopTasksHandler',
       'SandboxTeardownStopTasksProviderframeworkonEvent',
     ],
   );
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 8);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 10);
   for (const role of ROLES) {
     const fn = props(functionOf(stack, role));
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -661,6 +663,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
   const networkInterfaces = 'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*';
   const azLookup = stack.sandbox.availabilityZones.provider;
   const stopTasks = stack.sandbox.teardown.provider;
+  const pruning = stack.versionPruning.provider;
   const imageBuild = stack.sandbox.task.image.build!;
   const imageBuildRole = imageBuild.project.role!.node.path;
   const imageBuildProject = idOf(imageBuild.project);
@@ -684,6 +687,10 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${stopTasks.handler.role!.node.path} *`,
     `${stopTasks.handler.role!.node.path} ${sandboxTasks}`,
     `${stopTasks.frameworkRole.node.path} <${idOf(stopTasks.handler)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} *`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.agentStep)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.sandboxStep)}.Arn>:*`,
+    `${pruning.frameworkRole.node.path} <${idOf(pruning.handler)}.Arn>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<${imageBuildProject}>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<${imageBuildProject}>-*`,
     `${imageBuildRole} arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*`,
