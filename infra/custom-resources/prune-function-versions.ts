@@ -65,7 +65,9 @@ export async function pruneFunctionVersions(
     now,
   };
   if (!Number.isInteger(policy.keepLatest) || policy.keepLatest < 1 || !(policy.keepSupersededMs >= 0)) {
-    throw new Error(`invalid pruning policy: keepLatest ${properties.keepLatest}, keepSupersededMinutes ${properties.keepSupersededMinutes}`);
+    throw new Error(
+      `invalid pruning policy: keepLatest ${properties.keepLatest}, keepSupersededMinutes ${properties.keepSupersededMinutes}`,
+    );
   }
   const outcomes: PruneOutcome[] = [];
   for (const functionName of properties.functionNames) {

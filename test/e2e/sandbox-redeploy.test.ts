@@ -5,14 +5,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ECSClient, InvalidParameterException, RunTaskCommand } from '@aws-sdk/client-ecs';
-import { gate } from '../../infra/local/bedrock.ts';
+import { gate, type RecordedRequest } from '../../infra/local/bedrock.ts';
 import { resourcesOfType, type Template } from '../../infra/local/cloud/resources.ts';
 import { resolveCloudFormation } from '../../infra/local/resources.ts';
 import { putData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack } from '../support/local-stack.ts';
+import { toolTurn } from '../support/scripted-run.ts';
 
-const use = (name: string, input: Record<string, unknown>) => ({ name, input, toolUseId: `tu-${Math.random().toString(36).slice(2, 10)}` });
+/** The text of the tool results the model was sent back in this request. */
+const toolResults = (request: RecordedRequest | undefined) =>
+  (request?.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult?.content ?? []).map((c) => c.text ?? '')));
 
 /** What a new sandbox image does to the template: the task definition's container image changes, nothing else. */
 function newSandboxImage(template: Template): Template {
@@ -33,9 +36,9 @@ test('a run started before a deploy that rebuilds the sandbox image starts its s
     stack.cloud.lambda.invocations.filter((i) => i.functionId.startsWith('AgentRunAgentStep') && i.version === version).length;
   const held = gate();
   stack.bedrock.script(
-    { toolUses: [use('bash', { command: 'echo ran-after-the-deploy | tr a-z A-Z' })], hold: held.promise },
+    { ...toolTurn('bash', { command: 'echo ran-after-the-deploy | tr a-z A-Z' }), hold: held.promise },
     { text: 'Finished.' },
-    { toolUses: [use('bash', { command: 'echo the-next-run | tr a-z A-Z' })] },
+    toolTurn('bash', { command: 'echo the-next-run | tr a-z A-Z' }),
     { text: 'Next run finished.' },
   );
   const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> a long job' });
@@ -47,7 +50,11 @@ test('a run started before a deploy that rebuilds the sandbox image starts its s
   await stack.cloud.redeploy({ transformTemplate: newSandboxImage });
   const revision2 = taskDefinitionArn(stack.cloud.template);
   assert.equal(revision2, revision1.replace(/:1$/, ':2'), 'CloudFormation registered the next revision');
-  const operator = new ECSClient({ endpoint: stack.cloud.ecs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const operator = new ECSClient({
+    endpoint: stack.cloud.ecs.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   t.after(() => operator.destroy());
   await assert.rejects(
     operator.send(
@@ -67,7 +74,7 @@ test('a run started before a deploy that rebuilds the sandbox image starts its s
   await eventually(() => runs()[0]?.status !== 'RUNNING', 90_000, 'the first run to end');
   assert.equal(runs()[0]?.status, 'SUCCEEDED', `the first run ended ${runs()[0]?.status}: ${runs()[0]?.error} ${runs()[0]?.cause}`);
   assert.ok(agentStep(1) > beforeRelease, 'its tool call ran on the agent-step version it started with');
-  assert.match(JSON.stringify(stack.bedrock.requests[1]?.body.messages), /RAN-AFTER-THE-DEPLOY/, 'the tool ran in a sandbox');
+  assert.match(toolResults(stack.bedrock.requests[1]).join('\n'), /^RAN-AFTER-THE-DEPLOY$/m, 'the tool ran in a sandbox');
   const tasks = () => [...stack.cloud.ecs.tasks.values()];
   assert.deepEqual(
     tasks().map((task) => task.taskDefinitionArn),
@@ -85,7 +92,7 @@ test('a run started before a deploy that rebuilds the sandbox image starts its s
     90_000,
     'the next answer',
   );
-  assert.match(JSON.stringify(stack.bedrock.requests.at(-1)?.body.messages), /THE-NEXT-RUN/);
+  assert.match(toolResults(stack.bedrock.requests.at(-1)).join('\n'), /^THE-NEXT-RUN$/m);
   assert.ok(tasks().length === 2 && tasks().every((task) => task.taskDefinitionArn === revision2));
   assert.deepEqual(
     stack.cloud.awsCalls.filter((c) => c.denied),

@@ -54,7 +54,8 @@ test('a custom resource names agent-step and sandbox-step with their current ver
   });
   for (const fn of run) assert.equal(resources[versionOf(fn)]!.DeletionPolicy, 'Retain', 'a deploy keeps the versions');
   const longer = synth({ settings: { runTimeoutMinutes: '240' } });
-  const longerResource = longer.template.toJSON().Resources[logicalId(longer.stack, longer.stack.versionPruning.resource.node.defaultChild!)];
+  const longerResource =
+    longer.template.toJSON().Resources[logicalId(longer.stack, longer.stack.versionPruning.resource.node.defaultChild!)];
   assert.equal(longerResource.Properties.keepSupersededMinutes, '480');
 });
 
@@ -100,7 +101,13 @@ test('Delete (the stack going away) prunes nothing; Create and Update prune (and
       RequestType,
       PhysicalResourceId: 'function-version-pruning',
       // keepLatest 0 would delete every version: refused before any call.
-      ResourceProperties: { functionNames: ['f'], currentVersions: ['1'], keepLatest: '0', keepSupersededMinutes: '120', ServiceToken: 'x' },
+      ResourceProperties: {
+        functionNames: ['f'],
+        currentVersions: ['1'],
+        keepLatest: '0',
+        keepSupersededMinutes: '120',
+        ServiceToken: 'x',
+      },
     }) as unknown as Parameters<typeof handler>[0];
   assert.deepEqual(await handler(event('Delete')), { PhysicalResourceId: 'function-version-pruning' });
   for (const type of ['Create', 'Update'] as const) await assert.rejects(handler(event(type)), /invalid pruning policy/);
@@ -124,16 +131,22 @@ before(async () => {
   lambda = createLocalLambda({ root: PROJECT_ROOT });
   // Versions that are never invoked here: only their numbers and times matter.
   const publish = (functionId: string, times: number) => {
-    for (let i = 0; i < times; i++) lambda.publish([{ functionId, entry: 'unused.ts', env: {}, network: { mode: 'public', functionName: functionId } }]);
+    for (let i = 0; i < times; i++)
+      lambda.publish([{ functionId, entry: 'unused.ts', env: {}, network: { mode: 'public', functionName: functionId } }]);
   };
   publish(names.agentStep, 5);
   publish(names.sandboxStep, 2);
   publish(names.dispatch, 5);
   api = await startLocalLambdaApi(lambda);
   door = await startFrontDoor({ upstream: api.url, iam: () => iam, onCall: (call) => calls.push(call) });
-  const [pruningId, pruningResource] = Object.entries(local.template.Resources).find(([, r]) => r.Type === 'Custom::PruneFunctionVersions')!;
+  const [pruningId, pruningResource] = Object.entries(local.template.Resources).find(
+    ([, r]) => r.Type === 'Custom::PruneFunctionVersions',
+  )!;
   assert.ok(pruningId);
-  const { ServiceToken: _token, ...resolved } = resolveCloudFormation(local.template, pruningResource.Properties) as Record<string, unknown>;
+  const { ServiceToken: _token, ...resolved } = resolveCloudFormation(local.template, pruningResource.Properties) as Record<
+    string,
+    unknown
+  >;
   properties = resolved as unknown as PruneFunctionVersionsProperties;
   const pruningFunction = Object.entries(local.template.Resources).find(
     ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('FunctionVersionPruningPruneHandler'),

@@ -484,7 +484,9 @@ test('agent-step IAM: RunTask of the task definition in this cluster, PassRole o
   const family = task.taskDefinition.family;
   assert.match(family, /^[A-Za-z0-9_-]+$/, 'a plain name, fixed at synth');
   assert.equal(stack.resolve((task.taskDefinition.node.defaultChild as CfnTaskDefinition).family), family);
-  assert.deepEqual(list(runTask!.Resource).map(flatten), [`arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${family}:*`]);
+  assert.deepEqual(list(runTask!.Resource).map(flatten), [
+    `arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${family}:*`,
+  ]);
   assert.deepEqual(runTask!.Condition, inCluster);
 
   const [passRole, ...morePassRole] = byAction('iam:PassRole');

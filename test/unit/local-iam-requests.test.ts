@@ -405,7 +405,13 @@ test('operations the reference lists without a resource type are authorized agai
   const secrets = new SecretsManagerClient(capture.clientConfig);
   assert.deepEqual(await mapped(() => secrets.send(new ListSecretsCommand({}))), [{ action: 'secretsmanager:ListSecrets', resource: '*' }]);
   // An operation whose action has resource types is not guessed: it must be mapped.
-  const request = (target: string): AwsHttpRequest => ({ service: 'ecs', method: 'POST', url: '/', headers: { 'x-amz-target': target }, body: Buffer.from('{}') });
+  const request = (target: string): AwsHttpRequest => ({
+    service: 'ecs',
+    method: 'POST',
+    url: '/',
+    headers: { 'x-amz-target': target },
+    body: Buffer.from('{}'),
+  });
   assert.throws(() => authorizationsFor(request('AmazonEC2ContainerServiceV20141113.DeleteCluster')), /ecs DeleteCluster/);
 });
 
@@ -590,7 +596,11 @@ test('every authorization mapped above is checked against the Service Authorizat
     );
     // A Region-less foundation model (global inference profiles) is the one ARN iam-data's patterns reject.
     if (outcome.resultType === 'error' && /^arn:aws:bedrock:::foundation-model\//.test(resource)) continue;
-    assert.notEqual(outcome.resultType, 'error', `${action} on ${resource}: ${JSON.stringify(outcome.resultType === 'error' && outcome.errors)}`);
+    assert.notEqual(
+      outcome.resultType,
+      'error',
+      `${action} on ${resource}: ${JSON.stringify(outcome.resultType === 'error' && outcome.errors)}`,
+    );
     assert.doesNotMatch(resource, /\*/, `${action}: a request names one resource, never a pattern (${resource})`);
   }
 });

@@ -132,7 +132,10 @@ test('agent-step: RunTask of the sandbox family runs any revision of it (a deplo
   const agentStepEnv = template.Resources[logicalIds.agentStep]!.Properties.Environment.Variables;
   assert.equal(agentStepEnv.SANDBOX_TASK_DEFINITION_FAMILY, family, 'agent-step runs the family, not a revision');
   const run = (taskDefinition: string) =>
-    iam.authorizeRequest(roleOf('agentStep'), json('ecs', 'AmazonEC2ContainerServiceV20141113.RunTask', { cluster: names.cluster, taskDefinition }));
+    iam.authorizeRequest(
+      roleOf('agentStep'),
+      json('ecs', 'AmazonEC2ContainerServiceV20141113.RunTask', { cluster: names.cluster, taskDefinition }),
+    );
   const byFamily = await run(family);
   assert.ok(byFamily.allowed, byFamily.message);
   for (const revision of [names.taskDefinition, names.taskDefinition.replace(/:1$/, ':2'), `${family}:7`]) {
@@ -198,7 +201,8 @@ test("the reaper's orphan sweep and the teardown list the sandbox cluster's task
     ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('SandboxTeardownStopTasksHandler'),
   )!;
   const teardownRole = { role: iam.roleOf(teardown[0])! };
-  const list = (cluster: string) => json('ecs', 'AmazonEC2ContainerServiceV20141113.ListTasks', { cluster, startedBy: 'threadwork-sandbox' });
+  const list = (cluster: string) =>
+    json('ecs', 'AmazonEC2ContainerServiceV20141113.ListTasks', { cluster, startedBy: 'threadwork-sandbox' });
   for (const principal of [roleOf('sandboxReaper'), teardownRole]) {
     const decision = await iam.authorizeRequest(principal, list(names.cluster));
     assert.ok(decision.allowed, decision.message);

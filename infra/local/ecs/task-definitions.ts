@@ -33,7 +33,8 @@ export function createTaskDefinitions(arnPrefix: string, families: readonly stri
 
   /** A family[:revision] or ARN reference, parsed; unknown when it is none. */
   function parse(reference: unknown): { family: string; revision?: number } {
-    if (typeof reference !== 'string' || reference === '') throw new ApiError('InvalidParameterException', 'taskDefinition can not be blank.');
+    if (typeof reference !== 'string' || reference === '')
+      throw new ApiError('InvalidParameterException', 'taskDefinition can not be blank.');
     const match = REFERENCE.exec(reference);
     if (!match) throw unknown();
     const [, arnFamily, arnRevision, family, revision] = match;

@@ -148,5 +148,10 @@ export function lambdaAuthorizations(request: AwsHttpRequest): Authorization[] {
   // A version list is the function's: any qualifier in the name is not part of what is authorized.
   const qualifier = action === 'ListVersionsByFunction' ? null : url.searchParams.get('Qualifier');
   const resource = functionArn(decodeURIComponent(match[1]), qualifier);
-  return [{ action: `lambda:${action}`, resource: action === 'ListVersionsByFunction' ? resource.replace(/(:function:[^:]+):[^:]+$/, '$1') : resource }];
+  return [
+    {
+      action: `lambda:${action}`,
+      resource: action === 'ListVersionsByFunction' ? resource.replace(/(:function:[^:]+):[^:]+$/, '$1') : resource,
+    },
+  ];
 }

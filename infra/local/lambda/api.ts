@@ -70,7 +70,8 @@ export function lambdaVersionsApi(lambda: Pick<LocalLambda, 'versions' | 'remove
         throw new ApiError('UnknownOperationException', `No operation for ${request.method} ${url.pathname}`, 404);
       }
     } catch (error) {
-      if (error instanceof ApiError) return sendJson(response, error.statusCode, { Message: error.message }, 'application/json', error.type);
+      if (error instanceof ApiError)
+        return sendJson(response, error.statusCode, { Message: error.message }, 'application/json', error.type);
       console.error('[lambda] request failed:', error);
       sendJson(response, 500, { Message: String(error) }, 'application/json', 'ServiceException');
     }
