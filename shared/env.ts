@@ -115,7 +115,8 @@ function chatSource(env: PlatformVariables, ctx: z.RefinementCtx) {
 /** Where the agent's sandboxes run; without SANDBOX_CLUSTER_ARN there are none. */
 const sandboxLaunch = {
   SANDBOX_CLUSTER_ARN: optional,
-  SANDBOX_TASK_DEFINITION_ARN: z.string().default(''),
+  /** RunTask's taskDefinition: the family alone, so ECS runs its latest ACTIVE revision (see sandbox-task.ts). */
+  SANDBOX_TASK_DEFINITION_FAMILY: z.string().default(''),
   SANDBOX_CONTAINER_NAME: z.string().default('sandbox'),
   SANDBOX_SUBNET_IDS: list,
   SANDBOX_SECURITY_GROUP_IDS: list,

@@ -37,6 +37,7 @@ import { startDeploymentEndpoints, type DeploymentEndpoints } from './cloud/depl
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
+import { deployTaskDefinitions, taskDefinitionFamilies } from './cloud/task-definitions.ts';
 import { createLocalResources, resourcesOfType, type Template } from './cloud/resources.ts';
 import {
   apiRoutes,
@@ -302,6 +303,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     workspaceRoot: join(sandboxRoot, 'tasks'),
     sandboxPort,
     containerName: 'sandbox',
+    taskDefinitions: taskDefinitionFamilies(template),
     onLog: (taskArn, line, stream) => {
       if (stream === 'stderr') report(`sandbox ${taskArn.split('/').pop()}`, line);
     },
@@ -346,12 +348,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
   let iam = createLocalIam(template);
   /**
-   * What `cdk deploy` does to the functions, their roles and the state machine: every function gets
-   * a new version (unqualified calls go to it), each new AWS::Lambda::Version is numbered, a version
-   * the new template no longer has is deleted unless it was retained, and the roles' policies are
-   * the new template's. Returns the state machine definition for executions started from now on.
+   * What `cdk deploy` does to the task definitions, the functions, their roles and the state
+   * machine: a changed task definition is replaced (a new revision; the old one deregistered once
+   * the update is done), every function gets a new version (unqualified calls go to it), each new
+   * AWS::Lambda::Version is numbered, a version the new template no longer has is deleted unless it
+   * was retained, and the roles' policies are the new template's. Returns the state machine
+   * definition for executions started from now on.
    */
   const deploy = async (next: Template, previous?: Template): Promise<object> => {
+    const retireTaskDefinitions = deployTaskDefinitions(ecs, next, previous);
     const keys = createLocalIam(next);
     const versions = functionVersions({
       template: next,
@@ -377,6 +382,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       );
     }
     iam = createLocalIam(next);
+    retireTaskDefinitions();
     return stateMachineDefinition(next, resources.stateMachineId);
   };
   const definition = await deploy(template);

@@ -34,6 +34,7 @@ import type { SandboxSize } from '../pricing.ts';
 
 export interface SandboxConfig {
   cluster: string;
+  /** RunTask's taskDefinition: in the stack the family, which ECS runs in its latest ACTIVE revision. */
   taskDefinition: string;
   containerName: string;
   subnets: string[];
@@ -469,9 +470,8 @@ export async function sweepOrphanedTasks(deps: ReaperDeps, graceMs = ORPHAN_GRAC
   const running: string[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await deps.ecs.send(
-      new ListTasksCommand({ cluster: deps.config.cluster, startedBy: STARTED_BY, desiredStatus: 'RUNNING', nextToken }),
-    );
+    // startedBy must be ListTasks's only filter (ECS refuses it with any other); RUNNING is its default.
+    const page = await deps.ecs.send(new ListTasksCommand({ cluster: deps.config.cluster, startedBy: STARTED_BY, nextToken }));
     running.push(...(page.taskArns ?? []).filter((arn) => !owned.has(arn)));
     nextToken = page.nextToken;
   } while (nextToken);

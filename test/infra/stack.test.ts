@@ -290,6 +290,8 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
       'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
       'DeployTimeBuildCustomResourceHandlerdb740fd554364a848a09e6dfcd01f4f3',
+      'FunctionVersionPruningPruneHandler',
+      'FunctionVersionPruningPruneProviderframeworkonEvent',
       'SandboxAzsLookupHandler',
       'SandboxAzsLookupProviderframeworkonEvent',
       'SandboxTeardownStopTasksHandler',
@@ -297,7 +299,7 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'SandboxTaskImageBuildFailuresHandler',
     ].sort(),
   );
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 9);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 11);
   for (const role of ROLES) {
     const fn = props(functionOf(stack, role));
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -351,8 +353,8 @@ test('functions: environment, timeout and memory per role', () => {
   assert.equal(sandboxSubnets.length, 1);
   const sandboxLaunch = {
     SANDBOX_CLUSTER_ARN: clusterArn,
-    // The task definition's Ref is its ARN with the revision, which RunTask accepts.
-    SANDBOX_TASK_DEFINITION_ARN: { Ref: idOf(stack.sandbox.task.taskDefinition) },
+    // The family alone: ECS runs its latest ACTIVE revision, also for a run that outlives a deploy.
+    SANDBOX_TASK_DEFINITION_FAMILY: stack.sandbox.task.taskDefinition.family,
     SANDBOX_CONTAINER_NAME: 'sandbox',
     SANDBOX_SUBNET_IDS: sandboxSubnets[0],
     SANDBOX_SECURITY_GROUP_IDS: { 'Fn::GetAtt': [idOf(stack.sandbox.securityGroups.task), 'GroupId'] },
@@ -665,6 +667,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
   const networkInterfaces = 'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*';
   const azLookup = stack.sandbox.availabilityZones.provider;
   const stopTasks = stack.sandbox.teardown.provider;
+  const pruning = stack.versionPruning.provider;
   const imageBuild = stack.sandbox.task.image.build!;
   const imageBuildRole = imageBuild.project.role!.node.path;
   const imageBuildProject = idOf(imageBuild.project);
@@ -677,9 +680,9 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'sandboxReaper')} ${sandboxTasks}`,
+    `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${stack.sandbox.task.taskDefinition.family}:*`,
     `${stack.stateMachine.role.node.path} <${idOf(stack.functions.agentStep)}.Arn>:*`,
     `${stack.stateMachine.role.node.path} <${idOf(stack.functions.sandboxStep)}.Arn>:*`,
-    `${roleOfFunction(stack, 'sandboxReaper')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
     `${imageBuildRole} *`,
@@ -688,8 +691,11 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${azLookup.frameworkRole.node.path} <${idOf(azLookup.handler)}.Arn>:*`,
     `${stopTasks.handler.role!.node.path} *`,
     `${stopTasks.handler.role!.node.path} ${sandboxTasks}`,
-    `${stopTasks.handler.role!.node.path} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
     `${stopTasks.frameworkRole.node.path} <${idOf(stopTasks.handler)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} *`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.agentStep)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.sandboxStep)}.Arn>:*`,
+    `${pruning.frameworkRole.node.path} <${idOf(pruning.handler)}.Arn>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<${imageBuildProject}>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<${imageBuildProject}>-*`,
     `${imageBuildRole} arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*`,

@@ -54,6 +54,7 @@ async function standIn(setting: LocalSandboxSetting, bubblewrap?: string) {
     serverCommand: [process.execPath, bundle],
     workspaceRoot: join(dir, `tasks-${setting}-${standIns.length}`),
     clusterArn: CLUSTER_ARN,
+    taskDefinitions: ['sandbox'],
     isolation: chooseIsolation(setting, bubblewrap),
   });
   const client = new ECSClient({

@@ -37,6 +37,8 @@ export interface LocalEcsTask {
   readonly pid: number | undefined;
   readonly workspace: string;
   readonly startedBy: string | undefined;
+  /** The task definition revision the task runs (for a family alone, its latest ACTIVE one at RunTask). */
+  readonly taskDefinitionArn: string;
   /** Started with assignPublicIp ENABLED. */
   readonly publicIp: boolean;
   readonly tags: readonly Tag[];
@@ -114,6 +116,7 @@ export function newTaskRecord(task: {
       pid: undefined,
       workspace: task.workspace,
       startedBy: spec.startedBy,
+      taskDefinitionArn: spec.taskDefinition.arn,
       publicIp: spec.publicIp,
       tags: spec.tags,
       envNames: Object.keys(task.env).sort(),

@@ -1,9 +1,11 @@
 // The restJson1 services: EventBridge Scheduler (/schedules/{Name}, /schedule-groups/{Name}),
-// Bedrock Runtime (/model/{modelId}/converse…) and Lambda Invoke (/…/functions/{FunctionName}/…).
+// Bedrock Runtime (/model/{modelId}/converse…) and Lambda (/…/functions/{FunctionName}/…: Invoke,
+// ListVersionsByFunction, DeleteFunction).
 import { modelInvocationAuthorizations } from '../../../shared/model-ids.ts';
 import { localArn } from '../resources.ts';
 import { LOCAL_ACCOUNT, LOCAL_PARTITION, LOCAL_REGION, localFunctionArn } from '../template.ts';
 import { type Authorization, type AwsHttpRequest, UnknownOperationError, jsonBody, parseUrl } from './request-types.ts';
+import { onAnyResource } from './service-reference.ts';
 
 const SCHEDULE_ACTIONS: Record<string, string> = {
   POST: 'CreateSchedule',
@@ -13,6 +15,8 @@ const SCHEDULE_ACTIONS: Record<string, string> = {
 };
 const GROUP_ACTIONS: Record<string, string> = { POST: 'CreateScheduleGroup', GET: 'GetScheduleGroup', DELETE: 'DeleteScheduleGroup' };
 const TAG_ACTIONS: Record<string, string> = { POST: 'TagResource', DELETE: 'UntagResource', GET: 'ListTagsForResource' };
+// GET of a collection: authorized against "*" only, as the reference says.
+const LIST_OPERATIONS: Record<string, string> = { schedules: 'ListSchedules', 'schedule-groups': 'ListScheduleGroups' };
 
 export function schedulerAuthorizations(request: AwsHttpRequest): Authorization[] {
   const url = parseUrl(request);
@@ -22,8 +26,9 @@ export function schedulerAuthorizations(request: AwsHttpRequest): Authorization[
   const operation = `${method} ${url.pathname}`;
   if (rest.length > 0) throw new UnknownOperationError('scheduler', operation);
   if (name === undefined) {
-    if (method === 'GET' && collection === 'schedules') return [{ action: 'scheduler:ListSchedules', resource: '*' }];
-    if (method === 'GET' && collection === 'schedule-groups') return [{ action: 'scheduler:ListScheduleGroups', resource: '*' }];
+    const list = method === 'GET' ? LIST_OPERATIONS[String(collection)] : undefined;
+    const any = list === undefined ? undefined : onAnyResource('scheduler', list);
+    if (any) return [any];
     throw new UnknownOperationError('scheduler', operation);
   }
   if (collection === 'schedules' && SCHEDULE_ACTIONS[method]) {
@@ -88,10 +93,27 @@ function functionArn(functionName: string, qualifier: string | null): string {
   return version ? `${base}:${version}` : base;
 }
 
+// Lambda's REST paths under /<api version>/functions/{FunctionName}: method and what follows → action.
+const LAMBDA_ACTIONS: Record<string, string> = {
+  'POST /invocations': 'InvokeFunction',
+  'POST /response-streaming-invocations': 'InvokeFunction',
+  'GET /versions': 'ListVersionsByFunction',
+  // Without a Qualifier it deletes the function with all its versions: authorized on the function itself.
+  'DELETE ': 'DeleteFunction',
+};
+
 export function lambdaAuthorizations(request: AwsHttpRequest): Authorization[] {
   const url = parseUrl(request);
-  const match = /^\/\d{4}-\d{2}-\d{2}\/functions\/([^/]+)\/(invocations|response-streaming-invocations)$/.exec(url.pathname);
-  if (!match?.[1] || request.method.toUpperCase() !== 'POST')
-    throw new UnknownOperationError('lambda', `${request.method} ${url.pathname}`);
-  return [{ action: 'lambda:InvokeFunction', resource: functionArn(decodeURIComponent(match[1]), url.searchParams.get('Qualifier')) }];
+  const match = /^\/\d{4}-\d{2}-\d{2}\/functions\/([^/]+)(\/[a-z-]+)?\/?$/.exec(url.pathname);
+  const action = match?.[1] ? LAMBDA_ACTIONS[`${request.method.toUpperCase()} ${match[2] ?? ''}`] : undefined;
+  if (!match?.[1] || !action) throw new UnknownOperationError('lambda', `${request.method} ${url.pathname}`);
+  // A version list is the function's: any qualifier in the name is not part of what is authorized.
+  const qualifier = action === 'ListVersionsByFunction' ? null : url.searchParams.get('Qualifier');
+  const resource = functionArn(decodeURIComponent(match[1]), qualifier);
+  return [
+    {
+      action: `lambda:${action}`,
+      resource: action === 'ListVersionsByFunction' ? resource.replace(/(:function:[^:]+):[^:]+$/, '$1') : resource,
+    },
+  ];
 }

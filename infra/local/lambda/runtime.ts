@@ -34,8 +34,10 @@ export interface Invocation {
 export interface LocalLambda {
   /** Publishes a version of each function; unqualified invocations go to the newest. Returns the numbers. */
   publish(functions: LocalFunctionVersion[]): Record<string, number>;
-  /** Removes a version (a deploy that did not retain it): invoking it then fails as on AWS. */
+  /** Removes a version (a deploy that did not retain it, or DeleteFunction of it): invoking it then fails as on AWS. */
   remove(functionId: string, version: number): Promise<void>;
+  /** A function's published versions, oldest first, with when each was published (epoch ms); none for an unknown function. */
+  versions(functionId: string): { version: number; publishedAt: number }[];
   invoke(functionId: string, event: unknown, options?: { version?: number; kind?: InvocationKind }): Promise<unknown>;
   /** Every invocation so far, in order. */
   readonly invocations: readonly Invocation[];
@@ -118,6 +120,7 @@ export type OutputListener = (functionId: string, line: string) => void;
 
 export function createLocalLambda(options: { root: string; onOutput?: OutputListener }): LocalLambda {
   const versions = new Map<string, Map<number, FunctionWorker>>();
+  const publishedAt = new Map<string, number>();
   const invocations: Invocation[] = [];
   const newest = (functionId: string) => Math.max(0, ...(versions.get(functionId)?.keys() ?? []));
 
@@ -131,9 +134,15 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
         versions.set(spec.functionId, byVersion);
         const version = newest(spec.functionId) + 1;
         byVersion.set(version, new FunctionWorker(options.root, spec, options.onOutput));
+        publishedAt.set(`${spec.functionId}:${version}`, Date.now());
         published[spec.functionId] = version;
       }
       return published;
+    },
+    versions(functionId) {
+      return [...(versions.get(functionId)?.keys() ?? [])]
+        .sort((a, b) => a - b)
+        .map((version) => ({ version, publishedAt: publishedAt.get(`${functionId}:${version}`)! }));
     },
     async remove(functionId, version) {
       const worker = versions.get(functionId)?.get(version);
