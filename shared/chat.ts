@@ -3,7 +3,7 @@
 // drop or serialise messages itself; the FIFO inbox and the actor lease do the ordering. Every
 // adapter is wrapped in the secret filter here (shared/redacting-adapter.ts): whatever posts through
 // this chat, its messages are redacted.
-import { Chat, type Adapter, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
+import { Chat, type Adapter, type Attachment, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
 import { createSlackAdapter } from '@chat-adapter/slack';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbStateAdapter } from './chat-state.ts';
@@ -28,8 +28,11 @@ export interface ChatDeps {
 }
 
 export type SlackAdapter = ReturnType<typeof createSlackAdapter>;
-/** Either Teams adapter: they share thread ids and the name `teams`. */
-export type TeamsAdapter = Adapter;
+/**
+ * Either Teams adapter: they share thread ids and the name `teams`. The Connector adapter checks a
+ * file's download against the conversation of the thread it was posted in.
+ */
+export type TeamsAdapter = Adapter & { rehydrateAttachment?(attachment: Attachment, threadId?: string): Attachment };
 /** Only the configured platforms' adapters exist: ask `hasPlatform` before using one by name. */
 export type AgentChat = Chat<{ slack: SlackAdapter; teams: TeamsAdapter }>;
 export type Platform = 'slack' | 'teams';

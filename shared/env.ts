@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
 import { parseOrThrow } from './validation.ts';
-import { BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-endpoints.ts';
+import { BOT_CONNECTOR_ORIGINS, BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-endpoints.ts';
 
 const required = z.string({ error: 'is not set' }).min(1, 'is empty');
 const optional = z.string().optional();
@@ -73,6 +73,26 @@ const teams = {
   TEAMS_OPENID_METADATA_URL: z.string().url().default(BOT_FRAMEWORK_OPENID_METADATA_URL),
   /** The client-credentials endpoint for outbound tokens (unset: Microsoft's, for the tenant). */
   TEAMS_TOKEN_URL: z.string().url().optional(),
+  /**
+   * Where a conversation no verified activity has named yet may be reached (comma-separated origins;
+   * unset: Microsoft's Bot Connector origins; the local cloud sets its Teams stand-in's).
+   */
+  TEAMS_CONNECTOR_ORIGINS: optional.transform((value, ctx) => {
+    const listed = (value ?? '')
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
+    if (listed.length === 0) return BOT_CONNECTOR_ORIGINS;
+    return listed.map((origin) => {
+      const url = URL.canParse(origin) ? new URL(origin) : undefined;
+      if (url?.protocol === 'https:' || url?.protocol === 'http:') return url.origin;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must list http(s) origins like https://smba.trafficmanager.net, not ${JSON.stringify(origin)}`,
+      });
+      return z.NEVER;
+    });
+  }),
 };
 
 type PlatformVariables = Partial<Record<'SLACK_SECRET_ARN' | 'SLACK_SIGNING_SECRET' | 'SLACK_BOT_TOKEN', string>> &
@@ -95,7 +115,8 @@ function chatSource(env: PlatformVariables, ctx: z.RefinementCtx) {
 /** Where the agent's sandboxes run; without SANDBOX_CLUSTER_ARN there are none. */
 const sandboxLaunch = {
   SANDBOX_CLUSTER_ARN: optional,
-  SANDBOX_TASK_DEFINITION_ARN: z.string().default(''),
+  /** RunTask's taskDefinition: the family alone, so ECS runs its latest ACTIVE revision (see sandbox-task.ts). */
+  SANDBOX_TASK_DEFINITION_FAMILY: z.string().default(''),
   SANDBOX_CONTAINER_NAME: z.string().default('sandbox'),
   SANDBOX_SUBNET_IDS: list,
   SANDBOX_SECURITY_GROUP_IDS: list,
@@ -153,6 +174,9 @@ export const agentEnv = z
     ...settingsCache,
   })
   .superRefine(chatSource);
+
+/** How sandbox tasks start, as the agent-step function's environment says (read by `npm run doctor`). */
+export const sandboxLaunchEnv = z.object({ ...sandboxLaunch, ...sandboxPort });
 
 export const sandboxStepEnv = z.object({ ...table, ...bucket, ...sandboxPort, ...handoff });
 

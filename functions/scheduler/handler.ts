@@ -8,10 +8,11 @@
 import type { EventBridgeEvent, S3Event } from 'aws-lambda';
 import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
+import { decodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { schedulerClient } from '../../shared/aws/scheduler.ts';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
-import { chatFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
+import { chatFromEnv, serviceUrlTrustFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
@@ -29,6 +30,7 @@ import {
   type TriggerDeps,
 } from '../../shared/triggers/fire.ts';
 import { onUpload, UPLOADS_PREFIX } from '../../shared/triggers/uploads.ts';
+import { serviceUrlProblem } from '../../shared/teams-service-url.ts';
 
 // The function's timeout is 60 s: a firing claimed longer ago than this belongs to a dead attempt.
 const CLAIM_TIMEOUT_MS = 90_000;
@@ -40,6 +42,7 @@ const init = lazy(() => {
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
   const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
+  const serviceUrls = serviceUrlTrustFromEnv(env);
   const fire = async (firing: Firing, attach?: AttachFiles) =>
     fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing, attach);
   const schedules = {
@@ -56,6 +59,7 @@ const init = lazy(() => {
     ...schedules,
     fire,
     limits: async () => (await settings()) satisfies EventLimits,
+    threadProblem: (threadId) => serviceUrlProblem(serviceUrls, threadId),
     logger,
   };
   const triggers: TriggerDeps = {
@@ -78,9 +82,6 @@ const isS3Event = (event: unknown): event is S3Event =>
 const isBusEvent = (event: unknown): event is EventBridgeEvent<string, unknown> =>
   typeof event === 'object' && event !== null && 'detail-type' in event && 'detail' in event;
 
-/** S3 notification keys are URL-encoded, with spaces as '+'. */
-const objectKey = (raw: string) => decodeURIComponent(raw.replace(/\+/g, ' '));
-
 const isTriggerInput = (event: unknown) => typeof event === 'object' && event !== null && 'trigger' in event && 'event' in event;
 const isTriggerSummary = (event: unknown) => typeof event === 'object' && event !== null && 'triggerSummary' in event;
 
@@ -90,7 +91,7 @@ export async function handler(event: unknown) {
     const outcomes = [];
     // One at a time, in order: two notifications for one file must not race each other.
     for (const record of event.Records) {
-      const key = objectKey(record.s3.object.key);
+      const key = decodeS3EventKey(record.s3.object.key);
       outcomes.push(key.startsWith(UPLOADS_PREFIX) ? await onUpload(uploads, key) : await onEventFile(files, key));
     }
     return { outcomes };

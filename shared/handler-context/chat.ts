@@ -10,6 +10,8 @@ import { slackCredentials } from '../slack-credentials.ts';
 import { TeamsConnectorAdapter } from '../teams-connector.ts';
 import { teamsCredentials, type TeamsCredentials } from '../teams-credentials.ts';
 import { paceTeamsReplies } from '../teams-pacing.ts';
+import { teamsConversation } from '../teams-conversations.ts';
+import type { ServiceUrlTrust } from '../teams-service-url.ts';
 import { clientCredentialsTokens, defaultTokenUrl } from '../teams-token.ts';
 
 /** The chat of the current credentials; `rereadCredentials` after a request failed verification. */
@@ -27,6 +29,8 @@ export interface TeamsAdapterParts {
   openIdMetadataUrl: string;
   /** shared/teams-token.ts's cached client-credentials tokens for this app. */
   tokens(scope: string | string[]): Promise<string>;
+  /** Which serviceUrls the bot's token may go to. */
+  serviceUrls: ServiceUrlTrust;
 }
 
 /**
@@ -36,7 +40,21 @@ export interface TeamsAdapterParts {
 export type TeamsAdapterFactory = (parts: TeamsAdapterParts, logger: JsonLogger, userName: string | undefined) => TeamsAdapter;
 
 const connectorAdapter: TeamsAdapterFactory = (parts, logger, userName) =>
-  paceTeamsReplies(new TeamsConnectorAdapter({ appId: parts.appId, tokens: (scope) => parts.tokens(scope), logger, userName }));
+  paceTeamsReplies(
+    new TeamsConnectorAdapter({
+      appId: parts.appId,
+      tokens: (scope) => parts.tokens(scope),
+      serviceUrls: parts.serviceUrls,
+      logger,
+      userName,
+    }),
+  );
+
+/** The serviceUrls the bot's token may go to: each conversation's stored one, else the configured Connector origins. */
+export function serviceUrlTrustFromEnv(env: Pick<ChatEnv, 'TABLE_NAME' | 'TEAMS_CONNECTOR_ORIGINS'>): ServiceUrlTrust {
+  const store = { db: dbClient(), tableName: env.TABLE_NAME };
+  return { reference: (channelId) => teamsConversation(store, channelId), connectorOrigins: env.TEAMS_CONNECTOR_ORIGINS };
+}
 
 /** The Teams app's parts, against Microsoft's URLs or the configured ones. */
 function teamsAdapterParts(credentials: TeamsCredentials, env: ChatEnv): TeamsAdapterParts {
@@ -55,6 +73,7 @@ function teamsAdapterParts(credentials: TeamsCredentials, env: ChatEnv): TeamsAd
       appPassword,
       tokenUrl: env.TEAMS_TOKEN_URL ?? defaultTokenUrl(multiTenant ? undefined : tenantId),
     }),
+    serviceUrls: serviceUrlTrustFromEnv(env),
   };
 }
 

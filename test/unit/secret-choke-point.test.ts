@@ -39,6 +39,8 @@ before(async () => {
     appId: TEAMS.appId,
     tokens: clientCredentialsTokens({ ...TEAMS, tokenUrl: teams.tokenUrl }),
     logger,
+    // The stand-in is the Bot Connector here: the bot's token may go to it.
+    serviceUrls: { reference: async () => undefined, connectorOrigins: [new URL(teams.serviceUrl).origin] },
     fetch: async (url, init) => {
       teamsBodies.push(String(init?.body ?? ''));
       return fetch(url, init);

@@ -16,6 +16,8 @@ export interface LocalFunctionVersion {
   /** The handler module, relative to the repository root. */
   entry: string;
   env: Record<string, string>;
+  /** The function's own environment variables, as Lambda's GetFunctionConfiguration lists them. */
+  variables: Record<string, string>;
   network: WorkerNetwork;
 }
 
@@ -25,20 +27,27 @@ export interface Invocation {
   functionId: string;
   version: number;
   at: number;
+  /** The error's name, when the invocation failed (what Lambda counts in its Errors metric). */
+  error?: string;
 }
 
 export interface LocalLambda {
   /** Publishes a version of each function; unqualified invocations go to the newest. Returns the numbers. */
   publish(functions: LocalFunctionVersion[]): Record<string, number>;
-  /** Removes a version (a deploy that did not retain it): invoking it then fails as on AWS. */
+  /** Removes a version (a deploy that did not retain it, or DeleteFunction of it): invoking it then fails as on AWS. */
   remove(functionId: string, version: number): Promise<void>;
+  /** A function's published versions, oldest first, with when each was published (epoch ms); none for an unknown function. */
+  versions(functionId: string): { version: number; publishedAt: number }[];
   invoke(functionId: string, event: unknown, options?: { version?: number; kind?: InvocationKind }): Promise<unknown>;
   /** Every invocation so far, in order. */
   readonly invocations: readonly Invocation[];
+  /** The newest published version of a function, or undefined when it has none. */
+  configuration(functionId: string): LocalFunctionVersion | undefined;
   close(): Promise<void>;
 }
 
 class FunctionWorker {
+  readonly spec: LocalFunctionVersion;
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
   private nextId = 0;
@@ -46,9 +55,11 @@ class FunctionWorker {
 
   constructor(
     private readonly root: string,
-    private readonly spec: LocalFunctionVersion,
+    spec: LocalFunctionVersion,
     private readonly onOutput: OutputListener | undefined,
-  ) {}
+  ) {
+    this.spec = spec;
+  }
 
   private start(): Promise<void> {
     const setup: WorkerSetup = { entry: pathToFileURL(join(this.root, this.spec.entry)).href, network: this.spec.network };
@@ -113,11 +124,13 @@ export type OutputListener = (functionId: string, line: string) => void;
 
 export function createLocalLambda(options: { root: string; onOutput?: OutputListener }): LocalLambda {
   const versions = new Map<string, Map<number, FunctionWorker>>();
+  const publishedAt = new Map<string, number>();
   const invocations: Invocation[] = [];
   const newest = (functionId: string) => Math.max(0, ...(versions.get(functionId)?.keys() ?? []));
 
   return {
     invocations,
+    configuration: (functionId) => versions.get(functionId)?.get(newest(functionId))?.spec,
     publish(functions) {
       const published: Record<string, number> = {};
       for (const spec of functions) {
@@ -125,9 +138,15 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
         versions.set(spec.functionId, byVersion);
         const version = newest(spec.functionId) + 1;
         byVersion.set(version, new FunctionWorker(options.root, spec, options.onOutput));
+        publishedAt.set(`${spec.functionId}:${version}`, Date.now());
         published[spec.functionId] = version;
       }
       return published;
+    },
+    versions(functionId) {
+      return [...(versions.get(functionId)?.keys() ?? [])]
+        .sort((a, b) => a - b)
+        .map((version) => ({ version, publishedAt: publishedAt.get(`${functionId}:${version}`)! }));
     },
     async remove(functionId, version) {
       const worker = versions.get(functionId)?.get(version);
@@ -151,8 +170,12 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
           `${functionId}: the ${kind} invocation's payload is ${bytes} bytes; Lambda accepts at most ${limit}`,
         );
       }
-      invocations.push({ functionId, version: number, at: Date.now() });
-      const result = await worker.invoke(payload);
+      const invocation: Invocation = { functionId, version: number, at: Date.now() };
+      invocations.push(invocation);
+      const result = await worker.invoke(payload).catch((error: unknown) => {
+        invocation.error = error instanceof Error ? error.name : 'Error';
+        throw error;
+      });
       if (Buffer.byteLength(result) > SYNC_RESPONSE_LIMIT) {
         throw new LambdaLimitExceeded(
           'Function.ResponseSizeTooLarge',
