@@ -128,6 +128,8 @@ const sandboxLaunch = {
   SANDBOX_ASSIGN_PUBLIC_IP: z.enum(['ENABLED', 'DISABLED']).default('DISABLED'),
 };
 const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
+/** settings.json is re-read at most this often where a change need not apply at once (queue limits, the secret patterns of posts). */
+const settingsCache = { SETTINGS_CACHE_SECONDS: nonNegative(60) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
 const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
 
@@ -150,8 +152,7 @@ export const dispatchEnv = z
     ...bucket,
     ...slack,
     ...teams,
-    /** settings.json is re-read at most this often: queue limits need not be instant. */
-    SETTINGS_CACHE_SECONDS: nonNegative(60),
+    ...settingsCache,
   })
   .superRefine(chatSource);
 
@@ -170,6 +171,7 @@ export const agentEnv = z
     ...handoff,
     ...sandboxLaunch,
     ...sandboxPort,
+    ...settingsCache,
   })
   .superRefine(chatSource);
 
@@ -192,6 +194,7 @@ export const schedulerEnv = z
     SCHEDULER_ROLE_ARN: required,
     SCHEDULER_TARGET_ARN: required,
     SCHEDULE_DLQ_ARN: required,
+    ...settingsCache,
   })
   .superRefine(chatSource);
 

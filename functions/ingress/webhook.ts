@@ -31,7 +31,7 @@ const init = lazy(() => {
     logger,
     usage: async (request) => answerUsage(control.actor, (await loadSettings(store)).settings, request, new Date()),
   };
-  return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress));
+  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress) });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {

@@ -12,13 +12,13 @@ import { decodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { schedulerClient } from '../../shared/aws/scheduler.ts';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
-import { chatFromEnv, serviceUrlTrustFromEnv } from '../../shared/handler-context/chat.ts';
+import { chatFromEnv, serviceUrlTrustFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
 import { lazy } from '../../shared/lazy.ts';
-import { loadSettings } from '../../shared/store.ts';
+import { cachedSettings } from '../../shared/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
 import type { AttachFiles } from '../../shared/events/fire.ts';
 import { scheduleOnce } from '../../shared/events/one-shot.ts';
@@ -38,7 +38,8 @@ const CLAIM_TIMEOUT_MS = 90_000;
 const logger = handlerLogger('scheduler');
 const init = lazy(() => {
   const env = readEnv(schedulerEnv);
-  const loadChat = chatFromEnv(logger, env);
+  const settings = cachedSettings({ s3: s3Client(), bucket: env.DATA_BUCKET }, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
   const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
   const serviceUrls = serviceUrlTrustFromEnv(env);
@@ -51,11 +52,7 @@ const init = lazy(() => {
     targetArn: env.SCHEDULER_TARGET_ARN,
     deadLetterArn: env.SCHEDULE_DLQ_ARN,
   };
-  const settings = async () => {
-    const loaded = await loadSettings({ s3: s3Client(), bucket: env.DATA_BUCKET });
-    for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
-    return loaded.settings;
-  };
+
   const files: EventFileDeps = {
     s3: s3Client(),
     bucket: env.DATA_BUCKET,

@@ -113,6 +113,8 @@ export interface LocalCloudOptions {
   /** Changes the synthesized template before the local cloud reads it (tests of what AWS would refuse). */
   transformTemplate?: (template: Template) => Template;
   onError?: (where: string, error: unknown) => void;
+  /** Each log line a function writes (not its EMF metrics); default: printed to stdout. */
+  onLog?: (functionId: string, line: string) => void;
 }
 
 /**
@@ -343,7 +345,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const lambda = createLocalLambda({
     root: PROJECT_ROOT,
     onOutput: (functionId, line) => {
-      if (!metrics.record(functionId, line)) process.stdout.write(`${line}\n`);
+      if (metrics.record(functionId, line)) return;
+      if (options.onLog) options.onLog(functionId, line);
+      else process.stdout.write(`${line}\n`);
     },
   });
   let iam = createLocalIam(template);

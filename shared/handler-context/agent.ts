@@ -8,7 +8,8 @@ import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
 import type { AgentDeps } from '../steps/deps.ts';
-import { chatFromEnv } from './chat.ts';
+import { cachedSettings } from '../store.ts';
+import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
 
@@ -17,9 +18,11 @@ import { sandboxFromEnv } from './sandbox.ts';
  * one invocation, with the chat of the current chat credentials and that invocation's logger.
  */
 export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: MetricsSink): { deps(logger: JsonLogger): Promise<AgentDeps> } {
-  const loadChat = chatFromEnv(logger, env);
+  const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
+  const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const base = {
-    store: { s3: s3Client(), bucket: env.DATA_BUCKET },
+    store,
     actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },

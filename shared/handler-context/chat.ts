@@ -3,7 +3,9 @@ import { secretsClient } from '../aws/secrets.ts';
 import { createAgentChat, type AgentChat, type TeamsAdapter } from '../chat.ts';
 import { slackConfigured, teamsConfigured, type ChatEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
+import type { Settings } from '../schemas.ts';
 import type { CredentialReader } from '../secret-credentials.ts';
+import type { CustomSecretPattern } from '../secret-filter.ts';
 import { slackCredentials } from '../slack-credentials.ts';
 import { TeamsConnectorAdapter } from '../teams-connector.ts';
 import { teamsCredentials, type TeamsCredentials } from '../teams-credentials.ts';
@@ -75,17 +77,38 @@ function teamsAdapterParts(credentials: TeamsCredentials, env: ChatEnv): TeamsAd
   };
 }
 
+export interface ChatOptions {
+  /** Wires each new instance (the webhooks add their handlers). */
+  setup?: (chat: AgentChat) => void;
+  teamsAdapter?: TeamsAdapterFactory;
+  /** The deployment's own secret patterns, redacted in every message with the built-in ones (see settingsSecretPatterns). */
+  secretPatterns?: () => Promise<readonly CustomSecretPattern[]>;
+}
+
+/**
+ * The secretPatterns of settings.json, for the chat's redaction. While settings.json cannot be read,
+ * messages still go out with the built-in patterns (logged): a failure message must not wait on S3.
+ */
+export function settingsSecretPatterns(
+  settings: () => Promise<Settings>,
+  logger: JsonLogger,
+): () => Promise<readonly CustomSecretPattern[]> {
+  return async () => {
+    try {
+      return (await settings()).secretPatterns;
+    } catch (error) {
+      logger.warn('settings.json unreadable: this message is redacted with the built-in secret patterns only', { error });
+      return [];
+    }
+  };
+}
+
 /**
  * The Chat SDK instance for the current credentials of each platform the function serves: a rotated
- * secret gets a new instance, so it is used without a cold start. `setup` wires each new instance
- * (the webhooks add their handlers).
+ * secret gets a new instance, so it is used without a cold start.
  */
-export function chatFromEnv(
-  logger: JsonLogger,
-  env: ChatEnv,
-  setup?: (chat: AgentChat) => void,
-  teamsAdapter: TeamsAdapterFactory = connectorAdapter,
-): ChatLoader {
+export function chatFromEnv(logger: JsonLogger, env: ChatEnv, options: ChatOptions = {}): ChatLoader {
+  const { setup, teamsAdapter = connectorAdapter, secretPatterns } = options;
   const slack = slackConfigured(env)
     ? slackCredentials(
         env.SLACK_SECRET_ARN
@@ -126,6 +149,7 @@ export function chatFromEnv(
         logger,
         userName: env.BOT_USER_NAME,
         streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
+        secretPatterns,
       });
       setup?.(chat);
       current = { key, chat };

@@ -38,6 +38,8 @@ export async function startTestStack(
     /** The chatPlatforms setting (default Slack, and Teams with `teams`). */
     chatPlatforms?: LocalCloudOptions['chatPlatforms'];
     alarmEmail?: string;
+    /** The functions' log lines (LOG_LEVEL in `env` decides which are written); default: printed. */
+    onLog?: LocalCloudOptions['onLog'];
   } = {},
 ): Promise<TestStack> {
   const [slack, teams, bedrock] = await Promise.all([
@@ -77,6 +79,7 @@ export async function startTestStack(
     chatPlatforms: options.chatPlatforms,
     alarmEmail: options.alarmEmail,
     onError: (where, error) => errors.push({ where, error }),
+    onLog: options.onLog,
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
   teams.setMessagingEndpoint(cloud.teamsMessagesUrl);

@@ -67,12 +67,16 @@ class FunctionWorker {
       workerData: setup,
       env: this.spec.env,
       execArgv: ['--import', import.meta.resolve('tsx')],
-      // What the function writes to stdout is its log, as CloudWatch Logs gets it: read line by line.
+      // What the function writes to stdout and stderr (warnings and errors) is its log, as CloudWatch
+      // Logs gets it: read line by line.
       stdout: this.onOutput !== undefined,
+      stderr: this.onOutput !== undefined,
     });
     if (this.onOutput) {
       const listener = this.onOutput;
-      createInterface({ input: worker.stdout, crlfDelay: Infinity }).on('line', (line) => listener(this.spec.functionId, line));
+      for (const output of [worker.stdout, worker.stderr]) {
+        createInterface({ input: output, crlfDelay: Infinity }).on('line', (line) => listener(this.spec.functionId, line));
+      }
     }
     this.worker = worker;
     worker.unref();
@@ -115,7 +119,7 @@ class FunctionWorker {
   }
 }
 
-/** A line a function wrote to stdout (its log), with the function's logical id. */
+/** A line a function wrote to stdout or stderr (its log), with the function's logical id. */
 export type OutputListener = (functionId: string, line: string) => void;
 
 export function createLocalLambda(options: { root: string; onOutput?: OutputListener }): LocalLambda {
