@@ -25,6 +25,7 @@ import type { SandboxAvailabilityZones } from './constructs/sandbox-availability
 import type { SandboxImageBuild } from './constructs/sandbox-image.ts';
 import type { SandboxTask } from './constructs/sandbox-task.ts';
 import type { SandboxTeardown } from './constructs/sandbox-teardown.ts';
+import type { FunctionVersionPruning } from './constructs/function-version-pruning.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
 import { ROOT_KEYS } from '../shared/ids.ts';
 
@@ -56,13 +57,16 @@ export interface NagScope {
     readonly reaper: SandboxReaper;
     readonly teardown: SandboxTeardown;
   };
+  readonly versionPruning: FunctionVersionPruning;
 }
 
 const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
+const LIST_TASKS_REASON =
+  'ecs:ListTasks of a whole cluster is authorized against "*" (AWS denies it "on resource: *" to a grant of the cluster\'s container instances); the statement requires ecs:cluster to be the sandbox cluster, so no other cluster\'s tasks can be listed.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox } = parts;
+  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox, versionPruning } = parts;
 
   // Every Lambda function (built by createAgentFunction).
   const functions = [
@@ -86,7 +90,9 @@ export function acknowledgeNagFindings(parts: NagScope): void {
       'AwsSolutions-IAM5[Resource::*]',
       fn === sandbox.step.handler
         ? `${XRAY_REASON} In the VPC, Lambda also needs ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets, which work only on "*" (creating and deleting interfaces is scoped separately).`
-        : XRAY_REASON,
+        : fn === sandbox.reaper.handler
+          ? `${XRAY_REASON} The orphan sweep lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`
+          : XRAY_REASON,
     );
   }
 
@@ -178,7 +184,19 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   );
 
   acknowledgeSandbox(sandbox, data, agentRun);
+  acknowledgeVersionPruning(versionPruning, [agentRun.agentStep, sandbox.step.handler]);
   acknowledgeEventBus(eventBus, eventSchedules, triggers);
+}
+
+function acknowledgeVersionPruning(pruning: FunctionVersionPruning, functions: NodejsFunction[]): void {
+  acknowledgeDeployTimeProvider(pruning.provider, XRAY_REASON);
+  for (const fn of functions) {
+    acknowledge(
+      roleOf(pruning.provider.handler),
+      iam5Resource(pruning, `${fn.functionArn}:*`),
+      "Pruning deletes old versions of this one function (DeleteFunction with a version qualifier); version numbers are Lambda's, so the ARN is the function's with a wildcard qualifier, which never matches the unqualified function (deleting it whole).",
+    );
+  }
 }
 
 function acknowledgeEventBus(eventBus: AgentEventBus, schedules: EventSchedules, triggers: Triggers): void {
@@ -262,28 +280,23 @@ function acknowledgeSandbox(sandbox: NagScope['sandbox'], data: DataBucket, agen
     'The reaper describes and stops idle sandbox tasks, whose ids are assigned by ECS at RunTask; the ARN is limited to tasks of the sandbox cluster, and the statement also requires ecs:cluster to be that cluster.',
   );
   acknowledge(
-    roleOf(reaper.handler),
-    iam5Resource(task, task.containerInstanceArns),
-    "The reaper's orphan sweep lists the sandbox cluster's tasks; ecs:ListTasks authorizes against the cluster's container instances (Fargate has none), so the ARN names that cluster with a wildcard, and the statement also requires ecs:cluster to be that cluster.",
-  );
-  acknowledge(
     roleOf(agentRun.agentStep),
     taskArns,
     "Agent-step describes and stops its thread's sandbox task and tags it at RunTask (ecs:CreateAction = RunTask only); task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id.",
   );
+  acknowledge(
+    roleOf(agentRun.agentStep),
+    iam5Resource(task, task.taskDefinitionRevisionArns),
+    "Agent-step runs the sandbox task definition's family, whose latest ACTIVE revision ECS picks: a deploy that replaces the task definition deregisters the old revision while runs started before it go on. The wildcard is the revision number of this one family; the statement also requires ecs:cluster to be the sandbox cluster.",
+  );
 
   // The teardown: on stack deletion, lists, stops and describes the cluster's tasks.
   const stopTasks = teardown.provider;
-  acknowledgeDeployTimeProvider(stopTasks, XRAY_REASON);
+  acknowledgeDeployTimeProvider(stopTasks, `${XRAY_REASON} The teardown lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`);
   acknowledge(
     roleOf(stopTasks.handler),
     taskArns,
     'On stack deletion the teardown stops every sandbox task and waits for them; task ids are assigned by ECS, so the ARN names the sandbox cluster with a wildcard task id, and the statement also requires ecs:cluster to be that cluster.',
-  );
-  acknowledge(
-    roleOf(stopTasks.handler),
-    iam5Resource(task, task.containerInstanceArns),
-    "The teardown lists the sandbox cluster's tasks; ecs:ListTasks authorizes against the cluster's container instances (Fargate has none), so the ARN names that cluster with a wildcard, and the statement also requires ecs:cluster to be that cluster.",
   );
 
   // The sandbox-step function, inside the VPC.
@@ -354,6 +367,14 @@ function acknowledgeImageBuild(build: SandboxImageBuild): void {
     "deploy-time-build grants its build read access to its source (the sandbox build context, uploaded as a CDK file asset) with CDK's Asset.grantRead: Get*/List* on the CDK bootstrap assets bucket only, which the library gives no way to narrow to the one object.";
   for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) acknowledge(role, `AwsSolutions-IAM5[Action::${action}]`, assetRead);
   acknowledge(role, iam5Resource(project, asset.bucket.arnForObjects('*')), assetRead);
+  // The function that fails the build's custom resource when the build fails (createAgentFunction).
+  const failures = build.failures.handler;
+  acknowledge(
+    resourceOf(failures),
+    'AwsSolutions-L1',
+    'nodejs22.x is the runtime this project targets and tests on; move to nodejs24.x deliberately, after testing on it.',
+  );
+  acknowledge(roleOf(failures), 'AwsSolutions-IAM5[Resource::*]', XRAY_REASON);
 }
 
 /** A custom resource provider of this project (createDeployTimeProvider): its handler and its framework function. */

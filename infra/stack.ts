@@ -27,6 +27,7 @@ import { Alarms } from './constructs/alarms.ts';
 import { RuntimeDashboard } from './constructs/dashboard.ts';
 import { DataBucket } from './constructs/data-bucket.ts';
 import { DISPATCH_TIMEOUT, Dispatch } from './constructs/dispatch.ts';
+import { FunctionVersionPruning } from './constructs/function-version-pruning.ts';
 import { AgentEventBus } from './constructs/event-bus.ts';
 import { EventSchedules } from './constructs/event-schedules.ts';
 import { Triggers } from './constructs/triggers.ts';
@@ -93,6 +94,8 @@ export class AgentRuntimeStack extends Stack {
   readonly api: HttpApi;
   readonly runEndedRule: Rule;
   readonly sandbox: AgentRuntimeSandbox;
+  /** Deletes, on each deploy, the run functions' versions no run can still be using. */
+  readonly versionPruning: FunctionVersionPruning;
   readonly eventBus: AgentEventBus;
   readonly eventSchedules: EventSchedules;
   readonly triggers: Triggers;
@@ -165,6 +168,12 @@ export class AgentRuntimeStack extends Stack {
       sandboxStep: sandboxStep.handler,
       sandbox: sandboxTask,
     });
+    // Versions a run may still use are kept across deploys; older ones are deleted on the next deploy.
+    const versionPruning = new FunctionVersionPruning(this, 'FunctionVersionPruning', {
+      functions: [agentRun.agentStep, sandboxStep.handler],
+      runTimeout: Duration.minutes(runTimeoutMinutes),
+      logRetention,
+    });
     // cdk destroy: stops the running sandbox tasks before the cluster and the VPC go.
     const teardown = new SandboxTeardown(this, 'SandboxTeardown', {
       task: sandboxTask,
@@ -224,6 +233,7 @@ export class AgentRuntimeStack extends Stack {
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
     this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule, teardown };
+    this.versionPruning = versionPruning;
     this.eventBus = eventBus;
     this.eventSchedules = eventSchedules;
     this.triggers = triggers;
@@ -301,6 +311,11 @@ export class AgentRuntimeStack extends Stack {
       description: 'Custom EventBridge bus: put events with detail {"text": "...", "threadId": "..."} (or adapterId + channelId)',
     });
     new CfnOutput(this, 'EventBusArn', { value: eventBus.bus.eventBusArn, description: 'ARN of the custom EventBridge bus' });
+    new CfnOutput(this, 'AgentStepFunctionName', {
+      value: agentRun.agentStep.functionName,
+      description:
+        'The agent-step function: its role calls the model and its environment says how sandboxes start (npm run doctor reads both)',
+    });
     new CfnOutput(this, 'DashboardUrl', {
       value: `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${dashboard.dashboard.dashboardName}`,
       description: 'CloudWatch dashboard of the runtime: runs, failures, latency, tokens, cost, queues, sandboxes, alarms',
@@ -326,6 +341,7 @@ export class AgentRuntimeStack extends Stack {
       eventSchedules,
       triggers,
       sandbox: { availabilityZones, prefixLists, task: sandboxTask, step: sandboxStep, reaper: sandboxReaper, teardown },
+      versionPruning,
     });
   }
 }

@@ -1,10 +1,14 @@
 // The Chat SDK instance every function uses: the adapters of the platforms this deployment serves
 // (Slack, Teams or both) over our DynamoDB state adapter. concurrency 'concurrent': the SDK must never
-// drop or serialise messages itself; the FIFO inbox and the actor lease do the ordering.
-import { Chat, type Adapter, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
+// drop or serialise messages itself; the FIFO inbox and the actor lease do the ordering. Every
+// adapter is wrapped in the secret filter here (shared/redacting-adapter.ts): whatever posts through
+// this chat, its messages are redacted.
+import { Chat, type Adapter, type Attachment, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
 import { createSlackAdapter } from '@chat-adapter/slack';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbStateAdapter } from './chat-state.ts';
+import { redactingAdapter } from './redacting-adapter.ts';
+import { secretPatternsWith, type CustomSecretPattern } from './secret-filter.ts';
 import type { SlackCredentials } from './slack-credentials.ts';
 
 export interface ChatDeps {
@@ -19,11 +23,16 @@ export interface ChatDeps {
   /** Base URL of the Slack Web API; defaults to SLACK_API_URL, then slack.com. */
   slackApiUrl?: string;
   streamUpdateIntervalMs?: number;
+  /** The deployment's own secret patterns (settings.json secretPatterns), redacted with the built-in ones; none when absent. */
+  secretPatterns?: () => Promise<readonly CustomSecretPattern[]>;
 }
 
 export type SlackAdapter = ReturnType<typeof createSlackAdapter>;
-/** Either Teams adapter: they share thread ids and the name `teams`. */
-export type TeamsAdapter = Adapter;
+/**
+ * Either Teams adapter: they share thread ids and the name `teams`. The Connector adapter checks a
+ * file's download against the conversation of the thread it was posted in.
+ */
+export type TeamsAdapter = Adapter & { rehydrateAttachment?(attachment: Attachment, threadId?: string): Attachment };
 /** Only the configured platforms' adapters exist: ask `hasPlatform` before using one by name. */
 export type AgentChat = Chat<{ slack: SlackAdapter; teams: TeamsAdapter }>;
 export type Platform = 'slack' | 'teams';
@@ -34,19 +43,23 @@ export function hasPlatform(chat: AgentChat, platform: Platform): boolean {
 
 export function createAgentChat(deps: ChatDeps): AgentChat {
   if (!deps.slack && !deps.teams) throw new Error('No chat platform configured: set up Slack, Teams or both');
+  const state = createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName });
+  const custom = deps.secretPatterns;
+  const secrets = async () => secretPatternsWith(custom ? await custom() : undefined);
   const adapters: Partial<{ slack: SlackAdapter; teams: TeamsAdapter }> = {};
   if (deps.slack) {
-    adapters.slack = createSlackAdapter({
+    const slack = createSlackAdapter({
       botToken: deps.slack.botToken,
       signingSecret: deps.slack.signingSecret,
       apiUrl: deps.slackApiUrl,
       logger: deps.logger.child('slack'),
     });
+    adapters.slack = redactingAdapter(slack, secrets, state);
   }
-  if (deps.teams) adapters.teams = deps.teams;
+  if (deps.teams) adapters.teams = redactingAdapter(deps.teams, secrets, state);
   const chat = new Chat({
     adapters: adapters as { slack: SlackAdapter; teams: TeamsAdapter },
-    state: createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName }),
+    state,
     userName: deps.userName ?? 'agent',
     concurrency: 'concurrent',
     logger: deps.logger.child('chat'),

@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
 import { parseOrThrow } from './validation.ts';
-import { BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-endpoints.ts';
+import { BOT_CONNECTOR_ORIGINS, BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-endpoints.ts';
 
 const required = z.string({ error: 'is not set' }).min(1, 'is empty');
 const optional = z.string().optional();
@@ -73,6 +73,26 @@ const teams = {
   TEAMS_OPENID_METADATA_URL: z.string().url().default(BOT_FRAMEWORK_OPENID_METADATA_URL),
   /** The client-credentials endpoint for outbound tokens (unset: Microsoft's, for the tenant). */
   TEAMS_TOKEN_URL: z.string().url().optional(),
+  /**
+   * Where a conversation no verified activity has named yet may be reached (comma-separated origins;
+   * unset: Microsoft's Bot Connector origins; the local cloud sets its Teams stand-in's).
+   */
+  TEAMS_CONNECTOR_ORIGINS: optional.transform((value, ctx) => {
+    const listed = (value ?? '')
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
+    if (listed.length === 0) return BOT_CONNECTOR_ORIGINS;
+    return listed.map((origin) => {
+      const url = URL.canParse(origin) ? new URL(origin) : undefined;
+      if (url?.protocol === 'https:' || url?.protocol === 'http:') return url.origin;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must list http(s) origins like https://smba.trafficmanager.net, not ${JSON.stringify(origin)}`,
+      });
+      return z.NEVER;
+    });
+  }),
 };
 
 type PlatformVariables = Partial<Record<'SLACK_SECRET_ARN' | 'SLACK_SIGNING_SECRET' | 'SLACK_BOT_TOKEN', string>> &
@@ -95,7 +115,8 @@ function chatSource(env: PlatformVariables, ctx: z.RefinementCtx) {
 /** Where the agent's sandboxes run; without SANDBOX_CLUSTER_ARN there are none. */
 const sandboxLaunch = {
   SANDBOX_CLUSTER_ARN: optional,
-  SANDBOX_TASK_DEFINITION_ARN: z.string().default(''),
+  /** RunTask's taskDefinition: the family alone, so ECS runs its latest ACTIVE revision (see sandbox-task.ts). */
+  SANDBOX_TASK_DEFINITION_FAMILY: z.string().default(''),
   SANDBOX_CONTAINER_NAME: z.string().default('sandbox'),
   SANDBOX_SUBNET_IDS: list,
   SANDBOX_SECURITY_GROUP_IDS: list,
@@ -107,6 +128,8 @@ const sandboxLaunch = {
   SANDBOX_ASSIGN_PUBLIC_IP: z.enum(['ENABLED', 'DISABLED']).default('DISABLED'),
 };
 const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
+/** settings.json is re-read at most this often where a change need not apply at once (queue limits, the secret patterns of posts). */
+const settingsCache = { SETTINGS_CACHE_SECONDS: nonNegative(60) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
 const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
 
@@ -129,8 +152,7 @@ export const dispatchEnv = z
     ...bucket,
     ...slack,
     ...teams,
-    /** settings.json is re-read at most this often: queue limits need not be instant. */
-    SETTINGS_CACHE_SECONDS: nonNegative(60),
+    ...settingsCache,
   })
   .superRefine(chatSource);
 
@@ -149,8 +171,12 @@ export const agentEnv = z
     ...handoff,
     ...sandboxLaunch,
     ...sandboxPort,
+    ...settingsCache,
   })
   .superRefine(chatSource);
+
+/** How sandbox tasks start, as the agent-step function's environment says (read by `npm run doctor`). */
+export const sandboxLaunchEnv = z.object({ ...sandboxLaunch, ...sandboxPort });
 
 export const sandboxStepEnv = z.object({ ...table, ...bucket, ...sandboxPort, ...handoff });
 
@@ -168,6 +194,7 @@ export const schedulerEnv = z
     SCHEDULER_ROLE_ARN: required,
     SCHEDULER_TARGET_ARN: required,
     SCHEDULE_DLQ_ARN: required,
+    ...settingsCache,
   })
   .superRefine(chatSource);
 

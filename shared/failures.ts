@@ -38,10 +38,10 @@ interface FailureRule {
 // In order: the first rule that matches describes the failure.
 const RULES: FailureRule[] = [
   {
-    // Syncing the sandbox's files failed (its message may quote any AWS error): not the model's doing.
+    // Syncing the sandbox's files failed: not the model's doing. Its message quotes an AWS error
+    // (the role's ARN, the bucket, the thread's paths), which stays in the logs ('run failed').
     matches: (failure) => /WorkspaceSyncError/.test(failure.errorType),
-    describe: (failure) =>
-      `Saving the files of this thread's sandbox failed: ${failure.errorMessage.slice(0, 300)}. The thread still works: please try again.`,
+    describe: () => "Saving the files of this thread's sandbox failed, so I stopped. The thread still works: please try again.",
   },
   {
     // Bedrock's first call to a third-party model subscribes the account through AWS Marketplace,

@@ -9,6 +9,12 @@ export function bodyBytes(event: APIGatewayProxyEventV2): number {
   return event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : Buffer.byteLength(event.body);
 }
 
+/** The request body as text (API Gateway base64-encodes bodies it does not take for text). */
+export function bodyText(event: APIGatewayProxyEventV2): string {
+  if (!event.body) return '';
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
 export function toRequest(event: APIGatewayProxyEventV2): Request {
   const host = event.headers.host ?? event.requestContext.domainName ?? 'localhost';
   const query = event.rawQueryString ? `?${event.rawQueryString}` : '';

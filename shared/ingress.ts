@@ -145,7 +145,14 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     if (!first) deps.logger.info('replayed delivery ignored', { key });
     return first;
   };
+  // Every Teams activity that reaches a handler was verified: it says where its conversation lives
+  // (its serviceUrl), and that is where the bot's replies there may go (shared/teams-service-url.ts).
+  // Recorded before anything is enqueued, so a run's first reply finds it.
+  const rememberConversation = async (adapterName: string, threadId: string) => {
+    if (adapterName === 'teams') await (await import('./teams-conversations.ts')).rememberTeamsConversation(deps.control.actor, threadId);
+  };
   const admit = async (thread: Thread, message: Message) => {
+    await rememberConversation(thread.adapter.name, thread.id);
     const control = parseControl(message.text);
     if (control) {
       const reply = await applyControl(deps, thread.id, control, message.author, message.raw);
@@ -163,8 +170,6 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     const prompt = toPrompt(thread, message);
     await deps.enqueue(prompt);
     await rememberRecentThread(deps.control.actor, channelKeyOf(thread.id), message.author.userId, thread.id);
-    if (thread.adapter.name === 'teams')
-      await (await import('./teams-conversations.ts')).rememberTeamsConversation(deps.control.actor, thread.id);
     deps.logger.info('prompt enqueued', { threadId: prompt.threadId, messageId: prompt.messageId, user: prompt.author.userId });
   };
   chat.onNewMention(async (thread, message) => {
@@ -191,6 +196,7 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
   });
   chat.onAction(STOP_ACTION, async (event) => {
     if (!(await firstDelivery(replayKey(event.adapter.name, 'action', event.triggerId, event.raw, event.actionId)))) return;
+    await rememberConversation(event.adapter.name, event.threadId);
     const reply = await applyControl(deps, event.threadId, { kind: 'stop' }, event.user, event.raw);
     if (event.thread) {
       if (reply === REPLIES.stopped) await event.thread.post(`${reply} (by ${event.user.userName || event.user.userId})`);

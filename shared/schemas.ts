@@ -209,14 +209,13 @@ export const settingsSchema = z.object({
   secretPatterns: z
     .array(
       z
-        .object({
-          name: z.string().min(1).max(60),
-          regex: z.string().superRefine((regex, ctx) => {
-            const problem = customPatternProblem(regex);
-            if (problem) ctx.addIssue({ code: 'custom', message: `the pattern ${problem}` });
-          }),
-        })
-        .strict(),
+        .object({ name: z.string().min(1).max(60), regex: z.string() })
+        .strict()
+        .superRefine(({ name, regex }, ctx) => {
+          const problem = customPatternProblem(regex);
+          // Named in full: the log line is all an operator sees of a refused pattern.
+          if (problem) ctx.addIssue({ code: 'custom', path: ['regex'], message: `${JSON.stringify(name)} (/${regex}/) ${problem}` });
+        }),
     )
     .max(50)
     .default([]),

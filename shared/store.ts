@@ -87,6 +87,27 @@ export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
 }
 
 /**
+ * settings.json, read at most once per `cacheMs` per container (what needs it need not see a change
+ * at once); each read's problems are logged. A failed read is not cached.
+ */
+export function cachedSettings(
+  deps: StoreDeps,
+  cacheMs: number,
+  logger: { warn(message: string, extra?: Record<string, unknown>): void },
+  now: () => number = Date.now,
+): () => Promise<Settings> {
+  let settings: { value: Settings; at: number } | undefined;
+  return async () => {
+    if (!settings || now() - settings.at >= cacheMs) {
+      const loaded = await loadSettings(deps);
+      for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
+      settings = { value: loaded.settings, at: now() };
+    }
+    return settings.value;
+  };
+}
+
+/**
  * The defaults stand in for an invalid file, except for who may use the agent: an allow-list that
  * cannot be read must not let everyone in. A valid `access` block still applies; an invalid one
  * (or a file that is not an object) lets nobody in until the file is fixed.

@@ -6,6 +6,7 @@
 // activities from other tenants. The same code runs on AWS and locally; only the metadata URL differs.
 import { importJWK, jwtVerify, decodeProtectedHeader, type JWK, type JWTPayload } from 'jose';
 import * as z from 'zod';
+import { sameServiceUrl } from './teams-service-url.ts';
 
 export const CLOCK_SKEW_SECONDS = 5 * 60;
 /** The metadata and keys rotate rarely; a key id never seen before refreshes them at most this often. */
@@ -39,8 +40,6 @@ interface KeySet {
   keys: (JWK & { endorsements?: string[] })[];
   fetchedAt: number;
 }
-
-const sameUrl = (a: string, b: string) => a.replace(/\/+$/, '').toLowerCase() === b.replace(/\/+$/, '').toLowerCase();
 
 /**
  * A verifier for the Teams adapter's `webhookVerifier`: resolves with the token's claims, or throws
@@ -111,7 +110,7 @@ export function botFrameworkVerifier(config: BotFrameworkAuthConfig): (request: 
       throw new TeamsAuthError(`the token does not verify: ${(error as Error).message}`);
     }
     const serviceUrl = payload.serviceurl ?? payload.serviceUrl;
-    if (typeof serviceUrl !== 'string' || !sameUrl(serviceUrl, activity.serviceUrl)) {
+    if (typeof serviceUrl !== 'string' || !sameServiceUrl(serviceUrl, activity.serviceUrl)) {
       throw new TeamsAuthError("the token's serviceurl claim does not match the activity's serviceUrl");
     }
     if (config.tenantId) {

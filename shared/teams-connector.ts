@@ -3,7 +3,9 @@
 // with plain fetch (the Teams adapter package's own SDK-free Connector, card and Graph helpers) and
 // an app token from the cached client-credentials grant. The full Teams adapter brings the Teams
 // SDK (over 2 MB bundled) for what only the Teams webhook does: receiving activities. Thread ids are
-// the adapter's, so a thread received there is answered here.
+// the adapter's, so a thread received there is answered here. This is the one place the bot's token
+// goes to a serviceUrl: each call first checks that the thread's serviceUrl is the conversation's
+// own (shared/teams-service-url.ts), whoever wrote the thread id.
 import { Buffer } from 'node:buffer';
 import {
   AdapterRateLimitError,
@@ -48,6 +50,7 @@ import {
   type ThreadInfo,
 } from 'chat';
 import { streamNatively } from './teams-native-stream.ts';
+import { assertTrustedServiceUrl, attachmentUrlProblem, type ServiceUrlTrust } from './teams-service-url.ts';
 import {
   baseConversationId,
   decodeTeamsThreadId,
@@ -68,6 +71,8 @@ export interface TeamsConnectorConfig {
   fetch?: typeof fetch;
   /** Microsoft Graph's base URL (tests); Graph calls go only to Microsoft's hosts. */
   graphUrl?: string;
+  /** Which serviceUrls the bot's token may go to (shared/teams-service-url.ts). */
+  serviceUrls: ServiceUrlTrust;
 }
 
 type Activity = Parameters<typeof postTeamsMessage>[0];
@@ -109,8 +114,13 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
     this.logger = config.logger;
   }
 
-  /** Connector options: where to, with which token, and a 429 turned into the Chat SDK's rate-limit error. */
-  private connector(target: TeamsThreadId, scope = BOT_SCOPE) {
+  /**
+   * Connector options for a thread: where to, with which token, and a 429 turned into the Chat SDK's
+   * rate-limit error. Refuses (before any token is fetched) a serviceUrl that is not the conversation's.
+   */
+  private async connector(threadId: string, scope = BOT_SCOPE) {
+    await assertTrustedServiceUrl(this.config.serviceUrls, threadId);
+    const target = decodeTeamsThreadId(threadId);
     const fetchFn = this.config.fetch ?? fetch;
     return {
       serviceUrl: target.serviceUrl,
@@ -150,7 +160,7 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
   }
 
   async postMessage(threadId: string, message: AdapterPostableMessage): Promise<RawMessage<unknown>> {
-    const sent = await postTeamsMessage({ ...this.connector(decodeTeamsThreadId(threadId)), ...(await activityOf(message)) });
+    const sent = await postTeamsMessage({ ...(await this.connector(threadId)), ...(await activityOf(message)) });
     return { id: sent.id, threadId, raw: sent.raw };
   }
 
@@ -164,7 +174,7 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
       recipient: { id: userId, name: userId, role: 'user', isTargeted: true },
     };
     const path = `v3/conversations/${encodeURIComponent(target.conversationId)}/activities?isTargetedActivity=true`;
-    const sent = await callTeamsConnectorApi<{ id?: string }>({ ...this.connector(target), method: 'POST', path, body });
+    const sent = await callTeamsConnectorApi<{ id?: string }>({ ...(await this.connector(threadId)), method: 'POST', path, body });
     return { id: sent.body?.id ?? '', threadId, usedFallback: false, raw: body };
   }
 
@@ -175,16 +185,16 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
 
   async editMessage(threadId: string, messageId: string, message: AdapterPostableMessage): Promise<RawMessage<unknown>> {
     const activity = await activityOf(message);
-    await updateTeamsMessage({ ...this.connector(decodeTeamsThreadId(threadId)), ...activity, messageId });
+    await updateTeamsMessage({ ...(await this.connector(threadId)), ...activity, messageId });
     return { id: messageId, threadId, raw: activity };
   }
 
   async deleteMessage(threadId: string, messageId: string): Promise<void> {
-    await deleteTeamsMessage({ ...this.connector(decodeTeamsThreadId(threadId)), messageId });
+    await deleteTeamsMessage({ ...(await this.connector(threadId)), messageId });
   }
 
   async startTyping(threadId: string): Promise<void> {
-    await sendTeamsTyping(this.connector(decodeTeamsThreadId(threadId)));
+    await sendTeamsTyping(await this.connector(threadId));
   }
 
   /**
@@ -194,7 +204,7 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
   async stream(threadId: string, textStream: AsyncIterable<string | StreamChunk>): Promise<RawMessage<unknown> | null> {
     const target = decodeTeamsThreadId(threadId);
     if (teamsConversationType(target) !== 'personal') return null;
-    const options = this.connector(target);
+    const options = await this.connector(threadId);
     const path = `v3/conversations/${encodeURIComponent(target.conversationId)}/activities`;
     const send = async (body: Record<string, unknown>) =>
       (await callTeamsConnectorApi<{ id?: string }>({ ...options, method: 'POST', path, body })).body?.id;
@@ -202,14 +212,21 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
     return { id: sent.id, threadId, raw: { text: sent.text } };
   }
 
-  /** Downloads an attachment: with the bot's token only from the conversation's own Connector, else as given. */
-  rehydrateAttachment(attachment: Attachment): Attachment {
+  /**
+   * Downloads a file of a message in `threadId`: one Teams keeps behind its Connector with the bot's
+   * token, only from the conversation's own Connector (the thread's trusted serviceUrl); any other
+   * file as given, without the token. Without the thread no file gets the token.
+   */
+  rehydrateAttachment(attachment: Attachment, threadId?: string): Attachment {
     const url = attachment.fetchMetadata?.url ?? attachment.url;
     if (!url) return attachment;
-    const origin = attachment.fetchMetadata?.auth === 'bot' ? attachment.fetchMetadata.connectorOrigin : undefined;
+    const botAuth = attachment.fetchMetadata?.auth === 'bot';
     const fetchData = async () => {
-      if (!origin) return downloadAttachment(url, { adapter: 'teams' });
-      if (new URL(url).origin !== origin) throw new NetworkError('teams', 'Refusing to send a bot token to an untrusted attachment URL');
+      if (!botAuth) return downloadAttachment(url, { adapter: 'teams' });
+      const problem = threadId
+        ? await attachmentUrlProblem(this.config.serviceUrls, threadId, url)
+        : 'no thread to check its Connector against';
+      if (problem) throw new NetworkError('teams', `Refusing to send the bot's token with a file download: ${problem}`);
       const response = await (this.config.fetch ?? fetch)(url, {
         headers: { authorization: `Bearer ${await this.config.tokens(BOT_SCOPE)}` },
         redirect: 'error',

@@ -17,7 +17,7 @@ import { s3Client } from '../../shared/aws/s3.ts';
 import { threadFromJSON, type AgentChat } from '../../shared/chat.ts';
 import { reclaimStaleLease, reclaimStaleSlots, stopThread, type ControlDeps } from '../../shared/control.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
-import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { chatFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
@@ -25,7 +25,7 @@ import { channelKeyOf, runIdFor } from '../../shared/ids.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../../shared/prompt-body.ts';
 import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
-import { loadSettings, type StoreDeps } from '../../shared/store.ts';
+import { cachedSettings, type StoreDeps } from '../../shared/store.ts';
 import { adapterOf, countBudgetRefusal } from '../../shared/run-metrics.ts';
 import { answerSettingsCommand, parseSettingsCommand } from '../../shared/settings-command.ts';
 import { isUsageCommand, threadUsageReport } from '../../shared/usage.ts';
@@ -43,26 +43,14 @@ const metrics = handlerMetrics();
 const init = lazy((): DispatchDeps => {
   const env = readEnv(dispatchEnv);
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
+  const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
   return {
     control: controlFromEnv(logger, env, metrics),
     store,
-    loadChat: chatFromEnv(logger, env),
-    settings: cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000),
+    loadChat: chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) }),
+    settings,
   };
 });
-
-/** settings.json, read at most once per `cacheMs` per container: queue limits need not be instant. */
-function cachedSettings(store: Parameters<typeof loadSettings>[0], cacheMs: number): () => Promise<Settings> {
-  let settings: { value: Settings; at: number } | undefined;
-  return async () => {
-    if (!settings || Date.now() - settings.at >= cacheMs) {
-      const loaded = await loadSettings(store);
-      for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
-      settings = { value: loaded.settings, at: Date.now() };
-    }
-    return settings.value;
-  };
-}
 
 /** Tell the prompt's author (ephemerally where the platform can) why it will not run. */
 async function replyRefused(deps: DispatchDeps, prompt: Prompt, text: string): Promise<void> {

@@ -21,7 +21,7 @@ const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(teamsWebhookEnv);
   const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger };
-  return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress), teamsAdapter);
+  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), teamsAdapter });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {

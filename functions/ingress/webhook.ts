@@ -1,5 +1,6 @@
-// POST /slack/events and GET /health. Verification, url_verification, redelivery dedupe and
-// parsing are the Chat SDK Slack adapter's; our handlers only enqueue (shared/ingress.ts). Teams
+// POST /slack/events and GET /health. Verification, redelivery dedupe and parsing are the Chat SDK
+// Slack adapter's; our handlers only enqueue (shared/ingress.ts). A url_verification request of
+// exactly Slack's shape is answered before verification (shared/slack-url-verification.ts). Teams
 // has a webhook function of its own (teams-webhook.ts): its adapter's SDK would more than triple
 // this bundle.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -9,13 +10,14 @@ import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
-import { jsonResult } from '../../shared/http.ts';
+import { bodyText, jsonResult } from '../../shared/http.ts';
 import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/ingress.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { loadSettings } from '../../shared/store.ts';
 import { answerUsage } from '../../shared/usage.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { platformWebhook } from '../../shared/webhook.ts';
+import { urlVerificationChallenge } from '../../shared/slack-url-verification.ts';
 
 const logger = handlerLogger('webhook');
 const metrics = handlerMetrics();
@@ -29,12 +31,18 @@ const init = lazy(() => {
     logger,
     usage: async (request) => answerUsage(control.actor, (await loadSettings(store)).settings, request, new Date()),
   };
-  return chatFromEnv(logger, env, (chat) => wireIngress(chat, ingress));
+  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress) });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
   if (route === 'GET /health') return jsonResult(200, { ok: true });
   if (route !== 'POST /slack/events') return jsonResult(404, { error: `No route ${route}` });
+  // Before the app's signing secret can be stored, Slack already checks this URL.
+  const challenge = urlVerificationChallenge(event.headers['content-type'], bodyText(event));
+  if (challenge !== undefined) {
+    logger.info('answered a url_verification challenge without a signature: it carries no data');
+    return jsonResult(200, { challenge });
+  }
   return publishingMetrics(metrics, () => platformWebhook(event, 'slack', init, logger));
 }

@@ -8,17 +8,18 @@
 import type { EventBridgeEvent, S3Event } from 'aws-lambda';
 import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
+import { decodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { schedulerClient } from '../../shared/aws/scheduler.ts';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
-import { chatFromEnv } from '../../shared/handler-context/chat.ts';
+import { chatFromEnv, serviceUrlTrustFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, onFiring, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
 import { firingRefusal } from '../../shared/events/firing-gate.ts';
 import { lazy } from '../../shared/lazy.ts';
-import { loadSettings } from '../../shared/store.ts';
+import { cachedSettings } from '../../shared/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
 import type { AttachFiles } from '../../shared/events/fire.ts';
 import { scheduleOnce } from '../../shared/events/one-shot.ts';
@@ -30,6 +31,7 @@ import {
   type TriggerDeps,
 } from '../../shared/triggers/fire.ts';
 import { onUpload, UPLOADS_PREFIX } from '../../shared/triggers/uploads.ts';
+import { serviceUrlProblem } from '../../shared/teams-service-url.ts';
 
 // The function's timeout is 60 s: a firing claimed longer ago than this belongs to a dead attempt.
 const CLAIM_TIMEOUT_MS = 90_000;
@@ -37,9 +39,11 @@ const CLAIM_TIMEOUT_MS = 90_000;
 const logger = handlerLogger('scheduler');
 const init = lazy(() => {
   const env = readEnv(schedulerEnv);
-  const loadChat = chatFromEnv(logger, env);
+  const settings = cachedSettings({ s3: s3Client(), bucket: env.DATA_BUCKET }, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
   const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
+  const serviceUrls = serviceUrlTrustFromEnv(env);
   const fire = async (firing: Firing, attach?: AttachFiles) =>
     fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing, attach);
   const schedules = {
@@ -49,11 +53,7 @@ const init = lazy(() => {
     targetArn: env.SCHEDULER_TARGET_ARN,
     deadLetterArn: env.SCHEDULE_DLQ_ARN,
   };
-  const settings = async () => {
-    const loaded = await loadSettings({ s3: s3Client(), bucket: env.DATA_BUCKET });
-    for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
-    return loaded.settings;
-  };
+
   const files: EventFileDeps = {
     s3: s3Client(),
     bucket: env.DATA_BUCKET,
@@ -65,6 +65,7 @@ const init = lazy(() => {
       await (await loadChat()).thread(threadId).post(text);
     },
     limits: async () => (await settings()) satisfies EventLimits,
+    threadProblem: (threadId) => serviceUrlProblem(serviceUrls, threadId),
     logger,
   };
   const triggers: TriggerDeps = {
@@ -87,9 +88,6 @@ const isS3Event = (event: unknown): event is S3Event =>
 const isBusEvent = (event: unknown): event is EventBridgeEvent<string, unknown> =>
   typeof event === 'object' && event !== null && 'detail-type' in event && 'detail' in event;
 
-/** S3 notification keys are URL-encoded, with spaces as '+'. */
-const objectKey = (raw: string) => decodeURIComponent(raw.replace(/\+/g, ' '));
-
 const isTriggerInput = (event: unknown) => typeof event === 'object' && event !== null && 'trigger' in event && 'event' in event;
 const isTriggerSummary = (event: unknown) => typeof event === 'object' && event !== null && 'triggerSummary' in event;
 
@@ -99,7 +97,7 @@ export async function handler(event: unknown) {
     const outcomes = [];
     // One at a time, in order: two notifications for one file must not race each other.
     for (const record of event.Records) {
-      const key = objectKey(record.s3.object.key);
+      const key = decodeS3EventKey(record.s3.object.key);
       outcomes.push(key.startsWith(UPLOADS_PREFIX) ? await onUpload(uploads, key) : await onEventFile(files, key));
     }
     return { outcomes };

@@ -6,13 +6,15 @@
 //   prebuilt                   the deployment setting sandboxImageUri names an image; nothing is built.
 //
 // The Dockerfile copies the command server's esbuild bundle (dist/server.mjs), so a real synth builds
-// the bundle first, synchronously, whenever it is missing or older than the server's sources.
+// the bundle first, synchronously, whenever it is missing or older than the server's sources. The
+// build has time limits, and one that ends without an image fails the deploy at once
+// (image-build-failures.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContainerImageBuild } from '@cdklabs/deploy-time-build';
 import { Annotations, type CfnResource, IgnoreMode, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Project } from 'aws-cdk-lib/aws-codebuild';
+import { type CfnProject, Project } from 'aws-cdk-lib/aws-codebuild';
 import { Repository, TagMutability } from 'aws-cdk-lib/aws-ecr';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import { ContainerImage } from 'aws-cdk-lib/aws-ecs';
@@ -23,6 +25,7 @@ import { Construct, type IConstruct } from 'constructs';
 import { parseEcrImage } from '../image-uri.ts';
 import { PROJECT_ROOT } from './agent-function.ts';
 import { giveLogGroup, writeLogsOnlyTo } from './custom-resource-functions.ts';
+import { ImageBuildFailures } from './image-build-failures.ts';
 
 /** The image's build context, relative to the repository root. */
 export const SANDBOX_IMAGE_DIR = 'containers/sandbox';
@@ -32,6 +35,13 @@ export const SANDBOX_SERVER_BUNDLE = `${SANDBOX_IMAGE_DIR}/dist/server.mjs`;
 
 /** Built images the repository keeps; older ones expire (a task definition names only the newest). */
 export const SANDBOX_IMAGES_KEPT = 5;
+
+// How long the image build may take: CodeBuild stops a build that runs longer (the build takes a few
+// minutes) or waits longer in the queue, and CloudFormation stops waiting for the custom resource
+// a little after both, in case no answer comes at all (instead of its default hour).
+export const SANDBOX_BUILD_TIMEOUT_MINUTES = 20;
+export const SANDBOX_BUILD_QUEUED_TIMEOUT_MINUTES = 10;
+export const SANDBOX_BUILD_SERVICE_TIMEOUT_SECONDS = (SANDBOX_BUILD_TIMEOUT_MINUTES + SANDBOX_BUILD_QUEUED_TIMEOUT_MINUTES + 5) * 60;
 
 // Construct ids deploy-time-build gives the stack-wide singletons it creates (its function and project).
 const BUILD_HANDLER_ID = 'DeployTimeBuildCustomResourceHandler';
@@ -55,6 +65,8 @@ export interface SandboxImageBuild {
   /** The custom resource function that starts the build (one per stack). */
   readonly handler: LambdaFunction;
   readonly handlerLogs: LogGroup;
+  /** Fails the custom resource as soon as a build ends without an image. */
+  readonly failures: ImageBuildFailures;
 }
 
 export class SandboxImage extends Construct {
@@ -128,7 +140,22 @@ function buildAtDeploy(scope: Construct, logRetention: RetentionDays): SandboxIm
   const projectLogs = tightenBuildProject(scope, project, logRetention);
   // The build must find its log group in place: otherwise CodeBuild creates one that never expires.
   build.node.findChild('Resource').node.addDependency(projectLogs);
-  return { repository, build, project, projectLogs, handler, handlerLogs };
+  limitBuildTime(build, project);
+  const failures = new ImageBuildFailures(scope, 'BuildFailures', { project, logRetention });
+  return { repository, build, project, projectLogs, handler, handlerLogs, failures };
+}
+
+/**
+ * The build's time limits (deploy-time-build sets none: CodeBuild's default is an hour), and the
+ * custom resource's service timeout: how long CloudFormation waits for an answer.
+ */
+function limitBuildTime(build: ContainerImageBuild, project: Project): void {
+  const cfnProject = project.node.defaultChild as CfnProject;
+  cfnProject.timeoutInMinutes = SANDBOX_BUILD_TIMEOUT_MINUTES;
+  cfnProject.queuedTimeoutInMinutes = SANDBOX_BUILD_QUEUED_TIMEOUT_MINUTES;
+  // As CDK's CustomResource writes its serviceTimeout: seconds, as a string.
+  const resource = build.node.findChild('Resource').node.defaultChild as CfnResource;
+  resource.addPropertyOverride('ServiceTimeout', String(SANDBOX_BUILD_SERVICE_TIMEOUT_SECONDS));
 }
 
 /**

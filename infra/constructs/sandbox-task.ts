@@ -1,5 +1,6 @@
-// The sandbox task: one Fargate task per thread, started on demand by the agent-step function (RunTask)
-// and stopped when idle. One container, `sandbox`, runs the command server:
+// The sandbox task: one Fargate task per thread, started on demand by the agent-step function (RunTask
+// of the task definition's family, see launchEnvironment) and stopped when idle. One container,
+// `sandbox`, runs the command server:
 //   ARM64 Linux, non-root (uid 1000), read-only root filesystem, every Linux capability dropped, an
 //   init process that reaps and signals whole process trees, writable task storage only at /workspace
 //   and /tmp, the server on 8080/tcp. Its task role has no policies: nothing in the task can call AWS
@@ -130,8 +131,11 @@ export class SandboxTask extends Construct implements SandboxLauncher {
     const subnetIds = network.vpc.selectSubnets(network.taskSubnets).subnetIds;
     this.launchEnvironment = {
       SANDBOX_CLUSTER_ARN: this.cluster.clusterArn,
-      // RunTask needs the ARN with its revision (or family:revision); the family ARN alone is rejected.
-      SANDBOX_TASK_DEFINITION_ARN: this.taskDefinition.taskDefinitionArn,
+      // The family alone: ECS runs its latest ACTIVE revision. A deploy that replaces the task
+      // definition (a new image) deregisters the old revision, and a run in flight goes on with the
+      // agent-step version it started with; naming a revision, that version could start no sandbox.
+      // (The family's ARN without a revision is not a RunTask reference.)
+      SANDBOX_TASK_DEFINITION_FAMILY: this.taskDefinition.family,
       SANDBOX_CONTAINER_NAME: SANDBOX_CONTAINER_NAME,
       SANDBOX_SUBNET_IDS: subnetIds.join(','),
       SANDBOX_SECURITY_GROUP_IDS: securityGroups.task.securityGroupId,
@@ -144,18 +148,18 @@ export class SandboxTask extends Construct implements SandboxLauncher {
   }
 
   /** ARN pattern of this cluster's tasks (ecs:DescribeTasks, ecs:StopTask and ecs:TagResource act on tasks). */
-  /** What ecs:ListTasks authorizes against: the cluster's container instances (Fargate tasks run on none). */
-  get containerInstanceArns(): string {
-    return Stack.of(this).formatArn({ service: 'ecs', resource: 'container-instance', resourceName: `${this.cluster.clusterName}/*` });
-  }
-
   get taskArns(): string {
     return Stack.of(this).formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*` });
   }
 
+  /** Every revision of the task definition's family: RunTask of the family is authorized on the revision it runs. */
+  get taskDefinitionRevisionArns(): string {
+    return Stack.of(this).formatArn({ service: 'ecs', resource: 'task-definition', resourceName: `${this.taskDefinition.family}:*` });
+  }
+
   /**
-   * Start sandboxes: RunTask of this task definition in this cluster (with tags), pass its two roles to
-   * ECS, and describe and stop the tasks.
+   * Start sandboxes: RunTask of this task definition's family (any revision: the latest ACTIVE one
+   * runs) in this cluster (with tags), pass its two roles to ECS, and describe and stop the tasks.
    */
   grantLaunch(grantee: IGrantable): void {
     const inThisCluster = { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } };
@@ -164,7 +168,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['ecs:RunTask'],
-        resources: [this.taskDefinition.taskDefinitionArn],
+        resources: [this.taskDefinitionRevisionArns],
         conditions: inThisCluster,
       }),
     );
@@ -200,17 +204,19 @@ export class SandboxTask extends Construct implements SandboxLauncher {
     );
   }
 
-  /** List this cluster's tasks, to find the ones no record owns (the reaper's orphan sweep). */
+  /**
+   * List this cluster's tasks (the reaper's orphan sweep, the teardown). AWS authorizes listing a
+   * whole cluster against "*", whatever the Service Authorization Reference says (container-instance,
+   * which only a list of one instance's tasks is authorized on): "*", held to this cluster by
+   * ecs:cluster, as CDK's own ECS constructs grant it.
+   */
   grantSweep(grantee: IGrantable): void {
     this.grantStop(grantee);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        // ListTasks authorizes against the cluster's container instances; Fargate tasks have none.
         actions: ['ecs:ListTasks'],
-        resources: [
-          Stack.of(this).formatArn({ service: 'ecs', resource: 'container-instance', resourceName: `${this.cluster.clusterName}/*` }),
-        ],
+        resources: ['*'],
         conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
       }),
     );

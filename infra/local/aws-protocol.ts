@@ -37,7 +37,7 @@ function parseRequestBody(body: string): Record<string, unknown> {
 }
 
 /** `application/x-amz-json-1.0` (Step Functions), `-1.1` (ECS, EventBridge), or `application/json` (REST). */
-function sendJson(response: ServerResponse, statusCode: number, body: unknown, contentType: string, errorType?: string): void {
+export function sendJson(response: ServerResponse, statusCode: number, body: unknown, contentType: string, errorType?: string): void {
   const text = JSON.stringify(body);
   response.writeHead(statusCode, {
     'Content-Type': contentType,

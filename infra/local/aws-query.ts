@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from './aws-protocol.ts';
 import { readRequestBytes } from './http-server.ts';
 
-export type AwsQueryOperation = (params: URLSearchParams) => Record<string, unknown>;
+export type AwsQueryOperation = (params: URLSearchParams) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -21,6 +21,15 @@ function toXml(value: unknown): string {
       .join('');
   }
   return escape(String(value));
+}
+
+/** A list parameter of the query protocol: `<name>.member.1`, `<name>.member.2`, ... in order. */
+export function queryList(params: URLSearchParams, name: string): string[] {
+  const prefix = `${name}.member.`;
+  return [...params.entries()]
+    .filter(([key]) => key.startsWith(prefix) && /^\d+$/.test(key.slice(prefix.length)))
+    .sort(([a], [b]) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)))
+    .map(([, value]) => value);
 }
 
 export async function serveAwsQuery(
@@ -39,7 +48,7 @@ export async function serveAwsQuery(
     const action = params.get('Action') ?? '';
     const operation = Object.hasOwn(operations, action) ? operations[action] : undefined;
     if (request.method !== 'POST' || !operation) throw new ApiError('InvalidAction', `Could not find operation ${action}`);
-    const result = toXml(operation(params));
+    const result = toXml(await operation(params));
     send(
       200,
       `<${action}Response xmlns="${options.namespace}"><${action}Result>${result}</${action}Result>` +

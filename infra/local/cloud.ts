@@ -37,6 +37,7 @@ import { startDeploymentEndpoints, type DeploymentEndpoints } from './cloud/depl
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
+import { deployTaskDefinitions, taskDefinitionFamilies } from './cloud/task-definitions.ts';
 import { createLocalResources, resourcesOfType, type Template } from './cloud/resources.ts';
 import {
   apiRoutes,
@@ -61,8 +62,22 @@ export interface LocalCloudOptions {
   port?: number;
   /** The Slack app's credentials: the stack's Slack secret starts with them. */
   slack: { signingSecret: string; botToken: string; apiUrl?: string };
-  /** The Teams app, and where its tokens come from (a stand-in's URLs, or Microsoft's when unset). */
-  teams?: { appId: string; appPassword: string; tenantId: string; openIdMetadataUrl?: string; tokenUrl?: string };
+  /**
+   * The Teams app, where its tokens come from, and the Bot Connector origins a first message may go
+   * to (TEAMS_CONNECTOR_ORIGINS): a stand-in's URLs, or Microsoft's when unset.
+   */
+  teams?: {
+    appId: string;
+    appPassword: string;
+    tenantId: string;
+    openIdMetadataUrl?: string;
+    tokenUrl?: string;
+    connectorOrigins?: string;
+  };
+  /** The chatPlatforms deployment setting; default Slack, and Teams too when `teams` is given. */
+  chatPlatforms?: ChatPlatform[];
+  /** The alarmEmail deployment setting: the alarm topic's email subscription. */
+  alarmEmail?: string;
   modelId?: string;
   /** Declared triggers, as `triggers` in cdk.json (validated as `cdk synth` does). */
   triggers?: unknown;
@@ -98,6 +113,8 @@ export interface LocalCloudOptions {
   /** Changes the synthesized template before the local cloud reads it (tests of what AWS would refuse). */
   transformTemplate?: (template: Template) => Template;
   onError?: (where: string, error: unknown) => void;
+  /** Each log line a function writes (not its EMF metrics); default: printed to stdout. */
+  onLog?: (functionId: string, line: string) => void;
 }
 
 /**
@@ -146,7 +163,16 @@ export interface LocalCloud {
   authorizeModelRequest: ModelAuthorizer;
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
-  names: { table: string; bucket: string; inboxUrl: string; dlqUrl: string; scheduleGroup: string; slackSecretArn: string };
+  /** slackSecretArn and teamsSecretArn: where the stack serves that platform. */
+  names: {
+    table: string;
+    bucket: string;
+    inboxUrl: string;
+    dlqUrl: string;
+    scheduleGroup: string;
+    slackSecretArn?: string;
+    teamsSecretArn?: string;
+  };
   /** The operator's clients: full access, as a person with the account's admin role. */
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   /** What every function's environment shares (endpoints, region). */
@@ -175,7 +201,8 @@ function stateMachineDefinition(template: Template, stateMachineId: string): obj
   return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
 }
 
-const platformsOf = (options: Pick<LocalCloudOptions, 'teams'>): ChatPlatform[] => (options.teams ? ['slack', 'teams'] : ['slack']);
+const platformsOf = (options: Pick<LocalCloudOptions, 'teams' | 'chatPlatforms'>): ChatPlatform[] =>
+  options.chatPlatforms ?? (options.teams ? ['slack', 'teams'] : ['slack']);
 
 /** The logical id of the stack's secret for a platform (its construct is named after the platform). */
 const secretIdOf = (template: Template, platform: 'Slack' | 'Teams') =>
@@ -210,6 +237,7 @@ export function synthesizeLocalStack(
   triggers: unknown = [],
   chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms,
   sandboxNetwork: SandboxNetworkMode = DEFAULT_SETTINGS.sandboxNetwork,
+  alarmEmail?: string,
 ) {
   // Bundling is for deployment; locally the handlers run from source.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -220,6 +248,7 @@ export function synthesizeLocalStack(
       triggers: parseTriggers(triggers),
       chatPlatforms,
       sandboxNetwork,
+      ...(alarmEmail ? { alarmEmail } : {}),
     },
   });
   const template = app.synth().getStackByName(stack.stackName).template as Template;
@@ -247,7 +276,7 @@ async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { s
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
   const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
-    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options), options.sandboxNetwork),
+    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options), options.sandboxNetwork, options.alarmEmail),
   );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
@@ -266,13 +295,17 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const sandboxPort = options.sandboxPort ?? (await freePort());
   const sandboxRoot = mkdtempSync(join(tmpdir(), 'threadwork-sandboxes-'));
   const [clusterId] = resourcesOfType(template, 'AWS::ECS::Cluster')[0]!;
+  // Tasks pull their image from the local ECR, which starts with the deployment endpoints below.
+  let pullFailure: ((taskDefinitionArn: string) => string | undefined) | undefined;
   const ecs = await startLocalEcs({
+    pullImage: (taskDefinitionArn) => pullFailure?.(taskDefinitionArn),
     clusterArn: localGetAtt(template, clusterId, 'Arn'),
     serverCommand: [process.execPath, await bundleSandboxServer(sandboxRoot)],
     isolation: chooseIsolation(options.localSandbox ?? 'isolated', options.bubblewrap),
     workspaceRoot: join(sandboxRoot, 'tasks'),
     sandboxPort,
     containerName: 'sandbox',
+    taskDefinitions: taskDefinitionFamilies(template),
     onLog: (taskArn, line, stream) => {
       if (stream === 'stderr') report(`sandbox ${taskArn.split('/').pop()}`, line);
     },
@@ -304,6 +337,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...(options.slack.apiUrl ? { SLACK_API_URL: options.slack.apiUrl } : {}),
     ...(options.teams?.openIdMetadataUrl ? { TEAMS_OPENID_METADATA_URL: options.teams.openIdMetadataUrl } : {}),
     ...(options.teams?.tokenUrl ? { TEAMS_TOKEN_URL: options.teams.tokenUrl } : {}),
+    ...(options.teams?.connectorOrigins ? { TEAMS_CONNECTOR_ORIGINS: options.teams.connectorOrigins } : {}),
     ...options.env,
   };
   // The functions' output: EMF documents become metrics (as CloudWatch Logs makes them), the rest is their log.
@@ -311,17 +345,22 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const lambda = createLocalLambda({
     root: PROJECT_ROOT,
     onOutput: (functionId, line) => {
-      if (!metrics.record(functionId, line)) process.stdout.write(`${line}\n`);
+      if (metrics.record(functionId, line)) return;
+      if (options.onLog) options.onLog(functionId, line);
+      else process.stdout.write(`${line}\n`);
     },
   });
   let iam = createLocalIam(template);
   /**
-   * What `cdk deploy` does to the functions, their roles and the state machine: every function gets
-   * a new version (unqualified calls go to it), each new AWS::Lambda::Version is numbered, a version
-   * the new template no longer has is deleted unless it was retained, and the roles' policies are
-   * the new template's. Returns the state machine definition for executions started from now on.
+   * What `cdk deploy` does to the task definitions, the functions, their roles and the state
+   * machine: a changed task definition is replaced (a new revision; the old one deregistered once
+   * the update is done), every function gets a new version (unqualified calls go to it), each new
+   * AWS::Lambda::Version is numbered, a version the new template no longer has is deleted unless it
+   * was retained, and the roles' policies are the new template's. Returns the state machine
+   * definition for executions started from now on.
    */
   const deploy = async (next: Template, previous?: Template): Promise<object> => {
+    const retireTaskDefinitions = deployTaskDefinitions(ecs, next, previous);
     const keys = createLocalIam(next);
     const versions = functionVersions({
       template: next,
@@ -347,6 +386,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       );
     }
     iam = createLocalIam(next);
+    retireTaskDefinitions();
     return stateMachineDefinition(next, resources.stateMachineId);
   };
   const definition = await deploy(template);
@@ -448,9 +488,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       template: () => template,
       apiUrl: api.url,
       region,
-      secretsManager: common.AWS_ENDPOINT_URL_SECRETS_MANAGER!,
-      principalOf: (accessKeyId) => iam.principalOf(accessKeyId),
+      frontDoors: {
+        secretsManager: common.AWS_ENDPOINT_URL_SECRETS_MANAGER!,
+        s3: common.AWS_ENDPOINT_URL_S3!,
+        ecs: common.AWS_ENDPOINT_URL_ECS!,
+      },
+      iam: () => iam,
+      lambda,
     });
+    pullFailure = deployment.pullFailure;
   } catch (error) {
     await Promise.allSettled([api.close(), metricsEndpoint.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;
@@ -490,7 +536,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       inboxUrl: resources.inboxUrl,
       dlqUrl: resources.dlqUrl,
       scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
-      slackSecretArn: String(resolveCloudFormation(template, { Ref: secretIdOf(template, 'Slack')! })),
+      ...Object.fromEntries(
+        (['Slack', 'Teams'] as const).flatMap((platform) => {
+          const id = secretIdOf(template, platform);
+          return id ? [[`${platform.toLowerCase()}SecretArn`, String(resolveCloudFormation(template, { Ref: id }))]] : [];
+        }),
+      ),
     },
     clients,
     env: common,
@@ -502,6 +553,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         options.triggers,
         platformsOf(options),
         options.sandboxNetwork,
+        options.alarmEmail,
       ).template;
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));

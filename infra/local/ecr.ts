@@ -1,6 +1,6 @@
 // An ECR stand-in for the stack's image repositories: DescribeImages, and BatchDeleteImage to take
 // an image away. A repository starts with the images the deploy pushed (the sandbox image, which
-// locally is the bundled command server, not a container).
+// locally is the bundled command server, not a container); the local ECS pulls from it (hasImage).
 import { createHash } from 'node:crypto';
 import { ApiError, epochSeconds, serveAwsJson } from './aws-protocol.ts';
 import { listenLocally, type LocalHttpServer } from './http-server.ts';
@@ -19,7 +19,12 @@ interface StoredImage {
 
 type ImageId = { imageTag?: string; imageDigest?: string };
 
-export async function startLocalEcr(repositoryNames: string[], images: LocalImage[]): Promise<LocalHttpServer> {
+export interface LocalEcr extends LocalHttpServer {
+  /** Whether a pull of the image (by tag or digest) would find it. */
+  hasImage(repositoryName: string, id: ImageId): boolean;
+}
+
+export async function startLocalEcr(repositoryNames: string[], images: LocalImage[]): Promise<LocalEcr> {
   const repositories = new Map<string, StoredImage[]>(repositoryNames.map((name) => [name, []]));
   for (const image of images) {
     const digest = `sha256:${createHash('sha256').update(`${image.repositoryName}:${image.tag}`).digest('hex')}`;
@@ -46,7 +51,7 @@ export async function startLocalEcr(repositoryNames: string[], images: LocalImag
     imageTags: [image.tag],
     imagePushedAt: epochSeconds(image.pushedAt),
   });
-  return listenLocally(
+  const server = await listenLocally(
     (request, response) =>
       void serveAwsJson(
         {
@@ -93,4 +98,8 @@ export async function startLocalEcr(repositoryNames: string[], images: LocalImag
         response,
       ),
   );
+  return {
+    ...server,
+    hasImage: (repositoryName, id) => (repositories.get(repositoryName) ?? []).some((image) => matches(image, id)),
+  };
 }

@@ -9,6 +9,7 @@ import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { operatorEnvOf, removeOperatorEnv, writeOperatorEnv } from './operator-env.ts';
 import { DEFAULT_SETTINGS } from '../settings.ts';
+import { describeRequestUrls } from '../slack-manifest.ts';
 import { parseTriggers } from '../../shared/triggers/declaration.ts';
 import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
 
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
       ...teamsApp,
       openIdMetadataUrl: teams?.openIdMetadataUrl ?? env.TEAMS_OPENID_METADATA_URL,
       tokenUrl: teams?.tokenUrl ?? env.TEAMS_TOKEN_URL,
+      connectorOrigins: teams?.url ?? env.TEAMS_CONNECTOR_ORIGINS,
     },
     modelId: env.BEDROCK_MODEL_ID,
     triggers,
@@ -151,7 +153,7 @@ async function main(): Promise<void> {
   } else {
     lines.push(
       `  Slack          ${env.SLACK_API_URL ?? 'https://slack.com/api/'}`,
-      `  Slack app      set the manifest's four request URLs (events, interactivity, /stop, /steer) to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/slack/events`,
+      `  Slack app      set the manifest's ${describeRequestUrls()} to https://<your tunnel to port ${cloud.apiUrl.split(':').pop()}>/slack/events`,
     );
   }
   if (teams) {

@@ -153,8 +153,9 @@ function valuesOf(template: CfnTemplate, logicalId: string): Values {
     case 'AWS::ECS::Cluster':
       return { ref: name, attributes: { Arn: () => localArn('ecs', `cluster/${name()}`) } };
     case 'AWS::ECS::TaskDefinition': {
-      // The first registration of a family is its revision 1.
-      const arn = () => localArn('ecs', `task-definition/${name()}:1`);
+      // The revision a deploy registered (see LOCAL_REVISION_PROPERTY); a family's first is revision 1.
+      const revision = () => (typeof properties[LOCAL_REVISION_PROPERTY] === 'number' ? properties[LOCAL_REVISION_PROPERTY] : 1);
+      const arn = () => localArn('ecs', `task-definition/${name()}:${revision()}`);
       return { ref: arn, attributes: { TaskDefinitionArn: arn } };
     }
     case 'AWS::SecretsManager::Secret':
@@ -250,6 +251,12 @@ function valuesOf(template: CfnTemplate, logicalId: string): Values {
  * keeps the version and its number while its resource stays): a property CloudFormation never sets.
  */
 export const LOCAL_VERSION_PROPERTY = 'LocalVersionNumber';
+
+/**
+ * Where the local cloud records the revision a deploy registered for an AWS::ECS::TaskDefinition
+ * (a later deploy that replaces it registers the next one): a property CloudFormation never sets.
+ */
+export const LOCAL_REVISION_PROPERTY = 'LocalRevision';
 
 // Each AWS::Lambda::Version publishes the next version of its function: the number the local cloud
 // recorded for it, or else numbered in template order (a first deploy).

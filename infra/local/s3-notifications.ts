@@ -2,7 +2,7 @@
 // each configuration's prefix with ListObjectsV2, diffs keys and ETags (and LastModified, so an
 // identical re-upload counts) against what it last delivered, and delivers one notification per
 // change in the real shape (eventVersion 2.1, ObjectCreated:Put / ObjectRemoved:Delete, the key
-// URL-encoded as S3 encodes it).
+// URL-encoded as S3 encodes it: shared/aws/s3-event-keys.ts).
 //
 // Delivery semantics: real S3 notifications are pushed, at least once, and unordered (two changes
 // to one key may arrive in either order, and a change may arrive twice). This poller is at least
@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Event, S3EventRecord } from 'aws-lambda';
+import { encodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 
 export interface S3NotificationConfiguration {
   /** s3.configurationId in the records. Default notification-<index>. */
@@ -115,8 +116,10 @@ export async function startS3Notifications(options: S3NotificationsOptions): Pro
     return objects;
   }
 
+  // S3 matches filter rules against the key as its events carry it (a space in a rule is written '+').
   function selected(configuration: S3NotificationConfiguration, key: string): boolean {
-    return key.startsWith(configuration.prefix ?? '') && key.endsWith(configuration.suffix ?? '');
+    const encoded = encodeS3EventKey(key);
+    return encoded.startsWith(configuration.prefix ?? '') && encoded.endsWith(configuration.suffix ?? '');
   }
 
   function wanted(configuration: S3NotificationConfiguration, eventName: ChangeName): boolean {
@@ -144,8 +147,8 @@ export async function startS3Notifications(options: S3NotificationsOptions): Pro
         bucket: { name: options.bucket, ownerIdentity: { principalId: 'local' }, arn: bucketArn },
         // S3 sends no size or eTag for a deletion.
         object: (object
-          ? { key: s3EventKey(key), size: object.size, eTag: object.eTag, sequencer: sequence.toString(16).toUpperCase() }
-          : { key: s3EventKey(key), sequencer: sequence.toString(16).toUpperCase() }) as S3EventRecord['s3']['object'],
+          ? { key: encodeS3EventKey(key), size: object.size, eTag: object.eTag, sequencer: sequence.toString(16).toUpperCase() }
+          : { key: encodeS3EventKey(key), sequencer: sequence.toString(16).toUpperCase() }) as S3EventRecord['s3']['object'],
       },
     };
   }
@@ -227,20 +230,4 @@ function coveringPrefixes(prefixes: string[]): string[] {
 /** By UTF-8 bytes, as S3 orders keys. */
 function compareKeys(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-/**
- * The key as S3 puts it in event notifications: form-URL-encoded (a space becomes '+'; letters,
- * digits, '-', '_', '.', '*' and '/' stay; every other byte is %XX), e.g. 'events/my file=1.json'
- * → 'events/my+file%3D1.json'. Decode with decodeURIComponent(key.replace(/\+/g, ' ')).
- */
-export function s3EventKey(key: string): string {
-  let encoded = '';
-  for (const byte of Buffer.from(key, 'utf8')) {
-    const char = String.fromCharCode(byte);
-    if (/[A-Za-z0-9\-_.*/]/.test(char)) encoded += char;
-    else if (char === ' ') encoded += '+';
-    else encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return encoded;
 }

@@ -34,11 +34,11 @@ import {
 } from './expiry.ts';
 import type { Firing } from './fire.ts';
 import { EVENTS_PREFIX, eventScopeOf } from './scope.ts';
-import { scheduleTarget, type ScheduleTargetDeps } from './one-shot.ts';
+import { MAX_SCHEDULE_INPUT_BYTES, scheduleTarget, type ScheduleTargetDeps } from './one-shot.ts';
 import { randomUUID } from 'node:crypto';
 import { claimRecord, type LedgerDeps } from '../ledger.ts';
 import type { JsonLogger } from '../log.ts';
-import type { Prompt } from '../schemas.ts';
+import { utf8Bytes, type Prompt } from '../schemas.ts';
 
 export interface EventFileDeps extends ScheduleTargetDeps {
   s3: S3Client;
@@ -52,6 +52,11 @@ export interface EventFileDeps extends ScheduleTargetDeps {
   post(threadId: string, text: string): Promise<void>;
   /** The deployment's limits on event files, from settings.json. */
   limits(): Promise<EventLimits>;
+  /**
+   * Why the bot cannot act in a thread a file names (a Teams thread id whose serviceUrl is not its
+   * conversation's: shared/teams-service-url.ts); undefined when it can.
+   */
+  threadProblem(threadId: string): Promise<string | undefined>;
   logger: JsonLogger;
   now?: () => Date;
 }
@@ -117,7 +122,8 @@ const originFields = (origin: EventOrigin) => ({
   ...(origin.causedBy ? { causedBy: origin.causedBy } : {}),
 });
 
-async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile, origin: EventOrigin, now: Date): Promise<void> {
+/** The schedule an event file asks for: created, or updated to this version of the file. */
+function scheduleInput(deps: EventFileDeps, key: string, event: EventFile, origin: EventOrigin, now: Date): CreateScheduleCommandInput {
   const { expression, timezone } = toSchedulerExpression(event);
   // An interval counts from when the file was saved: the first firing is one interval later, not now.
   const interval = event.type === 'periodic' && isIntervalSchedule(event.schedule) ? parseInterval(event.schedule) : undefined;
@@ -133,7 +139,7 @@ async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile
     ...(isAgentPeriodic(event, origin) ? { expiring: true } : {}),
     ...targetOf(event),
   };
-  const input: CreateScheduleCommandInput = {
+  return {
     Name: scheduleNameFor(key),
     GroupName: deps.groupName,
     Description: `From ${key}`.slice(0, 512),
@@ -145,6 +151,19 @@ async function upsertSchedule(deps: EventFileDeps, key: string, event: EventFile
     ...(interval?.ok ? { StartDate: new Date(now.getTime() + interval.interval.minutes * 60_000) } : {}),
     Target: scheduleTarget(deps, firing),
   };
+}
+
+/** Why EventBridge Scheduler would refuse the schedule: a firing (the file's text) over its input limit. */
+function inputSizeProblem(key: string, input: CreateScheduleCommandInput): string | undefined {
+  const bytes = utf8Bytes(input.Target?.Input ?? '');
+  if (bytes <= MAX_SCHEDULE_INPUT_BYTES) return undefined;
+  return (
+    `${key}: its text is too long to schedule: the schedule's input would be ${bytes} bytes, and EventBridge Scheduler ` +
+    `takes at most ${MAX_SCHEDULE_INPUT_BYTES} (256 KB); shorten the text, or put the details in a file and have the text name it`
+  );
+}
+
+async function upsertSchedule(deps: EventFileDeps, input: CreateScheduleCommandInput): Promise<void> {
   try {
     await deps.scheduler.send(new UpdateScheduleCommand(input));
   } catch (error) {
@@ -181,6 +200,13 @@ async function countChannelFiles(deps: EventFileDeps, prefix: string, max: numbe
     token = out.IsTruncated && count <= max ? out.NextContinuationToken : undefined;
   } while (token);
   return count;
+}
+
+/** Why a valid file's thread cannot be acted in: whoever wrote the thread id, the bot answers only where it may. */
+async function targetProblem(deps: EventFileDeps, key: string, event: EventFile): Promise<string | undefined> {
+  const threadId = 'threadId' in event ? event.threadId : undefined;
+  const problem = threadId ? await deps.threadProblem(threadId) : undefined;
+  return problem && `${key}: "threadId" cannot be answered: ${problem}`;
 }
 
 /** Why a valid file is still refused: a chain of runs too deep, or too many files in its channel. */
@@ -298,24 +324,21 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
   }
   const limits = await deps.limits();
   const parsed = parseEventFile(key, object.body, { minIntervalMinutes: limits.minEventIntervalMinutes });
-  const refusal = parsed.ok ? await limitProblem(deps, key, object.origin.depth, limits) : parsed.error;
-  if (refusal) {
-    // The file's previous version may have had a schedule: the file now says nothing valid.
-    await deleteSchedule(deps, name);
-    await dropPeriodic(deps.table, folderOf(key), key);
-    await writeErrorFile(deps, key, refusal, now);
-    deps.logger.error('invalid event file', { key, error: refusal });
-    return 'invalid';
-  }
-  if (!parsed.ok) return 'invalid';
-  await removeErrorFile(deps, key);
+  if (!parsed.ok) return refuse(deps, key, parsed.error, now);
+  const refusal = (await targetProblem(deps, key, parsed.event)) ?? (await limitProblem(deps, key, object.origin.depth, limits));
+  if (refusal) return refuse(deps, key, refusal, now);
   const event = parsed.event;
+  const firesNow = event.type === 'immediate' || (event.type === 'one-shot' && isPast(event, now));
+  const input = firesNow ? undefined : scheduleInput(deps, key, event, object.origin, now);
+  const tooLong = input && inputSizeProblem(key, input);
+  if (tooLong) return refuse(deps, key, tooLong, now);
+  await removeErrorFile(deps, key);
   if (!isAgentPeriodic(event, object.origin)) {
     // An operator's version, or not periodic: it does not run out, nor count among the agent's.
     await dropPeriodic(deps.table, folderOf(key), key);
     await endExpiry(deps.table, key);
   }
-  if (event.type === 'immediate' || (event.type === 'one-shot' && isPast(event, now))) {
+  if (!input) {
     await deleteSchedule(deps, name);
     const note =
       event.type === 'one-shot'
@@ -344,18 +367,22 @@ export async function onEventFile(deps: EventFileDeps, key: string): Promise<Fil
   if (isAgentPeriodic(event, object.origin)) {
     runsUntil = await startExpiry(deps.table, key, savedByPerson(object.origin), days, now.getTime());
     const problem = await agentPeriodicProblem(deps, key, runsUntil, limits, now.getTime());
-    if (problem) {
-      await deleteSchedule(deps, name);
-      await writeErrorFile(deps, key, problem, now);
-      deps.logger.warn("agent's periodic event file refused", { key, error: problem });
-      return 'invalid';
-    }
+    if (problem) return refuse(deps, key, problem, now);
   }
-  await upsertSchedule(deps, key, event, object.origin, now);
+  await upsertSchedule(deps, input);
   if (runsUntil !== undefined && isAgentPeriodic(event, object.origin) && object.origin.writtenIn) {
     await linkThread(deps.table, object.origin.writtenIn, key, runsUntil);
     await tellWriter(deps, key, event, object, runsUntil, days);
   }
   deps.logger.info('event file scheduled', { key, schedule: name, type: event.type });
   return 'scheduled';
+}
+
+/** A file that cannot be scheduled: its previous version's schedule goes, and an error file says why. */
+async function refuse(deps: EventFileDeps, key: string, reason: string, now: Date): Promise<FileOutcome> {
+  await deleteSchedule(deps, scheduleNameFor(key));
+  await dropPeriodic(deps.table, folderOf(key), key);
+  await writeErrorFile(deps, key, reason, now);
+  deps.logger.error('invalid event file', { key, error: reason });
+  return 'invalid';
 }

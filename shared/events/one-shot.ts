@@ -14,6 +14,9 @@ export interface ScheduleTargetDeps {
   deadLetterArn: string;
 }
 
+/** The largest Target.Input EventBridge Scheduler takes: 256 KB, counted in UTF-8 bytes. */
+export const MAX_SCHEDULE_INPUT_BYTES = 256 * 1024;
+
 /** What every schedule of the group invokes: the function, with the firing, retried, dead-lettered. */
 export function scheduleTarget(deps: ScheduleTargetDeps, input: unknown) {
   return {

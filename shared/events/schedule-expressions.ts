@@ -2,6 +2,11 @@
 // times they write, and the EventBridge Scheduler expressions (`at(...)`, `cron(...)`, `rate(...)`)
 // they become. Pure functions: no I/O, no clock (callers pass `now`/`after`).
 //
+// croner does the calendar work: it reads cron into the minutes, hours, days and months it selects,
+// finds runs, and converts between instants and wall times in an IANA zone (DST included). Ours are
+// the rules of the user-facing form, the messages for what it refuses, and the translation to
+// EventBridge syntax.
+//
 // Decisions, in one place:
 // - User cron is classic 5-field cron (minute hour day-of-month month day-of-week), its common
 //   subset: `*`, lists `,`, ranges `-`, steps `/` after `*` or a range, month names JAN-DEC and
@@ -10,8 +15,9 @@
 //   `W`, `#`, `@daily`-style nicknames, seconds or year fields, `5/15` (write `5-59/15`), steps
 //   larger than the field's span, ranges that run backwards.
 // - EventBridge cron is 6-field with a year, days of week 1-7 (1 = Sunday), and exactly one of
-//   day-of-month/day-of-week set to `?`. Classic cron ORs a restricted day-of-month with a restricted
-//   day-of-week; EventBridge cannot express that, so such a cron is rejected (see schema.ts).
+//   day-of-month/day-of-week set to `?`. Classic cron (and croner, whose default is the same OR)
+//   fires when a restricted day-of-month or a restricted day-of-week matches; EventBridge cannot
+//   express that, so such a cron is rejected (see schema.ts) and the OR never comes into play.
 // - Conversion only emits forms the EventBridge documentation shows: `*/n` becomes `<min>/n`
 //   (`*/15` → `0/15`, documented as "every 15 minutes starting at 0"); a stepped range that runs
 //   to the field's end becomes `<start>/n`, any other stepped range is written out as a list;
@@ -23,42 +29,21 @@
 //   time that occurs twice (fall back) once. One-shot times are ours to resolve, since `at()` takes
 //   a wall time: a local time inside a gap fires at the first valid instant after it (02:30 on a
 //   02:00→03:00 day fires at 03:00), so nothing fires later than the moment the requested time has
-//   been reached, and an ambiguous local time fires at its first occurrence.
-
-// ---------------------------------------------------------------------------------------------
-// Calendar helpers
-// ---------------------------------------------------------------------------------------------
+//   been reached, and an ambiguous local time fires at its first occurrence. That is how croner
+//   runs a job at one fixed time (see zonedLocalToInstant).
+import { Cron, CronDate, CronPattern } from 'croner';
 
 export const MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
 export const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] as const;
-const MONTH_LONG = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
 
-function isLeapYear(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-}
+type Result<T> = { ok: true; value: T } | { ok: false; error: string };
+const fail = (error: string) => ({ ok: false as const, error });
 
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return isLeapYear(year) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
+// ---------------------------------------------------------------------------------------------
+// Time zones and wall times
+// ---------------------------------------------------------------------------------------------
 
-/** Most days a month can have in any year (February: 29), for "can this cron ever fire". */
-const MAX_DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-export interface WallTime {
+interface WallTime {
   year: number;
   month: number; // 1-12
   day: number;
@@ -67,65 +52,14 @@ export interface WallTime {
   second: number;
 }
 
-/** Milliseconds of a wall time read as if it were UTC (years 0-99 included, unlike Date.UTC). */
-function wallToUtcMs(w: WallTime): number {
-  const d = new Date(0);
-  d.setUTCFullYear(w.year, w.month - 1, w.day);
-  d.setUTCHours(w.hour, w.minute, w.second, 0);
-  return d.getTime();
-}
-
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 function formatWall(w: WallTime): string {
   return `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}T${pad(w.hour)}:${pad(w.minute)}:${pad(w.second)}`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Time zones (Intl only; no tz database of our own)
-// ---------------------------------------------------------------------------------------------
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    // Throws RangeError for a zone Intl does not know.
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      era: 'short',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** The wall clock in `timeZone` at instant `ms` (whole seconds; Intl drops milliseconds). */
-export function wallAt(ms: number, timeZone: string): WallTime {
-  const parts: Record<string, string> = {};
-  for (const p of formatterFor(timeZone).formatToParts(new Date(ms))) parts[p.type] = p.value;
-  const yearOfEra = Number(parts.year);
-  return {
-    year: parts.era === 'BC' || parts.era === 'B' ? 1 - yearOfEra : yearOfEra,
-    month: Number(parts.month),
-    day: Number(parts.day),
-    hour: Number(parts.hour) % 24, // defensive: some engines print 24 for midnight
-    minute: Number(parts.minute),
-    second: Number(parts.second),
-  };
-}
-
-/** Wall time of instant `ms`, as "UTC milliseconds". */
-function wallMsAt(ms: number, timeZone: string): number {
-  return wallToUtcMs(wallAt(ms, timeZone));
-}
+/** Throws RangeError for a zone Intl does not know. */
+const zoneFormat = (timeZone: string) => new Intl.DateTimeFormat('en-US', { timeZone });
 
 /**
  * Why a time zone name is not usable, or null when it is. IANA names as Intl knows them (so also
@@ -137,7 +71,7 @@ export function timeZoneProblem(timeZone: string): string | null {
     return 'is a UTC offset, not a time zone: use an IANA name such as "Asia/Kolkata" or "America/New_York"';
   }
   try {
-    formatterFor(timeZone);
+    zoneFormat(timeZone);
     return null;
   } catch {
     return 'is not a known IANA time zone (such as "America/New_York", "Europe/London" or "UTC")';
@@ -153,13 +87,16 @@ let supportedZones: string[] | undefined;
  * spelling works everywhere Intl accepted it).
  */
 export function canonicalTimeZone(timeZone: string): string {
-  const resolved = formatterFor(timeZone).resolvedOptions().timeZone;
+  const resolved = zoneFormat(timeZone).resolvedOptions().timeZone;
   if (resolved === timeZone) return timeZone;
   const lower = timeZone.toLowerCase();
   if (resolved.toLowerCase() === lower) return resolved;
   supportedZones ??= typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
   return supportedZones.find((z) => z.toLowerCase() === lower) ?? timeZone;
 }
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /**
  * The instant at which the wall clock in `timeZone` reads `local` (`YYYY-MM-DDTHH:MM[:SS]`).
@@ -169,42 +106,32 @@ export function canonicalTimeZone(timeZone: string): string {
  *   moment of the transition: 02:30 on a day that jumps 02:00 → 03:00 gives 03:00 (new offset).
  *   This differs from Temporal's "compatible" rule (which would give 03:30) on purpose: nothing
  *   fires later than the first moment the requested time has been reached.
- * Throws on a malformed local time or an unknown zone.
+ * These are croner's rules for a job at one fixed time of day, so the answer is the first run of
+ * a 7-field cron (seconds … year) naming exactly that second. croner moves a job out of a gap only
+ * within the day, so a gap that crosses midnight (Nuuk's, 23:00 → 00:00) is asked again as the next
+ * day's 00:00:00, where that gap ends. Throws on a malformed local time or an unknown zone.
  */
 export function zonedLocalToInstant(local: string, timeZone: string): Date {
-  const wall = parseLocalDateTime(local);
-  if (!wall.ok) throw new Error(`Not a local date-time (YYYY-MM-DDTHH:MM[:SS]): ${JSON.stringify(local)}: ${wall.error}`);
-  return new Date(wallToInstantMs(wall.wall, timeZone));
+  const parsed = parseLocalDateTime(local);
+  if (!parsed.ok) throw new Error(`Not a local date-time (YYYY-MM-DDTHH:MM[:SS]): ${JSON.stringify(local)}: ${parsed.error}`);
+  const nextMidnight = `${new Date(Date.parse(`${parsed.local.slice(0, 10)}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10)}T00:00:00`;
+  const instant = firstInstantReading(parsed.local, timeZone) ?? firstInstantReading(nextMidnight, timeZone);
+  if (!instant) throw new Error(`${parsed.local} does not occur in ${timeZone}`);
+  return instant;
 }
 
-const DAY_MS = 86_400_000;
-
-/** The instant the zone's clock reads `wall`: as zonedLocalToInstant, for a parsed wall time. */
-export function wallToInstantMs(wall: WallTime, timeZone: string): number {
-  const target = wallToUtcMs(wall);
-  // Offsets in force around the target: a day either side covers any single transition.
-  const offsets = new Set<number>();
-  for (const probe of [target - DAY_MS, target, target + DAY_MS]) offsets.add(wallMsAt(probe, timeZone) - probe);
-  const candidates = [...offsets].map((offset) => target - offset).sort((a, b) => a - b);
-  const exact = candidates.find((t) => wallMsAt(t, timeZone) === target);
-  if (exact !== undefined) return exact; // the earliest one that reads `target`: first occurrence
-  // In a gap: wall time jumps over `target` between the candidates; find the first second at or
-  // past it. Binary search on whole seconds (transitions fall on whole seconds).
-  let lo = candidates[0]!;
-  let hi = candidates[candidates.length - 1]!;
-  if (!(wallMsAt(lo, timeZone) < target && wallMsAt(hi, timeZone) > target)) return hi; // not expected
-  // Invariant: wall(lo) < target <= wall(hi).
-  while (hi - lo > 1000) {
-    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
-    if (wallMsAt(mid, timeZone) < target) lo = mid;
-    else hi = mid;
-  }
-  return hi;
+/** croner's run of a job at exactly `local` (`YYYY-MM-DDTHH:MM:SS`) in the zone, or null. */
+function firstInstantReading(local: string, timeZone: string): Date | null {
+  const [year, month, day, hour, minute, second] = local.split(/[-T:]/);
+  const once = new Cron(`${second} ${minute} ${hour} ${day} ${month} * ${year}`, { timezone: timeZone, mode: '7-part', paused: true });
+  // UTC offsets lie between -12:00 and +14:00.
+  return once.nextRun(new Date(Date.parse(`${local}Z`) - 15 * HOUR_MS));
 }
 
 /** The local wall time (`YYYY-MM-DDTHH:MM:SS`) in `timeZone` at `instant` (seconds truncated). */
 export function instantToZonedLocal(instant: Date, timeZone: string): string {
-  return formatWall(wallAt(instant.getTime(), timeZone));
+  const d = new CronDate(instant, timeZone);
+  return formatWall({ year: d.year, month: d.month + 1, day: d.day, hour: d.hour, minute: d.minute, second: d.second });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,11 +145,14 @@ export type OneShotTime =
 const ONE_SHOT_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
 const LOCAL_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
 
+/** Days in a month of a year (years 0-99 included, which Date.UTC would move to the 1900s). */
+const daysInMonth = (year: number, month: number) => new Date(new Date(0).setUTCFullYear(year, month, 0)).getUTCDate();
+const monthName = new Intl.DateTimeFormat('en-US', { month: 'long', timeZone: 'UTC' });
+
 function checkWall(w: WallTime): string | null {
   if (w.month < 1 || w.month > 12) return `month ${pad(w.month)} does not exist`;
-  if (w.day < 1 || w.day > daysInMonth(w.year, w.month)) {
-    return `${MONTH_LONG[w.month - 1]} ${w.year} has ${daysInMonth(w.year, w.month)} days, not ${w.day}`;
-  }
+  const days = daysInMonth(w.year, w.month);
+  if (w.day < 1 || w.day > days) return `${monthName.format(Date.UTC(2000, w.month - 1))} ${w.year} has ${days} days, not ${w.day}`;
   if (w.hour > 23) return `hour ${w.hour} is out of range (00-23)`;
   if (w.minute > 59) return `minute ${w.minute} is out of range (00-59)`;
   if (w.second > 59) return `second ${w.second} is out of range (00-59)`;
@@ -231,23 +161,17 @@ function checkWall(w: WallTime): string | null {
 
 /** The date-time fields of a LOCAL_RE / ONE_SHOT_RE match (groups 1-6). */
 function wallFromMatch(m: RegExpExecArray): WallTime {
-  return {
-    year: Number(m[1]),
-    month: Number(m[2]),
-    day: Number(m[3]),
-    hour: Number(m[4]),
-    minute: Number(m[5]),
-    second: Number(m[6] ?? 0),
-  };
+  const [year, month, day, hour, minute] = m.slice(1, 6).map(Number) as [number, number, number, number, number];
+  return { year, month, day, hour, minute, second: Number(m[6] ?? 0) };
 }
 
 /** Strict `YYYY-MM-DDTHH:MM[:SS]` (no offset), a real calendar date. */
-export function parseLocalDateTime(text: string): { ok: true; wall: WallTime; local: string } | { ok: false; error: string } {
+export function parseLocalDateTime(text: string): { ok: true; local: string } | { ok: false; error: string } {
   const m = LOCAL_RE.exec(text);
-  if (!m) return { ok: false, error: 'expected YYYY-MM-DDTHH:MM[:SS]' };
+  if (!m) return fail('expected YYYY-MM-DDTHH:MM[:SS]');
   const wall = wallFromMatch(m);
   const problem = checkWall(wall);
-  return problem ? { ok: false, error: problem } : { ok: true, wall, local: formatWall(wall) };
+  return problem ? fail(problem) : { ok: true, local: formatWall(wall) };
 }
 
 /**
@@ -258,21 +182,15 @@ export function parseLocalDateTime(text: string): { ok: true; wall: WallTime; lo
  */
 export function parseOneShotTime(text: string): { ok: true; time: OneShotTime } | { ok: false; error: string } {
   const m = ONE_SHOT_RE.exec(text);
-  if (!m) return { ok: false, error: 'format' };
+  if (!m) return fail('format');
   const wall = wallFromMatch(m);
   const problem = checkWall(wall);
-  if (problem) return { ok: false, error: problem };
+  if (problem) return fail(problem);
   const zone = m[7];
   if (zone === undefined) return { ok: true, time: { kind: 'local', local: formatWall(wall) } };
-  let offsetMinutes = 0;
-  if (zone !== 'Z') {
-    const digits = zone.slice(1).replace(':', '');
-    const oh = Number(digits.slice(0, 2));
-    const om = Number(digits.slice(2));
-    if (oh > 23 || om > 59) return { ok: false, error: `offset ${zone} is out of range` };
-    offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (oh * 60 + om);
-  }
-  return { ok: true, time: { kind: 'instant', instant: new Date(wallToUtcMs(wall) - offsetMinutes * 60_000) } };
+  if (zone !== 'Z' && (Number(zone.slice(1, 3)) > 23 || Number(zone.slice(-2)) > 59)) return fail(`offset ${zone} is out of range`);
+  const offset = zone === 'Z' ? zone : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
+  return { ok: true, time: { kind: 'instant', instant: new Date(`${formatWall(wall)}${offset}`) } };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -287,35 +205,28 @@ interface FieldSpec {
   max: number;
   /** Upper bound of `*` (day-of-week: 6, as 7 is Sunday again). */
   starMax: number;
+  /** names[i] is the value min + i. */
   names?: readonly string[];
-  /** Value of names[0]. */
-  nameBase?: number;
+  /** The values, as error messages show them. */
+  range: string;
 }
 
 const CRON_FIELDS: readonly FieldSpec[] = [
-  { name: 'minute', min: 0, max: 59, starMax: 59 },
-  { name: 'hour', min: 0, max: 23, starMax: 23 },
-  { name: 'day-of-month', min: 1, max: 31, starMax: 31 },
-  { name: 'month', min: 1, max: 12, starMax: 12, names: MONTH_NAMES, nameBase: 1 },
-  { name: 'day-of-week', min: 0, max: 7, starMax: 6, names: DAY_NAMES, nameBase: 0 },
+  { name: 'minute', min: 0, max: 59, starMax: 59, range: '0-59' },
+  { name: 'hour', min: 0, max: 23, starMax: 23, range: '0-23' },
+  { name: 'day-of-month', min: 1, max: 31, starMax: 31, range: '1-31' },
+  { name: 'month', min: 1, max: 12, starMax: 12, names: MONTH_NAMES, range: '1-12 or JAN-DEC' },
+  { name: 'day-of-week', min: 0, max: 7, starMax: 6, names: DAY_NAMES, range: '0-7 or SUN-SAT; 0 and 7 are Sunday' },
 ];
 
-const RANGE_TEXT: Record<FieldName, string> = {
-  minute: '0-59',
-  hour: '0-23',
-  'day-of-month': '1-31',
-  month: '1-12 or JAN-DEC',
-  'day-of-week': '0-7 or SUN-SAT; 0 and 7 are Sunday',
-};
-
+/** One list item of a field (a star, a value or a range, each with an optional step), as written. */
 interface CronItem {
-  kind: 'star' | 'value' | 'range';
+  star: boolean;
   start: number;
   end: number;
   step: number | null;
   /** Both ends were written as names (MON, JAN). */
   named: boolean;
-  text: string;
 }
 
 export interface CronField {
@@ -324,8 +235,6 @@ export interface CronField {
   /** Exactly `*`: unrestricted. */
   star: boolean;
   items: CronItem[];
-  /** Values it matches, sorted; day-of-week 7 is folded into 0. */
-  values: number[];
 }
 
 export interface ParsedCron {
@@ -334,136 +243,114 @@ export interface ParsedCron {
   dayOfMonth: CronField;
   month: CronField;
   dayOfWeek: CronField;
+  /** croner's reading: the values each field selects, and what finds runs. */
+  pattern: CronPattern;
 }
-
-type Result<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function parseCronValue(token: string, spec: FieldSpec, position: 'start' | 'end'): Result<{ n: number; named: boolean }> {
   if (/^\d+$/.test(token)) {
     const n = Number(token);
-    if (n < spec.min || n > spec.max) return { ok: false, error: `${n} is out of range (${RANGE_TEXT[spec.name]})` };
+    if (n < spec.min || n > spec.max) return fail(`${n} is out of range (${spec.range})`);
     return { ok: true, value: { n, named: false } };
   }
-  if (spec.names && /^[a-z]{3}$/i.test(token)) {
-    const i = spec.names.indexOf(token.toUpperCase());
-    if (i >= 0) {
-      // A range ending in SUN means "through Sunday" (7), as croner reads it.
-      const n = spec.name === 'day-of-week' && i === 0 && position === 'end' ? 7 : i + spec.nameBase!;
-      return { ok: true, value: { n, named: true } };
-    }
-  }
-  if (/^(L|LW|\d+[LW]|[a-z]{3}L|\d+L)$/i.test(token)) {
-    return { ok: false, error: 'L and W (last day, weekday) are not supported' };
-  }
-  if (token === '') return { ok: false, error: 'a value is missing' };
-  const what = spec.names ? `a number or a name (${spec.names[0]}-${spec.names[spec.names.length - 1]})` : 'a number';
-  return { ok: false, error: `"${token}" is not ${what}` };
+  const i = spec.names?.indexOf(token.toUpperCase()) ?? -1;
+  // A range ending in SUN means "through Sunday" (7), as croner reads it.
+  if (i >= 0)
+    return { ok: true, value: { n: spec.name === 'day-of-week' && i === 0 && position === 'end' ? 7 : i + spec.min, named: true } };
+  if (/^(L|LW|\d*[LW]|[a-z]{3}L)$/i.test(token)) return fail('L and W (last day, weekday) are not supported');
+  if (token === '') return fail('a value is missing');
+  const what = spec.names ? `a number or a name (${spec.names[0]}-${spec.names.at(-1)})` : 'a number';
+  return fail(`"${token}" is not ${what}`);
 }
 
 function parseCronItem(text: string, spec: FieldSpec): Result<CronItem> {
-  if (text === '') return { ok: false, error: 'an empty list item (stray comma?)' };
-  if (text.includes('?')) return { ok: false, error: '"?" is EventBridge syntax; in a 5-field cron use "*"' };
-  if (text.includes('#')) return { ok: false, error: '"#" (nth weekday of the month) is not supported' };
-  const slash = text.split('/');
-  if (slash.length > 2) return { ok: false, error: 'more than one "/"' };
-  const [base, stepText] = slash as [string, string | undefined];
+  if (text === '') return fail('an empty list item (stray comma?)');
+  if (text.includes('?')) return fail('"?" is EventBridge syntax; in a 5-field cron use "*"');
+  if (text.includes('#')) return fail('"#" (nth weekday of the month) is not supported');
+  const [base, stepText, extra] = text.split('/') as [string, string | undefined, string | undefined];
+  if (extra !== undefined) return fail('more than one "/"');
   let step: number | null = null;
   if (stepText !== undefined) {
-    if (!/^\d+$/.test(stepText)) return { ok: false, error: `step "${stepText}" is not a whole number` };
+    if (!/^\d+$/.test(stepText)) return fail(`step "${stepText}" is not a whole number`);
     step = Number(stepText);
     const span = spec.starMax - spec.min;
-    if (step < 1 || step > span) return { ok: false, error: `step ${step} must be between 1 and ${span}` };
+    if (step < 1 || step > span) return fail(`step ${step} must be between 1 and ${span}`);
   }
-  if (base === '*') {
-    return { ok: true, value: { kind: 'star', start: spec.min, end: spec.starMax, step, named: false, text } };
+  if (base === '*') return { ok: true, value: { star: true, start: spec.min, end: spec.starMax, step, named: false } };
+  const [first, last, more] = base.split('-') as [string, string | undefined, string | undefined];
+  if (more !== undefined) return fail(`"${base}" is not a range (a-b)`);
+  const a = parseCronValue(first, spec, 'start');
+  if (!a.ok) return a;
+  if (last === undefined) {
+    if (step !== null) return fail(`a step needs "*" or a range before it: write "${base}-${spec.starMax}/${step}" or "*/${step}"`);
+    return { ok: true, value: { star: false, start: a.value.n, end: a.value.n, step, named: a.value.named } };
   }
-  const dash = base.split('-');
-  if (dash.length > 2) return { ok: false, error: `"${base}" is not a range (a-b)` };
-  if (dash.length === 2) {
-    const a = parseCronValue(dash[0]!, spec, 'start');
-    if (!a.ok) return a;
-    const b = parseCronValue(dash[1]!, spec, 'end');
-    if (!b.ok) return b;
-    if (a.value.n > b.value.n) return { ok: false, error: `range ${base} runs backwards` };
-    const named = a.value.named && b.value.named;
-    return { ok: true, value: { kind: 'range', start: a.value.n, end: b.value.n, step, named, text } };
-  }
-  const v = parseCronValue(base, spec, 'start');
-  if (!v.ok) return v;
-  if (step !== null) {
-    return {
-      ok: false,
-      error: `a step needs "*" or a range before it: write "${base}-${spec.starMax}/${step}" or "*/${step}"`,
-    };
-  }
-  return { ok: true, value: { kind: 'value', start: v.value.n, end: v.value.n, step: null, named: v.value.named, text } };
-}
-
-function itemValues(item: CronItem): number[] {
-  const out: number[] = [];
-  for (let v = item.start; v <= item.end; v += item.step ?? 1) out.push(v);
-  return out;
+  const b = parseCronValue(last, spec, 'end');
+  if (!b.ok) return b;
+  if (a.value.n > b.value.n) return fail(`range ${base} runs backwards`);
+  return { ok: true, value: { star: false, start: a.value.n, end: b.value.n, step, named: a.value.named && b.value.named } };
 }
 
 function parseCronField(text: string, spec: FieldSpec): Result<CronField> {
   const items: CronItem[] = [];
   for (const part of text.split(',')) {
     const item = parseCronItem(part, spec);
-    if (!item.ok) return { ok: false, error: `the ${spec.name} field "${text}": ${item.error}` };
+    if (!item.ok) return fail(`the ${spec.name} field "${text}": ${item.error}`);
     items.push(item.value);
   }
-  const set = new Set<number>();
-  for (const item of items) for (const v of itemValues(item)) set.add(spec.name === 'day-of-week' && v === 7 ? 0 : v);
-  return {
-    ok: true,
-    value: { name: spec.name, text, star: text === '*', items, values: [...set].sort((a, b) => a - b) },
-  };
+  return { ok: true, value: { name: spec.name, text, star: text === '*', items } };
 }
 
+/** The values a croner field selects (its flags, index 0 being `first`). */
+const selected = (flags: number[], first: number) => flags.flatMap((on, i) => (on ? [i + first] : []));
+
 /**
- * Parse a 5-field cron. Errors name the field and why, e.g.
- * `the hour field "25": 25 is out of range (0-23)`.
+ * Parse a 5-field cron. The form's rules are checked here, so errors name the field and why, e.g.
+ * `the hour field "25": 25 is out of range (0-23)`; croner then reads what passed.
  */
 export function parseCron(expression: string): { ok: true; cron: ParsedCron } | { ok: false; error: string } {
   const text = expression.trim();
-  if (text === '') return { ok: false, error: 'it is empty' };
+  if (text === '') return fail('it is empty');
   if (text.startsWith('@')) {
-    return {
-      ok: false,
-      error: `nicknames like "${text.split(/\s/)[0]}" are not supported; write the 5 fields (e.g. "0 0 * * *" for daily)`,
-    };
+    return fail(`nicknames like "${text.split(/\s/)[0]}" are not supported; write the 5 fields (e.g. "0 0 * * *" for daily)`);
   }
   if (/^(cron|rate|at)\(/i.test(text)) {
-    return { ok: false, error: 'write the plain 5-field cron (minute hour day-of-month month day-of-week), not an EventBridge expression' };
+    return fail('write the plain 5-field cron (minute hour day-of-month month day-of-week), not an EventBridge expression');
   }
   const parts = text.split(/\s+/);
   if (parts.length !== 5) {
     const hint = parts.length === 6 ? ' (seconds and years are not supported)' : '';
-    return {
-      ok: false,
-      error: `it has ${parts.length} field${parts.length === 1 ? '' : 's'}; expected 5: minute hour day-of-month month day-of-week${hint}`,
-    };
+    return fail(
+      `it has ${parts.length} field${parts.length === 1 ? '' : 's'}; expected 5: minute hour day-of-month month day-of-week${hint}`,
+    );
   }
   const fields: CronField[] = [];
-  for (let i = 0; i < 5; i++) {
-    const field = parseCronField(parts[i]!, CRON_FIELDS[i]!);
+  for (const [i, part] of parts.entries()) {
+    const field = parseCronField(part, CRON_FIELDS[i]!);
     if (!field.ok) return field;
     fields.push(field.value);
   }
+  let pattern: CronPattern;
+  try {
+    pattern = new CronPattern(parts.join(' '), undefined, { mode: '5-part' });
+  } catch (error) {
+    return fail(`croner cannot read it: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const [minute, hour, dayOfMonth, month, dayOfWeek] = fields as [CronField, CronField, CronField, CronField, CronField];
-  return { ok: true, cron: { minute, hour, dayOfMonth, month, dayOfWeek } };
+  return { ok: true, cron: { minute, hour, dayOfMonth, month, dayOfWeek, pattern } };
 }
 
 /**
  * Why a 5-field cron cannot be an event's `periodic` schedule, or null. Beyond `parseCron`:
  * day-of-month and day-of-week may not both be restricted (EventBridge cannot express classic
- * cron's "either matches"), and the day-of-month must exist in some selected month.
+ * cron's "either matches"), and it must fire at all (croner finds a run: the day-of-month exists
+ * in some selected month).
  * The message continues a sentence about the field, e.g. `"schedule" ${message}`.
  */
 export function periodicCronProblem(expression: string): string | null {
   const parsed = parseCron(expression);
   if (!parsed.ok) return `is not a valid 5-field cron (minute hour day-of-month month day-of-week): ${parsed.error}`;
-  const { minute, hour, dayOfMonth, month, dayOfWeek } = parsed.cron;
+  const { minute, hour, dayOfMonth, month, dayOfWeek, pattern } = parsed.cron;
   if (!dayOfMonth.star && !dayOfWeek.star) {
     const head = `${minute.text} ${hour.text}`;
     return (
@@ -472,9 +359,9 @@ export function periodicCronProblem(expression: string): string | null {
       `and one with "${head} * ${month.text} ${dayOfWeek.text}"`
     );
   }
-  if (!dayOfMonth.star) {
-    const fits = month.values.some((m) => dayOfMonth.values.some((d) => d <= MAX_DAYS_IN_MONTH[m - 1]!));
-    if (!fits) return `never fires: no selected month has day ${dayOfMonth.values.join(', ')}`;
+  // Whether it ever fires does not depend on when one looks (5 fields have no year): a fixed start keeps this pure.
+  if (new Cron(pattern.pattern, { mode: '5-part', paused: true }).nextRun(new Date(0)) === null) {
+    return `never fires: no selected month has day ${selected(pattern.day, 1).join(', ')}`;
   }
   return null;
 }
@@ -483,21 +370,11 @@ export function periodicCronProblem(expression: string): string | null {
 // Intervals: "every 30m" → rate(30 minutes)
 // ---------------------------------------------------------------------------------------------
 
-const INTERVAL_UNITS: Record<string, { minutes: number; rate: 'minute' | 'hour' | 'day' }> = {
-  m: { minutes: 1, rate: 'minute' },
-  min: { minutes: 1, rate: 'minute' },
-  mins: { minutes: 1, rate: 'minute' },
-  minute: { minutes: 1, rate: 'minute' },
-  minutes: { minutes: 1, rate: 'minute' },
-  h: { minutes: 60, rate: 'hour' },
-  hr: { minutes: 60, rate: 'hour' },
-  hrs: { minutes: 60, rate: 'hour' },
-  hour: { minutes: 60, rate: 'hour' },
-  hours: { minutes: 60, rate: 'hour' },
-  d: { minutes: 1440, rate: 'day' },
-  day: { minutes: 1440, rate: 'day' },
-  days: { minutes: 1440, rate: 'day' },
-};
+const INTERVAL_UNITS = [
+  { names: /^(m|mins?|minutes?)$/i, minutes: 1, rate: 'minute' },
+  { names: /^(h|hrs?|hours?)$/i, minutes: 60, rate: 'hour' },
+  { names: /^(d|days?)$/i, minutes: 1440, rate: 'day' },
+] as const;
 
 export interface Interval {
   minutes: number;
@@ -514,7 +391,7 @@ export const isIntervalSchedule = (text: string) => /^\s*every\b/i.test(text);
  */
 export function parseInterval(text: string): { ok: true; interval: Interval } | { ok: false; error: string } {
   const match = /^\s*every\s+(\d+)\s*([a-z]+)\s*$/i.exec(text);
-  const unit = match ? INTERVAL_UNITS[match[2]!.toLowerCase()] : undefined;
+  const unit = match && INTERVAL_UNITS.find((u) => u.names.test(match[2]!));
   if (!match || !unit) {
     return { ok: false, error: 'is not an interval: write "every N" and a unit, m (minutes), h (hours) or d (days), like "every 30m"' };
   }
@@ -535,17 +412,18 @@ export function periodicShortestIntervalMinutes(schedule: string): number {
 /**
  * The shortest time between two firings of a valid 5-field cron, in minutes, capped at 60 (an hour
  * or more apart is reported as 60): minutes in one hour, and the last minute of an hour to the first
- * of the next when two consecutive hours (or 23 and 0) are both selected.
+ * of the next when two consecutive hours (or 23 and 0) are both selected. Computed from the
+ * minutes and hours croner reads rather than by sampling runs, so a short gap that happens rarely
+ * (23:58 on 28 February to 00:00 on 1 March) is never missed.
  */
 export function cronShortestIntervalMinutes(expression: string): number {
   const parsed = parseCron(expression);
   if (!parsed.ok) throw new Error(`not a valid cron: ${parsed.error}`);
-  const minutes = parsed.cron.minute.values;
-  const hours = new Set(parsed.cron.hour.values);
+  const minutes = selected(parsed.cron.pattern.minute, 0);
+  const hours = parsed.cron.pattern.hour;
   let shortest = 60;
   for (let i = 1; i < minutes.length; i++) shortest = Math.min(shortest, minutes[i]! - minutes[i - 1]!);
-  const consecutiveHours = [...hours].some((h) => hours.has((h + 1) % 24));
-  if (consecutiveHours) shortest = Math.min(shortest, 60 - minutes.at(-1)! + minutes[0]!);
+  if (hours.some((on, h) => on && hours[(h + 1) % 24])) shortest = Math.min(shortest, 60 - minutes.at(-1)! + minutes[0]!);
   return shortest;
 }
 
@@ -566,9 +444,8 @@ export function compressRuns(values: number[]): string {
   return out.join(',');
 }
 
-function nameOf(spec: FieldSpec, n: number): string {
-  return spec.names![spec.name === 'day-of-week' ? n % 7 : n - spec.nameBase!]!;
-}
+/** Day-of-week 7 is SUN again. */
+const nameOf = (spec: FieldSpec, n: number) => spec.names![(n - spec.min) % spec.names!.length]!;
 
 /** One non-day-of-week field, item by item. */
 function toEventBridgeField(field: CronField, spec: FieldSpec): string {
@@ -576,51 +453,36 @@ function toEventBridgeField(field: CronField, spec: FieldSpec): string {
   return field.items
     .map((item) => {
       const show = (n: number) => (item.named ? nameOf(spec, n) : String(n));
-      if (item.kind === 'star') return item.step === null ? '*' : `${spec.min}/${item.step}`;
-      if (item.kind === 'value') return show(item.start);
-      if (item.step === null) return `${show(item.start)}-${show(item.end)}`;
+      if (item.star) return item.step === null ? '*' : `${spec.min}/${item.step}`;
+      if (item.step === null) return item.start === item.end ? show(item.start) : `${show(item.start)}-${show(item.end)}`;
       // Quartz "a/n" runs from a to the end of the field: exact when the range did too.
       if (item.end === spec.max) return `${item.start}/${item.step}`;
-      return itemValues(item).join(',');
+      return Array.from({ length: Math.floor((item.end - item.start) / item.step) + 1 }, (_, k) => item.start + k * item.step!).join(',');
     })
     .join(',');
 }
 
-function toEventBridgeDayOfWeek(field: CronField): string {
+function toEventBridgeDayOfWeek(field: CronField, pattern: CronPattern): string {
   const spec = CRON_FIELDS[4]!;
   // Names only, no steps, no range ending in SUN-as-7: same meaning in both dialects.
-  const passThrough = field.items.every((item) => item.kind !== 'star' && item.named && item.step === null && item.end <= 6);
-  if (passThrough) {
-    return field.items
-      .map((item) => (item.kind === 'value' ? nameOf(spec, item.start) : `${nameOf(spec, item.start)}-${nameOf(spec, item.end)}`))
-      .join(',');
+  if (field.items.every((item) => !item.star && item.named && item.step === null && item.end <= 6)) {
+    return toEventBridgeField(field, spec);
   }
-  return compressRuns(field.values.map((d) => d + 1)); // 0 (Sunday) → 1 … 6 (Saturday) → 7
+  return compressRuns(selected(pattern.dayOfWeek, 1)); // 0 (Sunday) → 1 … 6 (Saturday) → 7
 }
 
 /** A 5-field cron as an EventBridge `cron(min hour dom month dow year)`. */
 export function cronToEventBridge(expression: string): { ok: true; expression: string } | { ok: false; error: string } {
   const parsed = parseCron(expression);
   if (!parsed.ok) return parsed;
-  const { minute, hour, dayOfMonth, month, dayOfWeek } = parsed.cron;
-  if (!dayOfMonth.star && !dayOfWeek.star) {
-    return { ok: false, error: 'day-of-month and day-of-week are both set; EventBridge allows only one' };
-  }
-  let dom: string;
-  let dow: string;
-  if (dayOfWeek.star) {
-    dom = toEventBridgeField(dayOfMonth, CRON_FIELDS[2]!);
-    dow = '?';
-  } else {
-    dom = '?';
-    dow = toEventBridgeDayOfWeek(dayOfWeek);
-  }
+  const { minute, hour, dayOfMonth, month, dayOfWeek, pattern } = parsed.cron;
+  if (!dayOfMonth.star && !dayOfWeek.star) return fail('day-of-month and day-of-week are both set; EventBridge allows only one');
   const fields = [
     toEventBridgeField(minute, CRON_FIELDS[0]!),
     toEventBridgeField(hour, CRON_FIELDS[1]!),
-    dom,
+    dayOfWeek.star ? toEventBridgeField(dayOfMonth, CRON_FIELDS[2]!) : '?',
     toEventBridgeField(month, CRON_FIELDS[3]!),
-    dow,
+    dayOfWeek.star ? '?' : toEventBridgeDayOfWeek(dayOfWeek, pattern),
     '*',
   ];
   return { ok: true, expression: `cron(${fields.join(' ')})` };

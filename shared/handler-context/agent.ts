@@ -2,13 +2,14 @@ import type { SerializedThread } from 'chat';
 import { bedrockClient } from '../aws/bedrock.ts';
 import { dbClient } from '../aws/dynamodb.ts';
 import { s3Client } from '../aws/s3.ts';
-import { adapterFor, threadFromJSON } from '../chat.ts';
+import { adapterFor, threadFromJSON, type TeamsAdapter } from '../chat.ts';
 import { parseThreadId } from '../ids.ts';
 import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
 import type { AgentDeps } from '../steps/deps.ts';
-import { chatFromEnv } from './chat.ts';
+import { cachedSettings } from '../store.ts';
+import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
 
@@ -17,9 +18,11 @@ import { sandboxFromEnv } from './sandbox.ts';
  * one invocation, with the chat of the current chat credentials and that invocation's logger.
  */
 export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: MetricsSink): { deps(logger: JsonLogger): Promise<AgentDeps> } {
-  const loadChat = chatFromEnv(logger, env);
+  const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
+  const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const base = {
-    store: { s3: s3Client(), bucket: env.DATA_BUCKET },
+    store,
     actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },
@@ -36,12 +39,14 @@ export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: Metric
         thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
         rehydrateAttachment: (attachment, threadId) => {
           const { adapter } = parseThreadId(threadId);
+          // Teams: the bot's token goes only to the Connector of the thread's own conversation.
+          if (adapter === 'teams') {
+            const teams: TeamsAdapter = adapterFor(chat, adapter);
+            return teams.rehydrateAttachment?.(attachment, threadId) ?? attachment;
+          }
           // One workspace, one bot token: without the team id the Slack adapter downloads with that token
           // (with it, it would look up a per-team installation, which a single-workspace app has none of).
-          const slim =
-            adapter === 'slack'
-              ? { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined }
-              : attachment;
+          const slim = { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined };
           return adapterFor(chat, adapter).rehydrateAttachment?.(slim) ?? attachment;
         },
         logger: invocationLogger,

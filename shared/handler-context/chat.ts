@@ -3,11 +3,15 @@ import { secretsClient } from '../aws/secrets.ts';
 import { createAgentChat, type AgentChat, type TeamsAdapter } from '../chat.ts';
 import { slackConfigured, teamsConfigured, type ChatEnv } from '../env.ts';
 import type { JsonLogger } from '../log.ts';
+import type { Settings } from '../schemas.ts';
 import type { CredentialReader } from '../secret-credentials.ts';
+import type { CustomSecretPattern } from '../secret-filter.ts';
 import { slackCredentials } from '../slack-credentials.ts';
 import { TeamsConnectorAdapter } from '../teams-connector.ts';
 import { teamsCredentials, type TeamsCredentials } from '../teams-credentials.ts';
 import { paceTeamsReplies } from '../teams-pacing.ts';
+import { teamsConversation } from '../teams-conversations.ts';
+import type { ServiceUrlTrust } from '../teams-service-url.ts';
 import { clientCredentialsTokens, defaultTokenUrl } from '../teams-token.ts';
 
 /** The chat of the current credentials; `rereadCredentials` after a request failed verification. */
@@ -25,6 +29,8 @@ export interface TeamsAdapterParts {
   openIdMetadataUrl: string;
   /** shared/teams-token.ts's cached client-credentials tokens for this app. */
   tokens(scope: string | string[]): Promise<string>;
+  /** Which serviceUrls the bot's token may go to. */
+  serviceUrls: ServiceUrlTrust;
 }
 
 /**
@@ -34,7 +40,21 @@ export interface TeamsAdapterParts {
 export type TeamsAdapterFactory = (parts: TeamsAdapterParts, logger: JsonLogger, userName: string | undefined) => TeamsAdapter;
 
 const connectorAdapter: TeamsAdapterFactory = (parts, logger, userName) =>
-  paceTeamsReplies(new TeamsConnectorAdapter({ appId: parts.appId, tokens: (scope) => parts.tokens(scope), logger, userName }));
+  paceTeamsReplies(
+    new TeamsConnectorAdapter({
+      appId: parts.appId,
+      tokens: (scope) => parts.tokens(scope),
+      serviceUrls: parts.serviceUrls,
+      logger,
+      userName,
+    }),
+  );
+
+/** The serviceUrls the bot's token may go to: each conversation's stored one, else the configured Connector origins. */
+export function serviceUrlTrustFromEnv(env: Pick<ChatEnv, 'TABLE_NAME' | 'TEAMS_CONNECTOR_ORIGINS'>): ServiceUrlTrust {
+  const store = { db: dbClient(), tableName: env.TABLE_NAME };
+  return { reference: (channelId) => teamsConversation(store, channelId), connectorOrigins: env.TEAMS_CONNECTOR_ORIGINS };
+}
 
 /** The Teams app's parts, against Microsoft's URLs or the configured ones. */
 function teamsAdapterParts(credentials: TeamsCredentials, env: ChatEnv): TeamsAdapterParts {
@@ -53,20 +73,42 @@ function teamsAdapterParts(credentials: TeamsCredentials, env: ChatEnv): TeamsAd
       appPassword,
       tokenUrl: env.TEAMS_TOKEN_URL ?? defaultTokenUrl(multiTenant ? undefined : tenantId),
     }),
+    serviceUrls: serviceUrlTrustFromEnv(env),
+  };
+}
+
+export interface ChatOptions {
+  /** Wires each new instance (the webhooks add their handlers). */
+  setup?: (chat: AgentChat) => void;
+  teamsAdapter?: TeamsAdapterFactory;
+  /** The deployment's own secret patterns, redacted in every message with the built-in ones (see settingsSecretPatterns). */
+  secretPatterns?: () => Promise<readonly CustomSecretPattern[]>;
+}
+
+/**
+ * The secretPatterns of settings.json, for the chat's redaction. While settings.json cannot be read,
+ * messages still go out with the built-in patterns (logged): a failure message must not wait on S3.
+ */
+export function settingsSecretPatterns(
+  settings: () => Promise<Settings>,
+  logger: JsonLogger,
+): () => Promise<readonly CustomSecretPattern[]> {
+  return async () => {
+    try {
+      return (await settings()).secretPatterns;
+    } catch (error) {
+      logger.warn('settings.json unreadable: this message is redacted with the built-in secret patterns only', { error });
+      return [];
+    }
   };
 }
 
 /**
  * The Chat SDK instance for the current credentials of each platform the function serves: a rotated
- * secret gets a new instance, so it is used without a cold start. `setup` wires each new instance
- * (the webhooks add their handlers).
+ * secret gets a new instance, so it is used without a cold start.
  */
-export function chatFromEnv(
-  logger: JsonLogger,
-  env: ChatEnv,
-  setup?: (chat: AgentChat) => void,
-  teamsAdapter: TeamsAdapterFactory = connectorAdapter,
-): ChatLoader {
+export function chatFromEnv(logger: JsonLogger, env: ChatEnv, options: ChatOptions = {}): ChatLoader {
+  const { setup, teamsAdapter = connectorAdapter, secretPatterns } = options;
   const slack = slackConfigured(env)
     ? slackCredentials(
         env.SLACK_SECRET_ARN
@@ -107,6 +149,7 @@ export function chatFromEnv(
         logger,
         userName: env.BOT_USER_NAME,
         streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
+        secretPatterns,
       });
       setup?.(chat);
       current = { key, chat };

@@ -8,7 +8,7 @@ export function sandboxConfigFromEnv(env: SandboxLaunchEnv): SandboxConfig | und
   if (!env.SANDBOX_CLUSTER_ARN) return undefined;
   return {
     cluster: env.SANDBOX_CLUSTER_ARN,
-    taskDefinition: env.SANDBOX_TASK_DEFINITION_ARN,
+    taskDefinition: env.SANDBOX_TASK_DEFINITION_FAMILY,
     containerName: env.SANDBOX_CONTAINER_NAME,
     subnets: env.SANDBOX_SUBNET_IDS,
     securityGroups: env.SANDBOX_SECURITY_GROUP_IDS,

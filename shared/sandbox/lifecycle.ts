@@ -6,7 +6,15 @@
 // reach a task, so this module, which runs in agent-step outside the VPC, never talks to the task:
 // RUNNING with an address is ready here, and sandbox-step waits for the command server to answer
 // (waitUntilAnswering) before the first call.
-import { DescribeTasksCommand, ListTasksCommand, RunTaskCommand, StopTaskCommand, type ECSClient, type Task } from '@aws-sdk/client-ecs';
+import {
+  DescribeTasksCommand,
+  ListTasksCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type ECSClient,
+  type RunTaskCommandInput,
+  type Task,
+} from '@aws-sdk/client-ecs';
 import {
   DeleteCommand,
   GetCommand,
@@ -26,6 +34,7 @@ import type { SandboxSize } from '../pricing.ts';
 
 export interface SandboxConfig {
   cluster: string;
+  /** RunTask's taskDefinition: in the stack the family, which ECS runs in its latest ACTIVE revision. */
   taskDefinition: string;
   containerName: string;
   subnets: string[];
@@ -145,6 +154,27 @@ export const STARTED_BY = 'threadwork-sandbox';
 /** Replacing tasks whose server never answered stops after this many in a row. */
 export const MAX_FAILED_STARTS = 3;
 
+/** RunTask of one sandbox task with its bearer token: as the agent starts them, and `npm run doctor` tries one. */
+export function sandboxRunTask(config: SandboxConfig, token: string): RunTaskCommandInput {
+  return {
+    cluster: config.cluster,
+    taskDefinition: config.taskDefinition,
+    launchType: 'FARGATE',
+    count: 1,
+    // The orphan sweep stops a task with this startedBy that no thread records.
+    startedBy: STARTED_BY,
+    networkConfiguration: {
+      awsvpcConfiguration: {
+        subnets: config.subnets,
+        securityGroups: config.securityGroups,
+        assignPublicIp: config.assignPublicIp ? 'ENABLED' : 'DISABLED',
+      },
+    },
+    // The token reaches only the command server, which removes it from its environment.
+    overrides: { containerOverrides: [{ name: config.containerName, environment: [{ name: 'SANDBOX_TOKEN', value: token }] }] },
+  };
+}
+
 /**
  * Starts a task for the thread and records it; does not wait for it. A task replacing `previous`
  * keeps its slot; a new one takes a slot, and past the cap it is stopped again and SandboxLimitReached
@@ -160,23 +190,7 @@ export async function startSandbox(
 ): Promise<SandboxItem> {
   const token = randomBytes(32).toString('hex');
   const out = await deps.ecs.send(
-    new RunTaskCommand({
-      cluster: deps.config.cluster,
-      taskDefinition: deps.config.taskDefinition,
-      launchType: 'FARGATE',
-      count: 1,
-      startedBy: STARTED_BY,
-      networkConfiguration: {
-        awsvpcConfiguration: {
-          subnets: deps.config.subnets,
-          securityGroups: deps.config.securityGroups,
-          assignPublicIp: deps.config.assignPublicIp ? 'ENABLED' : 'DISABLED',
-        },
-      },
-      // The token reaches only the command server, which removes it from its environment.
-      overrides: { containerOverrides: [{ name: deps.config.containerName, environment: [{ name: 'SANDBOX_TOKEN', value: token }] }] },
-      tags: [{ key: 'threadwork:thread', value: threadId.slice(0, 256) }],
-    }),
+    new RunTaskCommand({ ...sandboxRunTask(deps.config, token), tags: [{ key: 'threadwork:thread', value: threadId.slice(0, 256) }] }),
   );
   const task = out.tasks?.[0];
   if (!task?.taskArn) {
@@ -456,9 +470,8 @@ export async function sweepOrphanedTasks(deps: ReaperDeps, graceMs = ORPHAN_GRAC
   const running: string[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await deps.ecs.send(
-      new ListTasksCommand({ cluster: deps.config.cluster, startedBy: STARTED_BY, desiredStatus: 'RUNNING', nextToken }),
-    );
+    // startedBy must be ListTasks's only filter (ECS refuses it with any other); RUNNING is its default.
+    const page = await deps.ecs.send(new ListTasksCommand({ cluster: deps.config.cluster, startedBy: STARTED_BY, nextToken }));
     running.push(...(page.taskArns ?? []).filter((arn) => !owned.has(arn)));
     nextToken = page.nextToken;
   } while (nextToken);

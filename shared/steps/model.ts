@@ -18,7 +18,6 @@ import { type AgentDeps, stepMeta } from './deps.ts';
 import { CUT_OFF_NOTE, openReply, postOnce } from './reply.ts';
 import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
-import { secretPatternsWith } from '../secret-filter.ts';
 import { showStopCard } from './stop-card.ts';
 import { reserveModelStep } from './budget.ts';
 import { countModelStep } from './step-metrics.ts';
@@ -89,7 +88,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     if (deps.metrics) countBudgetRefusal(deps.metrics, run.prompt);
     return { step: loop.step, next: 'finish', stopReason: 'budget' };
   }
-  const reply = await openReply(deps, run, loop.step, thread, secretPatternsWith(snapshot.secretPatterns));
+  const reply = await openReply(deps, run, loop.step, thread);
   const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
   const started = deps.now();
   let firstTextAt: number | undefined;

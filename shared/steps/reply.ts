@@ -1,10 +1,10 @@
 // A model step's reply in the thread: streamed as the model writes it, posted at most once per
 // (run, step). A retried step finds the record of its earlier post and edits that message instead.
-// A heartbeat's answer is held back: posted whole, and only if it is not "nothing to do".
+// A heartbeat's answer is held back: posted whole, and only if it is not "nothing to do". Secrets
+// are redacted where every message leaves, in the chat's adapters (shared/redacting-adapter.ts).
 import type { Thread } from 'chat';
 import { readRecord, writeRecord } from '../ledger.ts';
 import type { RunInput } from '../schemas.ts';
-import { createStreamRedactor, redactSecrets, SECRET_PATTERNS, type SecretPattern } from '../secret-filter.ts';
 import { createTextPipe } from '../text-pipe.ts';
 import type { AgentDeps } from './deps.ts';
 import type { PostedMessage } from './stop-card.ts';
@@ -37,26 +37,20 @@ export async function openReply(
   run: RunInput,
   step: number,
   thread: Thread,
-  secrets: SecretPattern[] = SECRET_PATTERNS,
 ): Promise<ReplyStream> {
   const recordName = replyRecordName(step);
   const earlier = await readRecord<PostedMessage>(deps.ledger, run.runId, recordName);
   const quiet = run.prompt.heartbeat === true;
   const pipe = createTextPipe();
-  // Secrets never reach the thread, even split across deltas.
-  const redactor = createStreamRedactor(secrets);
   let posting: Promise<{ id: string }> | undefined;
   const record = (id: string) => writeRecord(deps.ledger, run.runId, recordName, { messageId: id } satisfies PostedMessage);
   return {
     onText(delta) {
       if (earlier || quiet) return;
       posting ??= thread.post(pipe.iterable);
-      const safe = redactor.push(delta);
-      if (safe) pipe.push(safe);
+      pipe.push(delta);
     },
     async close() {
-      const rest = redactor.flush();
-      if (rest) pipe.push(rest);
       pipe.end();
       // A partial reply stays visible; the failure handler adds the error message below it.
       const sent = await posting?.catch((error: unknown) => {
@@ -66,14 +60,14 @@ export async function openReply(
       if (sent) await record(sent.id);
     },
     async settle(text, cutOff) {
-      if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, redactSecrets(text, secrets)));
+      if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, text));
       if (!quiet) {
         if (cutOff) await thread.post(CUT_OFF_NOTE);
         return;
       }
       const said = text.trim();
       if (said === HEARTBEAT_OK) return deps.logger.info('heartbeat: nothing to do', { runId: run.runId });
-      if (said) await record((await thread.post(redactSecrets(said, secrets))).id);
+      if (said) await record((await thread.post(said)).id);
     },
   };
 }

@@ -10,6 +10,7 @@
 //     "dedupeKey": "{detail.alarmName}-{detail.state.timestamp}",
 //     "rateLimit": { "firings": 10, "perMinutes": 60 } }
 import * as z from 'zod';
+import { encodeS3EventKey } from '../aws/s3-event-keys.ts';
 import { checkEventTarget, eventTargetShape } from '../events/target.ts';
 
 /** An attachment copied from a bucket is held in memory by the function: the cap is below its size. */
@@ -97,9 +98,13 @@ export function runtimeOf(trigger: TriggerDeclaration): TriggerRuntime {
   };
 }
 
-/** The EventBridge pattern of an S3 source: "Object Created" in the bucket, under the prefix, with the suffix. */
+/**
+ * The EventBridge pattern of an S3 source: "Object Created" in the bucket, under the prefix, with the
+ * suffix. The event carries the key URL-encoded, so the pattern matches the encoded prefix and suffix.
+ */
 export function s3EventPattern(source: NonNullable<TriggerDeclaration['source']['s3']>): Record<string, unknown> {
-  const { prefix, suffix } = source;
+  const prefix = source.prefix && encodeS3EventKey(source.prefix);
+  const suffix = source.suffix && encodeS3EventKey(source.suffix);
   const key =
     prefix && suffix
       ? [{ wildcard: `${escapeWildcard(prefix)}*${escapeWildcard(suffix)}` }]

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { isConditionalCheckFailed } from '../aws-errors.ts';
+import { decodeS3EventKey } from '../aws/s3-event-keys.ts';
 import type { AttachFiles, Firing } from '../events/fire.ts';
 import type { JsonLogger } from '../log.ts';
 import { TABLE_KEYS } from '../table.ts';
@@ -158,8 +159,19 @@ function objectOf(event: TriggerInput['event']): CopySource | undefined {
   return { bucket, key, size: typeof detail?.object?.size === 'number' ? detail.object.size : undefined };
 }
 
+/**
+ * An S3 trigger's event with the object's real key: S3 URL-encodes it in the event ('a b+c' arrives
+ * as 'a+b%2Bc'), and templates, the dedupe key and the copy all want the key the object has.
+ */
+function withObjectKeyDecoded(event: TriggerInput['event']): TriggerInput['event'] {
+  const detail = event.detail as { object?: { key?: unknown } } | undefined;
+  if (!detail?.object || typeof detail.object.key !== 'string') return event;
+  return { ...event, detail: { ...detail, object: { ...detail.object, key: decodeS3EventKey(detail.object.key) } } };
+}
+
 export async function onTriggerEvent(deps: TriggerDeps, input: TriggerInput): Promise<TriggerOutcome> {
-  const { trigger, event } = input;
+  const { trigger } = input;
+  const event = trigger.kind === 's3' ? withObjectKeyDecoded(input.event) : input.event;
   const dedupe = trigger.dedupeKey ? fillTemplate(trigger.dedupeKey, event) : event.id;
   const key = hash(dedupe);
   const log = deps.logger.with({ trigger: trigger.name, eventId: event.id });

@@ -78,6 +78,52 @@ test('a permission removed from the template fails end to end as on AWS: AccessD
   assert.ok(agentStepRole);
 });
 
+/** The template without `action` in the statements of `roleLogicalId`'s policies (their other actions stay). */
+function withoutAction(template: Template, roleLogicalId: string, action: string): Template {
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    if (!JSON.stringify(resource.Properties.Roles).includes(roleLogicalId)) continue;
+    for (const statement of resource.Properties.PolicyDocument.Statement as { Action: string | string[] }[]) {
+      statement.Action = [statement.Action].flat().filter((a) => a !== action);
+    }
+  }
+  return template;
+}
+
+test('a failed sync tells the thread plainly, without the role, its ARN or a path; the details are in the logs', async (t) => {
+  const logs: string[] = [];
+  const stack = await startTestStack({
+    env: { LOG_LEVEL: 'error' },
+    onLog: (_, line) => logs.push(line),
+    transformTemplate: (template) => {
+      const fn = Object.entries(template.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('SandboxStep'));
+      // sandbox-step may still read the thread's files, but not write the changed ones back.
+      return withoutAction(template, fn![1].Properties.Role['Fn::GetAtt'][0], 's3:PutObject');
+    },
+  });
+  t.after(() => stack.stop());
+  stack.bedrock.script({ toolUses: [use('write', { path: 'notes.txt', content: 'to be saved\n' })] }, { text: 'never said' });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> write the notes down' });
+  const told = await eventually(
+    () =>
+      stack.slack.messages
+        .thread(posted.channel, posted.threadTs)
+        .find((m) => m.bot_id && /Saving the files of this thread's sandbox failed/.test(m.text)),
+    90_000,
+    'the failure message',
+  );
+  assert.equal(told.text, "Saving the files of this thread's sandbox failed, so I stopped. The thread still works: please try again.");
+  const inThread = JSON.stringify(stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.bot_id));
+  for (const internal of ['arn:', 'assumed-role', 'AccessDenied', 'notes.txt', 'scratch', 'redacted']) {
+    assert.ok(!inThread.includes(internal), `the thread shows ${internal}: ${inThread}`);
+  }
+  const failure = logs.find((line) => line.includes('"run failed"'));
+  assert.ok(failure, logs.join('\n'));
+  assert.match(failure, /WorkspaceSyncError/);
+  assert.match(failure, /AccessDenied/);
+  assert.match(failure, /assumed-role/);
+});
+
 test('a deploy in the middle of a run: the run finishes on the version it started with, the next run uses the new one', async (t) => {
   const stack = await startTestStack();
   t.after(() => stack.stop());

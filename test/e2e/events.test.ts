@@ -198,6 +198,13 @@ test('each invalid file gets an error file beside it, nothing is scheduled, othe
       /time ?zone/i,
     ],
     ['no-target.json', JSON.stringify({ type: 'immediate', text: 'x' }), /threadId|target/],
+    // Within the text limit (128 KB), but control characters take 6 bytes each in the schedule's JSON
+    // input, and EventBridge Scheduler (so the local one too) refuses an input over 256 KB.
+    [
+      'too-long.json',
+      JSON.stringify({ type: 'periodic', threadId: t.threadId, text: '\u0001'.repeat(50 * 1024), schedule: '0 9 * * *', timezone: 'UTC' }),
+      /too long to schedule.*\d+ bytes.*256 KB/,
+    ],
   ];
   for (const [name, body] of cases) await put(`events/${name}`, body);
   await stack.cloud.s3Notifications.poll();
@@ -212,6 +219,24 @@ test('each invalid file gets an error file beside it, nothing is scheduled, othe
   await drop('bad-zone.json', { type: 'periodic', threadId: t.threadId, text: 'x', schedule: '0 9 * * *', timezone: 'Europe/Paris' });
   assert.equal(await read('events/bad-zone.error.json'), undefined);
   assert.ok(schedule('bad-zone.json'));
+});
+
+test('a file named with a space and a "+" (URL-encoded in its S3 notification) is scheduled under its own name', async () => {
+  const t = await thread();
+  await drop('team standup+retro.json', {
+    type: 'periodic',
+    threadId: t.threadId,
+    text: 'standup',
+    schedule: '0 9 * * 1',
+    timezone: 'UTC',
+  });
+  assert.equal(schedule('team standup+retro.json')?.description, 'From events/team standup+retro.json');
+  await drop('broken file+1.json', '{"type": ');
+  assert.match(JSON.parse((await read('events/broken file+1.error.json')) ?? '{}').error ?? '', /JSON/i);
+  // Deleting it deletes the schedule: the removal's notification names the same key.
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/team standup+retro.json' }));
+  await stack.cloud.s3Notifications.poll();
+  assert.equal(schedule('team standup+retro.json'), undefined);
 });
 
 test('an event on the custom bus reaches its thread', async () => {

@@ -28,6 +28,13 @@ const TRIGGERS = [
     text: 'Summarise {detail.object.key}',
   },
   {
+    // A prefix with a space: S3's events carry keys URL-encoded, so the rule must match the encoded form.
+    name: 'monthly-reports',
+    source: { s3: { bucket: 'team-incoming', prefix: 'monthly reports/' } },
+    target: { adapterId: 'slack', channelId: 'C0REPORTS' },
+    text: 'New report {detail.object.key}',
+  },
+  {
     name: 'noisy',
     source: { eventPattern: { source: ['test.noisy'] } },
     target: { adapterId: 'slack', channelId: 'C0NOISY' },
@@ -155,6 +162,31 @@ test('a file landing in a watched bucket is copied into a new thread, and the ag
   // The thread's log names the copied file.
   const logKey = dataKeys(`slack:C0DATA:${root.ts}`).log;
   await eventually(async () => /attachments\/\d+_sales\.csv/.test((await readData(stack, logKey)) ?? ''), 15_000, 'the log names the file');
+});
+
+test('keys holding a space and a "+" arrive URL-encoded from S3; the trigger matches, names and copies the real object', async () => {
+  const put = (Key: string, Body: string) => stack.cloud.clients.s3.send(new PutObjectCommand({ Bucket: 'team-incoming', Key, Body }));
+  await put('incoming/Q1 sales+tax.csv', 'region,total\nsouth,7\n');
+  await put('monthly reports/march+april.txt', 'two months in one');
+  await stack.cloud.objectCreatedEvents.poll();
+  // What EventBridge carried: the keys as S3 encodes them in events.
+  const carried = stack.cloud.eventBridge.delivered
+    .map((d) => (d.payload as { event?: { detail?: { object?: { key?: string } } } }).event?.detail?.object?.key)
+    .filter(Boolean);
+  assert.ok(carried.includes('incoming/Q1+sales%2Btax.csv'), JSON.stringify(carried));
+  assert.ok(carried.includes('monthly+reports/march%2Bapril.txt'), JSON.stringify(carried));
+  const csv = await eventually(
+    () => channelPosts('C0DATA').find((m) => m.bot_id && m.text === 'Summarise incoming/Q1 sales+tax.csv'),
+    15_000,
+    'the csv trigger names the real key',
+  );
+  await eventually(() => bot('C0DATA', csv.ts).some((m) => m.text?.includes('south,7')), 60_000, 'the agent read the copied object');
+  const report = await eventually(
+    () => channelPosts('C0REPORTS').find((m) => m.bot_id && m.text === 'New report monthly reports/march+april.txt'),
+    15_000,
+    'the prefix with a space matched',
+  );
+  await eventually(() => bot('C0REPORTS', report.ts).some((m) => m.text?.includes('two months in one')), 60_000, 'read the report');
 });
 
 test('an upload under uploads/ starts a thread in its channel with the file, following its .prompt.txt', async () => {

@@ -66,6 +66,46 @@ test('url_verification returns the challenge', async () => {
   assert.deepEqual(await response.json(), { challenge: 'challenge-123' });
 });
 
+// Slack checks the events URL while the app is being created, signed with the new app's signing
+// secret, which the operator cannot have stored yet: the challenge, which carries no data, is
+// answered without a signature. Nothing else may pass unsigned.
+test("an unsigned url_verification of exactly Slack's shape is answered, signed with any secret or none", async () => {
+  const payload = {
+    type: 'url_verification',
+    token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl',
+    challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+  };
+  const unsigned = await post(JSON.stringify(payload));
+  assert.equal(unsigned.status, 200);
+  assert.deepEqual(await unsigned.json(), { challenge: payload.challenge });
+  const body = JSON.stringify(payload);
+  const newApp = await post(body, signSlackRequest(body, 'the-new-apps-signing-secret'));
+  assert.equal(newApp.status, 200);
+  assert.deepEqual(await newApp.json(), { challenge: payload.challenge });
+});
+
+test('anything else unsigned is refused, however much it looks like a url_verification', async () => {
+  const mention = freshMention();
+  const challenge = 'abc123';
+  const lookalikes: [string, string, string?][] = [
+    ['an event riding along', JSON.stringify({ type: 'url_verification', token: 't', challenge, event: mention.event })],
+    ['an event callback with a challenge', JSON.stringify({ ...mention, challenge })],
+    ['a challenge that is not a string', JSON.stringify({ type: 'url_verification', token: 't', challenge: { a: 1 } })],
+    ['markup to reflect', JSON.stringify({ type: 'url_verification', token: 't', challenge: '<script>alert(1)</script>' })],
+    ['an oversized challenge', JSON.stringify({ type: 'url_verification', token: 't', challenge: 'a'.repeat(200) })],
+    ['no token', JSON.stringify({ type: 'url_verification', challenge })],
+    ['a duplicated key', `{"type":"url_verification","token":"t","challenge":"${challenge}","type":"event_callback"}`],
+    ['a form body', `type=url_verification&token=t&challenge=${challenge}`, 'application/x-www-form-urlencoded'],
+    ['an array', JSON.stringify([{ type: 'url_verification', token: 't', challenge }])],
+  ];
+  for (const [what, body, contentType] of lookalikes) {
+    const response = await post(body, contentType ? { 'content-type': contentType } : {});
+    assert.equal(response.status, 401, what);
+    assert.doesNotMatch(await response.text(), /abc123|script/, what);
+  }
+  await assertNothingHappened(mention.event.ts);
+});
+
 test('a recorded mention is answered once, even when Slack redelivers it', async () => {
   stack.bedrock.script({ text: 'Hello from the agent.' });
   const payload = freshMention();
@@ -125,7 +165,7 @@ test('an oversized body is rejected with the limit named', async () => {
   await assertNothingHappened(payload.event.ts);
 });
 
-test("the signing secret of a Slack app created after the deploy verifies the app's request URL as soon as it is stored", async () => {
+test("the signing secret of a Slack app created after the deploy verifies the app's first events as soon as it is stored", async () => {
   const operator = new SecretsManagerClient({
     endpoint: stack.cloud.env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
     region: stack.cloud.env.AWS_REGION,
@@ -136,27 +176,40 @@ test("the signing secret of a Slack app created after the deploy verifies the ap
     operator.send(
       new PutSecretValueCommand({ SecretId: stack.cloud.names.slackSecretArn, SecretString: JSON.stringify({ signingSecret, botToken }) }),
     );
-  const verifyUrl = (signingSecret: string) => {
-    const body = JSON.stringify({ type: 'url_verification', token: 'x', challenge: `challenge-${signingSecret}` });
+  // An event nobody handles (a channel renamed): acknowledged once it verifies, nothing enqueued.
+  let sequence = 0;
+  const sendEvent = (signingSecret: string) => {
+    sequence++;
+    const body = JSON.stringify({
+      type: 'event_callback',
+      team_id: fixtures.mention.team_id,
+      api_app_id: fixtures.mention.api_app_id,
+      event: {
+        type: 'channel_rename',
+        channel: { id: 'C0RENAMED', name: `renamed-${sequence}` },
+        event_ts: `${1767224000 + sequence}.000100`,
+      },
+      event_id: `Ev0RENAME${sequence}`,
+      event_time: Math.floor(Date.now() / 1000),
+    });
     return post(body, signSlackRequest(body, signingSecret));
   };
   const pause = () => new Promise((r) => setTimeout(r, REREAD_SECONDS * 1000 + 50));
   try {
-    // As deployed: a random signing secret. Slack verifies the URL when the app is created: 401.
+    // As deployed: a random signing secret. The new app's events do not verify: 401.
     await putSecret('GeneratedAtDeploy0123456789abcdef', 'xoxb-replace-me');
     await pause();
-    assert.equal((await verifyUrl('new-apps-signing-secret')).status, 401);
-    // The operator stores the app's credentials and asks Slack to retry: verified at once, although
-    // the webhook read the secret moments ago and keeps a read for 60 s.
+    assert.equal((await sendEvent('new-apps-signing-secret')).status, 401);
+    // The operator stores the app's credentials: the next event verifies at once, although the
+    // webhook read the secret moments ago and keeps a read for 60 s.
     await pause();
     await putSecret('new-apps-signing-secret', 'xoxb-new-app');
-    const verified = await verifyUrl('new-apps-signing-secret');
-    assert.equal(verified.status, 200);
-    assert.deepEqual(await verified.json(), { challenge: 'challenge-new-apps-signing-secret' });
+    assert.equal((await sendEvent('new-apps-signing-secret')).status, 200);
     // Bad signatures re-read the secret at most once per interval.
     const reads = stack.cloud.secretsManager.reads;
-    for (let i = 0; i < 5; i++) assert.equal((await verifyUrl(`forged-${i}`)).status, 401);
+    for (let i = 0; i < 5; i++) assert.equal((await sendEvent(`forged-${i}`)).status, 401);
     assert.ok(stack.cloud.secretsManager.reads - reads <= 1, `${stack.cloud.secretsManager.reads - reads} reads for 5 forged requests`);
+    assert.equal(await inboxDepth(stack), 0);
   } finally {
     await putSecret(SIGNING_SECRET, BOT_TOKEN);
     operator.destroy();

@@ -1,5 +1,6 @@
 // The sandbox image: built at deploy in CodeBuild (no Docker image asset, so `cdk deploy` needs no
-// Docker), or a prebuilt image named by sandboxImageUri; the permissions and log groups of the build.
+// Docker), or a prebuilt image named by sandboxImageUri; the permissions, log groups and time limits
+// of the build, and the rule that fails the deploy when the build fails.
 import assert from 'node:assert/strict';
 import { type Dirent, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,13 @@ import { test } from 'node:test';
 import { Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { SANDBOX_IMAGES_KEPT } from '../../infra/constructs/sandbox-image.ts';
+import {
+  SANDBOX_BUILD_QUEUED_TIMEOUT_MINUTES,
+  SANDBOX_BUILD_SERVICE_TIMEOUT_SECONDS,
+  SANDBOX_BUILD_TIMEOUT_MINUTES,
+  SANDBOX_IMAGES_KEPT,
+} from '../../infra/constructs/sandbox-image.ts';
+import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { flatten, logicalId, STACK_NAME, synth, type Synthesized } from './synth.ts';
 
@@ -63,6 +70,51 @@ test('default: the image is built at deploy by CodeBuild on an ARM64 host, for l
   };
   assert.deepEqual(lifecycle.rules[0]!.selection.countType, 'imageCountMoreThan');
   assert.equal(lifecycle.rules[0]!.selection.countNumber, SANDBOX_IMAGES_KEPT);
+});
+
+test('default: the build has time limits, CloudFormation waits a little longer, and a failed build fails the deploy through a rule on its state changes', () => {
+  const { stack, ofType, idOf, resources, statementsOf } = built;
+  const image = stack.sandbox.task.image.build!;
+  const [[, project]] = ofType('AWS::CodeBuild::Project') as [[string, Resource]];
+  assert.equal(project.Properties.TimeoutInMinutes, SANDBOX_BUILD_TIMEOUT_MINUTES);
+  assert.equal(project.Properties.QueuedTimeoutInMinutes, SANDBOX_BUILD_QUEUED_TIMEOUT_MINUTES);
+  const [[, build]] = ofType('Custom::CDKContainerImageBuild') as [[string, Resource]];
+  assert.equal(build.Properties.ServiceTimeout, String(SANDBOX_BUILD_SERVICE_TIMEOUT_SECONDS));
+  assert.ok(SANDBOX_BUILD_SERVICE_TIMEOUT_SECONDS > (SANDBOX_BUILD_TIMEOUT_MINUTES + SANDBOX_BUILD_QUEUED_TIMEOUT_MINUTES) * 60);
+  assert.ok(SANDBOX_BUILD_SERVICE_TIMEOUT_SECONDS <= 3600, 'CloudFormation allows at most an hour');
+
+  const rule = resources[idOf(image.failures.rule)]!;
+  const pattern = rule.Properties.EventPattern as Record<string, unknown>;
+  assert.deepEqual(pattern, {
+    source: ['aws.codebuild'],
+    'detail-type': ['CodeBuild Build State Change'],
+    detail: { 'project-name': [{ Ref: idOf(image.project) }], 'build-status': [{ 'anything-but': ['IN_PROGRESS', 'SUCCEEDED'] }] },
+  });
+  assert.equal(rule.Properties.EventBusName, undefined, 'CodeBuild sends its events to the default bus');
+  const targets = rule.Properties.Targets as { Arn: unknown }[];
+  assert.deepEqual(
+    targets.map((t) => t.Arn),
+    [{ 'Fn::GetAtt': [idOf(image.failures.handler), 'Arn'] }],
+  );
+  // Which builds' ends it hears, with the local cloud's event pattern matcher.
+  const ended = (status: string) =>
+    matchesEventPattern(
+      { ...pattern, detail: { ...(pattern.detail as object), 'project-name': ['the-project'] } },
+      {
+        source: 'aws.codebuild',
+        'detail-type': 'CodeBuild Build State Change',
+        detail: { 'project-name': 'the-project', 'build-status': status },
+      },
+    );
+  assert.deepEqual(['IN_PROGRESS', 'SUCCEEDED', 'FAILED', 'STOPPED', 'TIMED_OUT', 'FAULT'].filter(ended), [
+    'FAILED',
+    'STOPPED',
+    'TIMED_OUT',
+    'FAULT',
+  ]);
+  // The function only answers a presigned URL: no AWS permission beyond its logs and traces.
+  const actions = statementsOf(idOf(image.failures.handler.role!)).flatMap((s) => list(s.Action));
+  for (const action of actions) assert.match(action, /^(logs|xray):/);
 });
 
 test('default: the execution role pulls from exactly the sandbox repository', () => {
@@ -206,7 +258,7 @@ test('cdk-nag: clean with the build and with either prebuilt image; the build ac
     construct.node.metadata
       .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
       .flatMap((entry) => Object.entries(entry.data as Record<string, string>));
-  const acks = [image.project, image.project.role!, image.handler].flatMap((c) => [
+  const acks = [image.project, image.project.role!, image.handler, image.failures.handler, image.failures.handler.role!].flatMap((c) => [
     ...acknowledged(c),
     ...(c.node.defaultChild ? acknowledged(c.node.defaultChild) : []),
   ]);
@@ -221,6 +273,8 @@ test('cdk-nag: clean with the build and with either prebuilt image; the build ac
       `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<${built.idOf(image.project)}>:*]`,
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
       'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-L1',
       'AwsSolutions-L1',
     ].sort(),
   );

@@ -48,6 +48,8 @@ test("the handler may only list, describe and stop this cluster's tasks (besides
   const ecs = statementsOf(idOf(teardown.provider.handler.role!)).filter((s) => list(s.Action).some((a) => a.startsWith('ecs:')));
   assert.deepEqual(ecs.map((s) => list(s.Action).sort()).sort(), [['ecs:DescribeTasks', 'ecs:StopTask'], ['ecs:ListTasks']]);
   for (const s of ecs) assert.deepEqual(s.Condition, { ArnEquals: { 'ecs:cluster': cluster } });
+  // Listing a whole cluster is authorized against "*" on AWS: a grant of its container instances fails the Delete.
+  assert.deepEqual(ecs.find((s) => list(s.Action).includes('ecs:ListTasks'))!.Resource, '*');
   const others = statementsOf(idOf(teardown.provider.handler.role!))
     .flatMap((s) => list(s.Action))
     .filter((a) => !a.startsWith('ecs:'));

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Validations } from 'aws-cdk-lib';
+import type { CfnTaskDefinition } from 'aws-cdk-lib/aws-ecs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { FunctionRole } from '../../infra/function-entries.ts';
@@ -479,8 +480,13 @@ test('agent-step IAM: RunTask of the task definition in this cluster, PassRole o
   const [runTask, ...moreRunTask] = byAction('ecs:RunTask');
   assert.equal(moreRunTask.length, 0);
   assert.deepEqual(list(runTask!.Action), ['ecs:RunTask']);
-  // The task definition's Ref: its ARN with the revision (the family ARN alone is not a RunTask resource).
-  assert.deepEqual(runTask!.Resource, { Ref: idOf(task.taskDefinition) });
+  // Every revision of the one family: RunTask of the family runs (and is authorized on) its latest ACTIVE revision.
+  const family = task.taskDefinition.family;
+  assert.match(family, /^[A-Za-z0-9_-]+$/, 'a plain name, fixed at synth');
+  assert.equal(stack.resolve((task.taskDefinition.node.defaultChild as CfnTaskDefinition).family), family);
+  assert.deepEqual(list(runTask!.Resource).map(flatten), [
+    `arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${family}:*`,
+  ]);
   assert.deepEqual(runTask!.Condition, inCluster);
 
   const [passRole, ...morePassRole] = byAction('iam:PassRole');
@@ -524,6 +530,8 @@ test("only agent-step may start sandboxes or pass roles (besides the scheduler, 
   for (const statement of ecs) {
     assert.deepEqual(statement.Condition, { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] } } });
   }
+  // AWS authorizes listing a cluster's tasks against "*" (not its container instances): held to this cluster by ecs:cluster.
+  assert.deepEqual(ecs.find((s) => list(s.Action).includes('ecs:ListTasks'))!.Resource, '*');
   for (const action of reaper.flatMap((s) => list(s.Action))) assert.match(action, /^(dynamodb|ecs|logs|xray):/, action);
 });
 

@@ -112,9 +112,10 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
   for (const [construct, type] of expected) assert.equal(resource(idOf(construct)).Type, type, construct.node.path);
 });
 
-test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, state table and machine, sandbox cluster and image, event bus, schedule group, dashboard, alarm topic', () => {
+test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names, model, bucket name, state table and machine, agent-step function, sandbox cluster and image, event bus, schedule group, dashboard, alarm topic', () => {
   const outputs = template.findOutputs('*') as Record<string, { Value: unknown }>;
   assert.deepEqual(Object.keys(outputs).sort(), [
+    'AgentStepFunctionName',
     'AlarmTopicArn',
     'ApiUrl',
     'DashboardUrl',
@@ -135,6 +136,7 @@ test('outputs: API URL, Slack events URL, Teams messaging endpoint, secret names
   assert.deepEqual(outputs.StateTableName!.Value, { Ref: idOf(stack.table) });
   assert.deepEqual(outputs.StateMachineArn!.Value, { Ref: idOf(stack.stateMachine) });
   assert.deepEqual(outputs.SandboxClusterName!.Value, { Ref: idOf(stack.sandbox.task.cluster) });
+  assert.deepEqual(outputs.AgentStepFunctionName!.Value, { Ref: idOf(stack.functions.agentStep) });
   assert.match(flatten(outputs.SlackEventsUrl!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/slack/events$`));
   assert.match(flatten(outputs.TeamsMessagingEndpoint!.Value), new RegExp(`^<${idOf(stack.api)}.ApiEndpoint>/api/messages$`));
   assert.match(flatten(outputs.ApiUrl!.Value), /^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/$/);
@@ -268,7 +270,8 @@ test('buckets: SSE-S3, all public access blocked, SSL-only; the data bucket is v
  * Lambda functions CDK and libraries add for custom resources: the VPC's default-security-group
  * restriction (a CustomResourceProvider, whose role carries AWSLambdaBasicExecutionRole), the
  * AwsCustomResource that looks up the S3 and DynamoDB prefix lists (given our own role and log group),
- * the bucket notifications handler, and deploy-time-build's function that starts the image build.
+ * the bucket notifications handler, deploy-time-build's function that starts the image build, and
+ * the one that fails the image build's custom resource when the build fails.
  */
 const cdkProviderFunctions = (): Record<string, Resource> =>
   Object.fromEntries(
@@ -287,13 +290,16 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
       'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
       'CustomVpcRestrictDefaultSGCustomResourceProviderHandler',
       'DeployTimeBuildCustomResourceHandlerdb740fd554364a848a09e6dfcd01f4f3',
+      'FunctionVersionPruningPruneHandler',
+      'FunctionVersionPruningPruneProviderframeworkonEvent',
       'SandboxAzsLookupHandler',
       'SandboxAzsLookupProviderframeworkonEvent',
       'SandboxTeardownStopTasksHandler',
       'SandboxTeardownStopTasksProviderframeworkonEvent',
-    ],
+      'SandboxTaskImageBuildFailuresHandler',
+    ].sort(),
   );
-  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 8);
+  template.resourceCountIs('AWS::Lambda::Function', ROLES.length + 11);
   for (const role of ROLES) {
     const fn = props(functionOf(stack, role));
     assert.equal(fn.Runtime, 'nodejs22.x', role);
@@ -347,8 +353,8 @@ test('functions: environment, timeout and memory per role', () => {
   assert.equal(sandboxSubnets.length, 1);
   const sandboxLaunch = {
     SANDBOX_CLUSTER_ARN: clusterArn,
-    // The task definition's Ref is its ARN with the revision, which RunTask accepts.
-    SANDBOX_TASK_DEFINITION_ARN: { Ref: idOf(stack.sandbox.task.taskDefinition) },
+    // The family alone: ECS runs its latest ACTIVE revision, also for a run that outlives a deploy.
+    SANDBOX_TASK_DEFINITION_FAMILY: stack.sandbox.task.taskDefinition.family,
     SANDBOX_CONTAINER_NAME: 'sandbox',
     SANDBOX_SUBNET_IDS: sandboxSubnets[0],
     SANDBOX_SECURITY_GROUP_IDS: { 'Fn::GetAtt': [idOf(stack.sandbox.securityGroups.task), 'GroupId'] },
@@ -661,6 +667,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
   const networkInterfaces = 'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*';
   const azLookup = stack.sandbox.availabilityZones.provider;
   const stopTasks = stack.sandbox.teardown.provider;
+  const pruning = stack.versionPruning.provider;
   const imageBuild = stack.sandbox.task.image.build!;
   const imageBuildRole = imageBuild.project.role!.node.path;
   const imageBuildProject = idOf(imageBuild.project);
@@ -673,18 +680,22 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'sandboxReaper')} ${sandboxTasks}`,
+    `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${stack.sandbox.task.taskDefinition.family}:*`,
     `${stack.stateMachine.role.node.path} <${idOf(stack.functions.agentStep)}.Arn>:*`,
     `${stack.stateMachine.role.node.path} <${idOf(stack.functions.sandboxStep)}.Arn>:*`,
-    `${roleOfFunction(stack, 'sandboxReaper')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
     `${stack.sandbox.task.executionRole.node.path} *`,
     `${stack.sandbox.prefixLists.role.node.path} *`,
     `${imageBuildRole} *`,
+    `${imageBuild.failures.handler.role!.node.path} *`,
     `${azLookup.handler.role!.node.path} *`,
     `${azLookup.frameworkRole.node.path} <${idOf(azLookup.handler)}.Arn>:*`,
     `${stopTasks.handler.role!.node.path} *`,
     `${stopTasks.handler.role!.node.path} ${sandboxTasks}`,
-    `${stopTasks.handler.role!.node.path} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:container-instance/<${idOf(stack.sandbox.task.cluster)}>/*`,
     `${stopTasks.frameworkRole.node.path} <${idOf(stopTasks.handler)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} *`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.agentStep)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.sandboxStep)}.Arn>:*`,
+    `${pruning.frameworkRole.node.path} <${idOf(pruning.handler)}.Arn>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/codebuild/<${imageBuildProject}>:*`,
     `${imageBuildRole} arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group/<${imageBuildProject}>-*`,
     `${imageBuildRole} arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*`,

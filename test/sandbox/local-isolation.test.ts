@@ -54,6 +54,7 @@ async function standIn(setting: LocalSandboxSetting, bubblewrap?: string) {
     serverCommand: [process.execPath, bundle],
     workspaceRoot: join(dir, `tasks-${setting}-${standIns.length}`),
     clusterArn: CLUSTER_ARN,
+    taskDefinitions: ['sandbox'],
     isolation: chooseIsolation(setting, bubblewrap),
   });
   const client = new ECSClient({
@@ -135,6 +136,38 @@ test('a task has no network: the host is out of reach', async () => {
   const egress = await standIn('egress');
   assert.equal(egress.ecs.isolation.mode, 'bubblewrap');
   assert.match((await (await startTask(egress)).sh(fetchHost)).stdout, /reached the host/);
+});
+
+test("a command cannot write the server's socket folder, nor send the stand-in's forward elsewhere", async () => {
+  // A socket of the host's, as a local service's would be: the forward must never reach it.
+  const hostSocket = join(dir, 'host-service.sock');
+  const reached: string[] = [];
+  const hostService = createServer((request, response) => {
+    reached.push(request.headers.authorization ?? '');
+    response.end(JSON.stringify({ id: 'forged', exitCode: 0, stdout: 'answered by the host service\n' }));
+  });
+  await new Promise<void>((resolve) => hostService.listen(hostSocket, resolve));
+  try {
+    const { sh } = await startTask(isolated);
+    const attempts = await sh(
+      [
+        'touch /run/sandbox/x && echo touched',
+        'rm /run/sandbox/server.sock && echo removed',
+        'mv /run/sandbox/server.sock /run/sandbox/moved.sock && echo moved',
+        // Replace the socket by a link to the host's: the stand-in resolves it on the host.
+        `ln -s ${hostSocket} /run/sandbox/link.sock && mv -f /run/sandbox/link.sock /run/sandbox/server.sock && echo replaced`,
+        // As in the image, the rest of the root is read-only too (readonlyRootFilesystem).
+        'mkdir /run/other && echo made-run-dir',
+        'touch /x && echo touched-root',
+      ].join('; '),
+    );
+    assert.doesNotMatch(attempts.stdout, /touched|removed|moved|replaced|made-run-dir|touched-root/);
+    const next = await sh('echo still the sandbox');
+    assert.equal(next.stdout, 'still the sandbox\n');
+    assert.deepEqual(reached, [], 'nothing reached the host service');
+  } finally {
+    await new Promise((resolve) => hostService.close(resolve));
+  }
 });
 
 test('background processes and /tmp last as long as the task, and die with it', async () => {

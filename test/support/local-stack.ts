@@ -35,6 +35,11 @@ export async function startTestStack(
     localSandbox?: LocalCloudOptions['localSandbox'];
     sandboxNetwork?: LocalCloudOptions['sandboxNetwork'];
     bubblewrap?: LocalCloudOptions['bubblewrap'];
+    /** The chatPlatforms setting (default Slack, and Teams with `teams`). */
+    chatPlatforms?: LocalCloudOptions['chatPlatforms'];
+    alarmEmail?: string;
+    /** The functions' log lines (LOG_LEVEL in `env` decides which are written); default: printed. */
+    onLog?: LocalCloudOptions['onLog'];
   } = {},
 ): Promise<TestStack> {
   const [slack, teams, bedrock] = await Promise.all([
@@ -45,15 +50,17 @@ export async function startTestStack(
   const errors: TestStack['errors'] = [];
   const cloud = await startLocalCloud({
     slack: { signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiUrl: slack.apiUrl },
-    teams: options.teams
-      ? {
-          appId: TEAMS_APP_ID,
-          appPassword: TEAMS_APP_PASSWORD,
-          tenantId: TEAMS_TENANT_ID,
-          openIdMetadataUrl: teams.openIdMetadataUrl,
-          tokenUrl: teams.tokenUrl,
-        }
-      : undefined,
+    teams:
+      options.teams || options.chatPlatforms?.includes('teams')
+        ? {
+            appId: TEAMS_APP_ID,
+            appPassword: TEAMS_APP_PASSWORD,
+            tenantId: TEAMS_TENANT_ID,
+            openIdMetadataUrl: teams.openIdMetadataUrl,
+            tokenUrl: teams.tokenUrl,
+            connectorOrigins: teams.url,
+          }
+        : undefined,
     retryIntervalMs: 20,
     clock: options.clock,
     visibilityTimeoutSeconds: 2,
@@ -69,7 +76,10 @@ export async function startTestStack(
     localSandbox: options.localSandbox,
     sandboxNetwork: options.sandboxNetwork,
     bubblewrap: options.bubblewrap,
+    chatPlatforms: options.chatPlatforms,
+    alarmEmail: options.alarmEmail,
     onError: (where, error) => errors.push({ where, error }),
+    onLog: options.onLog,
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
   teams.setMessagingEndpoint(cloud.teamsMessagesUrl);

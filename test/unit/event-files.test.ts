@@ -330,6 +330,9 @@ test('one-shot local times become instants in their zone, DST included', () => {
   assert.equal(zonedLocalToInstant('2026-03-01T00:15', 'Asia/Kolkata').toISOString(), '2026-02-28T18:45:00.000Z');
   // A half-hour DST shift (Lord Howe Island, 02:00 → 02:30 on 2026-10-04).
   assert.equal(zonedLocalToInstant('2026-10-04T02:10:00', 'Australia/Lord_Howe').toISOString(), '2026-10-03T15:30:00.000Z');
+  // A gap across midnight (Nuuk jumps 23:00 → 00:00 on 2026-03-28): the next day's 00:00 (-01:00).
+  assert.equal(zonedLocalToInstant('2026-03-28T23:30:00', 'America/Nuuk').toISOString(), '2026-03-29T01:00:00.000Z');
+  assert.equal(zonedLocalToInstant('2026-03-28T22:59:59', 'America/Nuuk').toISOString(), '2026-03-29T00:59:59.000Z');
   assert.equal(zonedLocalToInstant('2026-03-01T09:00:00', 'UTC').toISOString(), '2026-03-01T09:00:00.000Z');
   assert.throws(() => zonedLocalToInstant('2026-02-30T09:00:00', 'UTC'), /February/);
   assert.throws(() => zonedLocalToInstant('2026-03-01T09:00:00', 'Nowhere/Special'));

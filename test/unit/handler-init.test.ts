@@ -80,7 +80,7 @@ test('chatFromEnv: the same chat while the secret holds, a new one (set up again
     SLACK_SECRET_MAX_AGE_SECONDS: '0',
   });
   const setUp: unknown[] = [];
-  const loadChat = chatFromEnv(handlerLogger('test'), env, (chat) => setUp.push(chat));
+  const loadChat = chatFromEnv(handlerLogger('test'), env, { setup: (chat) => setUp.push(chat) });
   const first = await loadChat();
   assert.equal(await loadChat(), first);
   secrets.secret(SECRET_ARN)!.value = JSON.stringify({ signingSecret: 'signing-2', botToken: 'xoxb-2' });

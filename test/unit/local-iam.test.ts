@@ -127,6 +127,23 @@ test('agent-step: RunTask of the sandbox task definition in the sandbox cluster,
   assert.equal((await iam.authorizeRequest(roleOf('agentStep'), run(names.cluster.replace(/[^/]+$/, 'other')))).allowed, false);
 });
 
+test('agent-step: RunTask of the sandbox family runs any revision of it (a deploy replaces revisions), no other family', async () => {
+  const family = localPhysicalName(template, onlyOf('AWS::ECS::TaskDefinition'));
+  const agentStepEnv = template.Resources[logicalIds.agentStep]!.Properties.Environment.Variables;
+  assert.equal(agentStepEnv.SANDBOX_TASK_DEFINITION_FAMILY, family, 'agent-step runs the family, not a revision');
+  const run = (taskDefinition: string) =>
+    iam.authorizeRequest(
+      roleOf('agentStep'),
+      json('ecs', 'AmazonEC2ContainerServiceV20141113.RunTask', { cluster: names.cluster, taskDefinition }),
+    );
+  const byFamily = await run(family);
+  assert.ok(byFamily.allowed, byFamily.message);
+  for (const revision of [names.taskDefinition, names.taskDefinition.replace(/:1$/, ':2'), `${family}:7`]) {
+    assert.ok((await run(revision)).allowed, revision);
+  }
+  assert.equal((await run('OtherFamily')).allowed, false);
+});
+
 test('dispatch: starts executions of the state machine and reads settings.json; nothing else of the bucket', async () => {
   assert.ok(await allowed('dispatch', 'states:StartExecution', names.stateMachine));
   assert.equal(names.stateMachine, 'arn:aws:states:local:000000000000:stateMachine:Threadwork-AgentRun');
@@ -177,8 +194,21 @@ test('sandbox-reaper: stops tasks of the sandbox cluster only (ecs:cluster)', as
   const stop = (cluster: string) => json('ecs', 'AmazonEC2ContainerServiceV20141113.StopTask', { cluster, task });
   assert.ok((await iam.authorizeRequest(roleOf('sandboxReaper'), stop(names.cluster))).allowed);
   assert.equal((await iam.authorizeRequest(roleOf('sandboxReaper'), stop(names.cluster.replace(/[^/]+$/, 'other')))).allowed, false);
-  const list = json('ecs', 'AmazonEC2ContainerServiceV20141113.ListTasks', { cluster: names.cluster });
-  assert.ok((await iam.authorizeRequest(roleOf('sandboxReaper'), list)).allowed);
+});
+
+test("the reaper's orphan sweep and the teardown list the sandbox cluster's tasks (authorized on \"*\", as AWS does), no other cluster's", async () => {
+  const teardown = Object.entries(template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('SandboxTeardownStopTasksHandler'),
+  )!;
+  const teardownRole = { role: iam.roleOf(teardown[0])! };
+  const list = (cluster: string) =>
+    json('ecs', 'AmazonEC2ContainerServiceV20141113.ListTasks', { cluster, startedBy: 'threadwork-sandbox' });
+  for (const principal of [roleOf('sandboxReaper'), teardownRole]) {
+    const decision = await iam.authorizeRequest(principal, list(names.cluster));
+    assert.ok(decision.allowed, decision.message);
+    assert.equal(decision.resource, '*');
+    assert.equal((await iam.authorizeRequest(principal, list(names.cluster.replace(/[^/]+$/, 'other')))).allowed, false);
+  }
 });
 
 test('scheduler: schedules in its own group, passing the schedules role to EventBridge Scheduler only', async () => {

@@ -23,7 +23,7 @@ async function listen(host: string): Promise<number> {
 }
 
 function version(functionId: string, network: WorkerNetwork, env: Record<string, string> = {}): LocalFunctionVersion {
-  return { functionId, entry: ENTRY, env: { PATH: process.env.PATH ?? '', ...env }, network };
+  return { functionId, entry: ENTRY, env: { PATH: process.env.PATH ?? '', ...env }, variables: env, network };
 }
 
 before(() => {

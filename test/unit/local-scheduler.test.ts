@@ -199,6 +199,25 @@ test('invalid expressions, time zones and retry policies are ValidationException
   }
 });
 
+test('a target input over 256 KB (UTF-8 bytes) is refused on create and update; one at the limit is taken', async (t) => {
+  const { client } = await setup(t, '2026-03-01T00:00:00Z');
+  const LIMIT = 256 * 1024;
+  const target = (input: string) => ({ Target: { Arn: TARGET_ARN, RoleArn: ROLE_ARN, Input: input } });
+  // 'é' is two bytes in UTF-8: under the limit in characters, over it in bytes.
+  const overInBytes = JSON.stringify({ text: 'é'.repeat(LIMIT / 2) });
+  assert.ok(overInBytes.length < LIMIT && Buffer.byteLength(overInBytes) > LIMIT);
+  const isTooLarge = (error: unknown) =>
+    error instanceof ValidationException && error.$metadata.httpStatusCode === 400 && /Input.*262144 bytes/.test(error.message);
+  await assert.rejects(client.send(new CreateScheduleCommand(schedule('big', 'rate(5 minutes)', target(overInBytes)))), isTooLarge);
+  await assert.rejects(client.send(new GetScheduleCommand({ Name: 'big' })), ResourceNotFoundException);
+  const atLimit = JSON.stringify({ text: 'x'.repeat(LIMIT - '{"text":""}'.length) });
+  assert.equal(Buffer.byteLength(atLimit), LIMIT);
+  await client.send(new CreateScheduleCommand(schedule('big', 'rate(5 minutes)', target(atLimit))));
+  await assert.rejects(client.send(new UpdateScheduleCommand(schedule('big', 'rate(5 minutes)', target(`${atLimit} `)))), isTooLarge);
+  // The refused update changed nothing.
+  assert.equal((await client.send(new GetScheduleCommand({ Name: 'big' }))).Target?.Input, atLimit);
+});
+
 test('an at() schedule fires once, at its wall-clock time in its time zone, and is then deleted', async (t) => {
   const { client, scheduler, invocations } = await setup(t, '2026-03-10T00:00:00Z');
   // 09:30 in Los Angeles, which is on daylight time (UTC-7) since 2026-03-08: 16:30Z.

@@ -61,6 +61,7 @@ before(async () => {
       "require('node:http').createServer((q, s) => s.end('{}')).listen(Number(process.env.SANDBOX_PORT), process.env.SANDBOX_HOST)",
     ],
     workspaceRoot: workspaces,
+    taskDefinitions: ['sandbox'],
   });
   ecs = new ECSClient({ endpoint: ecsStandIn.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
 });
@@ -152,7 +153,7 @@ function reaperDeps(port = 8080): LifecycleDeps {
     now: () => clock.ms,
     config: {
       cluster: ecsStandIn.clusterArn,
-      taskDefinition: 'arn:aws:ecs:local:000000000000:task-definition/sandbox:1',
+      taskDefinition: 'sandbox',
       containerName: 'sandbox',
       subnets: ['subnet-local'],
       securityGroups: ['sg-local'],
@@ -232,7 +233,7 @@ test("the public sandbox network: the stack's SANDBOX_ASSIGN_PUBLIC_IP makes Run
   const stackEnv = {
     TABLE_NAME: table.tableName,
     SANDBOX_CLUSTER_ARN: ecsStandIn.clusterArn,
-    SANDBOX_TASK_DEFINITION_ARN: base.config.taskDefinition,
+    SANDBOX_TASK_DEFINITION_FAMILY: base.config.taskDefinition,
     SANDBOX_SUBNET_IDS: 'subnet-public',
     SANDBOX_SECURITY_GROUP_IDS: 'sg-local',
   };

@@ -1,34 +1,57 @@
 // The Slack app manifest and the README's setup steps name every request URL, and each one is the
-// route the webhook serves.
+// route the webhook serves; the manifest asks for no scope Slack would refuse to create it with.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { SLACK_EVENTS_PATH } from '../../infra/constructs/webhook-api.ts';
+import { describeRequestUrls, readSlackManifest, requestUrls, SLACK_MANIFEST_FILE } from '../../infra/slack-manifest.ts';
 
 const read = (name: string) => readFileSync(new URL(`../../${name}`, import.meta.url), 'utf8');
 
-interface Manifest {
-  features: { slash_commands: { command: string; url: string }[] };
-  settings: { event_subscriptions: { request_url: string }; interactivity: { request_url: string } };
-}
-
 test('slack manifest: every request URL is the SlackEventsUrl placeholder, and the README names each field', () => {
-  const manifest = parse(read('slack-app-manifest.yaml')) as Manifest;
-  const urls: Record<string, string> = {
-    'settings.event_subscriptions.request_url': manifest.settings.event_subscriptions.request_url,
-    'settings.interactivity.request_url': manifest.settings.interactivity.request_url,
-    ...Object.fromEntries(manifest.features.slash_commands.map((c, i) => [`features.slash_commands[${i}].url`, c.url])),
-  };
+  const urls = requestUrls();
   assert.deepEqual(
-    manifest.features.slash_commands.map((c) => c.command),
-    ['/stop', '/steer', '/usage'],
+    urls.map((u) => u.serves),
+    ['events', 'interactivity', '/stop', '/steer', '/usage'],
   );
   const readme = read('README.md');
-  for (const [field, url] of Object.entries(urls)) {
+  for (const { field, url } of urls) {
     assert.equal(url, `https://REPLACE-WITH-SlackEventsUrl${SLACK_EVENTS_PATH}`, field);
     assert.ok(readme.includes(`\`${field}\``), `README names ${field}`);
   }
-  const raw = read('slack-app-manifest.yaml');
-  assert.equal(raw.split(`https://REPLACE-WITH-SlackEventsUrl${SLACK_EVENTS_PATH}`).length - 1, Object.keys(urls).length, 'no other URL');
+  const raw = readFileSync(SLACK_MANIFEST_FILE, 'utf8');
+  assert.equal(raw.split(`https://REPLACE-WITH-SlackEventsUrl${SLACK_EVENTS_PATH}`).length - 1, urls.length, 'no other URL');
+});
+
+test("slack manifest: its header and the local stack's banner count and name every request URL", () => {
+  const described = describeRequestUrls();
+  assert.equal(described, 'five request URLs (events, interactivity, /stop, /steer, /usage)');
+  const header = readFileSync(SLACK_MANIFEST_FILE, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('#'))
+    .map((line) => line.replace(/^#\s?/, ''))
+    .join(' ');
+  assert.ok(header.includes(described.replace(' (', ' below (')), header);
+  // The banner says it from the manifest itself; it never names a count of its own.
+  const banner = read('infra/local/main.ts');
+  assert.match(banner, /set the manifest's \$\{describeRequestUrls\(\)\}/);
+  assert.doesNotMatch(banner, /\b(three|four|five|six) request URLs/);
+  // Fewer URLs (a slash command removed) are counted as such.
+  const manifest = readSlackManifest();
+  manifest.features.slash_commands = manifest.features.slash_commands!.slice(0, 1);
+  assert.equal(describeRequestUrls(requestUrls(manifest)), 'three request URLs (events, interactivity, /stop)');
+});
+
+test('slack manifest: no scope that needs a feature the manifest does not declare', () => {
+  const manifest = readSlackManifest();
+  const scopes = manifest.oauth_config.scopes.bot;
+  // The thinking status (assistant.threads.setStatus) takes chat:write; the runtime needs it to reply anyway.
+  assert.ok(scopes.includes('chat:write'));
+  // Slack refuses to create an app whose bot scopes include assistant:write without
+  // features.assistant_view (an assistant pane, which this app does not serve).
+  assert.ok(
+    !scopes.includes('assistant:write') || manifest.features.assistant_view !== undefined,
+    'assistant:write needs features.assistant_view',
+  );
+  assert.ok(!scopes.includes('assistant:write'), 'assistant:write is not needed: setStatus takes chat:write');
 });

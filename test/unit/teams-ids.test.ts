@@ -49,7 +49,12 @@ test("the functions' own Teams thread id codec writes and reads the ids the Chat
     assert.equal(encodeTeamsThreadId(ids), theirs);
     assert.deepEqual(decodeTeamsThreadId(theirs), decodeThreadId(theirs));
     assert.equal(
-      new TeamsConnectorAdapter({ appId: 'app', tokens: async () => 't', logger: new ConsoleLogger('error') }).isDM(theirs),
+      new TeamsConnectorAdapter({
+        appId: 'app',
+        tokens: async () => 't',
+        logger: new ConsoleLogger('error'),
+        serviceUrls: { reference: async () => undefined, connectorOrigins: [] },
+      }).isDM(theirs),
       isDM(theirs),
     );
   }

@@ -4,6 +4,7 @@ import { parseTriggers, runtimeOf, s3EventPattern } from '../../shared/triggers/
 import { fillTemplate } from '../../shared/triggers/template.ts';
 import { uploadPlace } from '../../shared/triggers/uploads.ts';
 import { transformInput, type LocalBusEvent } from '../../infra/local/eventbridge.ts';
+import { encodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
 
 const alarm = {
@@ -60,6 +61,11 @@ test('runtime part and S3 patterns', () => {
   assert.equal(matchesEventPattern(pattern, event('team-incoming', 'incoming/b.csv')), false, 'the star in the prefix is literal');
   assert.equal(matchesEventPattern(pattern, event('team-incoming', 'in*coming/b.txt')), false);
   assert.equal(matchesEventPattern(pattern, event('other', 'in*coming/b.csv')), false);
+  // The event carries the key URL-encoded, so the pattern holds the prefix and suffix encoded too.
+  const spaced = s3EventPattern({ bucket: 'b', prefix: 'monthly reports/', suffix: '+v2.csv' });
+  assert.deepEqual(spaced.detail, { bucket: { name: ['b'] }, object: { key: [{ wildcard: 'monthly+reports/*%2Bv2.csv' }] } });
+  assert.equal(matchesEventPattern(spaced, event('b', encodeS3EventKey('monthly reports/May +v2.csv'))), true);
+  assert.equal(matchesEventPattern(spaced, event('b', encodeS3EventKey('monthly+reports/May +v2.csv'))), false);
   assert.deepEqual(s3EventPattern({ bucket: 'b', suffix: '.csv' }).detail, {
     bucket: { name: ['b'] },
     object: { key: [{ suffix: '.csv' }] },

@@ -72,6 +72,7 @@ export function functionVersions(inputs: FunctionEnvironmentInputs): Partial<Rec
         functionId,
         entry,
         env,
+        variables: own,
         network: workerNetwork(template, logicalId, env, inputs.localPorts),
       };
       return [role, version];

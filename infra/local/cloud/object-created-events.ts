@@ -1,5 +1,6 @@
 // S3's EventBridge notifications for the local cloud: a bucket with them switched on sends an
-// "Object Created" event to the account's default bus for every new object. Declared S3 triggers
+// "Object Created" event to the account's default bus for every new object, its key URL-encoded as
+// in S3's other notifications. Declared S3 triggers
 // listen for those events from buckets outside the stack; locally those buckets are created here
 // (empty, as a new bucket would be) and watched by the same poller as the stack's own notifications.
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -41,8 +42,8 @@ export async function startObjectCreatedEvents(options: ObjectCreatedEventsOptio
             events: ['s3:ObjectCreated:*'],
             async deliver(event) {
               for (const record of event.Records) {
-                // EventBridge's S3 events carry the key as written (the Lambda notification URL-encodes it).
-                const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
+                // The key stays URL-encoded, as in the notification: S3 encodes it in both.
+                const key = record.s3.object.key;
                 options.eventBridge.sendServiceEvent({
                   source: 'aws.s3',
                   'detail-type': 'Object Created',

@@ -4,6 +4,7 @@ import { ApiError, offsetPage, withoutUndefined, type AwsJsonOperation } from '.
 import { AddressExhausted } from './addresses.ts';
 import { IsolationUnavailable } from './isolation.ts';
 import { readRunTaskInput } from './run-task-input.ts';
+import type { TaskDefinitions } from './task-definitions.ts';
 import type { Tasks } from './tasks.ts';
 import { wireTask, type WireContext } from './wire.ts';
 
@@ -12,11 +13,15 @@ export interface EcsApiContext extends WireContext {
   /** arn:<partition>:ecs:<region>:<account> */
   arnPrefix: string;
   containerName: string | undefined;
+  taskDefinitions: TaskDefinitions;
   tasks: Tasks;
   isClosing(): boolean;
 }
 
 const invalid = (message: string) => new ApiError('InvalidParameterException', message);
+
+// ListTasks's filters: ECS accepts startedBy only as the one filter of a request.
+const LIST_TASKS_FILTERS = ['containerInstance', 'family', 'serviceName', 'desiredStatus', 'launchType'] as const;
 
 export function ecsOperations(context: EcsApiContext): Record<string, AwsJsonOperation> {
   const { tasks } = context;
@@ -80,6 +85,10 @@ export function ecsOperations(context: EcsApiContext): Record<string, AwsJsonOpe
     },
     ListTasks(input) {
       checkCluster(input.cluster);
+      const others = LIST_TASKS_FILTERS.filter((filter) => input[filter] !== undefined);
+      if (input.startedBy !== undefined && others.length > 0) {
+        throw invalid(`startedBy must be the only filter of ListTasks; this request also filters by ${others.join(', ')}.`);
+      }
       const desiredStatus = input.desiredStatus ?? 'RUNNING';
       const maxResults = input.maxResults === undefined ? 100 : Number(input.maxResults);
       if (!Number.isInteger(maxResults) || maxResults < 1 || maxResults > 100) throw invalid('maxResults must be between 1 and 100.');

@@ -10,6 +10,7 @@ import { listenLocally } from '../http-server.ts';
 import { AddressPool, detectAddressing, type LocalEcsAddressing } from './addresses.ts';
 import type { LocalIsolation } from './isolation.ts';
 import { ecsOperations } from './api.ts';
+import { createTaskDefinitions } from './task-definitions.ts';
 import { releaseExitHooks, retainExitHooks } from './process-groups.ts';
 import type { LocalEcsTask } from './task-record.ts';
 import { createTasks, type TasksOptions } from './tasks.ts';
@@ -27,6 +28,8 @@ export interface LocalEcsOptions extends TasksOptions {
   sandboxPort?: number;
   /** The task definition's container name; if set, overrides naming another container are rejected. */
   containerName?: string;
+  /** The task definition families registered at start, each as its revision 1 (as a first deploy registers them). */
+  taskDefinitions: readonly string[];
   /** Default: 'loopback-ips' if 127.0.0.2 can be bound, else 'ports'. */
   addressing?: LocalEcsAddressing;
 }
@@ -39,6 +42,10 @@ export interface LocalEcs {
   isolation: LocalIsolation;
   /** Every task started, by task ARN, stopped ones included. */
   tasks: ReadonlyMap<string, LocalEcsTask>;
+  /** RegisterTaskDefinition (as a deploy does): the family's next revision, ACTIVE; returns its ARN. */
+  registerTaskDefinition(family: string): string;
+  /** DeregisterTaskDefinition (as a deploy does with the revision it replaced): INACTIVE, runs no new task. */
+  deregisterTaskDefinition(taskDefinitionArn: string): void;
   /** Simulates the task dying: SIGKILLs its process tree; resolves once the task is STOPPED. */
   kill(taskArnOrId: string): Promise<LocalEcsTask>;
   /** Stops the API and every task (SIGTERM, then SIGKILL); resolves once all processes are gone. */
@@ -61,6 +68,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
   const sandboxPort = options.sandboxPort ?? 8080;
   const addressing = options.addressing ?? (await detectAddressing());
   const tasks = createTasks(options, addressing, new AddressPool(addressing, sandboxPort));
+  const taskDefinitions = createTaskDefinitions(arnPrefix, options.taskDefinitions);
   let closing = false;
   await mkdir(options.workspaceRoot, { recursive: true });
 
@@ -71,6 +79,7 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
     addressing,
     sandboxPort,
     containerName: options.containerName,
+    taskDefinitions,
     tasks,
     isClosing: () => closing,
   });
@@ -92,5 +101,15 @@ export async function startLocalEcs(options: LocalEcsOptions): Promise<LocalEcs>
   }
 
   const isolation = options.isolation ?? { mode: 'process' };
-  return { endpoint: server.url, clusterArn, addressing, isolation, tasks: tasks.views, kill: tasks.kill, close };
+  return {
+    endpoint: server.url,
+    clusterArn,
+    addressing,
+    isolation,
+    tasks: tasks.views,
+    registerTaskDefinition: (family) => taskDefinitions.register(family).arn,
+    deregisterTaskDefinition: (arn) => taskDefinitions.deregister(arn),
+    kill: tasks.kill,
+    close,
+  };
 }

@@ -14,10 +14,17 @@
 //
 // Without a network the server cannot listen on the task's address; it listens on a Unix socket
 // in a directory bound into the sandbox, and socket-proxy.ts forwards the task's address to it.
+// Commands run as the server's user, so while that directory is there they could replace the
+// socket, for instance with a link the forward would follow on the host. Once the server has bound
+// it, the stand-in moves the socket to a host path outside the sandbox (a bound socket keeps
+// answering wherever its file is renamed to) and removes the directory: /run/sandbox is left
+// empty, and nothing can be created in a removed directory. The root is read-only, as the task's
+// is (readonlyRootFilesystem), so commands cannot write there either; in the image /run/sandbox
+// is root's (containers/sandbox/Dockerfile).
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** The LOCAL_SANDBOX setting. */
 export const LOCAL_SANDBOX_SETTINGS = ['isolated', 'egress', 'unsafe'] as const;
@@ -74,9 +81,12 @@ const HOST_ETC = [
   'timezone',
 ];
 
-/** A task's files outside its workspace: the socket directory and its /etc/passwd and /etc/group. */
+/** A task's files outside its workspace: its server's socket and its /etc/passwd and /etc/group. */
 export interface TaskRunDir {
+  /** Shown at /run/sandbox until the server has bound its socket there; then removed. */
   socketDir: string;
+  /** Where the server's socket is moved to, out of the sandbox's reach: what the forward connects to. */
+  socket: string;
   passwd: string;
   group: string;
 }
@@ -85,12 +95,13 @@ export interface TaskRunDir {
 export function createRunDir(runDir: string): TaskRunDir {
   const socketDir = join(runDir, 'socket');
   mkdirSync(socketDir, { recursive: true });
+  const socket = join(runDir, basename(SANDBOX_PATHS.socket));
   // The image's user, so that tools asking who they are get an answer; the host's users stay out.
   const passwd = join(runDir, 'passwd');
   const group = join(runDir, 'group');
   writeFileSync(passwd, `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}::${SANDBOX_PATHS.home}:/bin/bash\n`);
   writeFileSync(group, `sandbox:x:${SANDBOX_UID}:\n`);
-  return { socketDir, passwd, group };
+  return { socketDir, socket, passwd, group };
 }
 
 export interface SandboxedCommand {
@@ -147,6 +158,9 @@ export function bubblewrapArgs(task: SandboxedCommand): string[] {
     '--ro-bind',
     task.server,
     SANDBOX_PATHS.server,
+    // Last: the mounts above keep their own modes, the root's own directories (/run...) are read-only.
+    '--remount-ro',
+    '/',
     '--chdir',
     SANDBOX_PATHS.workspace,
     '--',
@@ -154,6 +168,25 @@ export function bubblewrapArgs(task: SandboxedCommand): string[] {
     SANDBOX_PATHS.server,
   );
   return args;
+}
+
+/**
+ * Once the server has bound its socket in the task's socket directory: moves the socket out of
+ * the sandbox's reach and removes the directory. True when done (now or before); false while the
+ * server has not bound it yet. Throws if the directory holds anything else.
+ */
+export function takeServerSocket(run: TaskRunDir): boolean {
+  if (exists(run.socket)) return true;
+  const bound = join(run.socketDir, basename(SANDBOX_PATHS.socket));
+  try {
+    if (!lstatSync(bound).isSocket()) throw new Error(`${bound} is not a socket`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  renameSync(bound, run.socket);
+  rmdirSync(run.socketDir);
+  return true;
 }
 
 function systemDir(dir: string): string[] {

@@ -1,6 +1,7 @@
-// RunTask's input, checked as ECS checks the parts the product sends (FARGATE, an awsvpc network,
-// startedBy, tags, container overrides) and read into a TaskSpec.
+// RunTask's input, checked as ECS checks the parts the product sends (the task definition, FARGATE,
+// an awsvpc network, startedBy, tags, container overrides) and read into a TaskSpec.
 import { ApiError, isPlainObject } from '../aws-protocol.ts';
+import type { TaskDefinitions } from './task-definitions.ts';
 import type { Tag, TaskSpec } from './task-record.ts';
 
 // ECS: "A total of 8192 characters are allowed for overrides."
@@ -8,16 +9,6 @@ const MAX_OVERRIDES_CHARS = 8192;
 const STARTED_BY_PATTERN = /^[A-Za-z0-9_/-]{1,128}$/;
 
 const invalid = (message: string) => new ApiError('InvalidParameterException', message);
-
-/** The task definition family and ARN from a RunTask taskDefinition (family[:revision] or ARN). */
-function taskDefinitionOf(reference: unknown, arnPrefix: string): { arn: string; family: string } {
-  if (typeof reference !== 'string' || reference === '') throw invalid('taskDefinition can not be blank.');
-  const arn = /^arn:[^:]+:ecs:[^:]*:[^:]*:task-definition\/([A-Za-z0-9_-]{1,255}):(\d+)$/.exec(reference);
-  if (arn?.[1]) return { arn: reference, family: arn[1] };
-  const short = /^([A-Za-z0-9_-]{1,255})(?::(\d+))?$/.exec(reference);
-  if (short?.[1]) return { arn: `${arnPrefix}:task-definition/${short[1]}:${short[2] ?? '1'}`, family: short[1] };
-  throw new ApiError('ClientException', 'Unable to describe task definition.');
-}
 
 function validTags(value: unknown): Tag[] {
   if (!Array.isArray(value)) return [];
@@ -46,9 +37,10 @@ function overrideEnvironment(containerOverrides: Record<string, unknown>[], defa
 
 export function readRunTaskInput(
   input: Record<string, unknown>,
-  options: { arnPrefix: string; containerName: string | undefined },
+  options: { taskDefinitions: TaskDefinitions; containerName: string | undefined },
 ): { spec: TaskSpec; count: number } {
-  const taskDefinition = taskDefinitionOf(input.taskDefinition, options.arnPrefix);
+  const { arn, family } = options.taskDefinitions.resolveForRun(input.taskDefinition);
+  const taskDefinition = { arn, family };
   if (input.launchType !== undefined && input.launchType !== 'FARGATE') {
     throw invalid(`The local ECS stand-in runs FARGATE tasks only, not launchType ${String(input.launchType)}.`);
   }

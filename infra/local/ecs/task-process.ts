@@ -7,6 +7,7 @@ import { constants as osConstants } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { takeServerSocket } from './isolation.ts';
 import { signalGroup, trackProcessGroup, untrackProcessGroup } from './process-groups.ts';
 import { forwardToSocket } from './socket-proxy.ts';
 import { markStopping, pushTail, type LocalTaskStopCode, type TaskRecord } from './task-record.ts';
@@ -23,6 +24,7 @@ export interface ProcessContext {
   cwd: string;
   startTimeoutMs: number;
   onLog?(taskArn: string, line: string, stream: 'stdout' | 'stderr'): void;
+  pullImage?(taskDefinitionArn: string): string | undefined;
   stop(record: TaskRecord, stopCode: LocalTaskStopCode, reason: string): void;
   failToStart(record: TaskRecord, reason: string): void;
   finish(record: TaskRecord): Promise<void>;
@@ -32,11 +34,16 @@ export async function launch(record: TaskRecord, context: ProcessContext): Promi
   record.startTimer = undefined;
   if (record.view.desiredStatus === 'STOPPED') return;
   record.view.status = 'PENDING';
+  const pullFailure = context.pullImage?.(record.taskDefinitionArn);
+  if (pullFailure !== undefined) {
+    context.failToStart(record, pullFailure);
+    return;
+  }
   const { sandbox } = record;
   let child: ChildProcess;
   try {
     if (sandbox) {
-      const proxy = await forwardToSocket(record.view.ip, record.view.port, sandbox.socket);
+      const proxy = await forwardToSocket(record.view.ip, record.view.port, sandbox.run.socket);
       // Stopped meanwhile: finished already, without the forward.
       if (isStopping(record)) return await proxy.close();
       record.proxy = proxy;
@@ -83,7 +90,16 @@ function readLines(record: TaskRecord, stream: NodeJS.ReadableStream, name: 'std
 async function waitUntilHealthy(record: TaskRecord, context: ProcessContext): Promise<void> {
   const deadline = Date.now() + context.startTimeoutMs;
   while (record.view.status === 'PENDING' && !record.finished) {
-    if (await answersHealth(record.view.ip, record.view.port, record.token)) {
+    // In bubblewrap the forward reaches the server only once its socket is out of the sandbox's
+    // reach, so no caller (and so no command) can come before that.
+    let reachable: boolean;
+    try {
+      reachable = record.sandbox === undefined || takeServerSocket(record.sandbox.run);
+    } catch (error) {
+      context.stop(record, 'TaskFailedToStart', `Task failed to start: ${(error as Error).message}`);
+      return;
+    }
+    if (reachable && (await answersHealth(record.view.ip, record.view.port, record.token))) {
       if (record.view.status !== 'PENDING' || record.finished) return;
       record.view.status = 'RUNNING';
       record.times.startedAt ??= Date.now();

@@ -1,6 +1,7 @@
 // One task of the local ECS, in memory: the live view tests and the bench read, and what the
 // stand-in keeps beside it (the process, timers, times for the API).
 import type { ChildProcess } from 'node:child_process';
+import type { TaskRunDir } from './isolation.ts';
 import type { SocketProxy } from './socket-proxy.ts';
 
 export type LocalTaskStatus = 'PROVISIONING' | 'PENDING' | 'RUNNING' | 'STOPPING' | 'DEPROVISIONING' | 'STOPPED';
@@ -36,6 +37,8 @@ export interface LocalEcsTask {
   readonly pid: number | undefined;
   readonly workspace: string;
   readonly startedBy: string | undefined;
+  /** The task definition revision the task runs (for a family alone, its latest ACTIVE one at RunTask). */
+  readonly taskDefinitionArn: string;
   /** Started with assignPublicIp ENABLED. */
   readonly publicIp: boolean;
   readonly tags: readonly Tag[];
@@ -62,7 +65,7 @@ export interface TaskRecord {
   /** The task's bearer token (SANDBOX_TOKEN): in env for a plain process, on fd 3 in bubblewrap. */
   token: string | undefined;
   /** In bubblewrap: the bwrap arguments, and the task's directory beside its workspace (socket, passwd). */
-  sandbox?: { args: string[]; runDir: string; socket: string };
+  sandbox?: { args: string[]; runDir: string; run: TaskRunDir };
   /** In bubblewrap: forwards the task's address to its server's socket. */
   proxy?: SocketProxy;
   times: { createdAt: number; startedAt?: number; stoppedAt?: number };
@@ -113,6 +116,7 @@ export function newTaskRecord(task: {
       pid: undefined,
       workspace: task.workspace,
       startedBy: spec.startedBy,
+      taskDefinitionArn: spec.taskDefinition.arn,
       publicIp: spec.publicIp,
       tags: spec.tags,
       envNames: Object.keys(task.env).sort(),

@@ -28,6 +28,11 @@ export interface TasksOptions {
   /** Every stdout / stderr line of every task. */
   onLog?(taskArn: string, line: string, stream: 'stdout' | 'stderr'): void;
   /**
+   * Pulls the task definition's image, as Fargate does before it starts the container: the reason
+   * the pull failed (the task then stops, TaskFailedToStart), or undefined when it was found.
+   */
+  pullImage?(taskDefinitionArn: string): string | undefined;
+  /**
    * How tasks run. Default: plain processes. In bubblewrap, serverCommand must be
    * [node binary, server bundle]: both are shown inside at the image's paths.
    */
@@ -50,6 +55,7 @@ export function createTasks(options: TasksOptions, addressing: LocalEcsAddressin
     cwd: options.cwd ?? process.cwd(),
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     onLog: options.onLog,
+    pullImage: options.pullImage,
     stop,
     failToStart,
     finish,
@@ -69,7 +75,7 @@ export function createTasks(options: TasksOptions, addressing: LocalEcsAddressin
         const runDir = `${workspace}.run`;
         const run = createRunDir(runDir);
         const sandboxArgs = bubblewrapArgs({ workspace, run, node, server: args[0]!, shareNetwork: isolation.shareNetwork });
-        sandbox = { args: sandboxArgs, runDir, socket: join(run.socketDir, 'server.sock') };
+        sandbox = { args: sandboxArgs, runDir, run };
       }
     } catch (error) {
       addresses.release(ip);

@@ -4,11 +4,14 @@
 // tests only, and never bundled into a Lambda function.
 import { runSimulation, runUnsafeSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from '../template.ts';
-import type { RolePolicies } from './policies.ts';
+import type { IdentityPolicy, RolePolicies } from './policies.ts';
 import type { Authorization } from './requests.ts';
+import { resourceTypesOf } from './service-reference.ts';
 
 export interface Decision {
   allowed: boolean;
+  /** Denied by a Deny statement, not for want of an Allow. */
+  explicitDeny?: boolean;
   /** AWS's wording: "User: <principal> is not authorized to perform: <action> on resource: <arn> because …". */
   message: string;
   principal: string;
@@ -46,6 +49,41 @@ export function denialMessage(principal: string, action: string, resource: strin
   return `User: ${principal} is not authorized to perform: ${action} on resource: ${resource} ${reason}`;
 }
 
+/**
+ * Whether a policy's resource pattern matches the request resource "*" itself, as IAM compares them:
+ * `*` and `?` are wildcards, `${*}`, `${?}` and `${$}` literal characters; any other policy variable
+ * names a value of the request, which "*" is not.
+ */
+function matchesLiteralWildcard(pattern: string): boolean {
+  const regex = pattern.replace(/\$\{([^}]*)\}|\*|\?|[^$*?]+|\$/g, (token, variable: string | undefined) => {
+    if (variable !== undefined) return ['*', '?', '$'].includes(variable) ? `\\${variable}` : '(?!)';
+    if (token === '*') return '.*';
+    if (token === '?') return '.';
+    return token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  });
+  return new RegExp(`^${regex}$`, 's').test('*');
+}
+
+type Statement = Record<string, unknown>;
+
+/**
+ * The statements that apply to a request on "*" itself, each with Resource "*": a Resource element
+ * applies when one of its patterns matches "*", a NotResource element when none does.
+ */
+function policiesOnLiteralWildcard(policies: IdentityPolicy[]): IdentityPolicy[] {
+  const patterns = (value: unknown) => [value].flat().map(String);
+  return policies.flatMap(({ name, policy }) => {
+    const statements = [policy.Statement].flat() as Statement[];
+    const applying = statements.flatMap((statement): Statement[] => {
+      const { Resource, NotResource, ...rest } = statement;
+      if (Resource !== undefined) return patterns(Resource).some(matchesLiteralWildcard) ? [{ ...rest, Resource: '*' }] : [];
+      if (NotResource !== undefined) return patterns(NotResource).some(matchesLiteralWildcard) ? [] : [{ ...rest, Resource: '*' }];
+      return [statement];
+    });
+    return applying.length > 0 ? [{ name, policy: { ...policy, Statement: applying } }] : [];
+  });
+}
+
 export class PolicyEvaluator {
   private readonly cache = new Map<string, Promise<Decision>>();
 
@@ -63,8 +101,11 @@ export class PolicyEvaluator {
   }
 
   private async simulate(session: RoleSession, { action, resource }: Authorization, context: Record<string, string | string[]>) {
+    // iam-simulate reads a "*" request of an action that has resource types as "any of them", which
+    // a policy naming one resource allows; AWS compares the policy's patterns with the string "*".
+    const literal = resource === '*' && resourceTypesOf(action).length > 0;
     const simulation: Simulation = {
-      identityPolicies: session.role.policies,
+      identityPolicies: literal ? policiesOnLiteralWildcard(session.role.policies) : session.role.policies,
       serviceControlPolicies: [],
       resourceControlPolicies: [],
       request: { principal: session.principalArn, action, resource: { resource, accountId: LOCAL_ACCOUNT }, contextVariables: context },
@@ -81,6 +122,6 @@ export class PolicyEvaluator {
     const message = allowed
       ? `User: ${session.principalArn} is authorized to perform: ${action} on resource: ${resource}`
       : denialMessage(session.principalArn, action, resource, result === 'ExplicitlyDenied');
-    return { allowed, message, principal: session.principalArn, action, resource };
+    return { allowed, explicitDeny: result === 'ExplicitlyDenied', message, principal: session.principalArn, action, resource };
   }
 }

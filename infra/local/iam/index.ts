@@ -78,15 +78,22 @@ export function createLocalIam(template: object): LocalIam {
   }
   const keys = new Map([...policies.keys()].map((roleId) => [credentialsFor(roleId).accessKeyId, roleId]));
   const taskDefinitionRoles = new Map<string, string[]>();
+  const latestTaskDefinitions = new Map<string, string>();
   for (const [logicalId, resource] of resources) {
     if (resource.Type !== 'AWS::ECS::TaskDefinition') continue;
     const roles = ['TaskRoleArn', 'ExecutionRoleArn'].flatMap((name) => {
       const value = resource.Properties?.[name];
       return value === undefined ? [] : [String(resolveCloudFormation(cfn, value))];
     });
-    taskDefinitionRoles.set(String(resolveCloudFormation(cfn, { Ref: logicalId })), roles);
+    const arn = String(resolveCloudFormation(cfn, { Ref: logicalId }));
+    taskDefinitionRoles.set(arn, roles);
+    // CloudFormation deregisters the revision it replaces: the template's is the family's latest ACTIVE one.
+    latestTaskDefinitions.set(localPhysicalName(cfn, logicalId), arn);
   }
-  const stackFacts: StackFacts = { taskDefinitionRoles: (arn) => taskDefinitionRoles.get(arn) ?? [] };
+  const stackFacts: StackFacts = {
+    taskDefinitionRoles: (arn) => taskDefinitionRoles.get(arn) ?? [],
+    latestTaskDefinition: (family) => latestTaskDefinitions.get(family),
+  };
   const evaluator = new PolicyEvaluator();
 
   const authorize = async (principal: Principal, authorization: Authorization): Promise<Decision> => {

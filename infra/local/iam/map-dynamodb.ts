@@ -11,6 +11,7 @@ import {
   jsonTarget,
   unique,
 } from './request-types.ts';
+import { onAnyResource } from './service-reference.ts';
 
 function tableArn(table: unknown): string {
   const name = String(table);
@@ -76,6 +77,8 @@ export function dynamoDbAuthorizations(request: AwsHttpRequest): Authorization[]
     return unique(tables).map((resource) => ({ action: 'dynamodb:GetItem', resource }));
   }
   if (ON_RESOURCE_ARN.has(operation)) return [{ action, resource: String(input.ResourceArn) }];
-  if (operation === 'ListTables') return [{ action, resource: '*' }];
+  // ListTables, DescribeLimits…: what the reference authorizes against "*" only.
+  const any = onAnyResource('dynamodb', operation);
+  if (any) return [any];
   throw new UnknownOperationError('dynamodb', operation);
 }

@@ -1,6 +1,7 @@
 // ECS (awsJson1.1, X-Amz-Target AmazonEC2ContainerServiceV20141113.<Operation>). Tasks are
-// authorized with the cluster as context (ecs:cluster); RunTask on the task definition, plus
-// ecs:TagResource for tags given at launch and iam:PassRole for the roles the task receives.
+// authorized with the cluster as context (ecs:cluster); RunTask on the task definition revision it
+// runs, plus ecs:TagResource for tags given at launch and iam:PassRole for the roles the task
+// receives. Listing a cluster's tasks is authorized against "*" (see listTasks).
 import { localArn } from '../resources.ts';
 import {
   type Authorization,
@@ -13,6 +14,7 @@ import {
   strings,
   unique,
 } from './request-types.ts';
+import { onAnyResource } from './service-reference.ts';
 
 function clusterArn(cluster: unknown): string {
   const name = typeof cluster === 'string' && cluster !== '' ? cluster : 'default';
@@ -28,12 +30,36 @@ function taskArn(task: string, cluster: string): string {
   return task.startsWith('arn:') ? task : localArn('ecs', `task/${clusterName(cluster)}/${task}`);
 }
 
-// "family", "family:revision" or an ARN. Locally a family has one revision, 1: the latest.
-function taskDefinitionArn(taskDefinition: unknown): string {
+/**
+ * An ARN, "family:revision", or "family" alone: ECS then runs the family's latest ACTIVE revision,
+ * and IAM authorizes that revision's ARN (a policy for every revision names `family:*`). A family
+ * the stack does not define is taken as its revision 1 (ECS refuses to run it anyway).
+ */
+function taskDefinitionArn(taskDefinition: unknown, facts: StackFacts): string {
   const value = String(taskDefinition);
   if (value.startsWith('arn:')) return value;
-  return localArn('ecs', `task-definition/${value.includes(':') ? value : `${value}:1`}`);
+  if (value.includes(':')) return localArn('ecs', `task-definition/${value}`);
+  return facts.latestTaskDefinition?.(value) ?? localArn('ecs', `task-definition/${value}:1`);
 }
+
+/**
+ * ListTasks names the container instance it lists, when it filters by one; otherwise it lists the
+ * cluster, and IAM authorizes it against "*" (with ecs:cluster), although the Service Authorization
+ * Reference lists only container-instance for it. AWS says so itself: "… is not authorized to
+ * perform: ecs:ListTasks on resource: * because no identity-based policy allows the ecs:ListTasks
+ * action", to a role granted it on the cluster's container instances.
+ */
+function listTasks(input: JsonObject, cluster: string): Authorization {
+  const context = { 'ecs:cluster': cluster };
+  const instance = typeof input.containerInstance === 'string' ? input.containerInstance : undefined;
+  if (instance === undefined) return { action: 'ecs:ListTasks', resource: '*', context };
+  const resource = instance.startsWith('arn:') ? instance : localArn('ecs', `container-instance/${clusterName(cluster)}/${instance}`);
+  return { action: 'ecs:ListTasks', resource, context };
+}
+
+// A task being started has no id yet; IAM authorizes tagging it on its ARN once ECS has chosen one.
+// Locally the mapping cannot know that id: this one stands for it.
+const NEW_TASK_ID = 'new-task';
 
 function tagContext(tags: unknown): Record<string, string | string[]> {
   const list = (Array.isArray(tags) ? tags : []) as { key?: string; value?: string }[];
@@ -46,16 +72,15 @@ function tagContext(tags: unknown): Record<string, string | string[]> {
 
 function runTask(input: JsonObject, facts: StackFacts): Authorization[] {
   const cluster = clusterArn(input.cluster);
-  const taskDefinition = taskDefinitionArn(input.taskDefinition);
+  const taskDefinition = taskDefinitionArn(input.taskDefinition, facts);
   const tags = tagContext(input.tags);
   const authorizations: Authorization[] = [
     { action: 'ecs:RunTask', resource: taskDefinition, context: { 'ecs:cluster': cluster, ...tags } },
   ];
   if (Object.keys(tags).length > 0) {
-    // The task's ARN is not known before it exists: tagging at launch is authorized on the cluster's tasks.
     authorizations.push({
       action: 'ecs:TagResource',
-      resource: localArn('ecs', `task/${clusterName(cluster)}/*`),
+      resource: localArn('ecs', `task/${clusterName(cluster)}/${NEW_TASK_ID}`),
       context: { 'ecs:CreateAction': 'RunTask', ...tags },
     });
   }
@@ -82,17 +107,18 @@ export function ecsAuthorizations(request: AwsHttpRequest, facts: StackFacts): A
     case 'DescribeTasks':
       return strings(input.tasks).map((task) => ({ action, resource: taskArn(task, cluster), context: { 'ecs:cluster': cluster } }));
     case 'ListTasks':
-      // Listing is authorized on the cluster's container instances, whichever they are.
-      return [{ action, resource: localArn('ecs', `container-instance/${clusterName(cluster)}/*`), context: { 'ecs:cluster': cluster } }];
+      return [listTasks(input, cluster)];
     case 'DescribeClusters':
       return strings(input.clusters ?? ['default']).map((name) => ({ action, resource: clusterArn(name) }));
-    case 'DescribeTaskDefinition':
-      return [{ action, resource: '*' }];
     case 'TagResource':
     case 'UntagResource':
     case 'ListTagsForResource':
       return [{ action, resource: String(input.resourceArn) }];
-    default:
+    default: {
+      // DescribeTaskDefinition, ListClusters…: what the reference authorizes against "*" only.
+      const any = onAnyResource('ecs', operation);
+      if (any) return [any];
       throw new UnknownOperationError('ecs', operation);
+    }
   }
 }

@@ -3,6 +3,14 @@
 // (secretsmanager.<Operation>).
 import { localArn, localSecretArn } from '../resources.ts';
 import { type Authorization, type AwsHttpRequest, UnknownOperationError, jsonBody, jsonTarget, unique } from './request-types.ts';
+import { onAnyResource } from './service-reference.ts';
+
+/** An operation the mapper does not name: authorized against "*" if the reference lists no resource type for it. */
+function onAnyResourceOrUnknown(service: string, operation: string): Authorization[] {
+  const any = onAnyResource(service, operation);
+  if (any) return [any];
+  throw new UnknownOperationError(service, operation);
+}
 
 const ON_STATE_MACHINE = new Set([
   'StartExecution',
@@ -26,8 +34,7 @@ export function stepFunctionsAuthorizations(request: AwsHttpRequest): Authorizat
   const action = `states:${operation}`;
   if (ON_STATE_MACHINE.has(operation)) return [{ action, resource: String(input.stateMachineArn) }];
   if (ON_EXECUTION.has(operation)) return [{ action, resource: String(input.executionArn) }];
-  if (operation === 'ListStateMachines') return [{ action, resource: '*' }];
-  throw new UnknownOperationError('states', operation);
+  return onAnyResourceOrUnknown('states', operation);
 }
 
 // EventBusName may be a name or an ARN; without it, the account's default bus.
@@ -38,7 +45,7 @@ function eventBusArn(bus: unknown): string {
 
 export function eventBridgeAuthorizations(request: AwsHttpRequest): Authorization[] {
   const operation = jsonTarget(request);
-  if (operation !== 'PutEvents') throw new UnknownOperationError('events', operation);
+  if (operation !== 'PutEvents') return onAnyResourceOrUnknown('events', operation);
   const entries = (jsonBody(request).Entries ?? []) as { EventBusName?: unknown }[];
   return unique(entries.map((entry) => eventBusArn(entry.EventBusName))).map((resource) => ({ action: 'events:PutEvents', resource }));
 }
@@ -64,6 +71,5 @@ export function secretsManagerAuthorizations(request: AwsHttpRequest): Authoriza
   const input = jsonBody(request);
   const action = `secretsmanager:${operation}`;
   if (ON_SECRET.has(operation)) return [{ action, resource: secretArn(input.SecretId) }];
-  if (operation === 'ListSecrets') return [{ action, resource: '*' }];
-  throw new UnknownOperationError('secretsmanager', operation);
+  return onAnyResourceOrUnknown('secretsmanager', operation);
 }

@@ -1,9 +1,11 @@
 // The restJson1 services: EventBridge Scheduler (/schedules/{Name}, /schedule-groups/{Name}),
-// Bedrock Runtime (/model/{modelId}/converse…) and Lambda Invoke (/…/functions/{FunctionName}/…).
-import { parseModelId } from '../../constructs/bedrock-access.ts';
+// Bedrock Runtime (/model/{modelId}/converse…) and Lambda (/…/functions/{FunctionName}/…: Invoke,
+// ListVersionsByFunction, DeleteFunction).
+import { modelInvocationAuthorizations } from '../../../shared/model-ids.ts';
 import { localArn } from '../resources.ts';
-import { LOCAL_PARTITION, LOCAL_REGION, localFunctionArn } from '../template.ts';
+import { LOCAL_ACCOUNT, LOCAL_PARTITION, LOCAL_REGION, localFunctionArn } from '../template.ts';
 import { type Authorization, type AwsHttpRequest, UnknownOperationError, jsonBody, parseUrl } from './request-types.ts';
+import { onAnyResource } from './service-reference.ts';
 
 const SCHEDULE_ACTIONS: Record<string, string> = {
   POST: 'CreateSchedule',
@@ -13,6 +15,8 @@ const SCHEDULE_ACTIONS: Record<string, string> = {
 };
 const GROUP_ACTIONS: Record<string, string> = { POST: 'CreateScheduleGroup', GET: 'GetScheduleGroup', DELETE: 'DeleteScheduleGroup' };
 const TAG_ACTIONS: Record<string, string> = { POST: 'TagResource', DELETE: 'UntagResource', GET: 'ListTagsForResource' };
+// GET of a collection: authorized against "*" only, as the reference says.
+const LIST_OPERATIONS: Record<string, string> = { schedules: 'ListSchedules', 'schedule-groups': 'ListScheduleGroups' };
 
 export function schedulerAuthorizations(request: AwsHttpRequest): Authorization[] {
   const url = parseUrl(request);
@@ -22,8 +26,9 @@ export function schedulerAuthorizations(request: AwsHttpRequest): Authorization[
   const operation = `${method} ${url.pathname}`;
   if (rest.length > 0) throw new UnknownOperationError('scheduler', operation);
   if (name === undefined) {
-    if (method === 'GET' && collection === 'schedules') return [{ action: 'scheduler:ListSchedules', resource: '*' }];
-    if (method === 'GET' && collection === 'schedule-groups') return [{ action: 'scheduler:ListScheduleGroups', resource: '*' }];
+    const list = method === 'GET' ? LIST_OPERATIONS[String(collection)] : undefined;
+    const any = list === undefined ? undefined : onAnyResource('scheduler', list);
+    if (any) return [any];
     throw new UnknownOperationError('scheduler', operation);
   }
   if (collection === 'schedules' && SCHEDULE_ACTIONS[method]) {
@@ -55,47 +60,9 @@ const BEDROCK_ACTIONS: Record<string, string> = {
   'invoke-with-response-stream': 'InvokeModelWithResponseStream',
 };
 
-// Where a geographic cross-Region profile may route a request (a representative set per
-// geography): the foundation model must be allowed in each, as any may serve the request.
-const GEOGRAPHY_REGIONS: Record<string, string[]> = {
-  us: ['us-east-1', 'us-east-2', 'us-west-2'],
-  'us-gov': ['us-gov-east-1', 'us-gov-west-1'],
-  eu: ['eu-central-1', 'eu-west-1', 'eu-west-3', 'eu-north-1'],
-  apac: ['ap-northeast-1', 'ap-south-1', 'ap-southeast-1', 'ap-southeast-2'],
-  jp: ['ap-northeast-1', 'ap-northeast-3'],
-  au: ['ap-southeast-2', 'ap-southeast-4'],
-  ca: ['ca-central-1', 'ca-west-1'],
-};
-
-function foundationModelArn(modelId: string, region: string): string {
-  return `arn:${LOCAL_PARTITION}:bedrock:${region}::foundation-model/${modelId}`;
-}
-
-/**
- * A model invocation through an inference profile is authorized on the profile (in the caller's
- * Region), then on the foundation model where it runs, with bedrock:InferenceProfileArn naming the
- * profile: for a geographic profile in the source Region and each Region of its geography; for a
- * global one in the source Region and Region-less (aws:RequestedRegion "unspecified").
- */
+/** A model invocation's authorizations in the local Region and account (shared/model-ids.ts). */
 export function modelAuthorizations(action: string, modelId: string): Authorization[] {
-  const profileArnMatch = /^arn:[^:]+:bedrock:[^:]*:[^:]*:inference-profile\/(.+)$/.exec(modelId);
-  const profileId = profileArnMatch?.[1] ?? (modelId.startsWith('arn:') ? undefined : modelId);
-  const parsed = profileId === undefined ? undefined : parseModelId(profileId);
-  if (!parsed?.profileScope) {
-    return [{ action, resource: modelId.startsWith('arn:') ? modelId : foundationModelArn(modelId, LOCAL_REGION) }];
-  }
-  const profileArn = profileArnMatch ? modelId : localArn('bedrock', `inference-profile/${modelId}`);
-  const throughProfile = (resource: string, region: string): Authorization => ({
-    action,
-    resource,
-    context: { 'bedrock:InferenceProfileArn': profileArn, 'aws:RequestedRegion': region },
-  });
-  const model = parsed.foundationModelId;
-  const destinations =
-    parsed.profileScope === 'global'
-      ? [throughProfile(foundationModelArn(model, ''), 'unspecified')]
-      : (GEOGRAPHY_REGIONS[parsed.profileScope] ?? []).map((region) => throughProfile(foundationModelArn(model, region), region));
-  return [{ action, resource: profileArn }, throughProfile(foundationModelArn(model, LOCAL_REGION), LOCAL_REGION), ...destinations];
+  return modelInvocationAuthorizations(action, modelId, { partition: LOCAL_PARTITION, region: LOCAL_REGION, account: LOCAL_ACCOUNT });
 }
 
 export function bedrockAuthorizations(request: AwsHttpRequest): Authorization[] {
@@ -126,10 +93,27 @@ function functionArn(functionName: string, qualifier: string | null): string {
   return version ? `${base}:${version}` : base;
 }
 
+// Lambda's REST paths under /<api version>/functions/{FunctionName}: method and what follows → action.
+const LAMBDA_ACTIONS: Record<string, string> = {
+  'POST /invocations': 'InvokeFunction',
+  'POST /response-streaming-invocations': 'InvokeFunction',
+  'GET /versions': 'ListVersionsByFunction',
+  // Without a Qualifier it deletes the function with all its versions: authorized on the function itself.
+  'DELETE ': 'DeleteFunction',
+};
+
 export function lambdaAuthorizations(request: AwsHttpRequest): Authorization[] {
   const url = parseUrl(request);
-  const match = /^\/\d{4}-\d{2}-\d{2}\/functions\/([^/]+)\/(invocations|response-streaming-invocations)$/.exec(url.pathname);
-  if (!match?.[1] || request.method.toUpperCase() !== 'POST')
-    throw new UnknownOperationError('lambda', `${request.method} ${url.pathname}`);
-  return [{ action: 'lambda:InvokeFunction', resource: functionArn(decodeURIComponent(match[1]), url.searchParams.get('Qualifier')) }];
+  const match = /^\/\d{4}-\d{2}-\d{2}\/functions\/([^/]+)(\/[a-z-]+)?\/?$/.exec(url.pathname);
+  const action = match?.[1] ? LAMBDA_ACTIONS[`${request.method.toUpperCase()} ${match[2] ?? ''}`] : undefined;
+  if (!match?.[1] || !action) throw new UnknownOperationError('lambda', `${request.method} ${url.pathname}`);
+  // A version list is the function's: any qualifier in the name is not part of what is authorized.
+  const qualifier = action === 'ListVersionsByFunction' ? null : url.searchParams.get('Qualifier');
+  const resource = functionArn(decodeURIComponent(match[1]), qualifier);
+  return [
+    {
+      action: `lambda:${action}`,
+      resource: action === 'ListVersionsByFunction' ? resource.replace(/(:function:[^:]+):[^:]+$/, '$1') : resource,
+    },
+  ];
 }

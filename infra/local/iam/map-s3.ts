@@ -3,6 +3,7 @@
 // clients send with forcePathStyle) and virtual-hosted style (bucket.s3….host/key) are both read.
 import { LOCAL_PARTITION } from '../template.ts';
 import { type Authorization, type AwsHttpRequest, UnknownOperationError, header, parseUrl } from './request-types.ts';
+import { onAnyResource } from './service-reference.ts';
 
 type Level = 'object' | 'bucket';
 type Rule = { action: string; versioned?: string };
@@ -168,7 +169,9 @@ export function s3Authorizations(request: AwsHttpRequest): Authorization[] {
   const operation = `${method} ${bucket === undefined ? 'service' : key ? 'object' : 'bucket'}${subresources.map((name) => ` ?${name}`).join('')}`;
   if (others.length > (subresource === 'uploadId' ? 0 : 1)) throw new UnknownOperationError('s3', operation);
   if (bucket === undefined) {
-    if (method === 'GET' && subresources.length === 0) return [{ action: 's3:ListAllMyBuckets', resource: '*' }];
+    // ListBuckets is s3:ListAllMyBuckets, which the reference authorizes against "*" only.
+    const any = method === 'GET' && subresources.length === 0 ? onAnyResource('s3', 'ListAllMyBuckets') : undefined;
+    if (any) return [any];
     throw new UnknownOperationError('s3', operation);
   }
   if (key === '' && method === 'POST' && subresource === 'delete') return deletedObjects(bucket, request.body);

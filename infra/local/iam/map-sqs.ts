@@ -4,6 +4,7 @@
 import { localArn } from '../resources.ts';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from '../template.ts';
 import { type Authorization, type AwsHttpRequest, UnknownOperationError, header, jsonBody, jsonTarget } from './request-types.ts';
+import { onAnyResource } from './service-reference.ts';
 
 // Batch operations are authorized as their single-message action.
 const ACTIONS: Record<string, string> = {
@@ -64,6 +65,8 @@ export function sqsAuthorizations(request: AwsHttpRequest): Authorization[] {
     const create = { action: 'sqs:CreateQueue', resource: byName() };
     return input.hasTags ? [create, { action: 'sqs:TagQueue', resource: byName() }] : [create];
   }
-  if (input.operation === 'ListQueues') return [{ action: 'sqs:ListQueues', resource: '*' }];
+  // ListQueues: authorized against "*" only, as the reference says.
+  const any = onAnyResource('sqs', input.operation);
+  if (any) return [any];
   throw new UnknownOperationError('sqs', input.operation || '(no operation)');
 }

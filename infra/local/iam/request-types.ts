@@ -23,6 +23,8 @@ export interface Authorization {
 export interface StackFacts {
   /** The roles a task definition passes to ECS (its task role and execution role), by task definition ARN. */
   taskDefinitionRoles?: (taskDefinitionArn: string) => string[];
+  /** The ARN of a task definition family's latest ACTIVE revision: the one the stack defines now. */
+  latestTaskDefinition?: (family: string) => string | undefined;
 }
 
 export class UnknownOperationError extends Error {

@@ -16,6 +16,8 @@ export interface LocalFunctionVersion {
   /** The handler module, relative to the repository root. */
   entry: string;
   env: Record<string, string>;
+  /** The function's own environment variables, as Lambda's GetFunctionConfiguration lists them. */
+  variables: Record<string, string>;
   network: WorkerNetwork;
 }
 
@@ -25,20 +27,27 @@ export interface Invocation {
   functionId: string;
   version: number;
   at: number;
+  /** The error's name, when the invocation failed (what Lambda counts in its Errors metric). */
+  error?: string;
 }
 
 export interface LocalLambda {
   /** Publishes a version of each function; unqualified invocations go to the newest. Returns the numbers. */
   publish(functions: LocalFunctionVersion[]): Record<string, number>;
-  /** Removes a version (a deploy that did not retain it): invoking it then fails as on AWS. */
+  /** Removes a version (a deploy that did not retain it, or DeleteFunction of it): invoking it then fails as on AWS. */
   remove(functionId: string, version: number): Promise<void>;
+  /** A function's published versions, oldest first, with when each was published (epoch ms); none for an unknown function. */
+  versions(functionId: string): { version: number; publishedAt: number }[];
   invoke(functionId: string, event: unknown, options?: { version?: number; kind?: InvocationKind }): Promise<unknown>;
   /** Every invocation so far, in order. */
   readonly invocations: readonly Invocation[];
+  /** The newest published version of a function, or undefined when it has none. */
+  configuration(functionId: string): LocalFunctionVersion | undefined;
   close(): Promise<void>;
 }
 
 class FunctionWorker {
+  readonly spec: LocalFunctionVersion;
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
   private nextId = 0;
@@ -46,9 +55,11 @@ class FunctionWorker {
 
   constructor(
     private readonly root: string,
-    private readonly spec: LocalFunctionVersion,
+    spec: LocalFunctionVersion,
     private readonly onOutput: OutputListener | undefined,
-  ) {}
+  ) {
+    this.spec = spec;
+  }
 
   private start(): Promise<void> {
     const setup: WorkerSetup = { entry: pathToFileURL(join(this.root, this.spec.entry)).href, network: this.spec.network };
@@ -56,12 +67,16 @@ class FunctionWorker {
       workerData: setup,
       env: this.spec.env,
       execArgv: ['--import', import.meta.resolve('tsx')],
-      // What the function writes to stdout is its log, as CloudWatch Logs gets it: read line by line.
+      // What the function writes to stdout and stderr (warnings and errors) is its log, as CloudWatch
+      // Logs gets it: read line by line.
       stdout: this.onOutput !== undefined,
+      stderr: this.onOutput !== undefined,
     });
     if (this.onOutput) {
       const listener = this.onOutput;
-      createInterface({ input: worker.stdout, crlfDelay: Infinity }).on('line', (line) => listener(this.spec.functionId, line));
+      for (const output of [worker.stdout, worker.stderr]) {
+        createInterface({ input: output, crlfDelay: Infinity }).on('line', (line) => listener(this.spec.functionId, line));
+      }
     }
     this.worker = worker;
     worker.unref();
@@ -104,16 +119,18 @@ class FunctionWorker {
   }
 }
 
-/** A line a function wrote to stdout (its log), with the function's logical id. */
+/** A line a function wrote to stdout or stderr (its log), with the function's logical id. */
 export type OutputListener = (functionId: string, line: string) => void;
 
 export function createLocalLambda(options: { root: string; onOutput?: OutputListener }): LocalLambda {
   const versions = new Map<string, Map<number, FunctionWorker>>();
+  const publishedAt = new Map<string, number>();
   const invocations: Invocation[] = [];
   const newest = (functionId: string) => Math.max(0, ...(versions.get(functionId)?.keys() ?? []));
 
   return {
     invocations,
+    configuration: (functionId) => versions.get(functionId)?.get(newest(functionId))?.spec,
     publish(functions) {
       const published: Record<string, number> = {};
       for (const spec of functions) {
@@ -121,9 +138,15 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
         versions.set(spec.functionId, byVersion);
         const version = newest(spec.functionId) + 1;
         byVersion.set(version, new FunctionWorker(options.root, spec, options.onOutput));
+        publishedAt.set(`${spec.functionId}:${version}`, Date.now());
         published[spec.functionId] = version;
       }
       return published;
+    },
+    versions(functionId) {
+      return [...(versions.get(functionId)?.keys() ?? [])]
+        .sort((a, b) => a - b)
+        .map((version) => ({ version, publishedAt: publishedAt.get(`${functionId}:${version}`)! }));
     },
     async remove(functionId, version) {
       const worker = versions.get(functionId)?.get(version);
@@ -147,8 +170,12 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
           `${functionId}: the ${kind} invocation's payload is ${bytes} bytes; Lambda accepts at most ${limit}`,
         );
       }
-      invocations.push({ functionId, version: number, at: Date.now() });
-      const result = await worker.invoke(payload);
+      const invocation: Invocation = { functionId, version: number, at: Date.now() };
+      invocations.push(invocation);
+      const result = await worker.invoke(payload).catch((error: unknown) => {
+        invocation.error = error instanceof Error ? error.name : 'Error';
+        throw error;
+      });
       if (Buffer.byteLength(result) > SYNC_RESPONSE_LIMIT) {
         throw new LambdaLimitExceeded(
           'Function.ResponseSizeTooLarge',

@@ -6,15 +6,7 @@
 // filters croner's answers by default (`dst: 'eventbridge'`); `dst: 'croner'` gives croner's raw
 // answer, which shows what the filter changes.
 import { Cron } from 'croner';
-import {
-  parseCron,
-  wallAt,
-  wallToInstantMs,
-  zonedLocalToInstant,
-  type CronField,
-  type ParsedCron,
-  type WallTime,
-} from '../../../shared/events/schedule-expressions.ts';
+import { instantToZonedLocal, zonedLocalToInstant } from '../../../shared/events/schedule-expressions.ts';
 import { fromSchedulerExpression } from './expressions.ts';
 
 export interface NextFireOptions {
@@ -25,31 +17,17 @@ export interface NextFireOptions {
   dst?: 'eventbridge' | 'croner';
 }
 
-function matchesWall(cron: ParsedCron, wall: WallTime): boolean {
-  const has = (field: CronField, v: number) => field.values.includes(v);
-  if (!has(cron.minute, wall.minute) || !has(cron.hour, wall.hour) || !has(cron.month, wall.month)) return false;
-  if (!cron.dayOfMonth.star && !has(cron.dayOfMonth, wall.day)) return false;
-  if (!cron.dayOfWeek.star) {
-    const d = new Date(0);
-    d.setUTCFullYear(wall.year, wall.month - 1, wall.day);
-    if (!has(cron.dayOfWeek, d.getUTCDay())) return false;
-  }
-  return true;
-}
-
 /** croner's next run after `after`, skipping the answers EventBridge would not fire. */
-function nextEventBridgeRun(cron: Cron, fiveField: string, timezone: string, after: Date): Date | null {
-  const pattern = parseCron(fiveField);
-  if (!pattern.ok) throw new Error(pattern.error); // fromSchedulerExpression checked it
+function nextEventBridgeRun(cron: Cron, timezone: string, after: Date): Date | null {
   let cursor = after;
   // Each rejected answer is inside one DST transition; a bound keeps a bug from spinning.
   for (let i = 0; i < 10_000; i++) {
     const next = cron.nextRun(cursor);
     if (!next) return null;
-    const wall = wallAt(next.getTime(), timezone);
-    // Skip croner's "first valid time after a gap" answers (the wall clock does not match the
-    // pattern) and second occurrences of a repeated wall time.
-    if (matchesWall(pattern.cron, wall) && wallToInstantMs(wall, timezone) === next.getTime()) return next;
+    // Skip croner's "first valid time after a gap" answers (the wall clock there does not match
+    // the pattern) and second occurrences of a repeated wall time.
+    const firstOccurrence = zonedLocalToInstant(instantToZonedLocal(next, timezone), timezone).getTime() === next.getTime();
+    if (cron.match(next) && firstOccurrence) return next;
     cursor = next;
   }
   return null;
@@ -77,7 +55,7 @@ export function nextFireTime(expression: string, timezone: string, after: Date, 
     case 'cron': {
       const cron = new Cron(parsed.fiveField, { timezone, mode: '5-part', paused: true });
       if ((options.dst ?? 'eventbridge') === 'croner') return cron.nextRun(after);
-      return nextEventBridgeRun(cron, parsed.fiveField, timezone, after);
+      return nextEventBridgeRun(cron, timezone, after);
     }
   }
 }

@@ -1,6 +1,9 @@
 // CreateSchedule / UpdateSchedule bodies and names, checked as the service checks what the product
-// sends (expression, time zone, state, completion, time window, dates, target and retry policy).
+// sends (expression, time zone, state, completion, time window, dates, target, its input's size and
+// retry policy).
+import { MAX_SCHEDULE_INPUT_BYTES } from '../../../shared/events/one-shot.ts';
 import { timeZoneProblem } from '../../../shared/events/schedule-expressions.ts';
+import { utf8Bytes } from '../../../shared/schemas.ts';
 import { ApiError, isPlainObject } from '../aws-protocol.ts';
 import { fromSchedulerExpression } from './expressions.ts';
 import { DEFAULT_GROUP, type ActionAfterCompletion, type LocalSchedule, type ScheduleState, type ScheduleTarget } from './schedules.ts';
@@ -69,6 +72,11 @@ function validTarget(value: unknown): ScheduleTarget {
   const target = asObject(value, 'Target');
   if (typeof target.Arn !== 'string' || target.Arn === '' || typeof target.RoleArn !== 'string' || target.RoleArn === '') {
     throw validation('Target.Arn and Target.RoleArn are required.');
+  }
+  const input = optionalString(target.Input, 'Target.Input');
+  const inputBytes = input === undefined ? 0 : utf8Bytes(input);
+  if (inputBytes > MAX_SCHEDULE_INPUT_BYTES) {
+    throw validation(`Target.Input is ${inputBytes} bytes; it must be at most ${MAX_SCHEDULE_INPUT_BYTES} bytes (256 KB).`);
   }
   const retry = target.RetryPolicy === undefined ? {} : asObject(target.RetryPolicy, 'Target.RetryPolicy');
   const RetryPolicy = {

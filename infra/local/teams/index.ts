@@ -4,8 +4,9 @@
 // signed delivery of user activities to the bot's messaging endpoint. Activities carry the
 // stand-in's own URL as serviceUrl, so the bot's replies come back here.
 //
-// Point the bot at it with TEAMS_OPENID_METADATA_URL = `openIdMetadataUrl` and TEAMS_TOKEN_URL =
-// `tokenUrl`. Everything lives in memory. `GET /` is a page of the conversations; `GET /_local/
+// Point the bot at it with TEAMS_OPENID_METADATA_URL = `openIdMetadataUrl`, TEAMS_TOKEN_URL =
+// `tokenUrl` and TEAMS_CONNECTOR_ORIGINS = `url` (where a conversation not yet seen may be sent to:
+// the stand-in plays Microsoft's Bot Connector hosts). Everything lives in memory. `GET /` is a page of the conversations; `GET /_local/
 // conversations` is the same as JSON; `POST /_local/post` lets another process (the chat CLI) post
 // as a user.
 import { randomBytes } from 'node:crypto';
