@@ -10,15 +10,8 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { isConflict, isResourceNotFound, isS3NotFound } from '../aws-errors.ts';
-import {
-  errorFileBody,
-  errorFileKey,
-  isEventFileKey,
-  parseEventFile,
-  scheduleNameFor,
-  type EventFile,
-  type PeriodicEvent,
-} from './schema.ts';
+import { errorFileBody, errorFileKey, isEventFileKey } from './keys.ts';
+import { parseEventFile, scheduleNameFor, type EventFile, type PeriodicEvent } from './schema.ts';
 import { isIntervalSchedule, isPast, parseInterval, toSchedulerExpression } from './schedule-expressions.ts';
 import { eventOriginOf, type EventOrigin } from './chain.ts';
 import {

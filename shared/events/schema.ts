@@ -300,25 +300,6 @@ export function parseEventFile(key: string, body: string, options: ParseEventFil
   return fail([...new Set(problems)]);
 }
 
-/** `events/…/name.json`, not an error report (`*.error.json`). */
-export function isEventFileKey(key: string): boolean {
-  return /^events\/(?:[^/]+\/)*[^/]+\.json$/.test(key) && !key.endsWith('.error.json');
-}
-
-/** Where the error report for an event file goes: `events/x.json` → `events/x.error.json`. */
-export function errorFileKey(key: string): string {
-  return `${key.replace(/\.json$/, '')}.error.json`;
-}
-
-/** The error report: which file, why nothing runs from this version of it, and when that was decided. */
-export function errorFileBody(key: string, error: string, at: Date): string {
-  return JSON.stringify(
-    { file: key, error, at: at.toISOString(), help: 'Fix the file and save it again; nothing was scheduled from this version.' },
-    null,
-    2,
-  );
-}
-
 const SLUG_MAX = 40;
 
 /**

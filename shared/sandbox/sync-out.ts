@@ -10,7 +10,7 @@
 // past that, S3's copy is put back in the sandbox and an error file is saved beside it instead.
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws-errors.ts';
-import { errorFileBody, errorFileKey, isEventFileKey } from '../events/schema.ts';
+import { errorFileBody, errorFileKey, isEventFileKey } from '../events/keys.ts';
 import { forEachLimit } from '../parallel.ts';
 import * as sandbox from './client.ts';
 import {

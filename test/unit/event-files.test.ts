@@ -1,14 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  errorFileKey,
-  eventTarget,
-  isEventFileKey,
-  parseEventFile,
-  scheduleNameFor,
-  type EventFile,
-  type OneShotEvent,
-} from '../../shared/events/schema.ts';
+import { eventTarget, parseEventFile, scheduleNameFor, type EventFile, type OneShotEvent } from '../../shared/events/schema.ts';
+import { errorFileKey, isEventFileKey } from '../../shared/events/keys.ts';
 import {
   cronToEventBridge,
   isPast,
