@@ -48,7 +48,7 @@ export interface AuditRecord {
   channel: string;
   requester: { userId: string; userName: string };
   trigger: TriggerKind;
-  origin?: { trigger?: string; eventId?: string; objectKey?: string; event?: string };
+  origin?: { trigger?: string; eventId?: string; objectKey?: string; event?: string; causedBy?: string };
   modelId?: string;
   askedAt: string;
   startedAt: string;
@@ -70,7 +70,9 @@ function originOf(run: RunInput): AuditRecord['origin'] {
   if (author.userId !== EVENT_AUTHOR_ID && !run.prompt.heartbeat) return undefined;
   // An event's prompt is signed `event <event file or bus source>`.
   const event = author.userName.startsWith(EVENT_NAME_PREFIX) ? author.userName.slice(EVENT_NAME_PREFIX.length) : undefined;
-  return { ...source, ...(event ? { event } : {}) };
+  // The person whose run wrote the event file, whose budgets the run spent (shared/events/chain.ts).
+  const causedBy = run.prompt.causedBy;
+  return { ...source, ...(event ? { event } : {}), ...(causedBy ? { causedBy } : {}) };
 }
 
 function toolCallsOf(entries: ContextEntry[]): AuditToolCall[] {

@@ -17,6 +17,7 @@ import { backOff } from './aws/dynamodb.ts';
 import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from './aws-errors.ts';
 import { channelKeyOf, parseThreadId } from './ids.ts';
 import type { Price, StepUsage } from './pricing.ts';
+import { causedByOf } from './events/chain.ts';
 import type { Prompt } from './schemas.ts';
 import { TRIGGER_KINDS, triggerKindOf, type TriggerKind } from './trigger-kind.ts';
 
@@ -53,20 +54,22 @@ export interface SpendSubject {
   threadId: string;
   adapter: string;
   channel: string;
-  /** `adapter:userId` of the person who asked; absent for runs no person asked for. */
+  /**
+   * `adapter:userId` of the person who asked, or whose run wrote the event file that started this
+   * one (shared/events/chain.ts); absent for runs no person caused.
+   */
   user?: string;
   trigger: TriggerKind;
 }
 
-export function spendSubjectOf(threadId: string, prompt: Pick<Prompt, 'author' | 'source' | 'heartbeat'>): SpendSubject {
-  const { adapter } = parseThreadId(threadId);
-  const trigger = triggerKindOf(prompt);
+export function spendSubjectOf(threadId: string, prompt: Pick<Prompt, 'author' | 'source' | 'heartbeat' | 'causedBy'>): SpendSubject {
+  const user = causedByOf(threadId, prompt);
   return {
     threadId,
-    adapter,
+    adapter: parseThreadId(threadId).adapter,
     channel: channelKeyOf(threadId),
-    ...(trigger === 'message' ? { user: `${adapter}:${prompt.author.userId}` } : {}),
-    trigger,
+    ...(user ? { user } : {}),
+    trigger: triggerKindOf(prompt),
   };
 }
 
@@ -104,7 +107,10 @@ export const threadSpendKey = (threadId: string): Key => ({ pk: 'spend#thread', 
 export const dollars = (usd: number) => `$${usd >= 1 ? usd.toFixed(2) : usd >= 0.01 ? usd.toFixed(3).replace(/0$/, '') : usd.toFixed(4)}`;
 const KIND_WORDS: Record<TriggerKind, string> = { message: "people's messages", schedule: 'scheduled runs', trigger: 'triggered runs' };
 
-function whoOf(budget: Budget, subject: SpendSubject): string | undefined {
+/** What budgets match against: a run's subject, or a firing's before its thread exists. */
+type Spender = Omit<SpendSubject, 'threadId'>;
+
+function whoOf(budget: Budget, subject: Spender): string | undefined {
   switch (budget.scope) {
     case 'deployment':
       return '*';
@@ -117,7 +123,7 @@ function whoOf(budget: Budget, subject: SpendSubject): string | undefined {
   }
 }
 
-function applies(budget: Budget, subject: SpendSubject): boolean {
+function applies(budget: Budget, subject: Spender): boolean {
   if (budget.trigger && budget.trigger !== subject.trigger) return false;
   if (budget.match === undefined) return budget.scope !== 'user' || subject.user !== undefined;
   return {
@@ -129,7 +135,7 @@ function applies(budget: Budget, subject: SpendSubject): boolean {
 }
 
 /** The budgets of settings.json that apply to a run of `subject`, at `now`. */
-export function budgetsFor(budgets: readonly Budget[], subject: SpendSubject, now: Date): AppliedBudget[] {
+export function budgetsFor(budgets: readonly Budget[], subject: Spender, now: Date): AppliedBudget[] {
   return budgets.flatMap((budget) => {
     const who = whoOf(budget, subject);
     if (!who || !applies(budget, subject)) return [];
@@ -331,9 +337,13 @@ export async function settleStep(
 const resetText = (resetsAt: Date) => `${resetsAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /** What a run stopped by a budget (`stopped`), or a prompt refused under one (`refused`), is told. */
+/** "the daily budget of $5.00 for channel slack:C0123 is spent ($5.07 so far). It resets at 2026-11-25 00:00 UTC" */
+export const budgetSpentText = (refused: AppliedBudget, spentUsd: number): string =>
+  `${refused.label} is spent (${dollars(spentUsd)} so far). It resets at ${resetText(refused.resetsAt)}`;
+
 export function budgetReachedText(refused: AppliedBudget, spentUsd: number, when: 'stopped' | 'refused'): string {
   const lead = when === 'stopped' ? "I've stopped" : "I didn't start on this";
-  return `${lead}: ${refused.label} is spent (${dollars(spentUsd)} so far). It resets at ${resetText(refused.resetsAt)}; an admin can raise it in settings.json \`budgets\`.`;
+  return `${lead}: ${budgetSpentText(refused, spentUsd)}; an admin can raise it in settings.json \`budgets\`.`;
 }
 
 export function budgetWarningText(applied: AppliedBudget, spentUsd: number): string {

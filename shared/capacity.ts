@@ -9,7 +9,9 @@ import { channelKeyOf } from './ids.ts';
 
 const COUNTERS = 'limits';
 export const deploymentRunsKey = { pk: COUNTERS, sk: 'runs' };
-export const channelRunsKey = (threadId: string) => ({ pk: COUNTERS, sk: `runs#${channelKeyOf(threadId)}` });
+/** The run counter of a channel, by `adapter:channel`. */
+export const channelRunsKeyOf = (channelKey: string) => ({ pk: COUNTERS, sk: `runs#${channelKey}` });
+export const channelRunsKey = (threadId: string) => channelRunsKeyOf(channelKeyOf(threadId));
 export const sandboxesKey = { pk: COUNTERS, sk: 'sandboxes' };
 
 /** The attribute a counted item (an actor holding a lease, a sandbox item) carries while it holds its slot. */
@@ -22,16 +24,16 @@ export interface RunCaps {
 
 type Key = { pk: string; sk: string };
 
-/** A transaction item taking one slot of the counter, unless `max` are taken. */
-export function takeSlot(tableName: string, key: Key, max: number) {
+/** A transaction item taking one slot of the counter, unless `max` are taken; `expiresAt` (epoch s) for a counter that goes away. */
+export function takeSlot(tableName: string, key: Key, max: number, expiresAt?: number) {
   return {
     Update: {
       TableName: tableName,
       Key: key,
-      UpdateExpression: 'ADD #count :one',
+      UpdateExpression: `ADD #count :one${expiresAt === undefined ? '' : ' SET expiresAt = :expires'}`,
       ConditionExpression: 'attribute_not_exists(#count) OR #count < :max',
       ExpressionAttributeNames: { '#count': 'count' },
-      ExpressionAttributeValues: { ':one': 1, ':max': max },
+      ExpressionAttributeValues: { ':one': 1, ':max': max, ...(expiresAt === undefined ? {} : { ':expires': expiresAt }) },
     },
   };
 }

@@ -58,14 +58,17 @@ export async function listRuns(deps: { actor: TableDeps; store: StoreDeps }): Pr
   return runs.sort((a, b) => (a.startedAt ?? 0) - (b.startedAt ?? 0));
 }
 
-/** The runs as a table for a terminal or a code block. */
-export function formatRuns(runs: RunningRun[], now = Date.now()): string {
+/**
+ * The runs as a table for a terminal or a code block. Thread ids and requesters come from chat
+ * platforms and event files: `escape` (shared/display.ts, `forTerminal` or `forChat`) makes them inert.
+ */
+export function formatRuns(runs: RunningRun[], escape: (text: string) => string, now = Date.now()): string {
   if (runs.length === 0) return 'No runs are running.';
   const rows = [
     ['THREAD', 'REQUESTER', 'STARTED', 'STEPS', 'COST', 'QUEUED'],
     ...runs.map((r) => [
-      r.threadId,
-      r.requester,
+      escape(r.threadId),
+      escape(r.requester),
       r.startedAt
         ? `${new Date(r.startedAt).toISOString().replace(/\.\d+Z$/, 'Z')} (${Math.round((now - r.startedAt) / 1000)} s ago)`
         : '?',

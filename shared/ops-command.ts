@@ -3,6 +3,7 @@
 import { isAdmin } from './access.ts';
 import { personOf } from './access-gate.ts';
 import { withoutMention, type ControlDeps } from './control.ts';
+import { forChat } from './display.ts';
 import { formatRuns, listRuns, resume, stopRuns } from './kill-switch.ts';
 import { pause } from './pause.ts';
 import type { JsonLogger } from './log.ts';
@@ -38,7 +39,7 @@ export async function answerOpsCommand(deps: OpsCommandDeps, settings: Settings,
   const actor = deps.control.actor;
   let answer: string;
   if (command === 'runs') {
-    answer = `\`\`\`\n${formatRuns(await listRuns({ actor, store: deps.store }))}\n\`\`\``;
+    answer = `\`\`\`\n${formatRuns(await listRuns({ actor, store: deps.store }), forChat)}\n\`\`\``;
   } else if (command === 'stop-all') {
     const stopped = await stopRuns(deps.control, 'all', `an admin, ${admin}`);
     answer = `Stopped ${stopped.length} run${stopped.length === 1 ? '' : 's'}.`;

@@ -13,6 +13,7 @@ import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts'
 import { budgetSchema } from './budgets.ts';
 import { priceSchema } from './pricing.ts';
 import { accessSchema, OPEN_ACCESS, type Access } from './access.ts';
+import { causedBySchema } from './events/chain.ts';
 
 /**
  * Longest prompt text, in UTF-8 bytes (a character is 1 to 4 of them): every 40,000-character Slack
@@ -78,6 +79,8 @@ export const promptSchema = z.object({
   heartbeat: z.boolean().optional(),
   /** Started by an event that a run wrote, this many events deep (absent: a person or an operator). */
   eventDepth: z.number().int().min(1).optional(),
+  /** An event's prompt: the person (`adapter:userId`) whose run wrote its file, whose budgets it spends. */
+  causedBy: causedBySchema.optional(),
   /** Files stored for this prompt before it was queued. */
   files: z.array(promptFileSchema).max(10).optional(),
   source: promptSourceSchema.optional(),
@@ -174,6 +177,12 @@ export const settingsSchema = z.object({
   maxEventChainDepth: z.number().int().min(0).max(20).default(DEFAULT_EVENT_LIMITS.maxEventChainDepth),
   /** Event files one channel's folder may hold (error files aside); more are refused. */
   maxEventFilesPerChannel: z.number().int().positive().max(1_000).default(DEFAULT_EVENT_LIMITS.maxEventFilesPerChannel),
+  /** Event files one run may save from its sandbox (each save counts); more get an error file instead. */
+  maxEventFilesPerRun: z.number().int().min(0).max(100).default(DEFAULT_EVENT_LIMITS.maxEventFilesPerRun),
+  /** Periodic event files the agent may keep in one channel's folder (operators' files aside). */
+  maxAgentPeriodicEventsPerChannel: z.number().int().min(0).max(100).default(DEFAULT_EVENT_LIMITS.maxAgentPeriodicEventsPerChannel),
+  /** Days an agent's periodic event file keeps firing after it was saved or a person last replied in one of its threads. */
+  agentPeriodicEventDays: z.number().int().min(1).max(365).default(DEFAULT_EVENT_LIMITS.agentPeriodicEventDays),
   /** Periodic event files whose cron fires closer together than this are refused (1 to 60 minutes). */
   minEventIntervalMinutes: z.number().int().min(1).max(60).default(DEFAULT_MIN_EVENT_INTERVAL_MINUTES),
   /** Files put under uploads/{adapter}/{channel}/ in the data bucket: each starts a thread in that channel. */

@@ -5,6 +5,7 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { isS3NotFound, isS3PreconditionFailed } from './aws-errors.ts';
 import { withoutMention } from './control.ts';
+import { forChat } from './display.ts';
 import { ROOT_KEYS } from './ids.ts';
 import { settingsSchema, type Settings } from './schemas.ts';
 import type { StoreDeps } from './store.ts';
@@ -40,8 +41,9 @@ export function effectiveSettings(settings: Settings, channelKey: string): Recor
   };
 }
 
+/** The settings as JSON in a code block: their strings (secret patterns, prompts) shown inert (shared/display.ts). */
 export const showSettingsText = (settings: Settings, channelKey: string): string =>
-  `Settings in this channel (\`${channelKey}\`):\n\`\`\`\n${JSON.stringify(effectiveSettings(settings, channelKey), null, 2)}\n\`\`\``;
+  `Settings in this channel (\`${forChat(channelKey)}\`):\n\`\`\`\n${forChat(JSON.stringify(effectiveSettings(settings, channelKey), null, 2))}\n\`\`\``;
 
 /** Sets `key` of `channels[channelKey]` in settings.json; returns what to tell the admin. */
 export async function setChannelSetting(store: StoreDeps, channelKey: string, key: string, valueJson: string): Promise<string> {

@@ -7,7 +7,8 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SerializedThread } from 'chat';
 import { controlPolicy } from '../../shared/access.ts';
-import { mayInterrupt, refusedByAccess } from '../../shared/access-gate.ts';
+import { mayInterrupt, personOf, refusedByAccess } from '../../shared/access-gate.ts';
+import { renewForThread } from '../../shared/events/expiry.ts';
 import { refusedByBudget } from '../../shared/budget-gate.ts';
 import { admitPrompt, getActor, startWaiting } from '../../shared/actor.ts';
 import { isPaused } from '../../shared/pause.ts';
@@ -81,6 +82,11 @@ async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
     logger,
   };
   if (await refusedByAccess(gate, config.access, received)) return;
+  // A person is here: the agent's periodic event files this thread belongs to keep running.
+  if (personOf(received)) {
+    const renewed = await renewForThread(deps.control.actor, received.threadId, config.agentPeriodicEventDays, Date.now());
+    if (renewed.length) logger.info('periodic event files renewed', { threadId: received.threadId, files: renewed });
+  }
   // With admins named, `settings …` is a command for them, never a prompt.
   const command = config.access.admins.length > 0 ? parseSettingsCommand(received.text) : undefined;
   if (command) return answerSettingsCommand({ store: deps.store, reply: gate.reply, logger }, config, received, command);

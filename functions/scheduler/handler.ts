@@ -1,8 +1,8 @@
 // The event bus: one function for everything that wakes the agent without a person.
 //   S3 notifications on events/*.json -> create, update or delete the file's schedule (or fire now)
 //   S3 notifications on uploads/{adapter}/{channel}/… -> a new thread with the file attached
-//   a schedule firing (EventBridge Scheduler's target input) -> a prompt
-//   an event on the custom EventBridge bus ({ text, threadId | adapterId + channelId }) -> a prompt
+//   a schedule firing (EventBridge Scheduler's target input) -> a prompt, unless refused (files.ts)
+//   an event on the custom EventBridge bus ({ text, threadId | adapterId + channelId }) -> the same
 //   a declared trigger's rule ({ trigger, event }) -> a prompt, at most once per firing
 //   a trigger's rate-limit summary (scheduled by the function itself) -> one prompt
 import type { EventBridgeEvent, S3Event } from 'aws-lambda';
@@ -16,7 +16,8 @@ import { chatFromEnv, serviceUrlTrustFromEnv, settingsSecretPatterns } from '../
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { sqsEnqueue } from '../../shared/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
-import { onEventFile, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
+import { onEventFile, onFiring, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
+import { firingRefusal } from '../../shared/events/firing-gate.ts';
 import { lazy } from '../../shared/lazy.ts';
 import { cachedSettings } from '../../shared/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
@@ -58,6 +59,11 @@ const init = lazy(() => {
     bucket: env.DATA_BUCKET,
     ...schedules,
     fire,
+    refusal: (firing) => firingRefusal({ table: ledger, settings }, firing),
+    table: ledger,
+    post: async (threadId, text) => {
+      await (await loadChat()).thread(threadId).post(text);
+    },
     limits: async () => (await settings()) satisfies EventLimits,
     threadProblem: (threadId) => serviceUrlProblem(serviceUrls, threadId),
     logger,
@@ -74,7 +80,7 @@ const init = lazy(() => {
     now: () => new Date(),
     claimTimeoutMs: CLAIM_TIMEOUT_MS,
   };
-  return { fire, files, triggers: triggers, uploads: { ...triggers, settings } };
+  return { files, triggers, uploads: { ...triggers, settings } };
 });
 
 const isS3Event = (event: unknown): event is S3Event =>
@@ -86,7 +92,7 @@ const isTriggerInput = (event: unknown) => typeof event === 'object' && event !=
 const isTriggerSummary = (event: unknown) => typeof event === 'object' && event !== null && 'triggerSummary' in event;
 
 export async function handler(event: unknown) {
-  const { fire, files, triggers, uploads } = await init();
+  const { files, triggers, uploads } = await init();
   if (isS3Event(event)) {
     const outcomes = [];
     // One at a time, in order: two notifications for one file must not race each other.
@@ -112,10 +118,15 @@ export async function handler(event: unknown) {
       logger.error('bus event rejected', { id: event.id, source: event.source, issues: formatIssues(detail.error) });
       return { rejected: true };
     }
-    await fire({ kind: 'bus', origin: `${event.source} ${event['detail-type']}`, firingId: `bus-${event.id}`, ...detail.data });
-    return { fired: true };
+    const fired = await onFiring(files, {
+      kind: 'bus',
+      origin: `${event.source} ${event['detail-type']}`,
+      firingId: `bus-${event.id}`,
+      ...detail.data,
+    });
+    return { fired: fired.outcome === 'fired' };
   }
   const what = 'Not an event file notification, a schedule firing or a bus event';
-  await fire(parseOrThrow(firingSchema, event, what, 'InvalidSchedulerInput'));
-  return { fired: true };
+  const fired = await onFiring(files, parseOrThrow(firingSchema, event, what, 'InvalidSchedulerInput'));
+  return { fired: fired.outcome === 'fired' };
 }

@@ -9,6 +9,7 @@ import {
   type Metric,
   type MetricDataQuery,
 } from '@aws-sdk/client-cloudwatch';
+import { forTerminal } from '../../shared/display.ts';
 import { METRICS } from '../../shared/metric-names.ts';
 import type { MetricSummary, Statistics } from '../../infra/local/metrics.ts';
 
@@ -110,10 +111,11 @@ export function formatMetrics(summaries: MetricSummary[]): string {
   const rows: string[][] = [['metric', 'unit', 'sum', 'count', 'p50', 'p99']];
   const stats = (s: Statistics) => [number(s.sum), String(s.count), number(s.p50), number(s.p99)];
   for (const summary of summaries) {
-    rows.push([summary.name, summary.unit, ...stats(summary)]);
+    rows.push([forTerminal(summary.name), summary.unit, ...stats(summary)]);
     for (const group of summary.byDimensions) {
+      // Dimension values can come from the model (a tool's name): shown inert.
       const label = Object.entries(group.dimensions)
-        .map(([key, value]) => `${key}=${value}`)
+        .map(([key, value]) => forTerminal(`${key}=${value}`))
         .join(' ');
       rows.push([`  ${label}`, '', ...stats(group)]);
     }

@@ -9,6 +9,7 @@ import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } fr
 import type { JsonLogger } from '../log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 import { EVENT_AUTHOR_ID } from '../access.ts';
+import { causedBySchema } from './chain.ts';
 
 export const firingSchema = z
   .object({
@@ -22,6 +23,10 @@ export const firingSchema = z
     heartbeat: z.boolean().optional(),
     /** The event file was written by a run this many events deep (see shared/events/chain.ts). */
     eventDepth: z.number().int().min(1).optional(),
+    /** The person whose run wrote the event file: the prompt spends their budgets (shared/events/chain.ts). */
+    causedBy: causedBySchema.optional(),
+    /** An agent's periodic file: each firing first checks that it has not run out (shared/events/expiry.ts). */
+    expiring: z.literal(true).optional(),
     /** What opens a new thread in a channel, when it should differ from the prompt's text. */
     announcement: z.string().min(1).optional(),
     /** Where a trigger's firing came from: carried into the prompt and the logs. */
@@ -90,6 +95,7 @@ export async function fireEvent(deps: FireDeps, firing: Firing, attach?: AttachF
     thread: thread.toJSON() as SerializedThread as Prompt['thread'],
     ...(firing.heartbeat ? { heartbeat: true } : {}),
     ...(firing.eventDepth ? { eventDepth: firing.eventDepth } : {}),
+    ...(firing.causedBy ? { causedBy: firing.causedBy } : {}),
     ...(files.length ? { files } : {}),
     ...(firing.source ? { source: firing.source } : {}),
   };

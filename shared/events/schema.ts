@@ -29,7 +29,9 @@ import { DEFAULT_MIN_EVENT_INTERVAL_MINUTES } from '../defaults.ts';
 import { promptTextProblem } from '../schemas.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
-import { eventScopeOf, targetOutsideChannel, type EventScope } from './scope.ts';
+import { forTerminal } from '../display.ts';
+import { encodeSegment } from '../ids.ts';
+import { EVENTS_PREFIX, eventScopeOf, targetOutsideChannel, type EventScope } from './scope.ts';
 import {
   canonicalTimeZone,
   isIntervalSchedule,
@@ -229,6 +231,27 @@ function placementProblems(scope: EventScope, event: EventFile, options: ParseEv
   return problems;
 }
 
+/** A file's or folder's name below `events/`: what reaches operators' terminals and chats (the runs listing). */
+const NAME_SEGMENT = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * Why the file's name, or a folder's below `events/`, is refused: letters, digits, ".", "_" and "-"
+ * only, so no name can carry terminal escape sequences or chat markup. A channel's folder is the
+ * channel's id encoded as in the data tree (`encodeSegment`), which keeps to the same characters and "%".
+ */
+export function eventFileNameProblem(key: string, scope: Exclude<EventScope, { kind: 'misplaced' }>): string | undefined {
+  const names = key.slice(EVENTS_PREFIX.length).split('/');
+  if (scope.kind === 'channel') {
+    const [, folder] = names.splice(0, 2);
+    const expected = encodeSegment(scope.channelId);
+    if (folder !== expected)
+      return `the folder ${forTerminal(q(folder!))} should be named ${q(expected)}: the channel's id, encoded as in the data tree`;
+  }
+  const bad = names.find((name) => !NAME_SEGMENT.test(name) || name === '.' || name === '..');
+  if (bad === undefined) return undefined;
+  return `the name ${forTerminal(q(bad))} may use only letters, digits, ".", "_" and "-" (names are shown to operators): rename the file`;
+}
+
 /**
  * Validate one event file. The error is one line, `<key>: <problem>[; <problem>…]`, each problem
  * a sentence naming the field, e.g.
@@ -238,6 +261,9 @@ export function parseEventFile(key: string, body: string, options: ParseEventFil
   const fail = (problems: string[]): ParseEventFileResult => ({ ok: false, error: `${key}: ${problems.join('; ')}` });
   const scope = eventScopeOf(key);
   if (scope.kind === 'misplaced') return fail([scope.error]);
+  const nameProblem = eventFileNameProblem(key, scope);
+  // The key itself is quoted and escaped: it holds what the name check refused.
+  if (nameProblem) return { ok: false, error: `${forTerminal(q(key))}: ${nameProblem}` };
   let raw: unknown;
   try {
     raw = JSON.parse(body.replace(/^\uFEFF/, ''));
@@ -272,16 +298,6 @@ export function parseEventFile(key: string, body: string, options: ParseEventFil
     else problems.push(issue.message);
   }
   return fail([...new Set(problems)]);
-}
-
-/** `events/…/name.json`, not an error report (`*.error.json`). */
-export function isEventFileKey(key: string): boolean {
-  return /^events\/(?:[^/]+\/)*[^/]+\.json$/.test(key) && !key.endsWith('.error.json');
-}
-
-/** Where the error report for an event file goes: `events/x.json` → `events/x.error.json`. */
-export function errorFileKey(key: string): string {
-  return `${key.replace(/\.json$/, '')}.error.json`;
 }
 
 const SLUG_MAX = 40;

@@ -34,6 +34,15 @@ export function syncNotes(result: SyncOutResult, settings: Settings): string[] {
         'it stays in this sandbox until it stops. Split it or keep it outside /workspace/data (in /tmp).',
     );
   }
+  if (result.eventFilesRefused.length > 0) {
+    const n = result.eventFilesRefused.length;
+    const max = settings.maxEventFilesPerRun;
+    notes.push(
+      `not saved: ${n} event file${n === 1 ? '' : 's'} (${shown(result.eventFilesRefused)}): this run already saved ${max}, ` +
+        `the most one run may (maxEventFilesPerRun in settings.json). Nothing runs from ${n === 1 ? 'it' : 'them'}; ` +
+        'each has an error file beside it. Tell the person, who can ask for more in a new message.',
+    );
+  }
   const over = result.overLimit;
   if (over) {
     const { maxSyncedFiles, maxSyncedMegabytes } = settings.sandbox;

@@ -5,10 +5,12 @@
 // overwritten: it is a conflict, the sandbox gets the latest version, and the caller tells the model
 // to redo its edit. Shared files (read-only here) are put back as S3 has them. A file is deleted
 // from S3 only when a complete listing of the sandbox lacks it: a listing the command server cut at
-// its file limit says nothing about the files after the cut.
+// its file limit says nothing about the files after the cut. An event file is saved with where it
+// came from (shared/events/chain.ts), and only while the run has saves left (maxEventFilesPerRun):
+// past that, S3's copy is put back in the sandbox and an error file is saved beside it instead.
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws-errors.ts';
-import { EVENT_DEPTH_METADATA } from '../events/chain.ts';
+import { errorFileBody, errorFileKey, isEventFileKey } from '../events/keys.ts';
 import { forEachLimit } from '../parallel.ts';
 import * as sandbox from './client.ts';
 import {
@@ -51,6 +53,8 @@ export interface SyncOutResult {
   restored: string[];
   /** Files the command server would not hand over (over its size limit), by sandbox path. */
   unreadable: string[];
+  /** Event files not saved: the run had saved as many as it may. By sandbox path. */
+  eventFilesRefused: string[];
   overLimit?: OverLimit;
 }
 
@@ -63,12 +67,12 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
   });
   const bytes = synced.reduce((sum, f) => sum + f.entry.size, 0);
   const over = truncated || synced.length > limits.maxFiles || bytes > limits.maxBytes;
-  const result: SyncOutResult = { state: { ...state }, stats, conflicts: [], restored: [], unreadable: [] };
+  const result: SyncOutResult = { state: { ...state }, stats, conflicts: [], restored: [], unreadable: [], eventFilesRefused: [] };
   let skipped = 0;
   const syncFile = async ({ path, key, entry }: (typeof synced)[number]) => {
     if (state[key]?.sha256 === entry.sha256) return;
     if (isReadOnlyKey(layout, key)) {
-      await restoreReadOnly(deps, key, state, result);
+      await putBackS3Copy(deps, key, state, result);
       result.restored.push(path);
       return;
     }
@@ -77,8 +81,12 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
       skipped++;
       return;
     }
-    const eventFile = deps.eventDepth !== undefined && `${DATA_DIR}/${key}`.startsWith(`${layout.eventsPath}`);
-    await upload(deps, path, key, state, result, eventFile ? { [EVENT_DEPTH_METADATA]: String(deps.eventDepth) } : undefined);
+    const writes = isEventFileKey(key) && `${DATA_DIR}/${key}`.startsWith(layout.eventsPath) ? deps.eventWrites : undefined;
+    if (writes && !(await writes.take())) {
+      await refuseEventFile(deps, key, state, result, writes.refusal(key));
+      return;
+    }
+    await upload(deps, path, key, state, result, writes?.metadata);
   };
   // Many small files at once; big ones one at a time, so the function's memory holds one.
   await forEachLimit(
@@ -95,7 +103,7 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
     const gone = Object.keys(state).filter((key) => !files[toSandboxPath(key)]);
     await forEachLimit(gone, SYNC_CONCURRENCY, async (key) => {
       if (isReadOnlyKey(layout, key)) {
-        await restoreReadOnly(deps, key, state, result);
+        await putBackS3Copy(deps, key, state, result);
         result.restored.push(toSandboxPath(key));
         return;
       }
@@ -150,8 +158,23 @@ async function upload(
   }
 }
 
-/** Puts S3's copy of a read-only file back in the sandbox (or removes a file S3 does not have). */
-async function restoreReadOnly(deps: SyncDeps, key: string, state: SyncState, result: SyncOutResult): Promise<void> {
+/** An event file the run may not save: S3's copy goes back in the sandbox, and the reason beside it in S3. */
+async function refuseEventFile(deps: SyncDeps, key: string, state: SyncState, result: SyncOutResult, reason: string): Promise<void> {
+  await putBackS3Copy(deps, key, state, result);
+  result.stats.s3Calls++;
+  await deps.s3.send(
+    new PutObjectCommand({
+      Bucket: deps.bucket,
+      Key: errorFileKey(key),
+      Body: errorFileBody(key, reason, new Date()),
+      ContentType: 'application/json',
+    }),
+  );
+  result.eventFilesRefused.push(toSandboxPath(key));
+}
+
+/** Puts S3's copy of a file back in the sandbox (or removes a file S3 does not have). */
+async function putBackS3Copy(deps: SyncDeps, key: string, state: SyncState, result: SyncOutResult): Promise<void> {
   const path = toSandboxPath(key);
   const known = state[key];
   if (!known) {

@@ -79,8 +79,18 @@ export interface SyncDeps {
   s3: S3Client;
   bucket: string;
   address: SandboxAddress;
-  /** Recorded on the event files the sandbox writes: how many events deep the running run is, plus one. */
-  eventDepth?: number;
+  /** The running run's event file saves; without it, event files are saved like any other file. */
+  eventWrites?: EventWrites;
+}
+
+/** What the run saving a sandbox's event files puts on each, and how many it may save. */
+export interface EventWrites {
+  /** S3 metadata of each event file saved: where it came from (shared/events/chain.ts). */
+  metadata: Record<string, string>;
+  /** Takes one of the run's saves; false once it has used them all. */
+  take(): Promise<boolean>;
+  /** Why the file `key` was not saved, for its error file. */
+  refusal(key: string): string;
 }
 
 export interface SyncStats {

@@ -3,7 +3,8 @@
 // result in the context. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
 import type { ActorDeps } from '../actor.ts';
-import { eventDepthOfWrites } from '../events/chain.ts';
+import { eventWriteMetadata } from '../events/chain.ts';
+import { eventFileSaveRefusal, takeEventFileSave } from '../events/run-writes.ts';
 import type { JsonLogger } from '../log.ts';
 import { cancel, SandboxUnreachable } from '../sandbox/client.ts';
 import { addressOf, getSandbox, markLost, type SandboxStoreDeps, touchSandbox, waitUntilAnswering } from '../sandbox/lifecycle.ts';
@@ -49,10 +50,16 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   }
   const started = deps.now();
   const layout = workspaceLayout(run.threadId);
-  const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventDepth: eventDepthOfWrites(run.prompt) };
   let status: 'success' | 'error';
   try {
     const [recorded, { settings }] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSettings(deps.store)]);
+    const max = settings.maxEventFilesPerRun;
+    const eventWrites = {
+      metadata: eventWriteMetadata(run.threadId, run.prompt),
+      take: () => takeEventFileSave(deps.actor, run.runId, max, deps.now()),
+      refusal: (key: string) => eventFileSaveRefusal(key, max),
+    };
+    const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventWrites };
     const before = await syncIn(sync, layout, Object.keys(recorded).length ? recorded : (item.synced ?? {}));
     // A stop kills the running command's whole process tree at once.
     const stopWatch = watchForStop(deps, run);

@@ -10,6 +10,7 @@ import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { readSpend, spendKey, threadSpendKey } from '../../shared/budgets.ts';
 import { createManualClock } from '../../infra/local/scheduler/clock.ts';
+import type { RecordedRequest } from '../../infra/local/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { inboxDepth } from '../support/inbox.ts';
@@ -272,3 +273,59 @@ function nextMonth(): string {
   const now = new Date();
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
 }
+
+test("the event files a person's runs write are charged to that person's user budget; once it is spent their firings run nothing and start no thread", async () => {
+  const user = 'U0ATTRIB';
+  await putSettings({ budgets: [{ scope: 'user', period: 'day', usd: 1 }] });
+  const personal = (r: RecordedRequest) => JSON.stringify(r.body.messages).includes('attrib-start');
+  const write = (name: string, file: Record<string, unknown>) => ({
+    toolUses: [
+      {
+        toolUseId: `tu-attrib-${name}`,
+        name: 'write',
+        input: { path: `/workspace/data/events/slack/C0ATTRIB/${name}.json`, content: JSON.stringify(file) },
+      },
+    ],
+    usage: STEP_USAGE,
+    takenBy: personal,
+  });
+  stack.bedrock.script(
+    write('now', { type: 'immediate', text: 'attrib-now work' }),
+    write('hourly', { type: 'periodic', text: 'attrib-hourly work', schedule: 'every 1h' }),
+    { text: 'both scheduled', usage: STEP_USAGE, takenBy: personal },
+    { text: 'attrib-now done', usage: STEP_USAGE, takenBy: (r) => JSON.stringify(r.body.messages).includes('attrib-now work') },
+  );
+  const posted = await stack.slack.postUserMessage({ channel: 'C0ATTRIB', user, text: '<@U0LOCALBOT> attrib-start' });
+  await eventually(() => botTexts(posted.channel, posted.threadTs).includes('both scheduled'), 60_000, 'the person run');
+  await stack.cloud.s3Notifications.poll();
+  const started = await eventually(
+    () => stack.slack.messages.channels.get('C0ATTRIB')?.find((m) => m.bot_id && m.text === 'attrib-now work'),
+    30_000,
+    'the immediate file started a thread',
+  );
+  await eventually(() => botTexts('C0ATTRIB', started.ts).includes('attrib-now done'), 30_000, 'the event run answered');
+  await allRunsEnded();
+  const userToday = () => readSpend(db(), spendKey('day', new Date(), 'user', `slack:${user}`));
+  assert.equal((await userToday()).steps, 4, "the person's three steps and the event file's run's one");
+
+  // $0.28 spent of $0.20: the person is refused, and so is every firing of the files their runs wrote.
+  await putSettings({ budgets: [{ scope: 'user', period: 'day', usd: 0.2 }] });
+  const threadsBefore = (stack.slack.messages.channels.get('C0ATTRIB') ?? []).filter((m) => m.bot_id && !m.thread_ts).length;
+  const firingsBefore = stack.cloud.scheduler.firings.length;
+  // The person's own run wrote the text (in its tool call): only a new model call would be the firing's.
+  const sawBefore = modelCallsMentioning('attrib-hourly work');
+  await stack.cloud.scheduler.advance(61 * 60_000);
+  assert.ok(stack.cloud.scheduler.firings.length > firingsBefore, 'the periodic file fired');
+  await allRunsEnded();
+  assert.equal(modelCallsMentioning('attrib-hourly work'), sawBefore, 'its run never reached the model');
+  assert.equal(
+    (stack.slack.messages.channels.get('C0ATTRIB') ?? []).filter((m) => m.bot_id && !m.thread_ts).length,
+    threadsBefore,
+    'no thread was started for a firing the budget refuses',
+  );
+  assert.equal((await userToday()).steps, 4);
+  await stack.cloud.clients.s3.send(
+    new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/slack/C0ATTRIB/hourly.json' }),
+  );
+  await stack.cloud.s3Notifications.poll();
+});

@@ -9,6 +9,9 @@ import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
 import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
 import { dataKeys } from '../../shared/ids.ts';
+import { documentClient } from '../../shared/aws/dynamodb.ts';
+import { scheduleNameFor } from '../../shared/events/schema.ts';
+import { expiryOf, setExpiry } from '../../shared/events/expiry.ts';
 
 let stack: TestStack;
 before(async () => {
@@ -277,6 +280,93 @@ test("a deployment's own secret pattern from settings.json is redacted in the st
   assert.equal(reply, 'Your key is [redacted Acme API key] as asked.');
   assert.ok(!log.includes(key), log);
   assert.equal(log.match(/\[redacted Acme API key\]/g)?.length, 2, 'the prompt and the reply');
+  await put('settings.json', {});
+  await quiet();
+});
+
+test('one prompt cannot fan out: past maxEventFilesPerRun (5) the event files a run writes are refused with error files, and the model is told', async () => {
+  const turns = [
+    use('bash', {
+      // Relative to the scratch directory (data/slack/C0FAN/{thread}/scratch), as above.
+      command:
+        'D=../../../../events/slack/C0FAN; mkdir -p $D; ' +
+        `for i in $(seq 1 12); do printf '{"type":"immediate","text":"fan-out %s"}' $i > $D/fan-$i.json; done; echo wrote`,
+    }),
+  ];
+  const { ended, results } = await converse('C0FAN', turns);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const result = results.get(idOf(turns[0]!))!;
+  assert.equal(result.status, 'error');
+  assert.match(result.text, /not saved: 7 event files .*maxEventFilesPerRun/s);
+  const names = Array.from({ length: 12 }, (_, i) => `events/slack/C0FAN/fan-${i + 1}`);
+  const saved = (await Promise.all(names.map((n) => read(`${n}.json`)))).filter(Boolean);
+  const errors = (await Promise.all(names.map((n) => read(`${n}.error.json`)))).filter((e): e is string => e !== undefined);
+  assert.equal(saved.length, 5, 'five files reached S3');
+  assert.equal(errors.length, 7, 'the other seven have an error file instead');
+  for (const error of errors) assert.match(JSON.parse(error).error, /5 event files.*maxEventFilesPerRun/);
+  await stack.cloud.s3Notifications.poll();
+  await eventually(() => botPostsIn('C0FAN').filter((m) => /^fan-out \d+$/.test(m.text)).length === 5, 15_000, 'five threads');
+  await quiet();
+  assert.equal(botPostsIn('C0FAN').filter((m) => /^fan-out \d+$/.test(m.text)).length, 5, 'and no more');
+});
+
+test('agent-written periodic files: at most maxAgentPeriodicEventsPerChannel in a channel; each stops after agentPeriodicEventDays unless a person replies in one of its threads, and the thread that wrote it is told', async () => {
+  await put('settings.json', { maxAgentPeriodicEventsPerChannel: 2 });
+  // Three saved in one sync: their notifications arrive together, and only two may get in.
+  const turns = [
+    use('bash', {
+      command:
+        'D=../../../../events/slack/C0LOOP; mkdir -p $D; ' +
+        `for n in one two three; do printf '{"type":"periodic","text":"loop %s","schedule":"every 1h"}' $n > $D/$n.json; done`,
+    }),
+  ];
+  const { ended, posted, threadId } = await converse('C0LOOP', turns);
+  assert.equal(ended.status, 'SUCCEEDED');
+  await stack.cloud.s3Notifications.poll();
+  const scheduleOf = (name: string) =>
+    [...stack.cloud.scheduler.schedules.values()].find((s) => s.name === scheduleNameFor(`events/slack/C0LOOP/${name}.json`));
+  const errorOf = (name: string) => read(`events/slack/C0LOOP/${name}.error.json`);
+  const names = ['one', 'two', 'three'];
+  const [refusedName] = await eventually(
+    async () => {
+      const refused = [];
+      for (const name of names) if (await errorOf(name)) refused.push(name);
+      return refused.length > 0 && refused;
+    },
+    15_000,
+    'one file refused',
+  );
+  const [one, two] = names.filter((name) => name !== refusedName) as [string, string];
+  assert.match(JSON.parse((await errorOf(refusedName!))!).error, /already keeps 2 periodic event files.*maxAgentPeriodicEventsPerChannel/);
+  assert.ok(scheduleOf(one) && scheduleOf(two), 'the other two are scheduled');
+  assert.equal(scheduleOf(refusedName!), undefined);
+  assert.equal((await errorOf(one)) ?? (await errorOf(two)), undefined, 'and only one is refused');
+
+  // The thread that wrote them is told how long they run and what keeps them going.
+  const said = (text: RegExp) => stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.bot_id && text.test(m.text));
+  await eventually(() => said(new RegExp(`events/slack/C0LOOP/${one}\\.json.*7 days`, 's')).length === 1, 15_000, `notice for ${one}`);
+  assert.equal(said(new RegExp(`${refusedName}\\.json`)).length, 0, 'no notice for the refused file');
+
+  // A person replying in that thread keeps them going: seven more days from the reply.
+  const table = { db: documentClient(stack.cloud.clients.dynamodb), tableName: stack.cloud.names.table };
+  const runsUntil = async (name: string) => (await expiryOf(table, `events/slack/C0LOOP/${name}.json`))?.runsUntil;
+  await setExpiry(table, `events/slack/C0LOOP/${one}.json`, Date.now() + 3_600_000);
+  await stack.slack.postUserMessage({ channel: posted.channel, threadTs: posted.threadTs, text: 'keep the loops going' });
+  await eventually(async () => ((await runsUntil(one)) ?? 0) > Date.now() + 6 * 86_400_000, 15_000, 'renewed');
+  assert.equal(threadId, `slack:${posted.channel}:${posted.threadTs}`);
+  await quiet();
+
+  // Nobody replied for seven days (the functions' clock is real time, so the date is moved back):
+  // the next firing runs nothing, starts no thread, and the file stops with an error file.
+  await setExpiry(table, `events/slack/C0LOOP/${one}.json`, Date.now() - 60_000);
+  await stack.cloud.scheduler.advance(61 * 60_000);
+  const expired = await eventually(() => errorOf(one), 15_000, 'expired');
+  assert.match(JSON.parse(expired).error, /stopped: .*7 days.*agentPeriodicEventDays/s);
+  assert.equal(scheduleOf(one), undefined, 'its schedule is gone');
+  assert.equal(botPostsIn('C0LOOP').filter((m) => m.text === `loop ${one}`).length, 0, 'no thread for the expired file');
+  await eventually(() => botPostsIn('C0LOOP').some((m) => m.text === `loop ${two}`), 15_000, 'the live file fired');
+  for (const name of names) await deleteData(stack, `events/slack/C0LOOP/${name}.json`);
+  await stack.cloud.s3Notifications.poll();
   await put('settings.json', {});
   await quiet();
 });

@@ -221,22 +221,19 @@ test('each invalid file gets an error file beside it, nothing is scheduled, othe
   assert.ok(schedule('bad-zone.json'));
 });
 
-test('a file named with a space and a "+" (URL-encoded in its S3 notification) is scheduled under its own name', async () => {
-  const t = await thread();
-  await drop('team standup+retro.json', {
-    type: 'periodic',
-    threadId: t.threadId,
-    text: 'standup',
-    schedule: '0 9 * * 1',
-    timezone: 'UTC',
-  });
-  assert.equal(schedule('team standup+retro.json')?.description, 'From events/team standup+retro.json');
-  await drop('broken file+1.json', '{"type": ');
-  assert.match(JSON.parse((await read('events/broken file+1.error.json')) ?? '{}').error ?? '', /JSON/i);
-  // Deleting it deletes the schedule: the removal's notification names the same key.
-  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'events/team standup+retro.json' }));
-  await stack.cloud.s3Notifications.poll();
+test('keys S3 URL-encodes in its notifications are handled under their own names: a Teams channel folder with "%" is scheduled and unscheduled; a name with a space and "+" is refused beside itself', async () => {
+  // A Teams channel's folder is its id encoded as in the data tree: "%" in the key, "%25" in the notification.
+  const teamsFile = 'teams/19%3Aabc%40thread.tacv2/standup.json';
+  await drop(teamsFile, { type: 'periodic', text: 'standup', schedule: '0 9 * * 1', timezone: 'UTC' });
+  assert.equal(schedule(teamsFile)?.description, `From events/${teamsFile}`);
+  // Event file names may use only letters, digits, ".", "_" and "-": the error file lands beside the real key.
+  await drop('team standup+retro.json', { type: 'periodic', text: 'standup', schedule: '0 9 * * 1', timezone: 'UTC' });
+  assert.match(JSON.parse((await read('events/team standup+retro.error.json')) ?? '{}').error ?? '', /may use only letters, digits/);
   assert.equal(schedule('team standup+retro.json'), undefined);
+  // Deleting it deletes the schedule: the removal's notification names the same key.
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: `events/${teamsFile}` }));
+  await stack.cloud.s3Notifications.poll();
+  assert.equal(schedule(teamsFile), undefined);
 });
 
 test('an event on the custom bus reaches its thread', async () => {

@@ -12,11 +12,11 @@ import { listRuns } from '../../shared/kill-switch.ts';
 import { pauseState } from '../../shared/pause.ts';
 import { killSwitch } from '../../scripts/ops/kill-switch.ts';
 import { openStack, type OpsStack } from '../../scripts/ops/stack.ts';
-import { putData } from '../support/data-bucket.ts';
+import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { threadOf, threadProbes } from '../support/threads.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
-import { toolTurn } from '../support/scripted-run.ts';
+import { runScripted, toolTurn } from '../support/scripted-run.ts';
 
 let stack: TestStack;
 let ops: OpsStack;
@@ -198,4 +198,91 @@ test('the ops CLI process finds the stack by name with the standard AWS chain an
   }).catch((error: { stderr: string; code: number }) => error);
   assert.equal((wrong as { code: number }).code, 2);
   assert.match((wrong as { stderr: string }).stderr, /Cannot read stack no-such-stack/);
+});
+
+// Names reach operators: the ops CLI prints them in a terminal, admins read them in a chat code block.
+const CLEAR_AND_FORGE = '\u001b[2J\u001b[H\u001b[32mAll runs stopped.\u001b[0m\r\n';
+// In a file name the forged line starts with a cursor move instead (ESC[1E): the local IAM's `*`
+// does not match a line break in an S3 key, though AWS's does.
+const CLEAR_AND_FORGE_IN_NAME = '\u001b[2J\u001b[H\u001b[32mAll runs stopped.\u001b[0m\u001b[1E';
+const CLOSE_AND_PHISH = '```\n<!channel> <https://phish.example/login|Admins: sign in again>';
+const CONTROL_CHARACTERS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+test('event file names other than letters, digits, ".", "_" and "-" are refused with an error file: nothing runs under them', async () => {
+  const agentName = '\u001b[2J\u001b[Hagent-forged.json';
+  await runScripted(stack, {
+    channel: 'C0NAMES',
+    text: 'ks-names schedule something',
+    // Relative to the scratch directory (data/slack/C0NAMES/{thread}/scratch), as in the other tests.
+    turns: [
+      toolTurn('bash', {
+        command: `D=../../../../events/slack/C0NAMES; mkdir -p $D; printf '{"type":"immediate","text":"ks-names agent"}' > "$D/$(printf '\\033[2J\\033[H')agent-forged.json"`,
+      }),
+      { text: 'done' },
+    ],
+  });
+  const operatorNames = [`${CLEAR_AND_FORGE_IN_NAME}ops.json`, 'x```<!channel>.json'];
+  for (const name of operatorNames) {
+    await putData(stack, `events/slack/C0NAMES/${name}`, { type: 'immediate', text: `ks-names ${operatorNames.indexOf(name)}` });
+  }
+  await stack.cloud.s3Notifications.poll();
+  for (const name of [agentName, ...operatorNames]) {
+    const error = await eventually(
+      () => readData(stack, `events/slack/C0NAMES/${name.replace(/\.json$/, '.error.json')}`),
+      15_000,
+      `error file of ${JSON.stringify(name)}`,
+    );
+    assert.match(JSON.parse(error).error, /may use only letters, digits, "\.", "_" and "-"/);
+  }
+  const started = [...stack.cloud.stepFunctions.executions.values()].filter((e) =>
+    (e.input as { prompt: { author: { userName: string } } }).prompt.author.userName.startsWith('event events/slack/C0NAMES/'),
+  );
+  assert.deepEqual(started, [], 'no run started from them');
+  assert.deepEqual(
+    (stack.slack.messages.channels.get('C0NAMES') ?? []).filter((m) => m.bot_id && !m.thread_ts).map((m) => m.text),
+    [],
+    'no thread was started',
+  );
+});
+
+test("ops runs and the admins' chat runs show control characters and markup inert: no cleared terminal, forged line, closed code block, mention or link", async () => {
+  // A person's name as their chat platform gives it is theirs to choose.
+  stack.slack.users.set('U0EVILNAME', { id: 'U0EVILNAME', name: `${CLEAR_AND_FORGE}${CLOSE_AND_PHISH}`, real_name: 'x', is_bot: false });
+  const run = await heldRun('ks-evil-name', 'U0EVILNAME');
+  try {
+    const table = await killSwitch(ops, 'runs', { threads: [], all: false });
+    assert.doesNotMatch(table, CONTROL_CHARACTERS, 'no control character reaches the terminal');
+    const rows = table.split('\n');
+    assert.equal(rows.length, 2, `one header and one row: ${JSON.stringify(table)}`);
+    assert.ok(rows[1]!.startsWith(run.threadId) && rows[1]!.includes('\\x1b[2J'), rows[1]);
+
+    const asked = await mention('runs', ADMIN);
+    const answer = (await eventually(() => ephemeralTo(ADMIN, asked)[0], 15_000, 'runs answer')).text;
+    assert.equal(answer.match(/```/g)?.length, 2, `one code block, closed once: ${answer}`);
+    assert.ok(answer.startsWith('```') && answer.endsWith('```'), answer);
+    assert.doesNotMatch(answer, /<!channel>|<https?:|<@/, 'no mention or link survives');
+    assert.doesNotMatch(answer, CONTROL_CHARACTERS);
+    assert.match(answer, /&lt;!channel&gt;/);
+  } finally {
+    run.hold.release();
+    await idle(run.threadId);
+  }
+});
+
+test('while paused, an event file aimed at a channel starts no thread there: it is refused with an error file', async () => {
+  await killSwitch(ops, 'pause', { threads: [], all: false });
+  try {
+    await putData(stack, 'events/ks-paused-channel.json', {
+      type: 'immediate',
+      adapterId: 'slack',
+      channelId: 'C0PAUSEDCH',
+      text: 'ks-paused-channel',
+    });
+    await stack.cloud.s3Notifications.poll();
+    const error = await eventually(() => readData(stack, 'events/ks-paused-channel.error.json'), 15_000, 'error file');
+    assert.match(JSON.parse(error).error, /paused/);
+    assert.deepEqual(stack.slack.messages.channels.get('C0PAUSEDCH') ?? [], [], 'nothing was posted in the channel');
+  } finally {
+    await killSwitch(ops, 'resume', { threads: [], all: false });
+  }
 });

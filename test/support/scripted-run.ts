@@ -19,7 +19,8 @@ export async function runScripted(
   const threadId = `slack:${posted.channel}:${posted.threadTs}`;
   const execution = await eventually(
     () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
-    10_000,
+    // The first run of a fresh stack on a loaded machine takes a while to be dispatched.
+    60_000,
     'run started',
   );
   const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, options.timeoutMs ?? 60_000);

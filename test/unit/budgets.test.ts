@@ -67,3 +67,23 @@ test("a step's worst case: every input token at the dearest input price, and a f
   // 10,000 tokens × $3.75 (cache write) + 4,096 × $15 per million.
   assert.equal(worstCaseUsd({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, 10_000, 4096), 0.09894);
 });
+
+test("an event file's run spends the budgets of the person whose run wrote the file; a person's own message spends theirs", () => {
+  const thread = 'slack:C0123:1700000000.000100';
+  const caused = spendSubjectOf(thread, {
+    author: { userId: 'event', userName: 'event events/slack/C0123/x.json' },
+    causedBy: 'slack:U0456',
+  });
+  assert.deepEqual(caused, { threadId: thread, adapter: 'slack', channel: 'slack:C0123', user: 'slack:U0456', trigger: 'schedule' });
+  assert.deepEqual(
+    budgetsFor([budget({ scope: 'user' }), budget({ scope: 'user', match: 'slack:U0456', trigger: 'schedule' })], caused, NOW).map(
+      (a) => a.key.sk,
+    ),
+    ['user#slack:U0456#all', 'user#slack:U0456#schedule'],
+  );
+  // A person cannot name someone else to pay: their own messages are theirs.
+  const own = spendSubjectOf(thread, { author: { userId: 'U0789', userName: 'eve' }, causedBy: 'slack:U0456' });
+  assert.equal(own.user, 'slack:U0789');
+  // An operator's file names nobody: no user budget applies.
+  assert.equal(scheduled.user, undefined);
+});

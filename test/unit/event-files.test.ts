@@ -1,14 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  errorFileKey,
-  eventTarget,
-  isEventFileKey,
-  parseEventFile,
-  scheduleNameFor,
-  type EventFile,
-  type OneShotEvent,
-} from '../../shared/events/schema.ts';
+import { eventTarget, parseEventFile, scheduleNameFor, type EventFile, type OneShotEvent } from '../../shared/events/schema.ts';
+import { errorFileKey, isEventFileKey } from '../../shared/events/keys.ts';
 import {
   cronToEventBridge,
   isPast,
@@ -443,4 +436,37 @@ test('interval schedules: "every 30m" becomes rate(30 minutes); bad intervals an
   assert.match((at('every 0m') as { error: string }).error, /needs an interval of at least 1/);
   assert.match((at('every 400d') as { error: string }).error, /longer than a year/);
   assert.match((at('every half hour') as { error: string }).error, /is not an interval/);
+});
+
+test('event file names, and folder names below events/, use only letters, digits, ".", "_" and "-"', () => {
+  const body = JSON.stringify({ type: 'immediate', text: 'hi' });
+  for (const key of [
+    'events/slack/C123ABC/daily_report-2.v1.json',
+    'events/ops/weekly.json',
+    'events/teams/19%3Aabc%40thread.tacv2/x.json',
+  ]) {
+    assert.ok(
+      parseEventFile(key, key.startsWith('events/ops') ? JSON.stringify({ type: 'immediate', threadId: THREAD, text: 'hi' }) : body).ok,
+      key,
+    );
+  }
+  const refused = [
+    'events/slack/C123ABC/\u001b[2J\u001b[Hforged.json',
+    'events/slack/C123ABC/x```<!channel>.json',
+    'events/slack/C123ABC/two words.json',
+    'events/slack/C123ABC/sub folder/x.json',
+    'events/ops\u202e/x.json',
+    'events/Weekly Report.json',
+  ];
+  for (const key of refused) {
+    const result = parseEventFile(key, body);
+    assert.equal(result.ok, false, key);
+    const error = result.ok ? '' : result.error;
+    assert.match(error, /may use only letters, digits, "\.", "_" and "-"/, key);
+    // The refused name is quoted, never printed as it is.
+    assert.doesNotMatch(error, /[\u0000-\u001f\u202e]/);
+  }
+  // A channel's folder is its id encoded as in the data tree, and nothing else.
+  const folder = parseEventFile('events/teams/19:abc@thread.tacv2/x.json', body);
+  assert.match(folder.ok ? '' : folder.error, /should be named "19%3Aabc%40thread\.tacv2"/);
 });

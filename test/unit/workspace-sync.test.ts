@@ -13,6 +13,8 @@ import { syncIn, workspaceLayout, type SyncState } from '../../shared/sandbox/wo
 import { syncOut as syncOutWithin, type SyncLimits } from '../../shared/sandbox/sync-out.ts';
 import * as sandbox from '../../shared/sandbox/client.ts';
 import { runSandboxTool } from '../../shared/tools/sandbox-tools.ts';
+import { syncNotes } from '../../shared/sandbox/sync-notes.ts';
+import { settingsSchema, type Settings } from '../../shared/schemas.ts';
 
 const LIMITS: SyncLimits = { maxFiles: 5000, maxBytes: 1024 * 1024 * 1024 };
 const syncOut = (deps: Parameters<typeof syncOutWithin>[0], layout: Parameters<typeof syncOutWithin>[1], state: SyncState) =>
@@ -183,4 +185,38 @@ test('a stopped run cannot overwrite the context of the run that holds the threa
     ContextConflict,
     'a new context never overwrites one created meanwhile',
   );
+});
+
+test("past the run's event file saves, an event file goes back to what S3 has and gets an error file; other files sync as usual", async () => {
+  const s3 = conditionalS3();
+  const layout = workspaceLayout('slack:C6:6.6');
+  const old = '{"type":"immediate","text":"old"}';
+  await s3.client.send(new PutObjectCommand({ Bucket: 'bucket', Key: 'events/slack/C6/old.json', Body: old }));
+  const box = await sandboxFor('t-event-saves');
+  let left = 2;
+  const eventWrites = { metadata: {}, take: async () => left-- > 0, refusal: (key: string) => `${key}: no saves left` };
+  const deps = { s3: s3.client, bucket: 'bucket', address: box, eventWrites };
+  const state = (await syncIn(deps, layout, {})).state;
+  for (const name of ['a', 'b', 'c']) await sandbox.writeFile(box, `data/events/slack/C6/${name}.json`, `{"name":"${name}"}`);
+  await sandbox.writeFile(box, 'data/events/slack/C6/old.json', '{"changed":true}');
+  await sandbox.writeFile(box, 'data/events/slack/C6/notes.txt', 'not an event file');
+  await sandbox.writeFile(box, `${layout.scratchPath}/work.txt`, 'work');
+  const out = await syncOut(deps, layout, state);
+  const events = ['a', 'b', 'c', 'old'].map((name) => `events/slack/C6/${name}.json`);
+  const refused = out.eventFilesRefused.map((path) => path.replace(/^data\//, ''));
+  assert.equal(refused.length, 2, 'four event file saves, two allowed');
+  for (const key of events) {
+    const sandboxCopy = (await sandbox.readFile(box, `data/${key}`))?.toString();
+    if (refused.includes(key)) {
+      assert.equal(JSON.parse(s3.objects.get(key.replace(/\.json$/, '.error.json'))!.body.toString()).error, `${key}: no saves left`);
+      // What S3 has: the old version, or nothing for a new file, in both places.
+      assert.equal(s3.objects.get(key)?.body.toString(), key.endsWith('old.json') ? old : undefined);
+      assert.equal(sandboxCopy, key.endsWith('old.json') ? old : undefined);
+    } else {
+      assert.equal(s3.objects.get(key)?.body.toString(), sandboxCopy);
+    }
+  }
+  assert.ok(s3.objects.has('events/slack/C6/notes.txt'), 'not an event file: not counted');
+  assert.ok(s3.objects.has('slack/C6/6.6/scratch/work.txt'));
+  assert.match(syncNotes(out, settingsSchema.parse({}) as Settings).join(' '), /not saved: 2 event files .*maxEventFilesPerRun/);
 });
