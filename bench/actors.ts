@@ -24,10 +24,10 @@ import { randomUUID, createHash } from 'node:crypto';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../shared/aws/dynamodb.ts';
-import { executionArnFor } from '../shared/control.ts';
+import { executionArnFor } from '../shared/run/control.ts';
 import { runIdFor } from '../shared/ids.ts';
 import { workspaceLayout } from '../shared/sandbox/workspace.ts';
-import type { LocalExecution } from '../infra/local/step-functions/index.ts';
+import type { LocalExecution } from '../packages/local-cloud/src/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 import { hostPidOf } from '../test/support/sandbox-pids.ts';
 import { runsSummary, waitForQuiet } from './quiet.ts';
@@ -35,7 +35,7 @@ import { summarize, type Summary } from './stats.ts';
 
 /** Stops before measuring: the first one also waits for the thread's sandbox to start. */
 const STOP_WARM_UP = 1;
-/** The sandbox step's flag poll (shared/steps/run-control.ts watchForStop). */
+/** The sandbox step's flag poll (shared/run/steps/run-control.ts watchForStop). */
 export const STOP_POLL_MS = 300;
 /** How often the bench looks for the sleeping process. */
 export const PID_POLL_MS = 2;
@@ -45,7 +45,7 @@ export const POST_CONCURRENCY = 20;
 export const BATCH_SIZE = 10;
 /** Batches given to the dispatch handler one at a time, runs drained between them. */
 const ISOLATED_BATCHES = 3;
-/** The local event source mapping's concurrent pollers (infra/local/sqs-poller.ts default). */
+/** The local event source mapping's concurrent pollers (packages/local-cloud/src/sqs-poller.ts default). */
 export const DISPATCH_LANES = 2;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -306,7 +306,7 @@ async function postMention(stack: TestStack, text: string): Promise<Posted> {
 }
 
 let sequence = 0;
-/** An SQS record as the event source mapping builds it (infra/local/sqs-poller.ts), for a FIFO message. */
+/** An SQS record as the event source mapping builds it (packages/local-cloud/src/sqs-poller.ts), for a FIFO message. */
 function sqsRecord(stack: TestStack, body: string, groupId: string, dedupId: string): SQSRecord {
   const now = String(Date.now());
   return {

@@ -11,7 +11,7 @@
 // Model calls do not go through a front door (the Bedrock fake is the endpoint): they come from the
 // fake's own record of the requests it received.
 import type { FunctionRole } from '../infra/function-entries.ts';
-import type { AwsCall as RecordedCall } from '../infra/local/front-door/index.ts';
+import type { AwsCall as RecordedCall } from '../packages/local-cloud/src/front-door/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 
 export type Phase = 'webhook' | 'dispatch' | 'prepare' | 'model' | 'finish';

@@ -2,16 +2,16 @@
 // history is written straight into the thread's context.jsonl (N messages = N user prompts + N
 // answers), then ONE real prompt goes through the stack and its Model state is measured: the S3
 // bytes the handlers read and wrote in it (bench/s3-traffic.ts), the size of the request the
-// Bedrock fake received, the estimated input tokens of its messages (shared/compaction.ts), and
+// Bedrock fake received, the estimated input tokens of its messages (shared/context/compaction.ts), and
 // whether a compaction (a non-streaming `converse` summary call) ran. (b) The cached share of the
 // input tokens on steps 2..n of a tool loop, with the fake reporting usage as a caching model would,
 // read back from the usage the runtime recorded in context.jsonl.
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { estimateTokens } from '../shared/compaction.ts';
+import { estimateTokens } from '../shared/context/compaction.ts';
 import { dataKeys, ROOT_KEYS, runIdFor } from '../shared/ids.ts';
-import { loadContext, saveContext, type ContextEntry } from '../shared/store.ts';
-import type { RecordedRequest, ScriptedTurn } from '../infra/local/bedrock.ts';
-import type { LocalExecution } from '../infra/local/step-functions/index.ts';
+import { loadContext, saveContext, type ContextEntry } from '../shared/context/store.ts';
+import type { RecordedRequest, ScriptedTurn } from '../packages/local-cloud/src/bedrock.ts';
+import type { LocalExecution } from '../packages/local-cloud/src/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 import { runsSummary, waitForQuiet } from './quiet.ts';
 import { installS3Recorder, type S3Recorder } from './s3-traffic.ts';

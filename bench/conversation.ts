@@ -5,7 +5,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../shared/aws/dynamodb.ts';
 import { runIdFor } from '../shared/ids.ts';
-import type { LocalExecution } from '../infra/local/step-functions/index.ts';
+import type { LocalExecution } from '../packages/local-cloud/src/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
 
 export interface Timeline {

@@ -614,7 +614,7 @@ function printContext(result: ContextResult): void {
     "per step = the Model state of the run (agent-step: model): S3 calls read from the local cloud's S3 front door, ended between Model entered and the next state.",
   );
   note(
-    "input tokens = shared/compaction.ts estimateTokens over the request's messages (~4 characters per token; system prompt and tools not included).",
+    "input tokens = shared/context/compaction.ts estimateTokens over the request's messages (~4 characters per token; system prompt and tools not included).",
   );
   note(
     'request body = JSON of the body the Bedrock fake recorded (system, tools, messages). "compacted" = the run made a Converse (summary) call.',

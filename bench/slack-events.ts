@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { signSlackRequest } from '../infra/local/slack/index.ts';
+import { signSlackRequest } from '../packages/local-cloud/src/slack/index.ts';
 
 const FIXTURE = new URL('../test/fixtures/chat-sdk-replay/slack.json', import.meta.url);
 

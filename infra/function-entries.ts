@@ -5,7 +5,7 @@ export const FUNCTION_ENTRIES = {
   webhook: 'functions/ingress/webhook.ts',
   teamsWebhook: 'functions/ingress/teams-webhook.ts',
   dispatch: 'functions/ingress/dispatch.ts',
-  runEnded: 'functions/ingress/run-ended.ts',
+  runEnded: 'functions/agent-step/run-ended.ts',
   agentStep: 'functions/agent-step/handler.ts',
   sandboxStep: 'functions/agent-step/sandbox-step.ts',
   sandboxReaper: 'functions/agent-step/sandbox-reaper.ts',

@@ -3,7 +3,7 @@
 /** The Bedrock inference profile the agent calls unless settings.json or BEDROCK_MODEL_ID say otherwise. */
 export const DEFAULT_MODEL_ID = 'global.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
-/** When a context is compacted (token estimates; see shared/compaction.ts). */
+/** When a context is compacted (token estimates; see shared/context/compaction.ts). */
 export const DEFAULT_COMPACTION_SETTINGS: Readonly<
   Record<'contextWindowTokens' | 'reservedOutputTokens' | 'keepRecentTokens' | 'thresholdRatio', number>
 > = Object.freeze({

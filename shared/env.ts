@@ -2,8 +2,8 @@
 // invalid variable is an error that names it (and every other one wrong), not a default in disguise.
 import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
-import { parseOrThrow } from './validation.ts';
-import { BOT_CONNECTOR_ORIGINS, BOT_FRAMEWORK_OPENID_METADATA_URL } from './teams-endpoints.ts';
+import { parseOrThrow } from './support/validation.ts';
+import { BOT_CONNECTOR_ORIGINS, BOT_FRAMEWORK_OPENID_METADATA_URL } from './platforms/teams/endpoints.ts';
 
 const required = z.string({ error: 'is not set' }).min(1, 'is empty');
 const optional = z.string().optional();
@@ -165,7 +165,7 @@ export const agentEnv = z
     ...slack,
     ...teams,
     BEDROCK_MODEL_ID: optional.transform((id) => id || DEFAULT_MODEL_ID),
-    /** The throttling retry (unset: shared/model.ts's defaults). */
+    /** The throttling retry (unset: shared/model/converse.ts's defaults). */
     BEDROCK_RETRY_ATTEMPTS: wholeFrom(1, undefined),
     BEDROCK_RETRY_BASE_MS: nonNegative(undefined),
     ...handoff,

@@ -8,11 +8,11 @@ import {
   DEFAULT_MIN_EVENT_INTERVAL_MINUTES,
   DEFAULT_SANDBOX_SYNC_LIMITS,
 } from './defaults.ts';
-import { customPatternProblem } from './secret-filter.ts';
-import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './step-contract.ts';
-import { budgetSchema } from './budgets.ts';
-import { priceSchema } from './pricing.ts';
-import { accessSchema, OPEN_ACCESS, type Access } from './access.ts';
+import { customPatternProblem } from './policy/secret-filter.ts';
+import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './run/step-contract.ts';
+import { budgetSchema } from './policy/budgets.ts';
+import { priceSchema } from './model/pricing.ts';
+import { accessSchema, OPEN_ACCESS, type Access } from './policy/access.ts';
 import { causedBySchema } from './events/chain.ts';
 
 /**
@@ -69,7 +69,7 @@ export const promptSchema = z.object({
   messageId: z.string().min(1),
   /** The prompt's text; its beginning only when `textKey` is set. */
   text: promptTextSchema,
-  /** Where a long text was stored in the data bucket (see shared/prompt-body.ts). */
+  /** Where a long text was stored in the data bucket (see shared/admission/prompt-body.ts). */
   textKey: z.string().optional(),
   author: z.object({ userId: z.string(), userName: z.string() }),
   postedAt: z.string(),
@@ -144,7 +144,7 @@ export const settingsSchema = z.object({
   maxQueueDepth: z.number().int().min(0).max(20).default(5),
   /** queue: prompts wait their turn; interrupt: a new prompt stops the running one and runs next. */
   queueMode: z.enum(['queue', 'interrupt']).default('queue'),
-  /** When the context is summarised (token estimates; defaults and reasons in shared/defaults.ts, logic in shared/compaction.ts). */
+  /** When the context is summarised (token estimates; defaults and reasons in shared/defaults.ts, logic in shared/context/compaction.ts). */
   compaction: z
     .object({
       contextWindowTokens: z.number().int().positive().default(DEFAULT_COMPACTION_SETTINGS.contextWindowTokens),
@@ -153,11 +153,11 @@ export const settingsSchema = z.object({
       thresholdRatio: z.number().positive().max(1).default(DEFAULT_COMPACTION_SETTINGS.thresholdRatio),
     })
     .default({ ...DEFAULT_COMPACTION_SETTINGS }),
-  /** USD per million tokens by model or inference profile id, over the built-in list (shared/pricing.ts). */
+  /** USD per million tokens by model or inference profile id, over the built-in list (shared/model/pricing.ts). */
   prices: z.record(z.string(), priceSchema).default({}),
   /** Post the run's tokens and cost in the thread when it finishes. */
   showCost: z.boolean().default(false),
-  /** Spending limits, checked before every model call (shared/budgets.ts). */
+  /** Spending limits, checked before every model call (shared/policy/budgets.ts). */
   budgets: z.array(budgetSchema).max(50).default([]),
   /** Bedrock prompt caching (cachePoint blocks); turn off for models without it. */
   promptCaching: z.boolean().default(true),
@@ -205,7 +205,7 @@ export const settingsSchema = z.object({
       maxRunningSandboxes: z.number().int().positive().max(5_000).default(DEFAULT_CAPACITY_LIMITS.maxRunningSandboxes),
     })
     .default({ ...DEFAULT_CAPACITY_LIMITS }),
-  /** A deployment's own secret formats, redacted like the built-in ones (shared/secret-filter.ts). */
+  /** A deployment's own secret formats, redacted like the built-in ones (shared/policy/secret-filter.ts). */
   secretPatterns: z
     .array(
       z
@@ -232,7 +232,7 @@ export const settingsSchema = z.object({
     )
     .default({}),
 
-  // Access: who may use the agent, who may stop or steer its runs (shared/access.ts).
+  // Access: who may use the agent, who may stop or steer its runs (shared/policy/access.ts).
   access: accessSchema.default({ ...OPEN_ACCESS }),
 });
 /** `access` may also be locked: see loadSettings. */

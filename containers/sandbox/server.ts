@@ -1,7 +1,7 @@
 // The sandbox command server: a small HTTP/1.1 JSON API that the trusted agent Lambda calls to run
 // commands and move files in one thread's workspace. It runs as the only process of a Fargate task
 // (production) or, locally, inside a bubblewrap sandbox that gives it the same view (see
-// infra/local/ecs/isolation.ts), reached through a Unix socket since that sandbox has no network.
+// packages/local-cloud/src/ecs/isolation.ts), reached through a Unix socket since that sandbox has no network.
 //
 // Node built-ins only: build.mjs bundles this file into one .mjs for the container image.
 // API and security model: README.md.

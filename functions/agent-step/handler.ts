@@ -1,12 +1,12 @@
 // One step of the agent loop, as the state machine calls it: { action, state }.
-import { runStep } from '../../shared/steps/index.ts';
+import { runStep } from '../../shared/run/steps/index.ts';
 import { agentEnv, readEnv } from '../../shared/env.ts';
 import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
-import { lazy } from '../../shared/lazy.ts';
+import { lazy } from '../../shared/support/lazy.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
-import { parseOrThrow } from '../../shared/validation.ts';
+import { parseOrThrow } from '../../shared/support/validation.ts';
 
 const logger = handlerLogger('agent-step');
 const metrics = handlerMetrics();

@@ -6,7 +6,7 @@ import { readEnv, sandboxReaperEnv } from '../../shared/env.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { sandboxConfigFromEnv } from '../../shared/handler-context/sandbox.ts';
-import { lazy } from '../../shared/lazy.ts';
+import { lazy } from '../../shared/support/lazy.ts';
 import { reapIdleSandboxes, sweepOrphanedTasks } from '../../shared/sandbox/lifecycle.ts';
 
 const logger = handlerLogger('sandbox-reaper');

@@ -5,11 +5,11 @@ import { s3Client } from '../../shared/aws/s3.ts';
 import { readEnv, sandboxStepEnv } from '../../shared/env.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
-import { countStep } from '../../shared/steps/run-control.ts';
-import { lazy } from '../../shared/lazy.ts';
-import { sandboxToolStep } from '../../shared/steps/sandbox-tool.ts';
+import { countStep } from '../../shared/run/steps/run-control.ts';
+import { lazy } from '../../shared/support/lazy.ts';
+import { sandboxToolStep } from '../../shared/run/steps/sandbox-tool.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
-import { parseOrThrow } from '../../shared/validation.ts';
+import { parseOrThrow } from '../../shared/support/validation.ts';
 
 const logger = handlerLogger('sandbox-step');
 const metrics = handlerMetrics();

@@ -1,8 +1,8 @@
 // POST /api/messages: Teams activities. Every request's Bot Framework token is checked by our
-// verifier (shared/teams-auth.ts), run by the Chat SDK Teams adapter before anything else; parsing
-// and redelivery dedupe are the adapter's; our handlers only enqueue (shared/ingress.ts). The one
+// verifier (shared/platforms/teams/auth.ts), run by the Chat SDK Teams adapter before anything else; parsing
+// and redelivery dedupe are the adapter's; our handlers only enqueue (shared/admission/ingress.ts). The one
 // function that loads the Teams adapter and the Teams SDK under it: the others answer Teams
-// threads through the Connector adapter (shared/teams-connector.ts).
+// threads through the Connector adapter (shared/platforms/teams/connector.ts).
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, teamsWebhookEnv } from '../../shared/env.ts';
@@ -10,11 +10,11 @@ import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
-import { jsonResult } from '../../shared/http.ts';
-import { sqsEnqueue, wireIngress } from '../../shared/ingress.ts';
-import { lazy } from '../../shared/lazy.ts';
-import { teamsAdapter } from '../../shared/teams-adapter.ts';
-import { platformWebhook } from '../../shared/webhook.ts';
+import { jsonResult } from '../../shared/platforms/http.ts';
+import { sqsEnqueue, wireIngress } from '../../shared/admission/ingress.ts';
+import { lazy } from '../../shared/support/lazy.ts';
+import { teamsAdapter } from '../../shared/platforms/teams/adapter.ts';
+import { platformWebhook } from '../../shared/platforms/webhook.ts';
 
 const logger = handlerLogger('teams-webhook');
 const metrics = handlerMetrics();

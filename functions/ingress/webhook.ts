@@ -1,6 +1,6 @@
 // POST /slack/events and GET /health. Verification, redelivery dedupe and parsing are the Chat SDK
-// Slack adapter's; our handlers only enqueue (shared/ingress.ts). A url_verification request of
-// exactly Slack's shape is answered before verification (shared/slack-url-verification.ts). Teams
+// Slack adapter's; our handlers only enqueue (shared/admission/ingress.ts). A url_verification request of
+// exactly Slack's shape is answered before verification (shared/platforms/slack/url-verification.ts). Teams
 // has a webhook function of its own (teams-webhook.ts): its adapter's SDK would more than triple
 // this bundle.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -10,14 +10,14 @@ import { chatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
-import { bodyText, jsonResult } from '../../shared/http.ts';
-import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/ingress.ts';
+import { bodyText, jsonResult } from '../../shared/platforms/http.ts';
+import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/admission/ingress.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
-import { loadSettings } from '../../shared/store.ts';
-import { answerUsage } from '../../shared/usage.ts';
-import { lazy } from '../../shared/lazy.ts';
-import { platformWebhook } from '../../shared/webhook.ts';
-import { urlVerificationChallenge } from '../../shared/slack-url-verification.ts';
+import { loadSettings } from '../../shared/context/store.ts';
+import { answerUsage } from '../../shared/commands/usage.ts';
+import { lazy } from '../../shared/support/lazy.ts';
+import { platformWebhook } from '../../shared/platforms/webhook.ts';
+import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
 
 const logger = handlerLogger('webhook');
 const metrics = handlerMetrics();

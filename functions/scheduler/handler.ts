@@ -14,13 +14,13 @@ import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
 import { chatFromEnv, serviceUrlTrustFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
-import { sqsEnqueue } from '../../shared/ingress.ts';
+import { sqsEnqueue } from '../../shared/admission/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, onFiring, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
 import { firingRefusal } from '../../shared/events/firing-gate.ts';
-import { lazy } from '../../shared/lazy.ts';
-import { cachedSettings } from '../../shared/store.ts';
-import { formatIssues, parseOrThrow } from '../../shared/validation.ts';
+import { lazy } from '../../shared/support/lazy.ts';
+import { cachedSettings } from '../../shared/context/store.ts';
+import { formatIssues, parseOrThrow } from '../../shared/support/validation.ts';
 import type { AttachFiles } from '../../shared/events/fire.ts';
 import { scheduleOnce } from '../../shared/events/one-shot.ts';
 import {
@@ -31,7 +31,7 @@ import {
   type TriggerDeps,
 } from '../../shared/triggers/fire.ts';
 import { onUpload, UPLOADS_PREFIX } from '../../shared/triggers/uploads.ts';
-import { serviceUrlProblem } from '../../shared/teams-service-url.ts';
+import { serviceUrlProblem } from '../../shared/platforms/teams/service-url.ts';
 
 // The function's timeout is 60 s: a firing claimed longer ago than this belongs to a dead attempt.
 const CLAIM_TIMEOUT_MS = 90_000;

@@ -61,7 +61,7 @@ export const BUNDLE_BUDGET = 1024 * 1024;
  * A function's budget. The Teams webhook has its own: it alone carries the Chat SDK Teams adapter,
  * whose inbound path runs on the Teams SDK (its Bot Framework app with Express, MSAL, the Graph
  * endpoint catalogue: about 2.7 MB minified). Every other function answers Teams threads through
- * the Connector adapter (shared/teams-connector.ts, a few KB), so only that cold start pays for it.
+ * the Connector adapter (shared/platforms/teams/connector.ts, a few KB), so only that cold start pays for it.
  */
 export const bundleBudgetOf = (role: FunctionRole): number => (role === 'teamsWebhook' ? 3.5 * 1024 * 1024 : BUNDLE_BUDGET);
 
@@ -118,7 +118,7 @@ export function createAgentFunction(scope: Construct, id: string, props: AgentFu
     logGroup,
     tracing: Tracing.ACTIVE,
     ...(props.retainVersions && { currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN } }),
-    // EMF metrics (shared/metrics.ts) are published under the stack's name.
+    // EMF metrics (shared/observability/metrics.ts) are published under the stack's name.
     environment: { NODE_OPTIONS: '--enable-source-maps', METRICS_NAMESPACE: Stack.of(scope).stackName, ...props.environment },
     ...(props.vpc && {
       vpc: props.vpc.vpc,

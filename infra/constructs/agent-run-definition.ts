@@ -19,7 +19,7 @@ import { Choice, Condition, Fail, type IChainable, JitterType, Succeed, TaskInpu
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import type { ContinuingStep, NextValue, StepAction } from '../../shared/step-contract.ts';
+import type { ContinuingStep, NextValue, StepAction } from '../../shared/run/step-contract.ts';
 
 /** The state that runs each value of $.loop.next that leads to another step. */
 export const NEXT_STEPS = { model: 'Model', tool: 'Tool', sandbox: 'SandboxTool' } as const satisfies Record<ContinuingStep, string>;

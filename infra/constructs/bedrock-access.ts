@@ -5,9 +5,9 @@
 import { Aws, Stack } from 'aws-cdk-lib';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { parseModelId } from '../../shared/model-ids.ts';
+import { parseModelId } from '../../shared/model/ids.ts';
 
-export { parseModelId, type ParsedModelId } from '../../shared/model-ids.ts';
+export { parseModelId, type ParsedModelId } from '../../shared/model/ids.ts';
 
 /** Converse uses InvokeModel; ConverseStream uses InvokeModelWithResponseStream. */
 export const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];

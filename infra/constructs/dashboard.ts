@@ -20,14 +20,14 @@ import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { MetricName } from '../../shared/metric-names.ts';
+import type { MetricName } from '../../shared/observability/metric-names.ts';
 import { runtimeMetric } from './runtime-metrics.ts';
 
 const PERIOD = Duration.minutes(5);
 const WIDTH = 12;
 const HEIGHT = 6;
 
-/** The message of the agent-step function's log line per model step (shared/steps/model.ts). */
+/** The message of the agent-step function's log line per model step (shared/run/steps/model.ts). */
 export const MODEL_STEP_LOG_MESSAGE = 'model step';
 
 /** Logs Insights: the channels whose model steps cost most over the dashboard's time range. */

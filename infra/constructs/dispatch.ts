@@ -53,7 +53,7 @@ export class Dispatch extends Construct {
       },
     });
     // Chat SDK state, and the actor (its admission transaction puts a marker and updates the actor);
-    // Query lists the threads holding run slots when a limit is reached (shared/capacity.ts).
+    // Query lists the threads holding run slots when a limit is reached (shared/run/capacity.ts).
     grantTableActions(props.table, this.handler, [...CHAT_STATE_ACTIONS, 'Query']);
     props.stateMachine.grantStartExecution(this.handler);
     // Interrupt mode stops the running execution; a lease held too long is checked against its execution.

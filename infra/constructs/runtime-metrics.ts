@@ -1,10 +1,10 @@
-// The metrics the functions publish (shared/metric-names.ts), as CloudWatch metrics of this stack:
+// The metrics the functions publish (shared/observability/metric-names.ts), as CloudWatch metrics of this stack:
 // namespace = the stack's name. Without dimensions: the deployment's total, which every function
 // publishes beside the per-dimension values.
 import { type Duration, Stack } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IConstruct } from 'constructs';
-import type { MetricName } from '../../shared/metric-names.ts';
+import type { MetricName } from '../../shared/observability/metric-names.ts';
 
 export interface RuntimeMetricOptions {
   readonly statistic: string;

@@ -30,7 +30,7 @@ export class StateTable extends Construct {
 export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
 
 /**
- * What every function holding a Chat SDK instance needs: its state adapter (shared/chat-state.ts)
+ * What every function holding a Chat SDK instance needs: its state adapter (shared/platforms/chat-state.ts)
  * reads, puts, updates and deletes single items (subscriptions, locks, dedupe marks, caches).
  */
 export const CHAT_STATE_ACTIONS: TableAction[] = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];

@@ -1,7 +1,7 @@
 // The public entry point: an HTTP API whose routes go to the webhook function. Neither platform can
 // send IAM credentials, so the routes are open and the function verifies each request before doing
 // anything: Slack's request signature (HMAC of the body with the signing secret), or the Bot
-// Framework JWT Teams sends (shared/teams-auth.ts).
+// Framework JWT Teams sends (shared/platforms/teams/auth.ts).
 import { Duration } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, type HttpRoute, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';

@@ -10,7 +10,7 @@
 // buildspec did answer (a failure in its build phase), this second FAILED changes nothing.
 import type { EventBridgeEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { parseOrThrow } from '../../shared/validation.ts';
+import { parseOrThrow } from '../../shared/support/validation.ts';
 
 /** Build statuses that mean the build is over without an image (the rule matches every other one). */
 export const BUILD_RUNNING_OR_SUCCEEDED = ['IN_PROGRESS', 'SUCCEEDED'] as const;

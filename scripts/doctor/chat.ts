@@ -2,10 +2,10 @@
 // secret (placeholders left by the deploy, and whether Slack or Microsoft accepts them), and its
 // webhook route, which must refuse an unsigned request.
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { parseSlackSecret } from '../../shared/slack-credentials.ts';
-import { parseTeamsSecret } from '../../shared/teams-credentials.ts';
-import { clientCredentialsTokens, defaultTokenUrl } from '../../shared/teams-token.ts';
-import { BOT_SCOPE } from '../../shared/teams-connector.ts';
+import { parseSlackSecret } from '../../shared/platforms/slack/credentials.ts';
+import { parseTeamsSecret } from '../../shared/platforms/teams/credentials.ts';
+import { clientCredentialsTokens, defaultTokenUrl } from '../../shared/platforms/teams/token.ts';
+import { BOT_SCOPE } from '../../shared/platforms/teams/connector.ts';
 import { BOT_TOKEN_PLACEHOLDER } from '../../infra/constructs/slack-secret.ts';
 import { TEAMS_PLACEHOLDER } from '../../infra/constructs/teams-secret.ts';
 import type { DoctorDeps } from './deps.ts';

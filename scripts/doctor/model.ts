@@ -4,8 +4,8 @@
 // that subscribes the account to a third-party model.
 import { ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
-import { describeFailure } from '../../shared/failures.ts';
-import { modelInvocationAuthorizations } from '../../shared/model-ids.ts';
+import { describeFailure } from '../../shared/run/failures.ts';
+import { modelInvocationAuthorizations } from '../../shared/model/ids.ts';
 import { BEDROCK_INVOKE_ACTIONS } from '../../infra/constructs/bedrock-access.ts';
 import { agentFunctionProblem, type AgentFunctionRead } from './agent-function.ts';
 import type { DoctorDeps } from './deps.ts';

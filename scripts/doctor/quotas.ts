@@ -4,7 +4,7 @@
 // model the account may use with a quota of 0 is refused every time).
 import { GetAccountSettingsCommand } from '@aws-sdk/client-lambda';
 import { GetServiceQuotaCommand, paginateListServiceQuotas, type ServiceQuota } from '@aws-sdk/client-service-quotas';
-import { parseModelId } from '../../shared/model-ids.ts';
+import { parseModelId } from '../../shared/model/ids.ts';
 import { FARGATE_VCPU_QUOTA, LAMBDA_CONCURRENCY_QUOTA } from '../../infra/quota-codes.ts';
 import type { Settings } from '../../shared/schemas.ts';
 import { agentFunctionProblem, type AgentFunctionRead } from './agent-function.ts';

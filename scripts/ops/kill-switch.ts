@@ -1,7 +1,7 @@
 // `runs`, `stop`, `pause`, `resume`: what each prints, given the stack (scripts/ops/stack.ts).
-import { forTerminal } from '../../shared/display.ts';
-import { formatRuns, listRuns, resume, stopRuns } from '../../shared/kill-switch.ts';
-import { pause, pauseState } from '../../shared/pause.ts';
+import { forTerminal } from '../../shared/support/display.ts';
+import { formatRuns, listRuns, resume, stopRuns } from '../../shared/policy/kill-switch.ts';
+import { pause, pauseState } from '../../shared/policy/pause.ts';
 import type { OpsStack } from './stack.ts';
 
 /** Who the threads and the logs say stopped or paused runs from the ops CLI. */

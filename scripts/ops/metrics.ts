@@ -9,9 +9,9 @@ import {
   type Metric,
   type MetricDataQuery,
 } from '@aws-sdk/client-cloudwatch';
-import { forTerminal } from '../../shared/display.ts';
-import { METRICS } from '../../shared/metric-names.ts';
-import type { MetricSummary, Statistics } from '../../infra/local/metrics.ts';
+import { forTerminal } from '../../shared/support/display.ts';
+import { METRICS } from '../../shared/observability/metric-names.ts';
+import type { MetricSummary, Statistics } from '../../packages/local-cloud/src/metrics.ts';
 
 /** The local stack's summary (GET /metrics), since it started. */
 export async function localMetrics(endpoint: string, name?: string): Promise<MetricSummary[]> {

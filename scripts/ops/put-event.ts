@@ -8,8 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import * as z from 'zod';
-import { formatIssues } from '../../shared/validation.ts';
-import { SERVICE_EVENTS_PATH } from '../../infra/local/eventbridge.ts';
+import { formatIssues } from '../../shared/support/validation.ts';
+import { SERVICE_EVENTS_PATH } from '../../packages/local-cloud/src/eventbridge.ts';
 
 const eventFileSchema = z.object({
   source: z.string().min(1),

@@ -6,11 +6,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
-import type { ControlDeps } from '../../shared/control.ts';
-import { isPaused } from '../../shared/pause.ts';
-import type { JsonLogger } from '../../shared/log.ts';
-import { executionStarter } from '../../shared/runs.ts';
-import type { StoreDeps } from '../../shared/store.ts';
+import type { ControlDeps } from '../../shared/run/control.ts';
+import { isPaused } from '../../shared/policy/pause.ts';
+import type { JsonLogger } from '../../shared/observability/log.ts';
+import { executionStarter } from '../../shared/run/runs.ts';
+import type { StoreDeps } from '../../shared/context/store.ts';
 
 export interface OpsStack {
   stackName: string;

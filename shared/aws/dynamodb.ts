@@ -3,7 +3,7 @@
 // AWS client has its own module so that a function's bundle carries only the clients it imports.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { once } from '../lazy.ts';
+import { once } from '../support/lazy.ts';
 
 export function documentClient(client = new DynamoDBClient({})): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, {

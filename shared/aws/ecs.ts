@@ -1,4 +1,4 @@
 import { ECSClient } from '@aws-sdk/client-ecs';
-import { once } from '../lazy.ts';
+import { once } from '../support/lazy.ts';
 
 export const ecsClient = once(() => new ECSClient({}));

@@ -1,4 +1,4 @@
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { once } from '../lazy.ts';
+import { once } from '../support/lazy.ts';
 
 export const schedulerClient = once(() => new SchedulerClient({}));

@@ -1,4 +1,4 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { once } from '../lazy.ts';
+import { once } from '../support/lazy.ts';
 
 export const secretsClient = once(() => new SecretsManagerClient({}));

@@ -1,4 +1,4 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { once } from '../lazy.ts';
+import { once } from '../support/lazy.ts';
 
 export const sfnClient = once(() => new SFNClient({}));

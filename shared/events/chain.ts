@@ -11,7 +11,7 @@
 import * as z from 'zod';
 import { parseThreadId } from '../ids.ts';
 import type { Prompt } from '../schemas.ts';
-import { triggerKindOf } from '../trigger-kind.ts';
+import { triggerKindOf } from '../run/trigger-kind.ts';
 
 /** S3 user metadata keys (x-amz-meta-…). */
 export const EVENT_DEPTH_METADATA = 'event-depth';

@@ -10,9 +10,9 @@
 // person's message renews; `event-periodic` / the channel's events folder holds the set of its files
 // in force, taken on condition that the set has room, so files saved at once cannot all get in.
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-errors.ts';
+import { isConditionalCheckFailed } from '../aws/errors.ts';
 import { queryPartition } from '../aws/dynamodb.ts';
-import { forChat } from '../display.ts';
+import { forChat } from '../support/display.ts';
 
 export type ExpiryDeps = { db: DynamoDBDocumentClient; tableName: string };
 

@@ -9,7 +9,7 @@ import {
   type CreateScheduleCommandInput,
 } from '@aws-sdk/client-scheduler';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { isConflict, isResourceNotFound, isS3NotFound } from '../aws-errors.ts';
+import { isConflict, isResourceNotFound, isS3NotFound } from '../aws/errors.ts';
 import { errorFileBody, errorFileKey, isEventFileKey } from './keys.ts';
 import { parseEventFile, scheduleNameFor, type EventFile, type PeriodicEvent } from './schema.ts';
 import { isIntervalSchedule, isPast, parseInterval, toSchedulerExpression } from './schedule-expressions.ts';
@@ -29,8 +29,8 @@ import type { Firing } from './fire.ts';
 import { EVENTS_PREFIX, eventScopeOf } from './scope.ts';
 import { MAX_SCHEDULE_INPUT_BYTES, scheduleTarget, type ScheduleTargetDeps } from './one-shot.ts';
 import { randomUUID } from 'node:crypto';
-import { claimRecord, type LedgerDeps } from '../ledger.ts';
-import type { JsonLogger } from '../log.ts';
+import { claimRecord, type LedgerDeps } from '../run/ledger.ts';
+import type { JsonLogger } from '../observability/log.ts';
 import { utf8Bytes, type Prompt } from '../schemas.ts';
 
 export interface EventFileDeps extends ScheduleTargetDeps {
@@ -47,7 +47,7 @@ export interface EventFileDeps extends ScheduleTargetDeps {
   limits(): Promise<EventLimits>;
   /**
    * Why the bot cannot act in a thread a file names (a Teams thread id whose serviceUrl is not its
-   * conversation's: shared/teams-service-url.ts); undefined when it can.
+   * conversation's: shared/platforms/teams/service-url.ts); undefined when it can.
    */
   threadProblem(threadId: string): Promise<string | undefined>;
   logger: JsonLogger;

@@ -3,12 +3,12 @@
 // new thread, and the prompt runs there, so its replies stay together instead of filling the channel.
 import type { SerializedThread } from 'chat';
 import * as z from 'zod';
-import type { AgentChat } from '../chat.ts';
-import { readRecord, writeRecord, type LedgerDeps } from '../ledger.ts';
+import type { AgentChat } from '../platforms/chat.ts';
+import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
 import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
-import type { JsonLogger } from '../log.ts';
+import type { JsonLogger } from '../observability/log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
-import { EVENT_AUTHOR_ID } from '../access.ts';
+import { EVENT_AUTHOR_ID } from '../policy/access.ts';
 import { causedBySchema } from './chain.ts';
 
 export const firingSchema = z
@@ -57,7 +57,7 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
   let posted: { threadId: string; messageId: string };
   if (firing.adapterId === 'teams') {
     // A Teams channel is reached through the serviceUrl its activities named (stored per channel).
-    const { chatChannelIdOf, teamsConversation, threadIdOfPost } = await import('../teams-conversations.ts');
+    const { chatChannelIdOf, teamsConversation, threadIdOfPost } = await import('../platforms/teams/conversations.ts');
     const reference = await teamsConversation(deps.ledger, firing.channelId!);
     if (!reference) {
       throw new Error(

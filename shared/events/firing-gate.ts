@@ -3,12 +3,12 @@
 // refusal is the harm), and the firing is refused with the reason. The same checks as dispatch's, in
 // its order: access, pause, budgets, the concurrent-run limits. A firing into an existing thread goes
 // on to dispatch, which refuses or holds it there as it would a person's message.
-import { EVENT_AUTHOR_ID, useRefusal } from '../access.ts';
-import { budgetSpentText, budgetsFor, spentBudget } from '../budgets.ts';
-import { channelRunsKeyOf, deploymentRunsKey, slotsTaken } from '../capacity.ts';
-import { pauseState, type TableDeps } from '../pause.ts';
+import { EVENT_AUTHOR_ID, useRefusal } from '../policy/access.ts';
+import { budgetSpentText, budgetsFor, spentBudget } from '../policy/budgets.ts';
+import { channelRunsKeyOf, deploymentRunsKey, slotsTaken } from '../run/capacity.ts';
+import { pauseState, type TableDeps } from '../policy/pause.ts';
 import type { Settings } from '../schemas.ts';
-import { triggerKindOf } from '../trigger-kind.ts';
+import { triggerKindOf } from '../run/trigger-kind.ts';
 import type { Firing } from './fire.ts';
 
 export interface FiringGateDeps {

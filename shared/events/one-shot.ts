@@ -2,7 +2,7 @@
 // end of its window): at() in UTC, deleted after it fires, with the same retries and dead-letter
 // queue as event files' schedules. Creating one that exists already is a success: it is the same one.
 import { CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import { isConflict } from '../aws-errors.ts';
+import { isConflict } from '../aws/errors.ts';
 
 export interface ScheduleTargetDeps {
   scheduler: SchedulerClient;

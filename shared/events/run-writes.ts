@@ -3,8 +3,8 @@
 // sync racing each other cannot pass the limit together. A run handed over to a new execution keeps
 // its id, so its count.
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-errors.ts';
-import { takeSlot } from '../capacity.ts';
+import { isConditionalCheckFailed } from '../aws/errors.ts';
+import { takeSlot } from '../run/capacity.ts';
 
 export const runEventFilesKey = (runId: string) => ({ pk: `run#${runId}`, sk: 'event-files-saved' });
 

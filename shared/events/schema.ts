@@ -29,7 +29,7 @@ import { DEFAULT_MIN_EVENT_INTERVAL_MINUTES } from '../defaults.ts';
 import { promptTextProblem } from '../schemas.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
-import { forTerminal } from '../display.ts';
+import { forTerminal } from '../support/display.ts';
 import { encodeSegment } from '../ids.ts';
 import { EVENTS_PREFIX, eventScopeOf, targetOutsideChannel, type EventScope } from './scope.ts';
 import {

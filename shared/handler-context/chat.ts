@@ -1,18 +1,18 @@
 import { dbClient } from '../aws/dynamodb.ts';
 import { secretsClient } from '../aws/secrets.ts';
-import { createAgentChat, type AgentChat, type TeamsAdapter } from '../chat.ts';
+import { createAgentChat, type AgentChat, type TeamsAdapter } from '../platforms/chat.ts';
 import { slackConfigured, teamsConfigured, type ChatEnv } from '../env.ts';
-import type { JsonLogger } from '../log.ts';
+import type { JsonLogger } from '../observability/log.ts';
 import type { Settings } from '../schemas.ts';
-import type { CredentialReader } from '../secret-credentials.ts';
-import type { CustomSecretPattern } from '../secret-filter.ts';
-import { slackCredentials } from '../slack-credentials.ts';
-import { TeamsConnectorAdapter } from '../teams-connector.ts';
-import { teamsCredentials, type TeamsCredentials } from '../teams-credentials.ts';
-import { paceTeamsReplies } from '../teams-pacing.ts';
-import { teamsConversation } from '../teams-conversations.ts';
-import type { ServiceUrlTrust } from '../teams-service-url.ts';
-import { clientCredentialsTokens, defaultTokenUrl } from '../teams-token.ts';
+import type { CredentialReader } from '../platforms/secret-credentials.ts';
+import type { CustomSecretPattern } from '../policy/secret-filter.ts';
+import { slackCredentials } from '../platforms/slack/credentials.ts';
+import { TeamsConnectorAdapter } from '../platforms/teams/connector.ts';
+import { teamsCredentials, type TeamsCredentials } from '../platforms/teams/credentials.ts';
+import { paceTeamsReplies } from '../platforms/teams/pacing.ts';
+import { teamsConversation } from '../platforms/teams/conversations.ts';
+import type { ServiceUrlTrust } from '../platforms/teams/service-url.ts';
+import { clientCredentialsTokens, defaultTokenUrl } from '../platforms/teams/token.ts';
 
 /** The chat of the current credentials; `rereadCredentials` after a request failed verification. */
 export interface ChatLoader {
@@ -27,14 +27,14 @@ export interface TeamsAdapterParts {
   tenantId: string;
   multiTenant: boolean;
   openIdMetadataUrl: string;
-  /** shared/teams-token.ts's cached client-credentials tokens for this app. */
+  /** shared/platforms/teams/token.ts's cached client-credentials tokens for this app. */
   tokens(scope: string | string[]): Promise<string>;
   /** Which serviceUrls the bot's token may go to. */
   serviceUrls: ServiceUrlTrust;
 }
 
 /**
- * Builds the Teams adapter. By default the Connector adapter, which only sends (shared/teams-connector.ts);
+ * Builds the Teams adapter. By default the Connector adapter, which only sends (shared/platforms/teams/connector.ts);
  * the Teams webhook passes the Chat SDK's full adapter, which also receives.
  */
 export type TeamsAdapterFactory = (parts: TeamsAdapterParts, logger: JsonLogger, userName: string | undefined) => TeamsAdapter;

@@ -1,11 +1,11 @@
-import type { ActorDeps } from '../actor.ts';
+import type { ActorDeps } from '../run/actor.ts';
 import { dbClient } from '../aws/dynamodb.ts';
 import { sfnClient } from '../aws/sfn.ts';
-import type { ControlDeps } from '../control.ts';
-import type { JsonLogger } from '../log.ts';
-import type { MetricsSink } from '../metrics.ts';
-import { executionStarter } from '../runs.ts';
-import { isPaused } from '../pause.ts';
+import type { ControlDeps } from '../run/control.ts';
+import type { JsonLogger } from '../observability/log.ts';
+import type { MetricsSink } from '../observability/metrics.ts';
+import { executionStarter } from '../run/runs.ts';
+import { isPaused } from '../policy/pause.ts';
 
 type ActorEnv = { TABLE_NAME: string; STATE_MACHINE_ARN: string };
 

@@ -1,4 +1,4 @@
-import { emfMetrics, type EmfMetrics } from '../metrics.ts';
+import { emfMetrics, type EmfMetrics } from '../observability/metrics.ts';
 
 /** The stack sets METRICS_NAMESPACE to its name; a function run elsewhere publishes under `threadwork`. */
 export function handlerMetrics(env = process.env): EmfMetrics {

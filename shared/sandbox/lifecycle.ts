@@ -25,12 +25,12 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { queryPartition } from '../aws/dynamodb.ts';
-import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from '../aws-errors.ts';
-import { giveSlot, SLOT_ATTRIBUTE, sandboxesKey, takeSlot } from '../capacity.ts';
+import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from '../aws/errors.ts';
+import { giveSlot, SLOT_ATTRIBUTE, sandboxesKey, takeSlot } from '../run/capacity.ts';
 import { health, type SandboxAddress } from './client.ts';
 import type { SyncState } from './workspace.ts';
-import type { MetricsSink } from '../metrics.ts';
-import type { SandboxSize } from '../pricing.ts';
+import type { MetricsSink } from '../observability/metrics.ts';
+import type { SandboxSize } from '../model/pricing.ts';
 
 export interface SandboxConfig {
   cluster: string;

@@ -9,9 +9,9 @@
 // came from (shared/events/chain.ts), and only while the run has saves left (maxEventFilesPerRun):
 // past that, S3's copy is put back in the sandbox and an error file is saved beside it instead.
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { isS3NotFound, isS3PreconditionFailed } from '../aws-errors.ts';
+import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
 import { errorFileBody, errorFileKey, isEventFileKey } from '../events/keys.ts';
-import { forEachLimit } from '../parallel.ts';
+import { forEachLimit } from '../support/parallel.ts';
 import * as sandbox from './client.ts';
 import {
   type Conflict,

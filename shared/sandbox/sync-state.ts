@@ -2,7 +2,7 @@
 // task it describes): it grows with the files synced, far past what one DynamoDB item can hold.
 // It is never synced into the sandbox itself.
 import { dataKeys } from '../ids.ts';
-import { readText, type StoreDeps, writeText } from '../store.ts';
+import { readText, type StoreDeps, writeText } from '../context/store.ts';
 import type { SyncState } from './workspace.ts';
 
 export const syncStateKey = (threadId: string) => `${dataKeys(threadId).threadDir}/sandbox-sync.json`;

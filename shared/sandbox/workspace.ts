@@ -7,7 +7,7 @@ import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/
 import { createHash } from 'node:crypto';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
 import { channelEventsPrefix } from '../events/scope.ts';
-import { forEachLimit } from '../parallel.ts';
+import { forEachLimit } from '../support/parallel.ts';
 import * as sandbox from './client.ts';
 import type { SandboxAddress } from './client.ts';
 

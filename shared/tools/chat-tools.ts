@@ -6,7 +6,7 @@ import type { Thread } from 'chat';
 import { toS3Key, type WorkspaceLayout } from '../sandbox/workspace.ts';
 import { resolveToolPath, WORKSPACE_ROOT, type ToolCall, type ToolOutcome } from './sandbox-tools.ts';
 import { ToolError } from './text.ts';
-import { isS3NotFound } from '../aws-errors.ts';
+import { isS3NotFound } from '../aws/errors.ts';
 
 export interface ChatToolDeps {
   thread: Thread;

@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { isConditionalCheckFailed } from '../aws-errors.ts';
+import { isConditionalCheckFailed } from '../aws/errors.ts';
 import { decodeS3EventKey } from '../aws/s3-event-keys.ts';
 import type { AttachFiles, Firing } from '../events/fire.ts';
-import type { JsonLogger } from '../log.ts';
+import type { JsonLogger } from '../observability/log.ts';
 import { TABLE_KEYS } from '../table.ts';
 import { DEFAULT_TRIGGER_OBJECT_MEGABYTES, triggerRuntimeSchema, type TriggerRuntime } from './declaration.ts';
 import { copyIntoThread, tooLargeNote, type CopySource, type ObjectCopyDeps } from './objects.ts';

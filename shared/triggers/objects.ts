@@ -2,9 +2,9 @@
 // thread's attachments/, where the sandbox sees it like a file posted in the chat. Read and written
 // by the function (GetObject + PutObject, each under its own grant), never by the sandbox.
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { safeName } from '../attachments.ts';
+import { safeName } from '../platforms/attachments.ts';
 import { dataKeys } from '../ids.ts';
-import type { JsonLogger } from '../log.ts';
+import type { JsonLogger } from '../observability/log.ts';
 import type { PromptFile } from '../schemas.ts';
 
 export interface ObjectCopyDeps {

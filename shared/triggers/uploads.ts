@@ -4,7 +4,7 @@
 // `prompt` metadata, the channel's `uploadPrompt`, or `uploads.prompt` from settings.json).
 // Only operators (with access to the bucket) can put files there: no sandbox syncs uploads/.
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
-import { isS3NotFound } from '../aws-errors.ts';
+import { isS3NotFound } from '../aws/errors.ts';
 import type { AttachFiles, Firing } from '../events/fire.ts';
 import type { Settings } from '../schemas.ts';
 import { claimFiring, hash, releaseFiring, settleFiring, type ClaimDeps } from './fire.ts';

@@ -3,7 +3,7 @@
 // Slack stand-in delivering signed payloads in the recorded shapes, the scripted model.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { gate } from '../../infra/local/bedrock.ts';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { threadOf, threadProbes } from '../support/threads.ts';

@@ -7,11 +7,11 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
-import { gate } from '../../infra/local/bedrock.ts';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { hostPidOf, pidAlive } from '../support/sandbox-pids.ts';
-import { STEER_SKIPPED } from '../../shared/steer.ts';
+import { STEER_SKIPPED } from '../../shared/run/steer.ts';
 import { buttonPress, postForm as postFormTo, recordedSlashCommand } from '../support/slack-forms.ts';
 
 let stack: TestStack;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { gate } from '../../infra/local/bedrock.ts';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { startTestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 

@@ -8,9 +8,9 @@ import { after, before, beforeEach, test } from 'node:test';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
-import { readSpend, spendKey, threadSpendKey } from '../../shared/budgets.ts';
-import { createManualClock } from '../../infra/local/scheduler/clock.ts';
-import type { RecordedRequest } from '../../infra/local/bedrock.ts';
+import { readSpend, spendKey, threadSpendKey } from '../../shared/policy/budgets.ts';
+import { createManualClock } from '../../packages/local-cloud/src/scheduler/clock.ts';
+import type { RecordedRequest } from '../../packages/local-cloud/src/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { inboxDepth } from '../support/inbox.ts';
@@ -254,7 +254,7 @@ test('usage, in a thread and as /usage: the thread, the channel today and this m
   const cli = [
     '--import',
     'tsx',
-    'infra/local/chat-cli.ts',
+    'packages/local-cloud/src/chat-cli.ts',
     '--channel',
     'C0USAGE',
     '--thread',

@@ -4,9 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { gate } from '../../infra/local/bedrock.ts';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
-import { channelRunsKey, deploymentRunsKey, sandboxesKey, slotsTaken } from '../../shared/capacity.ts';
+import { channelRunsKey, deploymentRunsKey, sandboxesKey, slotsTaken } from '../../shared/run/capacity.ts';
 import { putData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';

@@ -7,7 +7,7 @@ import { deleteData, putData, readData } from '../support/data-bucket.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
-import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
+import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { scheduleNameFor } from '../../shared/events/schema.ts';

@@ -8,7 +8,7 @@ import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sd
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { dataKeys } from '../../shared/ids.ts';
-import { gate } from '../../infra/local/bedrock.ts';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 

@@ -12,7 +12,7 @@ import { SetAlarmStateCommand, DescribeAlarmsCommand } from '@aws-sdk/client-clo
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { runDoctor, type DoctorDeps } from '../../scripts/doctor/checks.ts';
 import { parseEcrImage } from '../../infra/image-uri.ts';
-import { resolveCloudFormation } from '../../infra/local/resources.ts';
+import { resolveCloudFormation } from '../../packages/local-cloud/src/resources.ts';
 import { FARGATE_VCPU_QUOTA, LAMBDA_CONCURRENCY_QUOTA } from '../../infra/quota-codes.ts';
 import { DEFAULT_MODEL_ID } from '../../shared/defaults.ts';
 import { BOT_TOKEN, SIGNING_SECRET, startTestStack, type TestStack } from '../support/local-stack.ts';

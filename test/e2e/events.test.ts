@@ -4,11 +4,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { createManualClock } from '../../infra/local/scheduler/index.ts';
+import { createManualClock } from '../../packages/local-cloud/src/scheduler/index.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { scheduleNameFor } from '../../shared/events/schema.ts';
-import { resolveCloudFormation } from '../../infra/local/resources.ts';
+import { resolveCloudFormation } from '../../packages/local-cloud/src/resources.ts';
 
 // The scheduler's clock is manual; the functions' clock is real time, so dates lie in the future.
 // DST in New York starts on 2027-03-14.

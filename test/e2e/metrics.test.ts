@@ -3,8 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
-import type { MetricPoint } from '../../infra/local/metrics.ts';
-import { gate } from '../../infra/local/bedrock.ts';
+import type { MetricPoint } from '../../packages/local-cloud/src/metrics.ts';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn } from '../support/scripted-run.ts';

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ECSClient, InvalidParameterException, RunTaskCommand } from '@aws-sdk/client-ecs';
-import { gate, type RecordedRequest } from '../../infra/local/bedrock.ts';
-import { resourcesOfType, type Template } from '../../infra/local/cloud/resources.ts';
-import { resolveCloudFormation } from '../../infra/local/resources.ts';
+import { gate, type RecordedRequest } from '../../packages/local-cloud/src/bedrock.ts';
+import { resourcesOfType, type Template } from '../../packages/local-cloud/src/cloud/resources.ts';
+import { resolveCloudFormation } from '../../packages/local-cloud/src/resources.ts';
 import { putData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack } from '../support/local-stack.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
-import { gate } from '../../infra/local/bedrock.ts';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 

@@ -6,16 +6,16 @@
 // harm.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { listenLocally, type LocalHttpServer } from '../../infra/local/http-server.ts';
-import { resolveCloudFormation } from '../../infra/local/resources.ts';
+import { listenLocally, type LocalHttpServer } from '../../packages/local-cloud/src/http-server.ts';
+import { resolveCloudFormation } from '../../packages/local-cloud/src/resources.ts';
 import { channelEventsPrefix } from '../../shared/events/scope.ts';
-import { decodeTeamsThreadId, encodeTeamsThreadId } from '../../shared/teams-thread-id.ts';
+import { decodeTeamsThreadId, encodeTeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
 import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { toolTurn } from '../support/scripted-run.ts';
 
-/** The stand-in's team channel, where a mention starts a thread (infra/local/teams/state.ts). */
+/** The stand-in's team channel, where a mention starts a thread (packages/local-cloud/src/teams/state.ts). */
 const CHANNEL = '19:local-general@thread.tacv2';
 
 let stack: TestStack;

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createSigningKey } from '../../infra/local/teams/index.ts';
+import { createSigningKey } from '../../packages/local-cloud/src/teams/index.ts';
 import { startTestStack, TEAMS_APP_ID, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { inboxDepth } from '../support/inbox.ts';

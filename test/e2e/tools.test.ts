@@ -9,7 +9,7 @@ import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn } from '../support/scripted-run.ts';
 import { readData } from '../support/data-bucket.ts';
-import type { ScriptedTurn } from '../../infra/local/bedrock.ts';
+import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
 
 let stack: TestStack;
 before(async () => {

@@ -5,12 +5,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { createManualClock } from '../../infra/local/scheduler/index.ts';
+import { createManualClock } from '../../packages/local-cloud/src/scheduler/index.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { putData, readData } from '../support/data-bucket.ts';
-import type { RecordedRequest } from '../../infra/local/bedrock.ts';
-import { functionLogicalIdFromArn } from '../../infra/local/template.ts';
+import type { RecordedRequest } from '../../packages/local-cloud/src/bedrock.ts';
+import { functionLogicalIdFromArn } from '../../packages/local-cloud/src/template.ts';
 import { dataKeys } from '../../shared/ids.ts';
 
 const TRIGGERS = [

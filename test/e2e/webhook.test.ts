@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { signSlackRequest } from '../../infra/local/slack/index.ts';
+import { signSlackRequest } from '../../packages/local-cloud/src/slack/index.ts';
 import { BOT_TOKEN, startTestStack, SIGNING_SECRET, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { inboxDepth } from '../support/inbox.ts';

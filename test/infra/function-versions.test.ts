@@ -13,13 +13,13 @@ import {
   pruneFunctionVersions,
   versionsToDelete,
 } from '../../infra/custom-resources/prune-function-versions.ts';
-import { synthesizeLocalStack } from '../../infra/local/cloud.ts';
-import { startFrontDoor, type AwsCall, type FrontDoor } from '../../infra/local/front-door/index.ts';
-import { createLocalIam } from '../../infra/local/iam/index.ts';
-import { startLocalLambdaApi } from '../../infra/local/lambda/api.ts';
-import { createLocalLambda, type LocalLambda } from '../../infra/local/lambda/runtime.ts';
-import { localPhysicalName, resolveCloudFormation } from '../../infra/local/resources.ts';
-import type { LocalHttpServer } from '../../infra/local/http-server.ts';
+import { synthesizeLocalStack } from '../../packages/local-cloud/src/cloud.ts';
+import { startFrontDoor, type AwsCall, type FrontDoor } from '../../packages/local-cloud/src/front-door/index.ts';
+import { createLocalIam } from '../../packages/local-cloud/src/iam/index.ts';
+import { startLocalLambdaApi } from '../../packages/local-cloud/src/lambda/api.ts';
+import { createLocalLambda, type LocalLambda } from '../../packages/local-cloud/src/lambda/runtime.ts';
+import { localPhysicalName, resolveCloudFormation } from '../../packages/local-cloud/src/resources.ts';
+import type { LocalHttpServer } from '../../packages/local-cloud/src/http-server.ts';
 import { flatten, logicalId, synth } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };

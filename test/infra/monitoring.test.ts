@@ -8,7 +8,7 @@ import type { IConstruct } from 'constructs';
 import { TOP_CHANNELS_QUERY, DASHBOARD_WIDGETS, MODEL_STEP_LOG_MESSAGE } from '../../infra/constructs/dashboard.ts';
 import { MODEL_THROTTLE_ALARM_PERCENT } from '../../infra/constructs/alarms.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
-import { METRICS } from '../../shared/metric-names.ts';
+import { METRICS } from '../../shared/observability/metric-names.ts';
 import { flatten, logicalId, STACK_NAME, synth } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };

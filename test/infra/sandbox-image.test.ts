@@ -15,7 +15,7 @@ import {
   SANDBOX_BUILD_TIMEOUT_MINUTES,
   SANDBOX_IMAGES_KEPT,
 } from '../../infra/constructs/sandbox-image.ts';
-import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
+import { matchesEventPattern } from '../../packages/local-cloud/src/event-pattern.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { flatten, logicalId, STACK_NAME, synth, type Synthesized } from './synth.ts';
 

@@ -1,11 +1,11 @@
 // What the sandbox image lets its user (uid 1000, the user of the server and of every command)
 // write, read from the Dockerfile: no Docker daemon runs where the tests do. The local stand-in shows
-// the same layout, and test/sandbox/local-isolation.test.ts attacks it there.
+// the same layout, and packages/local-cloud/test/sandbox-isolation.test.ts attacks it there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SANDBOX_PATHS } from '../../infra/local/ecs/isolation.ts';
+import { SANDBOX_PATHS } from '../../packages/local-cloud/src/ecs/isolation.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '../../containers/sandbox');
 

@@ -6,14 +6,14 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SerializedThread } from 'chat';
-import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
-import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack/index.ts';
-import { admitPrompt } from '../../shared/actor.ts';
-import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/chat.ts';
+import { startBedrockFake, type BedrockFake } from '../../packages/local-cloud/src/bedrock.ts';
+import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
+import { admitPrompt } from '../../shared/run/actor.ts';
+import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/platforms/chat.ts';
 import { runIdFor } from '../../shared/ids.ts';
-import { createLogger } from '../../shared/log.ts';
+import { createLogger } from '../../shared/observability/log.ts';
 import type { Prompt, RunInput } from '../../shared/schemas.ts';
-import type { AgentDeps } from '../../shared/steps/deps.ts';
+import type { AgentDeps } from '../../shared/run/steps/deps.ts';
 import { conditionalS3 } from './conditional-s3.ts';
 import { startTestTable, type TestTable } from './dynamo.ts';
 

@@ -3,7 +3,7 @@
 // and see which error the SDK makes of the denial.
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deniedResponse, signingOf, type AwsHttpRequest } from '../../infra/local/iam/index.ts';
+import { deniedResponse, signingOf, type AwsHttpRequest } from '../../packages/local-cloud/src/iam/index.ts';
 
 export interface Capture {
   endpoint: string;

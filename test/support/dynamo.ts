@@ -2,8 +2,8 @@
 import { after, before } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { startDynamoDbLocal, type Emulator } from '../../infra/local/emulators.ts';
-import { createLocalTable } from '../../infra/local/tables.ts';
+import { startDynamoDbLocal, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
+import { createLocalTable } from '../../packages/local-cloud/src/tables.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };

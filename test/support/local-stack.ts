@@ -1,10 +1,10 @@
 // The whole local cloud for end-to-end tests: the stack's handlers on the emulators, with the
 // protocol-level Bedrock fake as the model, and the Slack and Teams stand-ins as the workspaces.
-import { startLocalCloud, type LocalCloud, type LocalCloudOptions } from '../../infra/local/cloud.ts';
-import type { SchedulerClock } from '../../infra/local/scheduler/index.ts';
-import { startSlackStandIn, type SlackStandIn } from '../../infra/local/slack/index.ts';
-import { startBedrockFake, type BedrockFake } from '../../infra/local/bedrock.ts';
-import { startTeamsStandIn, type TeamsStandIn } from '../../infra/local/teams/index.ts';
+import { startLocalCloud, type LocalCloud, type LocalCloudOptions } from '../../packages/local-cloud/src/cloud.ts';
+import type { SchedulerClock } from '../../packages/local-cloud/src/scheduler/index.ts';
+import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
+import { startBedrockFake, type BedrockFake } from '../../packages/local-cloud/src/bedrock.ts';
+import { startTeamsStandIn, type TeamsStandIn } from '../../packages/local-cloud/src/teams/index.ts';
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test-token';

@@ -1,7 +1,7 @@
 // One run through the local cloud with a scripted model: post a mention, wait for the run's
 // execution to end, and collect what the model was sent back (tool results by tool-use id).
-import type { RecordedRequest, ScriptedTurn } from '../../infra/local/bedrock.ts';
-import { DEFAULT_CHANNEL } from '../../infra/local/slack/index.ts';
+import type { RecordedRequest, ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
+import { DEFAULT_CHANNEL } from '../../packages/local-cloud/src/slack/index.ts';
 import { eventually } from './eventually.ts';
 import type { TestStack } from './local-stack.ts';
 

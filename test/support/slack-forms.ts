@@ -1,7 +1,7 @@
 // Slash commands and button presses as Slack sends them: form-encoded and signed, in the shapes of
 // the recorded payloads (test/fixtures/chat-sdk-replay).
 import { readFileSync } from 'node:fs';
-import { signSlackRequest } from '../../infra/local/slack/index.ts';
+import { signSlackRequest } from '../../packages/local-cloud/src/slack/index.ts';
 import { SIGNING_SECRET, type TestStack } from './local-stack.ts';
 
 const fixtureDir = new URL('../fixtures/chat-sdk-replay/', import.meta.url);

@@ -4,11 +4,19 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { accessSchema, controlPolicy, controlRefusal, workspaceOf, useRefusal, type Access, type Person } from '../../shared/access.ts';
-import { replayKey } from '../../shared/ingress.ts';
-import { mayInterrupt } from '../../shared/access-gate.ts';
+import {
+  accessSchema,
+  controlPolicy,
+  controlRefusal,
+  workspaceOf,
+  useRefusal,
+  type Access,
+  type Person,
+} from '../../shared/policy/access.ts';
+import { replayKey } from '../../shared/admission/ingress.ts';
+import { mayInterrupt } from '../../shared/admission/access-gate.ts';
 import { promptFor } from '../support/prompts.ts';
-import { loadSettings } from '../../shared/store.ts';
+import { loadSettings } from '../../shared/context/store.ts';
 
 const access = (block: Record<string, unknown>): Access => accessSchema.parse(block);
 const person = (userId: string, workspace = 'T1'): Person => ({ adapter: 'slack', userId, workspace });

@@ -1,11 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, requestStop, type ActorDeps } from '../../shared/actor.ts';
-import { channelRunsKey, deploymentRunsKey, slotsTaken } from '../../shared/capacity.ts';
-import { MAX_STEER_BYTES } from '../../shared/control.ts';
-import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/prompt-body.ts';
+import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, requestStop, type ActorDeps } from '../../shared/run/actor.ts';
+import { channelRunsKey, deploymentRunsKey, slotsTaken } from '../../shared/run/capacity.ts';
+import { MAX_STEER_BYTES } from '../../shared/run/control.ts';
+import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/admission/prompt-body.ts';
 import { settingsSchema, type RunInput } from '../../shared/schemas.ts';
-import { ACCESS_LIST_LIMITS, accessSchema, controlPolicy } from '../../shared/access.ts';
+import { ACCESS_LIST_LIMITS, accessSchema, controlPolicy } from '../../shared/policy/access.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { startTestTable, type TestTable } from '../support/dynamo.ts';
 

@@ -5,8 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Attachment } from 'chat';
-import { startSqsAndS3, type Emulator } from '../../infra/local/emulators.ts';
-import { attachmentBlocks, materializeImages, MAX_IMAGE_BYTES, saveAttachments } from '../../shared/attachments.ts';
+import { startSqsAndS3, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
+import { attachmentBlocks, materializeImages, MAX_IMAGE_BYTES, saveAttachments } from '../../shared/platforms/attachments.ts';
 import type { RunInput } from '../../shared/schemas.ts';
 
 let emulator: Emulator;

@@ -2,7 +2,7 @@
 // ended; written once per run even when two end paths race or a retry comes after midnight.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { EVENT_AUTHOR_ID } from '../../shared/access.ts';
+import { EVENT_AUTHOR_ID } from '../../shared/policy/access.ts';
 import {
   auditKey,
   auditRecord,
@@ -11,12 +11,12 @@ import {
   finishedRunEnd,
   recordRunEnd,
   type AuditRecord,
-} from '../../shared/audit.ts';
+} from '../../shared/observability/audit.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import type { RunInput } from '../../shared/schemas.ts';
-import type { ContextEntry } from '../../shared/store.ts';
-import type { RunSnapshot } from '../../shared/steps/snapshot.ts';
-import { appendToolResult, toolTime } from '../../shared/tool-calls.ts';
+import type { ContextEntry } from '../../shared/context/store.ts';
+import type { RunSnapshot } from '../../shared/run/steps/snapshot.ts';
+import { appendToolResult, toolTime } from '../../shared/context/tool-calls.ts';
 import { conditionalS3 } from '../support/conditional-s3.ts';
 import { startTestTable, type TestTable } from '../support/dynamo.ts';
 import { promptFor } from '../support/prompts.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { budgetSchema, budgetsFor, spendSubjectOf, worstCaseUsd, type Budget } from '../../shared/budgets.ts';
+import { budgetSchema, budgetsFor, spendSubjectOf, worstCaseUsd, type Budget } from '../../shared/policy/budgets.ts';
 
 const NOW = new Date('2026-11-24T13:00:00Z');
 const person = spendSubjectOf('slack:C0123:1700000000.000100', { author: { userId: 'U0456', userName: 'ada' } });

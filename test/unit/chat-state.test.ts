@@ -5,10 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Chat, Message, parseMarkdown, type Adapter, type MessageContext, type QueueEntry, type StateAdapter } from 'chat';
-import { createDynamoDbStateAdapter } from '../../shared/chat-state.ts';
+import { createDynamoDbStateAdapter } from '../../shared/platforms/chat-state.ts';
 import { TABLE_KEYS } from '../../shared/table.ts';
-import { startDynamoDbLocal, type Emulator } from '../../infra/local/emulators.ts';
-import { createLocalTable } from '../../infra/local/tables.ts';
+import { startDynamoDbLocal, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
+import { createLocalTable } from '../../packages/local-cloud/src/tables.ts';
 
 const TABLE = 'chat-state-test';
 

@@ -14,11 +14,11 @@ import {
   estimateTokens,
   needsCompaction,
   splitForCompaction,
-} from '../../shared/compaction.ts';
-import { mergeConsecutiveRoles, textOf } from '../../shared/model.ts';
-import { toBedrockMessages, type ContextEntry } from '../../shared/store.ts';
-import { repairToolPairs } from '../../shared/tool-calls.ts';
-import { startBedrockFake } from '../../infra/local/bedrock.ts';
+} from '../../shared/context/compaction.ts';
+import { mergeConsecutiveRoles, textOf } from '../../shared/model/converse.ts';
+import { toBedrockMessages, type ContextEntry } from '../../shared/context/store.ts';
+import { repairToolPairs } from '../../shared/context/tool-calls.ts';
+import { startBedrockFake } from '../../packages/local-cloud/src/bedrock.ts';
 
 const MODEL = 'global.anthropic.claude-sonnet-4-5-20250929-v1:0';
 const META = { runId: 'run-compact', at: '2025-06-01T10:20:30.456Z' };

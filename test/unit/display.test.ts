@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { forChat, forTerminal } from '../../shared/display.ts';
-import { formatRuns } from '../../shared/kill-switch.ts';
+import { forChat, forTerminal } from '../../shared/support/display.ts';
+import { formatRuns } from '../../shared/policy/kill-switch.ts';
 
 const HOSTILE = '\u001b[2J\u001b[H\u009b31mAll runs stopped.\r\n```<!channel> <https://phish.example|sign in> @here \u202eevil';
 

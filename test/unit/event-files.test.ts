@@ -10,7 +10,7 @@ import {
   zonedLocalToInstant,
 } from '../../shared/events/schedule-expressions.ts';
 import { busDetailSchema, firingSchema } from '../../shared/events/fire.ts';
-import { formatIssues } from '../../shared/validation.ts';
+import { formatIssues } from '../../shared/support/validation.ts';
 
 const KEY = 'events/weekly-report.json';
 const THREAD = 'slack:C123ABC:1234567890.123456';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeFailure, parseStepFailure } from '../../shared/failures.ts';
+import { describeFailure, parseStepFailure } from '../../shared/run/failures.ts';
 import { WorkspaceSyncError } from '../../shared/sandbox/sync-notes.ts';
 
 const MODEL = 'global.anthropic.claude-sonnet-4-5-20250929-v1:0';

@@ -3,9 +3,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startSqsAndS3, type Emulator } from '../../infra/local/emulators.ts';
+import { startSqsAndS3, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
 import { LOCAL_CREDENTIALS as credentials } from '../support/dynamo.ts';
-import { startLocalSecretsManager, type LocalSecretsManager } from '../../infra/local/secrets-manager.ts';
+import { startLocalSecretsManager, type LocalSecretsManager } from '../../packages/local-cloud/src/secrets-manager.ts';
 
 let sqsS3: Emulator;
 let secrets: LocalSecretsManager;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lazy } from '../../shared/lazy.ts';
+import { lazy } from '../../shared/support/lazy.ts';
 
 test('lazy: made once, shared by concurrent and later calls', async () => {
   let made = 0;

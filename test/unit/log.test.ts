@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger, levelFromEnv, type JsonLogger } from '../../shared/log.ts';
+import { createLogger, levelFromEnv, type JsonLogger } from '../../shared/observability/log.ts';
 
 /** The JSON lines `log` writes, through `write`. */
 function linesOf(log: (logger: JsonLogger) => void, options: Parameters<typeof createLogger>[0] = {}): Record<string, unknown>[] {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { METRICS } from '../../shared/metric-names.ts';
-import { emfMetrics } from '../../shared/metrics.ts';
+import { METRICS } from '../../shared/observability/metric-names.ts';
+import { emfMetrics } from '../../shared/observability/metrics.ts';
 
 type Emf = {
   _aws: {

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { emfMetrics } from '../../shared/metrics.ts';
-import { createLocalMetrics, percentile, startLocalMetricsEndpoint } from '../../infra/local/metrics.ts';
+import { emfMetrics } from '../../shared/observability/metrics.ts';
+import { createLocalMetrics, percentile, startLocalMetricsEndpoint } from '../../packages/local-cloud/src/metrics.ts';
 import { cloudWatchMetrics, formatMetrics, localMetrics } from '../../scripts/ops/metrics.ts';
 
 const run = promisify(execFile);

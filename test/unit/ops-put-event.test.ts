@@ -6,8 +6,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { startLocalEventBridge, type LocalBusEvent } from '../../infra/local/eventbridge.ts';
-import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
+import { startLocalEventBridge, type LocalBusEvent } from '../../packages/local-cloud/src/eventbridge.ts';
+import { matchesEventPattern } from '../../packages/local-cloud/src/event-pattern.ts';
 import { putEvent, readEventFile } from '../../scripts/ops/put-event.ts';
 
 test('put-event: bad files are named with the problem; events reach the default bus rules', async (t) => {

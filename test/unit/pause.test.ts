@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { admitPrompt, getActor, releaseLease, waitingThreads, type ActorDeps } from '../../shared/actor.ts';
-import { deploymentRunsKey, slotHolders, slotsTaken } from '../../shared/capacity.ts';
-import { operatorStopCause, operatorStopNotice, resume } from '../../shared/kill-switch.ts';
-import { isPaused, pause, pauseState } from '../../shared/pause.ts';
-import { parseOpsCommand } from '../../shared/ops-command.ts';
+import { admitPrompt, getActor, releaseLease, waitingThreads, type ActorDeps } from '../../shared/run/actor.ts';
+import { deploymentRunsKey, slotHolders, slotsTaken } from '../../shared/run/capacity.ts';
+import { operatorStopCause, operatorStopNotice, resume } from '../../shared/policy/kill-switch.ts';
+import { isPaused, pause, pauseState } from '../../shared/policy/pause.ts';
+import { parseOpsCommand } from '../../shared/commands/ops.ts';
 import type { RunInput } from '../../shared/schemas.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { tableForFile } from '../support/dynamo.ts';

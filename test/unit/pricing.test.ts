@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { costFooter, costOf, DEFAULT_PRICES, FARGATE_PRICES, priceOf, sandboxCostOf, totalUsage } from '../../shared/pricing.ts';
+import { costFooter, costOf, DEFAULT_PRICES, FARGATE_PRICES, priceOf, sandboxCostOf, totalUsage } from '../../shared/model/pricing.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { settingsSchema } from '../../shared/schemas.ts';
 

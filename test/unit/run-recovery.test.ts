@@ -9,16 +9,16 @@ import { after, before, test } from 'node:test';
 import { DescribeTasksCommand, ECSClient, StopTaskCommand } from '@aws-sdk/client-ecs';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalEcs, type LocalEcs } from '../../infra/local/ecs/index.ts';
-import { startLocalStepFunctions, type LocalStepFunctions } from '../../infra/local/step-functions/index.ts';
-import { localFunctionArn } from '../../infra/local/template.ts';
-import { admitPrompt, getActor, type ActorDeps } from '../../shared/actor.ts';
-import { channelRunsKey, sandboxesKey, slotHolders, slotsTaken } from '../../shared/capacity.ts';
-import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease, reclaimStaleSlots } from '../../shared/control.ts';
+import { startLocalEcs, type LocalEcs } from '../../packages/local-cloud/src/ecs/index.ts';
+import { startLocalStepFunctions, type LocalStepFunctions } from '../../packages/local-cloud/src/step-functions/index.ts';
+import { localFunctionArn } from '../../packages/local-cloud/src/template.ts';
+import { admitPrompt, getActor, type ActorDeps } from '../../shared/run/actor.ts';
+import { channelRunsKey, sandboxesKey, slotHolders, slotsTaken } from '../../shared/run/capacity.ts';
+import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease, reclaimStaleSlots } from '../../shared/run/control.ts';
 import { sandboxReaperEnv } from '../../shared/env.ts';
 import { sandboxConfigFromEnv } from '../../shared/handler-context/sandbox.ts';
-import { createLogger } from '../../shared/log.ts';
-import { emfMetrics } from '../../shared/metrics.ts';
+import { createLogger } from '../../shared/observability/log.ts';
+import { emfMetrics } from '../../shared/observability/metrics.ts';
 import {
   addressOf,
   ensureSandbox,

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createStreamRedactor, redactSecrets, SECRET_PATTERNS, secretPatternsWith } from '../../shared/secret-filter.ts';
+import { createStreamRedactor, redactSecrets, SECRET_PATTERNS, secretPatternsWith } from '../../shared/policy/secret-filter.ts';
 import { settingsSchema } from '../../shared/schemas.ts';
-import { issueLines } from '../../shared/validation.ts';
-import { createLogger } from '../../shared/log.ts';
+import { issueLines } from '../../shared/support/validation.ts';
+import { createLogger } from '../../shared/observability/log.ts';
 
 const AWS_ID = 'AKIAIOSFODNN7EXAMPLE';
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';

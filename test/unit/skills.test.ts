@@ -6,9 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { startSqsAndS3, type Emulator } from '../../infra/local/emulators.ts';
+import { startSqsAndS3, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
 import { toSandboxPath } from '../../shared/sandbox/workspace.ts';
-import { formatSkillsForPrompt, loadSkills, parseSkillFile, selectSkills, type Skill } from '../../shared/skills.ts';
+import { formatSkillsForPrompt, loadSkills, parseSkillFile, selectSkills, type Skill } from '../../shared/context/skills.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/skills/', import.meta.url));
 const REAL = ['changelog', 'incident-triage', 'release-notes', 'sql-review'];

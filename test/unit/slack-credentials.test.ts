@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { slackCredentials } from '../../shared/slack-credentials.ts';
-import { startLocalSecretsManager, type LocalSecret, type LocalSecretsManager } from '../../infra/local/secrets-manager.ts';
+import { slackCredentials } from '../../shared/platforms/slack/credentials.ts';
+import { startLocalSecretsManager, type LocalSecret, type LocalSecretsManager } from '../../packages/local-cloud/src/secrets-manager.ts';
 import { LOCAL_CREDENTIALS } from '../support/dynamo.ts';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-AbCdEf';

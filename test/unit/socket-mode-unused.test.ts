@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SocketModeClient, SOCKET_MODE_UNUSED } from '../../infra/bundled/socket-mode-unused.ts';
-import { createAgentChat } from '../../shared/chat.ts';
-import { createLogger } from '../../shared/log.ts';
+import { createAgentChat } from '../../shared/platforms/chat.ts';
+import { createLogger } from '../../shared/observability/log.ts';
 
 test('the socket mode stand-in throws a clear error if a client is ever constructed', () => {
   assert.throws(() => new SocketModeClient(), { message: SOCKET_MODE_UNUSED });

@@ -1,14 +1,14 @@
 // The Connector adapter is the one place the bot's token goes to a serviceUrl: every call it makes
 // (post, targeted post, edit, delete, typing, native streaming, a new thread in a channel) and every
 // file it downloads with the token first checks the thread's serviceUrl against the conversation's
-// stored one (shared/teams-service-url.ts), before a token is even fetched.
+// stored one (shared/platforms/teams/service-url.ts), before a token is even fetched.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConsoleLogger, type Attachment } from 'chat';
-import { TeamsConnectorAdapter } from '../../shared/teams-connector.ts';
-import type { ConversationReference } from '../../shared/teams-conversations.ts';
-import { BOT_CONNECTOR_ORIGINS } from '../../shared/teams-endpoints.ts';
-import { encodeTeamsThreadId } from '../../shared/teams-thread-id.ts';
+import { TeamsConnectorAdapter } from '../../shared/platforms/teams/connector.ts';
+import type { ConversationReference } from '../../shared/platforms/teams/conversations.ts';
+import { BOT_CONNECTOR_ORIGINS } from '../../shared/platforms/teams/endpoints.ts';
+import { encodeTeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
 
 const CHANNEL = '19:general@thread.tacv2';
 const CONNECTOR = 'https://smba.trafficmanager.net/amer/';

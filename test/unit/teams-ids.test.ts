@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { decodeThreadId, encodeThreadId, isDM } from '@chat-adapter/teams';
 import { ConsoleLogger } from 'chat';
 import { channelKeyOf, dataKeys, parseThreadId } from '../../shared/ids.ts';
-import { TeamsConnectorAdapter } from '../../shared/teams-connector.ts';
-import { decodeTeamsThreadId, encodeTeamsThreadId } from '../../shared/teams-thread-id.ts';
+import { TeamsConnectorAdapter } from '../../shared/platforms/teams/connector.ts';
+import { decodeTeamsThreadId, encodeTeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
 
 const serviceUrl = 'https://smba.trafficmanager.net/amer/a1b2c3d4-e5f6-7890-abcd-ef1234567890/';
 const channel = '19:d441d38c655c47a085215b2726e76927@thread.tacv2';

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConsoleLogger } from 'chat';
-import { STREAM_UPDATE_MS, streamNatively } from '../../shared/teams-native-stream.ts';
+import { STREAM_UPDATE_MS, streamNatively } from '../../shared/platforms/teams/native-stream.ts';
 
 /** A model's deltas, each `stepMs` of the test clock after the last. */
 function deltas(clock: { now: number }, parts: string[], stepMs: number): AsyncIterable<string> {

@@ -1,14 +1,14 @@
-// The rule for where the bot's Bot Framework token may go (shared/teams-service-url.ts), against
+// The rule for where the bot's Bot Framework token may go (shared/platforms/teams/service-url.ts), against
 // conversation references stored in DynamoDB Local exactly as the Teams webhook stores them from
 // verified activities: a thread's serviceUrl must be its conversation's stored one; a conversation
 // with none may only be reached on Microsoft's Bot Connector origins (or the configured ones).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
-import { rememberTeamsConversation, teamsConversation } from '../../shared/teams-conversations.ts';
-import { BOT_CONNECTOR_ORIGINS } from '../../shared/teams-endpoints.ts';
-import { attachmentUrlProblem, sameServiceUrl, serviceUrlProblem, type ServiceUrlTrust } from '../../shared/teams-service-url.ts';
-import { encodeTeamsThreadId, type TeamsThreadId } from '../../shared/teams-thread-id.ts';
+import { rememberTeamsConversation, teamsConversation } from '../../shared/platforms/teams/conversations.ts';
+import { BOT_CONNECTOR_ORIGINS } from '../../shared/platforms/teams/endpoints.ts';
+import { attachmentUrlProblem, sameServiceUrl, serviceUrlProblem, type ServiceUrlTrust } from '../../shared/platforms/teams/service-url.ts';
+import { encodeTeamsThreadId, type TeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
 import { tableForFile } from '../support/dynamo.ts';
 
 const table = tableForFile();

@@ -3,8 +3,8 @@
 // request, and a refusal that says why without the secret.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTeamsStandIn, type TeamsStandIn } from '../../infra/local/teams/index.ts';
-import { clientCredentialsTokens, defaultTokenUrl, TOKEN_RENEW_BEFORE_MS } from '../../shared/teams-token.ts';
+import { startTeamsStandIn, type TeamsStandIn } from '../../packages/local-cloud/src/teams/index.ts';
+import { clientCredentialsTokens, defaultTokenUrl, TOKEN_RENEW_BEFORE_MS } from '../../shared/platforms/teams/token.ts';
 
 const APP_ID = '11111111-2222-3333-4444-555555555555';
 const PASSWORD = 'unit-test-password';

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyEdit, numberedLines, ToolError, truncateForModel } from '../../shared/tools/text.ts';
-import { appendToolResult, pendingToolCall, repairToolPairs } from '../../shared/tool-calls.ts';
+import { appendToolResult, pendingToolCall, repairToolPairs } from '../../shared/context/tool-calls.ts';
 import { resolveToolPath } from '../../shared/tools/sandbox-tools.ts';
 import { toS3Key, workspaceLayout } from '../../shared/sandbox/workspace.ts';
-import type { ContextEntry } from '../../shared/store.ts';
+import type { ContextEntry } from '../../shared/context/store.ts';
 
 test('edit replaces a unique string, and explains not-found and not-unique', () => {
   const file = 'alpha\nbeta\nalpha\n';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { triggerKindOf } from '../../shared/trigger-kind.ts';
+import { triggerKindOf } from '../../shared/run/trigger-kind.ts';
 
 const person = { userId: 'U0123', userName: 'ada' };
 const event = { userId: 'event', userName: 'event events/nightly.json' };

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { parseTriggers, runtimeOf, s3EventPattern } from '../../shared/triggers/declaration.ts';
 import { fillTemplate } from '../../shared/triggers/template.ts';
 import { uploadPlace } from '../../shared/triggers/uploads.ts';
-import { transformInput, type LocalBusEvent } from '../../infra/local/eventbridge.ts';
+import { transformInput, type LocalBusEvent } from '../../packages/local-cloud/src/eventbridge.ts';
 import { encodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
-import { matchesEventPattern } from '../../infra/local/event-pattern.ts';
+import { matchesEventPattern } from '../../packages/local-cloud/src/event-pattern.ts';
 
 const alarm = {
   name: 'prod-alarms',

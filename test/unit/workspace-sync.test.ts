@@ -150,7 +150,7 @@ test('a listing cut at the server limit deletes nothing from S3; over the limits
 });
 
 test('a stopped run cannot overwrite the context of the run that holds the thread now', async () => {
-  const { loadContext, saveContext, saveLoadedContext, ContextConflict } = await import('../../shared/store.ts');
+  const { loadContext, saveContext, saveLoadedContext, ContextConflict } = await import('../../shared/context/store.ts');
   const s3 = conditionalS3();
   const store = { s3: s3.client, bucket: 'bucket' };
   const meta = { runId: 'r1', at: '' };

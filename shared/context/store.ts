@@ -1,0 +1,251 @@
+// The S3 data tree: settings, identity, and per-thread context.jsonl / log.jsonl. Plain files in
+// one bucket, so a team can read, edit and back up what the agent knows with the tools they have.
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
+import { dataKeys, ROOT_KEYS } from '../ids.ts';
+import { settingsSchema, type Settings } from '../schemas.ts';
+import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
+import { issueLines } from '../support/validation.ts';
+import { redactSecrets, SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
+import { accessSchema, LOCKED_ACCESS, OPEN_ACCESS, type Access } from '../policy/access.ts';
+
+export interface StoreDeps {
+  s3: S3Client;
+  bucket: string;
+}
+
+/** One line of context.jsonl: a Bedrock message plus where it came from. */
+export interface ContextEntry {
+  role: 'user' | 'assistant';
+  content: ContentBlock[];
+  meta: {
+    runId: string;
+    at: string;
+    step?: number;
+    messageId?: string;
+    usage?: Record<string, number | undefined>;
+    compactions?: number;
+    attachments?: { original: string; local: string }[];
+    /** When each tool call of a tool results entry ran and for how long, by toolUseId (calls never run have none). */
+    toolTimes?: Record<string, ToolTime>;
+  };
+}
+
+export interface ToolTime {
+  startedAt: string;
+  durationMs: number;
+}
+
+/** One line of log.jsonl: a message seen in the thread (no tool results, never compacted). */
+export interface LogEntry {
+  date: string;
+  messageId: string;
+  userId: string;
+  userName: string;
+  text: string;
+  isBot: boolean;
+  /** Files attached to the message, where the agent finds them. */
+  attachments?: { original: string; local: string }[];
+}
+
+export async function readText(deps: StoreDeps, key: string): Promise<string | undefined> {
+  try {
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    return await out.Body?.transformToString('utf8');
+  } catch (error) {
+    if (isS3NotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+export async function writeText(deps: StoreDeps, key: string, body: string, contentType = 'text/plain; charset=utf-8'): Promise<void> {
+  await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: body, ContentType: contentType }));
+}
+
+export interface LoadedSettings {
+  settings: Settings;
+  /** Why settings.json was not used as written; the defaults (or the valid rest) apply instead. */
+  problems: string[];
+}
+
+export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
+  const raw = await readText(deps, ROOT_KEYS.settings);
+  if (raw === undefined) return { settings: settingsSchema.parse({}), problems: [] };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (error) {
+    return {
+      settings: { ...settingsSchema.parse({}), access: LOCKED_ACCESS },
+      problems: [`settings.json is not valid JSON: ${(error as Error).message}; until it is fixed, nobody may use the agent`],
+    };
+  }
+  const parsed = settingsSchema.safeParse(json);
+  if (parsed.success) return { settings: parsed.data, problems: [] };
+  const problems = issueLines(parsed.error.issues).map((line) => `settings.json ${line}`);
+  return { settings: { ...settingsSchema.parse({}), access: accessDespiteProblems(json, problems) }, problems };
+}
+
+/**
+ * settings.json, read at most once per `cacheMs` per container (what needs it need not see a change
+ * at once); each read's problems are logged. A failed read is not cached.
+ */
+export function cachedSettings(
+  deps: StoreDeps,
+  cacheMs: number,
+  logger: { warn(message: string, extra?: Record<string, unknown>): void },
+  now: () => number = Date.now,
+): () => Promise<Settings> {
+  let settings: { value: Settings; at: number } | undefined;
+  return async () => {
+    if (!settings || now() - settings.at >= cacheMs) {
+      const loaded = await loadSettings(deps);
+      for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
+      settings = { value: loaded.settings, at: now() };
+    }
+    return settings.value;
+  };
+}
+
+/**
+ * The defaults stand in for an invalid file, except for who may use the agent: an allow-list that
+ * cannot be read must not let everyone in. A valid `access` block still applies; an invalid one
+ * (or a file that is not an object) lets nobody in until the file is fixed.
+ */
+function accessDespiteProblems(json: unknown, problems: string[]): Access {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) {
+    problems.push('settings.json: until it is fixed, nobody may use the agent');
+    return LOCKED_ACCESS;
+  }
+  const block = (json as { access?: unknown }).access;
+  if (block === undefined) return OPEN_ACCESS;
+  const access = accessSchema.safeParse(block);
+  if (access.success) return access.data;
+  problems.push('settings.json access is invalid: until it is fixed, nobody may use the agent');
+  return LOCKED_ACCESS;
+}
+
+export function parseJsonl<T>(raw: string | undefined, what: string): T[] {
+  if (!raw) return [];
+  return raw
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, index) => {
+      try {
+        return JSON.parse(line) as T;
+      } catch {
+        throw new Error(`${what} line ${index + 1} is not valid JSON`);
+      }
+    });
+}
+
+const toJsonl = (items: unknown[]) => items.map((item) => JSON.stringify(item)).join('\n') + (items.length ? '\n' : '');
+
+/** The S3 ETag a context was read at; null when it did not exist yet. */
+export type ContextVersion = string | null;
+
+/** A thread's context as read, with the version a save must match. */
+export interface LoadedContext {
+  entries: ContextEntry[];
+  version: ContextVersion;
+}
+
+/** Another writer changed the context since it was loaded: a step of a run that no longer holds the thread. */
+export class ContextConflict extends Error {
+  override name = 'ContextConflict';
+}
+
+export async function loadContext(deps: StoreDeps, threadId: string): Promise<LoadedContext> {
+  const key = dataKeys(threadId).context;
+  try {
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    const raw = await out.Body?.transformToString('utf8');
+    if (!out.ETag) throw new Error(`S3 returned ${key} without an ETag`);
+    return { entries: parseJsonl<ContextEntry>(raw, key), version: out.ETag };
+  } catch (error) {
+    if (!isS3NotFound(error)) throw error;
+    return { entries: [], version: null };
+  }
+}
+
+/**
+ * Saves the context only if it is still at `version` (S3 conditional write) and returns the new
+ * version. Runs of a thread are serialised by the lease, so a conflict means a stopped run's last
+ * step arrived late: its write must not clobber the run that holds the thread now.
+ */
+export async function saveContext(deps: StoreDeps, threadId: string, entries: ContextEntry[], version: ContextVersion): Promise<string> {
+  const key = dataKeys(threadId).context;
+  const condition = version === null ? { IfNoneMatch: '*' } : { IfMatch: version };
+  try {
+    const out = await deps.s3.send(
+      new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: toJsonl(entries), ContentType: 'application/x-ndjson', ...condition }),
+    );
+    if (!out.ETag) throw new Error(`S3 saved ${key} without returning an ETag`);
+    return out.ETag;
+  } catch (error) {
+    if (isS3PreconditionFailed(error)) throw new ContextConflict(`context of ${threadId} changed since it was loaded`);
+    throw error;
+  }
+}
+
+/** Saves a loaded context in place: its version moves to the one just written. */
+export async function saveLoadedContext(deps: StoreDeps, threadId: string, context: LoadedContext): Promise<void> {
+  context.version = await saveContext(deps, threadId, context.entries, context.version);
+}
+
+export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEntry[]> {
+  const key = dataKeys(threadId).log;
+  return parseJsonl<LogEntry>(await readText(deps, key), key);
+}
+
+/**
+ * Appends entries not logged yet (by message id), in date order. The write is conditional on the
+ * version read, and retried on a conflict, so racing writers neither lose nor duplicate an entry.
+ */
+export async function appendLog(
+  deps: StoreDeps,
+  threadId: string,
+  entries: LogEntry[],
+  secrets: SecretPattern[] = SECRET_PATTERNS,
+): Promise<number> {
+  const key = dataKeys(threadId).log;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    let raw: string | undefined;
+    let etag: string | undefined;
+    try {
+      const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+      raw = await out.Body?.transformToString('utf8');
+      etag = out.ETag;
+    } catch (error) {
+      if (!isS3NotFound(error)) throw error;
+    }
+    const existing = parseJsonl<LogEntry>(raw, key);
+    const seen = new Set(existing.map((e) => e.messageId));
+    const fresh = entries
+      .filter((e, i) => !seen.has(e.messageId) && entries.findIndex((o) => o.messageId === e.messageId) === i)
+      // The exchange log is for people to read: secrets anyone pasted or the model wrote stay out of it.
+      .map((e) => ({ ...e, text: redactSecrets(e.text, secrets) }));
+    if (fresh.length === 0) return 0;
+    const merged = [...existing, ...fresh].sort((a, b) => a.date.localeCompare(b.date));
+    try {
+      await deps.s3.send(
+        new PutObjectCommand({
+          Bucket: deps.bucket,
+          Key: key,
+          Body: toJsonl(merged),
+          ContentType: 'application/x-ndjson',
+          ...(etag ? { IfMatch: etag } : { IfNoneMatch: '*' }),
+        }),
+      );
+      return fresh.length;
+    } catch (error) {
+      if (!isS3PreconditionFailed(error)) throw error;
+    }
+  }
+  throw new Error(`Could not append to ${key}: too many concurrent writers`);
+}
+
+/** What Bedrock receives: the messages without our bookkeeping. */
+export function toBedrockMessages(entries: ContextEntry[]): Message[] {
+  return entries.map(({ role, content }) => ({ role, content }));
+}

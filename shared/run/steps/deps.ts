@@ -1,0 +1,36 @@
+// What the agent's steps need from the world, injected by the handlers (and by tests).
+import type { Attachment, Thread } from 'chat';
+import type { ActorDeps } from '../actor.ts';
+import type { LedgerDeps } from '../ledger.ts';
+import type { JsonLogger } from '../../observability/log.ts';
+import type { ModelDeps } from '../../model/converse.ts';
+import type { MetricsSink } from '../../observability/metrics.ts';
+import type { LifecycleDeps } from '../../sandbox/lifecycle.ts';
+import type { RunInput } from '../../schemas.ts';
+import type { StoreDeps } from '../../context/store.ts';
+
+export interface AgentDeps {
+  store: StoreDeps;
+  actor: ActorDeps;
+  ledger: LedgerDeps;
+  model: ModelDeps;
+  defaultModelId: string;
+  /** Rebuilds the run's thread (with its triggering message) so replies stream into it. */
+  thread(run: RunInput): Thread;
+  logger: JsonLogger;
+  /** Epoch milliseconds. */
+  now: () => number;
+  /** The per-thread sandbox (absent when the deployment has none: then only chat tools run). */
+  sandbox?: LifecycleDeps;
+  /** Restores a serialized attachment's download through the chat adapter (platform auth). */
+  rehydrateAttachment?: (attachment: Attachment, threadId: string) => Attachment;
+  /** Where the steps' metrics go (absent: none are published). */
+  metrics?: MetricsSink;
+  /** Steps one execution takes before the run continues in a fresh one (default 1000). */
+  handoffAfterSteps?: number;
+}
+
+/** Bookkeeping every context entry of a step carries. */
+export function stepMeta(now: () => number, run: RunInput, step: number) {
+  return { runId: run.runId, step, at: new Date(now()).toISOString() };
+}

@@ -1,0 +1,147 @@
+// How a run ends. finish: the stop card goes, the exchange is logged, the lease passes to the next
+// prompt. fail (every Catch of the state machine, and the run-ended rule): a short human message in
+// the thread, once, then the same release, so the thread stays usable whatever went wrong.
+import { type Release, releaseLease } from '../actor.ts';
+import { auditRunEnd, failedRunEnd, finishedRunEnd } from '../../observability/audit.ts';
+import { describeFailure, parseStepFailure } from '../failures.ts';
+import { promptText } from '../../admission/prompt-body.ts';
+import { readRecord, writeRecord } from '../ledger.ts';
+import { textOf } from '../../model/converse.ts';
+import { costFooter, totalUsage } from '../../model/pricing.ts';
+import type { LoopState, RunInput, StepEvent } from '../../schemas.ts';
+import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../../context/store.ts';
+import type { AgentDeps } from './deps.ts';
+import { postOnce, replyRecordName } from './reply.ts';
+import { loadSnapshot } from './snapshot.ts';
+import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
+import { type PostedMessage, removeStopCard } from './stop-card.ts';
+import { countRunEnd, sandboxShare, type SandboxShare } from './run-end.ts';
+
+/** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */
+function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], replies: Map<number, string>): LogEntry[] {
+  const attachments = entries.find((e) => e.meta.messageId === run.prompt.messageId)?.meta.attachments;
+  const log: LogEntry[] = [
+    {
+      date: run.prompt.postedAt,
+      messageId: run.prompt.messageId,
+      userId: run.prompt.author.userId,
+      userName: run.prompt.author.userName,
+      text,
+      isBot: false,
+      ...(attachments ? { attachments } : {}),
+    },
+  ];
+  for (const entry of entries) {
+    if (entry.role !== 'assistant' || entry.meta.runId !== run.runId) continue;
+    const text = textOf(entry.content);
+    if (!text) continue;
+    const step = entry.meta.step ?? 0;
+    log.push({
+      date: entry.meta.at,
+      messageId: replies.get(step) ?? `${run.runId}:${step}`,
+      userId: 'self',
+      userName: 'agent',
+      text,
+      isBot: true,
+    });
+  }
+  return log;
+}
+
+async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extra: Record<string, unknown> = {}): Promise<RunUsage> {
+  const { entries } = await loadContext(deps.store, run.threadId);
+  const replies = new Map<number, string>();
+  for (const entry of entries) {
+    if (entry.role !== 'assistant' || entry.meta.runId !== run.runId || entry.meta.step === undefined) continue;
+    const record = await readRecord<PostedMessage>(deps.ledger, run.runId, replyRecordName(entry.meta.step));
+    if (record) replies.set(entry.meta.step, record.messageId);
+  }
+  // Ending must not depend on the stored text: without it, the log keeps the prompt's beginning.
+  const text = await promptText(deps.store, run.prompt).catch(() => run.prompt.text);
+  const log = exchangeLog(run, text, entries, replies);
+  // The deployment's own patterns as the run began (the log lines' filter knows only the built-in ones).
+  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  const secrets = secretPatternsWith(snapshot?.secretPatterns);
+  await appendLog(deps.store, run.threadId, log, secrets);
+  const share = snapshot && (await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined));
+  const usage = withSandbox(runUsage(entries, run), share);
+  deps.logger.info('exchange', {
+    runId: run.runId,
+    threadId: run.threadId,
+    outcome,
+    ...extra,
+    usage,
+    // A long prompt's beginning only: its whole text is in log.jsonl.
+    prompt: {
+      user: run.prompt.author.userId,
+      text: redactSecrets(run.prompt.text, secrets),
+      ...(run.prompt.textKey ? { textKey: run.prompt.textKey } : {}),
+    },
+    replies: log.filter((e) => e.isBot).map((e) => redactSecrets(e.text, secrets)),
+  });
+  return usage;
+}
+
+/** The tokens (and cost) of the run's model steps, from their context entries. */
+function runUsage(entries: ContextEntry[], run: RunInput) {
+  return totalUsage(entries.flatMap((e) => (e.role === 'assistant' && e.meta.runId === run.runId && e.meta.usage ? [e.meta.usage] : [])));
+}
+
+type RunUsage = ReturnType<typeof totalUsage> & Partial<SandboxShare>;
+
+/** The run's usage with its sandbox time and cost, which its total cost includes. */
+function withSandbox(usage: ReturnType<typeof totalUsage>, share: SandboxShare | undefined): RunUsage {
+  if (!share) return usage;
+  const costUsd = usage.costUsd === undefined ? undefined : Math.round((usage.costUsd + share.sandboxCostUsd) * 1_000_000) / 1_000_000;
+  return { ...usage, ...share, ...(costUsd === undefined ? {} : { costUsd }) };
+}
+
+const COST_FOOTER = 'cost-footer';
+
+/** `showCost`: the run's tokens and cost under its replies, once. */
+async function postCostFooter(deps: AgentDeps, run: RunInput, usage: ReturnType<typeof totalUsage>): Promise<void> {
+  await postOnce(deps, run, COST_FOOTER, costFooter(usage));
+}
+
+export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
+  await removeStopCard(deps, run);
+  const usage = await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
+  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  await countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
+    startedAt: snapshot?.startedAt,
+    sandboxCostUsd: usage.sandboxCostUsd,
+  });
+  if (snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0) {
+    await postCostFooter(deps, run, usage).catch((error: unknown) =>
+      deps.logger.warn('could not post the cost', { runId: run.runId, error }),
+    );
+  }
+  await auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd });
+  const release = await releaseLease(deps.actor, run.threadId, run.runId);
+  deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
+  return release;
+}
+
+const ERROR_REPLY = 'error-reply';
+
+export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['state']['error']): Promise<Release> {
+  const failure = parseStepFailure(error);
+  deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
+  await removeStopCard(deps, run);
+  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  const modelId = snapshot?.modelId ?? deps.defaultModelId;
+  if (!(await readRecord(deps.ledger, run.runId, ERROR_REPLY))) {
+    try {
+      const sent = await deps.thread(run).post(describeFailure(failure, modelId));
+      await writeRecord(deps.ledger, run.runId, ERROR_REPLY, { messageId: sent.id } satisfies PostedMessage);
+    } catch (postError) {
+      deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
+    }
+  }
+  const usage = await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
+    deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),
+  );
+  await auditRunEnd(deps, run, { ...failedRunEnd(failure), sandboxCostUsd: usage?.sandboxCostUsd });
+  await countRunEnd(deps, run, 'failed', { startedAt: snapshot?.startedAt, sandboxCostUsd: usage?.sandboxCostUsd });
+  return releaseLease(deps.actor, run.threadId, run.runId);
+}

@@ -1,0 +1,36 @@
+// The agent loop, one Lambda invocation per step, driven by the state machine
+// (infra/constructs/agent-run-definition.ts):
+//   prepare -> model -> (tool | sandbox -> ...)* -> model ... -> finish;  fail from every Catch;
+//   handoff to a fresh execution for very long runs.
+// Each step is idempotent: Step Functions and Lambda retries re-run code, so every effect is keyed
+// by (run, step). The sandbox step runs in its own function, inside the VPC (sandbox-tool.ts).
+import type { Release } from '../actor.ts';
+import type { LoopState, StepEvent } from '../../schemas.ts';
+import type { AgentDeps } from './deps.ts';
+import { fail, finish } from './finish.ts';
+import { handoff } from './handoff.ts';
+import { modelStep } from './model.ts';
+import { prepare } from './prepare.ts';
+import { countStep } from './run-control.ts';
+import { toolStep } from './tool.ts';
+
+export type { AgentDeps } from './deps.ts';
+
+export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | { released: Release['outcome'] }> {
+  const { loop, error, ...run } = event.state;
+  const limit = deps.handoffAfterSteps;
+  switch (event.action) {
+    case 'prepare':
+      return countStep(loop, await prepare(deps, run), limit);
+    case 'model':
+      return countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit);
+    case 'tool':
+      return countStep(loop, await toolStep(deps, run, loop ?? { step: 0, next: 'tool' }), limit);
+    case 'handoff':
+      return handoff(deps, run, loop ?? { step: 0, next: 'model' });
+    case 'finish':
+      return { released: (await finish(deps, run, loop)).outcome };
+    case 'fail':
+      return { released: (await fail(deps, run, error)).outcome };
+  }
+}

@@ -1,0 +1,182 @@
+// The model step: one Bedrock call with the run's prompt and the thread's context, the reply
+// streamed into the thread, the answer saved; then where the loop goes (tools, another turn for
+// steering that arrived meanwhile, or the end), within the run's limits.
+import { channelKeyOf } from '../../ids.ts';
+import { costOf } from '../../model/pricing.ts';
+import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
+import { takeSteer } from '../actor.ts';
+import { materializeImages } from '../../platforms/attachments.ts';
+import { mergeConsecutiveRoles, streamModel, textOf } from '../../model/converse.ts';
+import type { LoopState, RunInput } from '../../schemas.ts';
+import { applySteer } from '../steer.ts';
+import { type ContextEntry, loadContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
+import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
+import { toolCallRefusal, type ToolPolicy } from '../../tools/allowed-tools.ts';
+import { CACHED_TOOL_CONFIG, TOOL_CONFIG } from '../../tools/specs.ts';
+import { compactIfNeeded } from './compact.ts';
+import { type AgentDeps, stepMeta } from './deps.ts';
+import { CUT_OFF_NOTE, openReply, postOnce } from './reply.ts';
+import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
+import { loadSnapshot } from './snapshot.ts';
+import { showStopCard } from './stop-card.ts';
+import { reserveModelStep } from './budget.ts';
+import { countModelStep } from './step-metrics.ts';
+import { countBudgetRefusal } from '../../observability/run-metrics.ts';
+
+/**
+ * A cache point after the last message: the next step of the run (same prefix plus this step's
+ * answer and tool results) reads everything up to here from Bedrock's prompt cache.
+ */
+export function withHistoryCachePoint(messages: Message[], enabled: boolean): Message[] {
+  const last = messages[messages.length - 1];
+  if (!enabled || !last) return messages;
+  return [...messages.slice(0, -1), { ...last, content: [...(last.content ?? []), { cachePoint: { type: 'default' } }] }];
+}
+
+/** Calls over the per-turn limit are answered with an error, not run. */
+function refuseExtraToolCalls(entries: ContextEntry[], content: ContentBlock[], limit: number, meta: ContextEntry['meta']): void {
+  for (const block of content.filter((b) => b.toolUse).slice(limit)) {
+    const use = block.toolUse!;
+    appendToolResult(
+      entries,
+      { toolUseId: use.toolUseId!, name: use.name ?? '', input: {} },
+      {
+        status: 'error',
+        text: `not run: a response may make at most ${limit} tool calls (maxToolCallsPerTurn); make the rest in your next response`,
+      },
+      meta,
+    );
+  }
+}
+
+/** Calls the offered skills' `allowed-tools` do not allow are answered with an error, never run. */
+function refuseDisallowedToolCalls(
+  entries: ContextEntry[],
+  content: ContentBlock[],
+  policy: ToolPolicy | undefined,
+  meta: ContextEntry['meta'],
+): void {
+  if (!policy) return;
+  const answered = new Set(entries.flatMap((e) => e.content.flatMap((b) => (b.toolResult?.toolUseId ? [b.toolResult.toolUseId] : []))));
+  for (const use of content.flatMap((b) => (b.toolUse ? [b.toolUse] : []))) {
+    if (answered.has(use.toolUseId!)) continue;
+    const input = (use.input ?? {}) as Record<string, unknown>;
+    const refusal = toolCallRefusal(policy, use.name ?? '', input);
+    if (refusal)
+      appendToolResult(entries, { toolUseId: use.toolUseId!, name: use.name ?? '', input }, { status: 'error', text: refusal }, meta);
+  }
+}
+
+/** What the context keeps of an answer: a cut-off marked as such, never an empty message. */
+function answerContent(content: ContentBlock[], cutOff: boolean): ContentBlock[] {
+  const marked = cutOff ? [...content, { text: `\n\n${CUT_OFF_NOTE}` }] : content;
+  const empty = marked.length === 0 || (textOf(marked) === '' && !marked.some((b) => 'toolUse' in b));
+  return empty ? [{ text: '(no reply)' }] : marked;
+}
+
+export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const [snapshot, context] = await Promise.all([loadSnapshot(deps.store, run), loadContext(deps.store, run.threadId)]);
+  const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
+  if (done) return routeAfterAnswer(loop.step, done.content, 'end_turn');
+  if (await isStopped(deps, run)) return stoppedAt(loop.step);
+
+  await compactIfNeeded(deps, run, snapshot, context);
+  const thread = deps.thread(run);
+  const spend = await reserveModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step === 0);
+  if ('refused' in spend) {
+    await postOnce(deps, run, `budget-refused#${loop.step}`, spend.refused);
+    if (deps.metrics) countBudgetRefusal(deps.metrics, run.prompt);
+    return { step: loop.step, next: 'finish', stopReason: 'budget' };
+  }
+  const reply = await openReply(deps, run, loop.step, thread);
+  const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
+  const started = deps.now();
+  let firstTextAt: number | undefined;
+  // A stop ends the model stream at once (the execution itself is stopped by the one who asked).
+  const stopWatch = watchForStop(deps, run);
+  const result = await streamModel(
+    deps.model,
+    {
+      modelId: snapshot.modelId,
+      system: snapshot.system,
+      messages: withHistoryCachePoint(messages, snapshot.promptCaching),
+      maxOutputTokens: snapshot.maxOutputTokens,
+      temperature: snapshot.temperature,
+      toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
+    },
+    (delta) => {
+      firstTextAt ??= deps.now();
+      reply.onText(delta);
+    },
+    stopWatch.signal,
+  )
+    .catch((error: unknown) => {
+      if (stopWatch.signal.aborted) return undefined;
+      throw error;
+    })
+    .finally(async () => {
+      stopWatch.stop();
+      await reply.close();
+    })
+    .catch(async (error: unknown) => {
+      await spend.settle(undefined);
+      throw error;
+    });
+  if (!result) {
+    // What a stopped stream cost is not reported: the reservation stays counted.
+    deps.logger.info('model stream stopped', { runId: run.runId, step: loop.step });
+    return stoppedAt(loop.step);
+  }
+  const latencyMs = deps.now() - started;
+
+  const cutOff = result.stopReason === 'max_tokens';
+  const content = answerContent(result.content, cutOff);
+  await reply.settle(textOf(content), cutOff);
+  const meta = stepMeta(deps.now, run, loop.step);
+  // Usage per step (cache reads and writes included) stays with the answer it paid for, priced.
+  const usage = snapshot.price ? { ...result.usage, costUsd: costOf(result.usage, snapshot.price) } : result.usage;
+  await spend.settle(usage);
+  context.entries.push({ role: 'assistant', content, meta: { ...meta, usage } });
+  refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
+  refuseDisallowedToolCalls(context.entries, content, snapshot.toolPolicy, meta);
+  let decision = routeAfterAnswer(loop.step, content, result.stopReason);
+  if (decision.next === 'finish') {
+    // Words the user steered with while the model answered: answer them in another turn.
+    const steer = await takeSteer(deps.actor, run.threadId, run.runId);
+    if (steer.length) {
+      applySteer(context.entries, steer, meta);
+      decision = { ...decision, next: 'model' };
+    }
+  }
+  const limit = decision.next !== 'finish' ? runLimitReached(loop.step, snapshot, deps.now()) : undefined;
+  // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
+  // already belong to the next run, so this run writes nothing more.
+  if (await isStopped(deps, run)) return stoppedAt(loop.step);
+  await saveLoadedContext(deps.store, run.threadId, context);
+  // The channel (adapter:channel) lets the dashboard rank channels by cost from these lines.
+  deps.logger.info('model step', {
+    runId: run.runId,
+    channel: channelKeyOf(run.threadId),
+    step: loop.step,
+    modelId: snapshot.modelId,
+    stopReason: result.stopReason,
+    attempts: result.attempts,
+    durationMs: deps.now() - started,
+    ...usage,
+  });
+  countModelStep(deps.metrics, run, {
+    modelId: snapshot.modelId,
+    usage,
+    throttles: result.throttles,
+    latencyMs,
+    ...(firstTextAt !== undefined ? { firstTokenMs: firstTextAt - started } : {}),
+  });
+  if (limit) {
+    await thread.post(limit);
+    return { ...decision, next: 'finish', stopReason: 'limit' };
+  }
+  if (decision.next === 'tool') {
+    await showStopCard(deps, run, thread).catch((error: unknown) => deps.logger.warn('could not post the stop card', { error }));
+  }
+  return decision;
+}

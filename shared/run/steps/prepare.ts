@@ -1,0 +1,150 @@
+// The prepare step, once per run: read settings, memory, skills and identity fresh, decide the
+// run's model and system prompt (the snapshot every later step uses), start the sandbox early,
+// and add what the thread said while the agent was away, then the prompt, to the context.
+import { priceOf } from '../../model/pricing.ts';
+import { attachmentBlocks, saveAttachments } from '../../platforms/attachments.ts';
+import { backfill } from '../../context/backfill.ts';
+import { secretPatternsWith } from '../../policy/secret-filter.ts';
+import { contextText } from '../../context/context-text.ts';
+import { channelKeyOf, ROOT_KEYS } from '../../ids.ts';
+import { promptText } from '../../admission/prompt-body.ts';
+import { warmSandbox } from '../../sandbox/lifecycle.ts';
+import { workspaceLayout } from '../../sandbox/workspace.ts';
+import type { LoopState, RunInput, Settings } from '../../schemas.ts';
+import { formatSkillsForPrompt, loadSkills, selectSkills, type Skill } from '../../context/skills.ts';
+import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
+import { type LoadedContext, loadContext, loadSettings, readText, saveLoadedContext } from '../../context/store.ts';
+import { buildSystemPrompt } from '../../context/system-prompt.ts';
+import type { AgentDeps } from './deps.ts';
+import { isStopped, stoppedAt } from './run-control.ts';
+import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
+
+function skillsSection(skills: Skill[], promptText: string, settings: Settings): { text: string; toolPolicy?: ToolPolicy } {
+  const { offered, manualRequested } = selectSkills(skills, promptText);
+  const missing = manualRequested.length
+    ? `The user asked for skill(s) ${manualRequested.map((n) => `"${n}"`).join(', ')}, which do not exist here: say so.`
+    : '';
+  const toolPolicy = toolPolicyFor(offered);
+  const limited = toolPolicy
+    ? `The skills offered here allow only these tools: ${[...toolPolicy.tools, ...toolPolicy.bash.map((r) => `bash(${r.exact ?? `${r.prefix} …`})`)].join(', ') || 'none'}.`
+    : '';
+  const text = [formatSkillsForPrompt(offered, (key) => `/workspace/data/${key}`, settings.maxSkillBodyChars), limited, missing]
+    .filter(Boolean)
+    .join('\n\n');
+  return { text, ...(toolPolicy ? { toolPolicy } : {}) };
+}
+
+function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) {
+  const channelModel = settings.channels[channelKeyOf(run.threadId)]?.model ?? {};
+  return {
+    modelId: channelModel.id ?? settings.model.id ?? defaultModelId,
+    maxOutputTokens: channelModel.maxOutputTokens ?? settings.model.maxOutputTokens ?? 4096,
+    temperature: channelModel.temperature ?? settings.model.temperature,
+  };
+}
+
+/** The prompt (after what was said while the agent was away), once: a retried prepare adds nothing. */
+async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, settings: Settings): Promise<void> {
+  if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
+  const secrets = secretPatternsWith(settings.secretPatterns);
+  const filled = await backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access).catch((error: unknown) => {
+    deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
+    return undefined;
+  });
+  if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
+  const downloaded = await saveAttachments(
+    { store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a },
+    run,
+  ).catch((error: unknown) => {
+    deps.logger.warn('could not save the attachments', { runId: run.runId, error });
+    return { saved: [], notes: ['the attached files could not be saved'] };
+  });
+  // Files a trigger or an upload stored before queueing the prompt.
+  const stored = (run.prompt.files ?? []).map((f) => ({ ...f, local: `/workspace/data/${f.key}` }));
+  const files = { saved: [...stored, ...downloaded.saved], notes: downloaded.notes };
+  context.entries.push({
+    role: 'user',
+    content: [{ text: contextText(run.prompt.author.userName, text) }, ...attachmentBlocks(deps.store, files.saved, files.notes)],
+    meta: {
+      runId: run.runId,
+      messageId: run.prompt.messageId,
+      at: run.prompt.postedAt,
+      ...(files.saved.length ? { attachments: files.saved.map((a) => ({ original: a.original, local: a.local })) } : {}),
+      ...(run.prompt.source ? { source: run.prompt.source } : {}),
+    },
+  });
+  await saveLoadedContext(deps.store, run.threadId, context);
+}
+
+export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
+  const now = deps.now();
+  const layout = workspaceLayout(run.threadId);
+  // Memory is read fresh for every run: another thread may have written it a moment ago.
+  const skillProblems: string[] = [];
+  const [text, { settings, problems }, skills, identity, systemNotes, context, ...memory] = await Promise.all([
+    promptText(deps.store, run.prompt),
+    loadSettings(deps.store),
+    loadSkills(deps.store, run.threadId, (problem) => skillProblems.push(problem)),
+    readText(deps.store, ROOT_KEYS.identity),
+    readText(deps.store, ROOT_KEYS.system),
+    loadContext(deps.store, run.threadId),
+    ...layout.memoryKeys.map((key) => readText(deps.store, key)),
+  ]);
+  for (const problem of problems) deps.logger.warn('settings.json ignored', { problem, runId: run.runId });
+  for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
+  for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
+    deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
+  }
+  const offeredSkills = skillsSection(skills, text, settings);
+  const model = modelChoice(settings, run, deps.defaultModelId);
+  const price = priceOf(model.modelId, settings.prices);
+  if (!price) {
+    deps.logger.warn('no price for the model: its runs count tokens, not dollars (add it to "prices" in settings.json)', {
+      runId: run.runId,
+      modelId: model.modelId,
+      ...(settings.budgets.length ? { budgets: 'not enforced for this run: a budget is in dollars' } : {}),
+    });
+  }
+  const snapshot: RunSnapshot = {
+    ...model,
+    maxModelSteps: settings.maxModelSteps,
+    maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
+    maxRunMinutes: settings.maxRunMinutes,
+    startedAt: now,
+    promptCaching: settings.promptCaching,
+    ...(price ? { price } : {}),
+    ...(settings.showCost ? { showCost: true } : {}),
+    ...(settings.budgets.length ? { budgets: settings.budgets } : {}),
+    compaction: settings.compaction,
+    ...(offeredSkills.toolPolicy ? { toolPolicy: offeredSkills.toolPolicy } : {}),
+    ...(settings.secretPatterns.length ? { secretPatterns: settings.secretPatterns } : {}),
+    system: buildSystemPrompt({
+      identity,
+      systemNotes,
+      threadId: run.threadId,
+      runId: run.runId,
+      now: new Date(now),
+      workspace: layout,
+      memory: { global: memory[0], transport: memory[1], channel: memory[2] },
+      skills: offeredSkills.text,
+      cache: settings.promptCaching,
+    }),
+  };
+  if (deps.sandbox && settings.sandbox.startEarly) {
+    // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
+    await warmSandbox(deps.sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
+      deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
+    );
+  }
+  await saveSnapshot(deps.store, run, snapshot);
+  // Stopped before it began (a stop right after the prompt was admitted): end without working.
+  if (await isStopped(deps, run)) return stoppedAt(0);
+  await addPrompt(deps, run, context, text, settings);
+  deps.logger.info('run prepared', {
+    runId: run.runId,
+    threadId: run.threadId,
+    modelId: snapshot.modelId,
+    contextMessages: context.entries.length,
+  });
+  return { step: 0, next: 'model' };
+}

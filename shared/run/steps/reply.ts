@@ -1,0 +1,73 @@
+// A model step's reply in the thread: streamed as the model writes it, posted at most once per
+// (run, step). A retried step finds the record of its earlier post and edits that message instead.
+// A heartbeat's answer is held back: posted whole, and only if it is not "nothing to do". Secrets
+// are redacted where every message leaves, in the chat's adapters (shared/platforms/redacting-adapter.ts).
+import type { Thread } from 'chat';
+import { readRecord, writeRecord } from '../ledger.ts';
+import type { RunInput } from '../../schemas.ts';
+import { createTextPipe } from '../../model/text-pipe.ts';
+import type { AgentDeps } from './deps.ts';
+import type { PostedMessage } from './stop-card.ts';
+
+/** A heartbeat's answer when nothing needs doing: not posted. */
+export const HEARTBEAT_OK = 'HEARTBEAT_OK';
+
+export const CUT_OFF_NOTE = '_(reply cut off at the output limit)_';
+
+export const replyRecordName = (step: number) => `reply#${step}`;
+
+/** Posts `text` in the run's thread once, however often the step that posts it is retried. */
+export async function postOnce(deps: Pick<AgentDeps, 'ledger' | 'thread'>, run: RunInput, recordName: string, text: string): Promise<void> {
+  if (await readRecord(deps.ledger, run.runId, recordName)) return;
+  const sent = await deps.thread(run).post(text);
+  await writeRecord(deps.ledger, run.runId, recordName, { messageId: sent.id } satisfies PostedMessage);
+}
+
+export interface ReplyStream {
+  /** Text as it streams from the model. */
+  onText(delta: string): void;
+  /** The stream ended (answered, failed or stopped): what streamed stays in the thread. */
+  close(): Promise<void>;
+  /** The whole answer is known: edit a retried step's message, or post a heartbeat's answer. */
+  settle(text: string, cutOff: boolean): Promise<void>;
+}
+
+export async function openReply(
+  deps: Pick<AgentDeps, 'ledger' | 'logger'>,
+  run: RunInput,
+  step: number,
+  thread: Thread,
+): Promise<ReplyStream> {
+  const recordName = replyRecordName(step);
+  const earlier = await readRecord<PostedMessage>(deps.ledger, run.runId, recordName);
+  const quiet = run.prompt.heartbeat === true;
+  const pipe = createTextPipe();
+  let posting: Promise<{ id: string }> | undefined;
+  const record = (id: string) => writeRecord(deps.ledger, run.runId, recordName, { messageId: id } satisfies PostedMessage);
+  return {
+    onText(delta) {
+      if (earlier || quiet) return;
+      posting ??= thread.post(pipe.iterable);
+      pipe.push(delta);
+    },
+    async close() {
+      pipe.end();
+      // A partial reply stays visible; the failure handler adds the error message below it.
+      const sent = await posting?.catch((error: unknown) => {
+        deps.logger.error('streaming the reply failed', { runId: run.runId, error });
+        return undefined;
+      });
+      if (sent) await record(sent.id);
+    },
+    async settle(text, cutOff) {
+      if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, text));
+      if (!quiet) {
+        if (cutOff) await thread.post(CUT_OFF_NOTE);
+        return;
+      }
+      const said = text.trim();
+      if (said === HEARTBEAT_OK) return deps.logger.info('heartbeat: nothing to do', { runId: run.runId });
+      if (said) await record((await thread.post(said)).id);
+    },
+  };
+}

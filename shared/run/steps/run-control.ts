@@ -1,0 +1,84 @@
+// How a run is steered between its steps: the stop watch while work is in flight, the stop and
+// steer flags between tool calls, where the loop goes after a model answer or a tool result, the
+// run limits, and the step count that triggers a hand-over to a fresh execution.
+import type { ContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import { type ActorDeps, runFlags, takeSteer } from '../actor.ts';
+import type { JsonLogger } from '../../observability/log.ts';
+import type { LoopState, RunInput } from '../../schemas.ts';
+import { applySteer } from '../steer.ts';
+import { type LoadedContext, type StoreDeps, saveLoadedContext, type ContextEntry } from '../../context/store.ts';
+import { pendingToolCall } from '../../context/tool-calls.ts';
+import { isSandboxTool } from '../../tools/specs.ts';
+import { stepMeta } from './deps.ts';
+import type { RunSnapshot } from './snapshot.ts';
+
+export type FlagDeps = { actor: Pick<ActorDeps, 'db' | 'tableName'> };
+
+/** The loop state of a run that must end now because someone stopped it. */
+export const stoppedAt = (step: number): LoopState => ({ step, next: 'finish', stopReason: 'aborted' });
+
+export async function isStopped(deps: FlagDeps, run: RunInput): Promise<boolean> {
+  return (await runFlags(deps.actor, run.threadId, run.runId)).abort;
+}
+
+/** Polls the run's stop flag while work is in flight; aborts the signal when it is set. */
+export function watchForStop(deps: FlagDeps, run: RunInput, everyMs = 300): { signal: AbortSignal; stop(): void } {
+  const controller = new AbortController();
+  const timer = setInterval(() => {
+    isStopped(deps, run)
+      .then((stopped) => stopped && controller.abort(new Error('stopped by the user')))
+      .catch(() => undefined);
+  }, everyMs);
+  return { signal: controller.signal, stop: () => clearInterval(timer) };
+}
+
+/** Between tool calls: a stop ends the run, a steer skips the remaining calls and goes back to the model. */
+export async function checkFlagsBetweenTools(
+  deps: FlagDeps & { store: StoreDeps; logger: JsonLogger; now: () => number },
+  run: RunInput,
+  loop: LoopState,
+  context: LoadedContext,
+): Promise<LoopState | undefined> {
+  const flags = await runFlags(deps.actor, run.threadId, run.runId);
+  if (flags.abort) return stoppedAt(loop.step);
+  if (flags.steer.length === 0) return undefined;
+  const steer = await takeSteer(deps.actor, run.threadId, run.runId);
+  if (steer.length === 0) return undefined;
+  const skipped = applySteer(context.entries, steer, stepMeta(deps.now, run, loop.step));
+  await saveLoadedContext(deps.store, run.threadId, context);
+  deps.logger.info('steered', { runId: run.runId, skippedTools: skipped });
+  return { step: loop.step, next: 'model' };
+}
+
+/** Where the loop goes once a tool result is saved: the next tool call, or back to the model. */
+export function routeAfterTool(entries: ContextEntry[], step: number, inSandbox: boolean): LoopState {
+  const pending = pendingToolCall(entries);
+  if (!pending) return { step, next: 'model' };
+  return { step, next: inSandbox && isSandboxTool(pending.name) ? 'sandbox' : 'tool' };
+}
+
+/** Where the loop goes after a model answer: its tool calls, or the end of the run. */
+export function routeAfterAnswer(step: number, content: ContentBlock[], stopReason: string): LoopState {
+  return { step: step + 1, next: content.some((b) => b.toolUse) ? 'tool' : 'finish', stopReason };
+}
+
+/** Why a run that still wants to work must end now, if it must (the message goes to the thread). */
+export function runLimitReached(step: number, snapshot: RunSnapshot, now: number): string | undefined {
+  if (step + 1 >= snapshot.maxModelSteps) {
+    return `I stopped here: this run reached its limit of ${snapshot.maxModelSteps} model calls (maxModelSteps in settings.json). Say "continue" to go on.`;
+  }
+  if (now - snapshot.startedAt >= snapshot.maxRunMinutes * 60_000) {
+    return `I stopped here: this run reached its time limit of ${snapshot.maxRunMinutes} minutes (maxRunMinutes in settings.json). Say "continue" to go on.`;
+  }
+  return undefined;
+}
+
+/**
+ * Each execution counts its steps; well before Step Functions' 25,000-event history limit (a step
+ * is about 7 events) the run continues in a fresh execution, which resumes where this one was.
+ */
+export function countStep(before: LoopState | undefined, after: LoopState, limit = 1000): LoopState {
+  const work = (before?.work ?? 0) + 1;
+  if (after.next !== 'finish' && after.next !== 'handoff' && work >= limit) return { ...after, work, next: 'handoff', resume: after.next };
+  return { ...after, work };
+}

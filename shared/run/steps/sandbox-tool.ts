@@ -1,0 +1,105 @@
+// The sandbox side of a tool call, in the sandbox-step Lambda (inside the VPC, next to the task):
+// bring the workspace up to date from S3, run the tool, write what changed back to S3, save the
+// result in the context. A sandbox that stopped answering is marked lost and the call goes back to
+// the agent step, which replaces it; the retry then runs on the new task with the files from S3.
+import type { ActorDeps } from '../actor.ts';
+import { eventWriteMetadata } from '../../events/chain.ts';
+import { eventFileSaveRefusal, takeEventFileSave } from '../../events/run-writes.ts';
+import type { JsonLogger } from '../../observability/log.ts';
+import { cancel, SandboxUnreachable } from '../../sandbox/client.ts';
+import { addressOf, getSandbox, markLost, type SandboxStoreDeps, touchSandbox, waitUntilAnswering } from '../../sandbox/lifecycle.ts';
+import { loadSyncState, saveSyncState } from '../../sandbox/sync-state.ts';
+import { syncOut } from '../../sandbox/sync-out.ts';
+import { syncIn, workspaceLayout } from '../../sandbox/workspace.ts';
+import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-notes.ts';
+import type { LoopState, RunInput } from '../../schemas.ts';
+import { loadContext, loadSettings, type StoreDeps, saveLoadedContext } from '../../context/store.ts';
+import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
+import { runSandboxTool } from '../../tools/sandbox-tools.ts';
+import { isSandboxTool } from '../../tools/specs.ts';
+import { stepMeta } from './deps.ts';
+import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
+import type { MetricsSink } from '../../observability/metrics.ts';
+import { countToolCall } from './step-metrics.ts';
+
+export interface SandboxStepDeps {
+  store: StoreDeps;
+  sandboxes: SandboxStoreDeps;
+  /** The thread's actor item: stop and steer flags. */
+  actor: Pick<ActorDeps, 'db' | 'tableName'>;
+  port: number;
+  logger: JsonLogger;
+  /** Epoch milliseconds. */
+  now: () => number;
+  metrics?: MetricsSink;
+}
+
+export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const context = await loadContext(deps.store, run.threadId);
+  const call = pendingToolCall(context.entries);
+  if (!call || !isSandboxTool(call.name)) return routeAfterTool(context.entries, loop.step, false);
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  if (flagged) return flagged;
+  const item = await getSandbox(deps.sandboxes, run.threadId);
+  const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
+  if (!item || !address) return { step: loop.step, next: 'tool' };
+  if (!(await waitUntilAnswering(deps.sandboxes, item, address))) {
+    deps.logger.warn('sandbox never answered; it will be replaced', { runId: run.runId, taskArn: item.taskArn });
+    await markLost(deps.sandboxes, run.threadId, item.taskArn);
+    return { step: loop.step, next: 'tool' };
+  }
+  const started = deps.now();
+  const layout = workspaceLayout(run.threadId);
+  let status: 'success' | 'error';
+  try {
+    const [recorded, { settings }] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSettings(deps.store)]);
+    const max = settings.maxEventFilesPerRun;
+    const eventWrites = {
+      metadata: eventWriteMetadata(run.threadId, run.prompt),
+      take: () => takeEventFileSave(deps.actor, run.runId, max, deps.now()),
+      refusal: (key: string) => eventFileSaveRefusal(key, max),
+    };
+    const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventWrites };
+    const before = await syncIn(sync, layout, Object.keys(recorded).length ? recorded : (item.synced ?? {}));
+    // A stop kills the running command's whole process tree at once.
+    const stopWatch = watchForStop(deps, run);
+    stopWatch.signal.addEventListener('abort', () => void cancel(address, call.toolUseId).catch(() => undefined));
+    const outcome = await runSandboxTool(address, layout, call).finally(() => stopWatch.stop());
+    if (stopWatch.signal.aborted) {
+      deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
+      return stoppedAt(loop.step);
+    }
+    const after = await syncOut(sync, layout, before.state, syncLimits(settings));
+    await saveSyncState(deps.store, run.threadId, item.taskArn, after.state);
+    await touchSandbox(deps.sandboxes, run.threadId, item.taskArn);
+    const notes = syncNotes(after, settings);
+    if (notes.length) {
+      outcome.status = 'error';
+      outcome.text += notes.map((note) => `\n[${note}]`).join('');
+    }
+    if (after.restored.length > 0) {
+      deps.logger.warn('read-only files restored', { runId: run.runId, toolUseId: call.toolUseId, files: after.restored });
+    }
+    if (after.overLimit) deps.logger.warn('sandbox over its sync limits', { runId: run.runId, ...after.overLimit });
+    deps.logger.info('tool call', {
+      runId: run.runId,
+      tool: call.name,
+      toolUseId: call.toolUseId,
+      status: outcome.status,
+      bytesIn: before.stats.bytesIn + after.stats.bytesIn,
+      bytesOut: after.stats.bytesOut,
+      s3Calls: before.stats.s3Calls + after.stats.s3Calls,
+      conflicts: after.conflicts.length,
+    });
+    appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
+    status = outcome.status;
+  } catch (error) {
+    if (!(error instanceof SandboxUnreachable)) throw new WorkspaceSyncError(error);
+    deps.logger.warn('sandbox lost; it will be replaced', { runId: run.runId, taskArn: item.taskArn, error });
+    await markLost(deps.sandboxes, run.threadId, item.taskArn);
+    return { step: loop.step, next: 'tool' };
+  }
+  await saveLoadedContext(deps.store, run.threadId, context);
+  countToolCall(deps.metrics, call.name, status);
+  return routeAfterTool(context.entries, loop.step, true);
+}

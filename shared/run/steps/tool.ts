@@ -1,0 +1,57 @@
+// The tool step, in agent-step: chat tools (upload, search_channel) run here; for a sandbox tool the
+// thread's sandbox is made ready (started, or replaced if it died) and the call goes on to the
+// sandbox step inside the VPC. Stop and steer are checked before every call.
+import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
+import { workspaceLayout } from '../../sandbox/workspace.ts';
+import type { LoopState, RunInput } from '../../schemas.ts';
+import { loadContext, loadSettings, saveLoadedContext } from '../../context/store.ts';
+import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
+import { runChatTool } from '../../tools/chat-tools.ts';
+import type { ToolOutcome } from '../../tools/sandbox-tools.ts';
+import { isSandboxTool } from '../../tools/specs.ts';
+import { type AgentDeps, stepMeta } from './deps.ts';
+import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
+import { countToolCall } from './step-metrics.ts';
+
+/** A sandbox tool's call when the sandbox cannot take it: ready to go on, or the error result. */
+async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome | 'ready'> {
+  if (!deps.sandbox) return { status: 'error', text: 'This deployment has no sandbox, so files and commands are unavailable.' };
+  try {
+    // The cap is read only when a sandbox would start: a running one costs no settings read.
+    await ensureSandbox(deps.sandbox, run.threadId, async () => (await loadSettings(deps.store)).settings.limits.maxRunningSandboxes);
+    return 'ready';
+  } catch (error) {
+    if (error instanceof SandboxLimitReached) {
+      deps.logger.warn('sandbox limit reached', { runId: run.runId, max: error.max });
+      return { status: 'error', text: `The sandbox could not be started: ${error.message}.` };
+    }
+    deps.logger.error('sandbox unavailable', { runId: run.runId, error });
+    return { status: 'error', text: `The sandbox could not be started: ${(error as Error).message}` };
+  }
+}
+
+export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const context = await loadContext(deps.store, run.threadId);
+  const call = pendingToolCall(context.entries);
+  if (!call) return { step: loop.step, next: 'model' };
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  if (flagged) return flagged;
+  const started = deps.now();
+  const thread = deps.thread(run);
+  await thread
+    .startTyping(`Running ${call.name}…`)
+    .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
+  let outcome: ToolOutcome;
+  if (isSandboxTool(call.name)) {
+    const sandbox = await readySandbox(deps, run);
+    if (sandbox === 'ready') return { step: loop.step, next: 'sandbox' };
+    outcome = sandbox;
+  } else {
+    outcome = await runChatTool({ thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) }, call);
+    deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
+  }
+  appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
+  await saveLoadedContext(deps.store, run.threadId, context);
+  countToolCall(deps.metrics, call.name, outcome.status);
+  return routeAfterTool(context.entries, loop.step, false);
+}
