@@ -128,16 +128,18 @@ const sandboxLaunch = {
   SANDBOX_ASSIGN_PUBLIC_IP: z.enum(['ENABLED', 'DISABLED']).default('DISABLED'),
 };
 const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
-/** settings.json is re-read at most this often where a change need not apply at once (queue limits, the secret patterns of posts). */
+/** settings.json is re-read at most this often (shared/settings/source.ts): queue limits, access, budgets, the secret patterns of posts; a run's prepare reads it as it is. */
 const settingsCache = { SETTINGS_CACHE_SECONDS: nonNegative(60) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
 const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
 
-/** The Slack webhook (and the health check). */
-export const webhookEnv = z.object({ ...table, ...bucket, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
-  if (!slackConfigured(env))
-    ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
-});
+/** The Slack webhook (and the health check); settings.json for `/usage`. */
+export const webhookEnv = z
+  .object({ ...table, ...bucket, ...stateMachine, ...inbox, ...slack, ...teams, ...settingsCache })
+  .superRefine((env, ctx) => {
+    if (!slackConfigured(env))
+      ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
+  });
 
 /** The Teams webhook. */
 export const teamsWebhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {

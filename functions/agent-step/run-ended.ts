@@ -12,7 +12,7 @@ import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/support/lazy.ts';
-import { runInputSchema, type RunInput } from '../../shared/schemas.ts';
+import { runInputSchema, type RunInput } from '../../shared/contracts.ts';
 import { operatorStopNotice } from '../../shared/policy/kill-switch.ts';
 import { readRecord, writeRecord } from '../../shared/run/ledger.ts';
 import type { AgentDeps } from '../../shared/run/steps/deps.ts';

@@ -8,7 +8,8 @@ import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/
 import { countStep } from '../../shared/run/steps/run-control.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { sandboxToolStep } from '../../shared/run/steps/sandbox-tool.ts';
-import { stepEventSchema } from '../../shared/schemas.ts';
+import { recentSnapshots } from '../../shared/run/steps/snapshot.ts';
+import { stepEventSchema } from '../../shared/contracts.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
 
 const logger = handlerLogger('sandbox-step');
@@ -19,6 +20,7 @@ const init = lazy(() => {
   return {
     deps: {
       store: { s3: s3Client(), bucket: env.DATA_BUCKET },
+      snapshots: recentSnapshots(),
       sandboxes: table,
       actor: table,
       port: env.SANDBOX_PORT,

@@ -24,8 +24,11 @@ import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/
 import { channelKeyOf, runIdFor } from '../../shared/ids.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes, storePromptBody } from '../../shared/admission/prompt-body.ts';
-import { promptSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
-import { cachedSettings, type StoreDeps } from '../../shared/context/store.ts';
+import { promptSchema, type Prompt } from '../../shared/contracts.ts';
+import { type Settings } from '../../shared/settings/schema.ts';
+import type { StoreDeps } from '../../shared/context/store.ts';
+import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
+import type { SettingsSource } from '../../shared/settings/source.ts';
 import { adapterOf, countBudgetRefusal } from '../../shared/observability/run-metrics.ts';
 import { answerSettingsCommand, parseSettingsCommand } from '../../shared/commands/settings.ts';
 import { isUsageCommand, threadUsageReport } from '../../shared/commands/usage.ts';
@@ -35,7 +38,7 @@ interface DispatchDeps {
   control: ControlDeps;
   store: StoreDeps;
   loadChat(): Promise<AgentChat>;
-  settings(): Promise<Settings>;
+  settings: SettingsSource;
 }
 
 const logger = handlerLogger('dispatch');
@@ -43,7 +46,7 @@ const metrics = handlerMetrics();
 const init = lazy((): DispatchDeps => {
   const env = readEnv(dispatchEnv);
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
-  const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const settings = settingsFromEnv(env, logger);
   return {
     control: controlFromEnv(logger, env, metrics),
     store,
@@ -75,7 +78,7 @@ const busyText = (depth: number) =>
   `I'm busy in this thread with ${depth} more message${depth === 1 ? '' : 's'} waiting, so I dropped this one. Please send it again once I've caught up.`;
 
 async function admit(deps: DispatchDeps, received: Prompt): Promise<void> {
-  const config = await deps.settings();
+  const config = await deps.settings.get();
   const gate = {
     state: async () => (await deps.loadChat()).getState(),
     reply: (p: Prompt, text: string) => replyRefused(deps, p, text),

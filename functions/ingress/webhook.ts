@@ -12,8 +12,7 @@ import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { bodyText, jsonResult } from '../../shared/platforms/http.ts';
 import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/admission/ingress.ts';
-import { s3Client } from '../../shared/aws/s3.ts';
-import { loadSettings } from '../../shared/context/store.ts';
+import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
 import { answerUsage } from '../../shared/commands/usage.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
@@ -24,12 +23,12 @@ const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
   const control = controlFromEnv(logger, env, metrics);
-  const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
+  const settings = settingsFromEnv(env, logger);
   const ingress: IngressDeps = {
     enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL),
     control,
     logger,
-    usage: async (request) => answerUsage(control.actor, (await loadSettings(store)).settings, request, new Date()),
+    usage: async (request) => answerUsage(control.actor, await settings.get(), request, new Date()),
   };
   return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress) });
 });

@@ -14,12 +14,12 @@ import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
 import { chatFromEnv, serviceUrlTrustFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
 import { sqsEnqueue } from '../../shared/admission/ingress.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, onFiring, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
 import { firingRefusal } from '../../shared/events/firing-gate.ts';
 import { lazy } from '../../shared/support/lazy.ts';
-import { cachedSettings } from '../../shared/context/store.ts';
 import { formatIssues, parseOrThrow } from '../../shared/support/validation.ts';
 import type { AttachFiles } from '../../shared/events/fire.ts';
 import { scheduleOnce } from '../../shared/events/one-shot.ts';
@@ -39,7 +39,7 @@ const CLAIM_TIMEOUT_MS = 90_000;
 const logger = handlerLogger('scheduler');
 const init = lazy(() => {
   const env = readEnv(schedulerEnv);
-  const settings = cachedSettings({ s3: s3Client(), bucket: env.DATA_BUCKET }, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const settings = settingsFromEnv(env, logger);
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
   const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
@@ -59,12 +59,12 @@ const init = lazy(() => {
     bucket: env.DATA_BUCKET,
     ...schedules,
     fire,
-    refusal: (firing) => firingRefusal({ table: ledger, settings }, firing),
+    refusal: (firing) => firingRefusal({ table: ledger, settings: () => settings.get() }, firing),
     table: ledger,
     post: async (threadId, text) => {
       await (await loadChat()).thread(threadId).post(text);
     },
-    limits: async () => (await settings()) satisfies EventLimits,
+    limits: async () => (await settings.get()) satisfies EventLimits,
     threadProblem: (threadId) => serviceUrlProblem(serviceUrls, threadId),
     logger,
   };
@@ -80,7 +80,7 @@ const init = lazy(() => {
     now: () => new Date(),
     claimTimeoutMs: CLAIM_TIMEOUT_MS,
   };
-  return { files, triggers, uploads: { ...triggers, settings } };
+  return { files, triggers, uploads: { ...triggers, settings: () => settings.get() } };
 });
 
 const isS3Event = (event: unknown): event is S3Event =>

@@ -15,7 +15,7 @@ import {
 import type { ActorItem } from '../run/actor.ts';
 import { channelKeyOf, parseThreadId } from '../ids.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import type { Prompt } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
 
 export interface AccessGateDeps {
   state(): Promise<StateAdapter>;

@@ -3,7 +3,7 @@
 // every half hour would otherwise repeat it all day).
 import { type AccessGateDeps, personOf } from './access-gate.ts';
 import { budgetReachedText, budgetsFor, spendSubjectOf, spentBudget, type Budget, type BudgetDeps } from '../policy/budgets.ts';
-import type { Prompt } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
 
 const TOLD_TTL_MS = 32 * 86_400_000;
 

@@ -4,7 +4,7 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Message, Thread } from 'chat';
 import { channelKeyOf, dedupIdFor, parseThreadId, sha256Hex } from '../ids.ts';
-import { promptSchema, promptTextProblem, type Prompt } from '../schemas.ts';
+import { promptSchema, promptTextProblem, type Prompt } from '../contracts.ts';
 import type { AgentChat } from '../platforms/chat.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from '../run/control.ts';

@@ -7,7 +7,8 @@ import { forChat } from '../support/display.ts';
 import { formatRuns, listRuns, resume, stopRuns } from '../policy/kill-switch.ts';
 import { pause } from '../policy/pause.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import type { Prompt, Settings } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
+import type { Settings } from '../settings/schema.ts';
 import type { StoreDeps } from '../context/store.ts';
 
 export type OpsCommand = 'runs' | 'stop-all' | 'pause' | 'resume';

@@ -7,13 +7,13 @@ import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
 import { withoutMention } from '../run/control.ts';
 import { forChat } from '../support/display.ts';
 import { ROOT_KEYS } from '../ids.ts';
-import { settingsSchema, type Settings } from '../schemas.ts';
+import { settingsSchema, type Settings } from '../settings/schema.ts';
 import type { StoreDeps } from '../context/store.ts';
 import { issueLines } from '../support/validation.ts';
 import { isAdmin } from '../policy/access.ts';
 import { personOf } from '../admission/access-gate.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import type { Prompt } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
 import { channelKeyOf } from '../ids.ts';
 
 /** What an admin may change from the chat: the per-channel overrides of `channels`. */

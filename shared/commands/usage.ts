@@ -17,7 +17,8 @@ import { withoutMention } from '../run/control.ts';
 import { useRefusal } from '../policy/access.ts';
 import { REFUSAL_TEXTS } from '../admission/access-gate.ts';
 import type { UsageRequest } from '../admission/ingress.ts';
-import type { Prompt, Settings } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
+import type { Settings } from '../settings/schema.ts';
 import { thousands } from '../model/pricing.ts';
 
 /** `usage` (or `/usage`), after any leading mention of the bot. */

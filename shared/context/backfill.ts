@@ -7,7 +7,7 @@ import type { Message, Thread } from 'chat';
 import type { ContextEntry, LogEntry, StoreDeps } from './store.ts';
 import { SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
 import { appendLog, loadLog } from './store.ts';
-import type { RunInput } from '../schemas.ts';
+import type { RunInput } from '../contracts.ts';
 import { contextText } from './context-text.ts';
 import { OPEN_ACCESS, workspaceOf, useRefusal, type Access } from '../policy/access.ts';
 import { channelKeyOf, parseThreadId } from '../ids.ts';

@@ -31,7 +31,7 @@ import { MAX_SCHEDULE_INPUT_BYTES, scheduleTarget, type ScheduleTargetDeps } fro
 import { randomUUID } from 'node:crypto';
 import { claimRecord, type LedgerDeps } from '../run/ledger.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import { utf8Bytes, type Prompt } from '../schemas.ts';
+import { utf8Bytes, type Prompt } from '../contracts.ts';
 
 export interface EventFileDeps extends ScheduleTargetDeps {
   s3: S3Client;

@@ -5,11 +5,10 @@ import type { SerializedThread } from 'chat';
 import * as z from 'zod';
 import type { AgentChat } from '../platforms/chat.ts';
 import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
-import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
+import { causedBySchema, promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../contracts.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 import { EVENT_AUTHOR_ID } from '../policy/access.ts';
-import { causedBySchema } from './chain.ts';
 
 export const firingSchema = z
   .object({

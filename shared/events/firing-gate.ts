@@ -7,7 +7,7 @@ import { EVENT_AUTHOR_ID, useRefusal } from '../policy/access.ts';
 import { budgetSpentText, budgetsFor, spentBudget } from '../policy/budgets.ts';
 import { channelRunsKeyOf, deploymentRunsKey, slotsTaken } from '../run/capacity.ts';
 import { pauseState, type TableDeps } from '../policy/pause.ts';
-import type { Settings } from '../schemas.ts';
+import type { Settings } from '../settings/schema.ts';
 import { triggerKindOf } from '../run/trigger-kind.ts';
 import type { Firing } from './fire.ts';
 

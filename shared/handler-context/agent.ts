@@ -8,10 +8,11 @@ import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
-import { cachedSettings } from '../context/store.ts';
+import { recentSnapshots } from '../run/steps/snapshot.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
+import { settingsFromEnv } from './settings.ts';
 
 /**
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
@@ -19,10 +20,12 @@ import { sandboxFromEnv } from './sandbox.ts';
  */
 export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: MetricsSink): { deps(logger: JsonLogger): Promise<AgentDeps> } {
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
-  const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const settings = settingsFromEnv(env, logger);
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const base = {
     store,
+    settings,
+    snapshots: recentSnapshots(),
     actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },

@@ -3,7 +3,7 @@ import { secretsClient } from '../aws/secrets.ts';
 import { createAgentChat, type AgentChat, type TeamsAdapter } from '../platforms/chat.ts';
 import { slackConfigured, teamsConfigured, type ChatEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import type { Settings } from '../schemas.ts';
+import type { SettingsSource } from '../settings/source.ts';
 import type { CredentialReader } from '../platforms/secret-credentials.ts';
 import type { CustomSecretPattern } from '../policy/secret-filter.ts';
 import { slackCredentials } from '../platforms/slack/credentials.ts';
@@ -89,13 +89,10 @@ export interface ChatOptions {
  * The secretPatterns of settings.json, for the chat's redaction. While settings.json cannot be read,
  * messages still go out with the built-in patterns (logged): a failure message must not wait on S3.
  */
-export function settingsSecretPatterns(
-  settings: () => Promise<Settings>,
-  logger: JsonLogger,
-): () => Promise<readonly CustomSecretPattern[]> {
+export function settingsSecretPatterns(settings: SettingsSource, logger: JsonLogger): () => Promise<readonly CustomSecretPattern[]> {
   return async () => {
     try {
-      return (await settings()).secretPatterns;
+      return (await settings.get()).secretPatterns;
     } catch (error) {
       logger.warn('settings.json unreadable: this message is redacted with the built-in secret patterns only', { error });
       return [];

@@ -2,7 +2,7 @@
 // stopped), each counted once per run with its adapter and what triggered it.
 import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
 import type { MetricsSink } from './metrics.ts';
-import type { Prompt, RunInput } from '../schemas.ts';
+import type { Prompt, RunInput } from '../contracts.ts';
 import { triggerKindOf } from '../run/trigger-kind.ts';
 
 /** The platform of a thread id (`slack:…`, `teams:…`). */

@@ -14,7 +14,7 @@ import { isConditionalCheckFailed, isTransactionConflict, transactionCancellatio
 import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
 import { backOff, queryPartition } from '../aws/dynamodb.ts';
 import { runIdFor } from '../ids.ts';
-import type { Prompt, RunInput } from '../schemas.ts';
+import type { Prompt, RunInput } from '../contracts.ts';
 import type { ControlPolicy } from '../policy/access.ts';
 
 export interface ActorDeps {

@@ -12,8 +12,9 @@ import { admitPrompt } from '../../shared/run/actor.ts';
 import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/platforms/chat.ts';
 import { runIdFor } from '../../shared/ids.ts';
 import { createLogger } from '../../shared/observability/log.ts';
-import type { Prompt, RunInput } from '../../shared/schemas.ts';
+import type { Prompt, RunInput } from '../../shared/contracts.ts';
 import type { AgentDeps } from '../../shared/run/steps/deps.ts';
+import { settingsSource } from '../../shared/settings/source.ts';
 import { conditionalS3 } from './conditional-s3.ts';
 import { startTestTable, type TestTable } from './dynamo.ts';
 
@@ -66,6 +67,7 @@ export async function startStepHarness(): Promise<StepHarness> {
   const store = { s3: s3.client, bucket: 'bucket' };
   const deps: AgentDeps = {
     store,
+    settings: settingsSource(store, { maxAgeMs: 0, logger }),
     actor: { db: table.db, tableName: table.tableName, startRun: async (run) => void started.push(run), now: () => clock.ms },
     ledger: { db: table.db, tableName: table.tableName, now: () => clock.ms },
     model: { bedrock: bedrockClient, retry: { attempts: 2, baseDelayMs: 1 } },

@@ -16,7 +16,7 @@ import {
 import { replayKey } from '../../shared/admission/ingress.ts';
 import { mayInterrupt } from '../../shared/admission/access-gate.ts';
 import { promptFor } from '../support/prompts.ts';
-import { loadSettings } from '../../shared/context/store.ts';
+import { loadSettings } from '../../shared/settings/load.ts';
 
 const access = (block: Record<string, unknown>): Access => accessSchema.parse(block);
 const person = (userId: string, workspace = 'T1'): Person => ({ adapter: 'slack', userId, workspace });

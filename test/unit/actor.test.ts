@@ -4,7 +4,8 @@ import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, requ
 import { channelRunsKey, deploymentRunsKey, slotsTaken } from '../../shared/run/capacity.ts';
 import { MAX_STEER_BYTES } from '../../shared/run/control.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/admission/prompt-body.ts';
-import { settingsSchema, type RunInput } from '../../shared/schemas.ts';
+import { type RunInput } from '../../shared/contracts.ts';
+import { settingsSchema } from '../../shared/settings/schema.ts';
 import { ACCESS_LIST_LIMITS, accessSchema, controlPolicy } from '../../shared/policy/access.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { startTestTable, type TestTable } from '../support/dynamo.ts';

@@ -9,7 +9,7 @@ import { deploymentRunsKey, slotHolders, slotsTaken } from '../../shared/run/cap
 import { operatorStopCause, operatorStopNotice, resume } from '../../shared/policy/kill-switch.ts';
 import { isPaused, pause, pauseState } from '../../shared/policy/pause.ts';
 import { parseOpsCommand } from '../../shared/commands/ops.ts';
-import type { RunInput } from '../../shared/schemas.ts';
+import type { RunInput } from '../../shared/contracts.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { tableForFile } from '../support/dynamo.ts';
 

@@ -14,7 +14,7 @@ import { syncOut as syncOutWithin, type SyncLimits } from '../../shared/sandbox/
 import * as sandbox from '../../shared/sandbox/client.ts';
 import { runSandboxTool } from '../../shared/tools/sandbox-tools.ts';
 import { syncNotes } from '../../shared/sandbox/sync-notes.ts';
-import { settingsSchema, type Settings } from '../../shared/schemas.ts';
+import { settingsSchema, type Settings } from '../../shared/settings/schema.ts';
 
 const LIMITS: SyncLimits = { maxFiles: 5000, maxBytes: 1024 * 1024 * 1024 };
 const syncOut = (deps: Parameters<typeof syncOutWithin>[0], layout: Parameters<typeof syncOutWithin>[1], state: SyncState) =>

@@ -12,8 +12,8 @@ import { loadSyncState, saveSyncState } from '../../sandbox/sync-state.ts';
 import { syncOut } from '../../sandbox/sync-out.ts';
 import { syncIn, workspaceLayout } from '../../sandbox/workspace.ts';
 import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-notes.ts';
-import type { LoopState, RunInput } from '../../schemas.ts';
-import { loadContext, loadSettings, type StoreDeps, saveLoadedContext } from '../../context/store.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
+import { loadContext, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runSandboxTool } from '../../tools/sandbox-tools.ts';
 import { isSandboxTool } from '../../tools/specs.ts';
@@ -21,9 +21,10 @@ import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
 import { countToolCall } from './step-metrics.ts';
+import { loadSnapshot, type SnapshotDeps } from './snapshot.ts';
 
-export interface SandboxStepDeps {
-  store: StoreDeps;
+/** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
+export interface SandboxStepDeps extends SnapshotDeps {
   sandboxes: SandboxStoreDeps;
   /** The thread's actor item: stop and steer flags. */
   actor: Pick<ActorDeps, 'db' | 'tableName'>;
@@ -52,8 +53,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   const layout = workspaceLayout(run.threadId);
   let status: 'success' | 'error';
   try {
-    const [recorded, { settings }] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSettings(deps.store)]);
-    const max = settings.maxEventFilesPerRun;
+    const [recorded, snapshot] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSnapshot(deps, run)]);
+    const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
       metadata: eventWriteMetadata(run.threadId, run.prompt),
       take: () => takeEventFileSave(deps.actor, run.runId, max, deps.now()),
@@ -69,10 +70,10 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
       return stoppedAt(loop.step);
     }
-    const after = await syncOut(sync, layout, before.state, syncLimits(settings));
+    const after = await syncOut(sync, layout, before.state, syncLimits(snapshot));
     await saveSyncState(deps.store, run.threadId, item.taskArn, after.state);
     await touchSandbox(deps.sandboxes, run.threadId, item.taskArn);
-    const notes = syncNotes(after, settings);
+    const notes = syncNotes(after, snapshot);
     if (notes.length) {
       outcome.status = 'error';
       outcome.text += notes.map((note) => `\n[${note}]`).join('');

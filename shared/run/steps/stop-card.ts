@@ -2,7 +2,7 @@
 import { Actions, Button, Card, CardText, type Thread } from 'chat';
 import { STOP_ACTION } from '../control.ts';
 import { readRecord, writeRecord } from '../ledger.ts';
-import type { RunInput } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
 import type { AgentDeps } from './deps.ts';
 
 const STOP_CARD = 'stop-card';
