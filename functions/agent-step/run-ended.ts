@@ -14,7 +14,8 @@ import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/
 import { lazy } from '../../shared/support/lazy.ts';
 import { runInputSchema, type RunInput } from '../../shared/schemas.ts';
 import { operatorStopNotice } from '../../shared/policy/kill-switch.ts';
-import { readRecord, writeRecord } from '../../shared/run/ledger.ts';
+import { postedMessage, postOnce } from '../../shared/run/ledger.ts';
+import { RUN_RECORD } from '../../shared/table.ts';
 import type { AgentDeps } from '../../shared/run/steps/deps.ts';
 
 interface ExecutionStatusChange {
@@ -56,12 +57,9 @@ async function runEnded(detail: ExecutionStatusChange) {
   return { released: (await fail(deps, run, error)).outcome };
 }
 
-const STOP_NOTICE = 'operator-stop-notice';
-
 /** A person's stop is answered where they asked; an operator's or an admin's is told in the thread here, once. */
 async function tellOperatorStop(deps: AgentDeps, run: RunInput, cause: string | null | undefined): Promise<void> {
   const notice = operatorStopNotice(cause);
-  if (!notice || (await readRecord(deps.ledger, run.runId, STOP_NOTICE))) return;
-  await deps.thread(run).post(notice);
-  await writeRecord(deps.ledger, run.runId, STOP_NOTICE, true);
+  if (!notice) return;
+  await postOnce(deps.ledger, run.runId, RUN_RECORD.operatorStopNotice, () => deps.thread(run).post(notice).then(postedMessage));
 }
