@@ -9,6 +9,7 @@ import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
 import { cachedSettings } from '../context/store.ts';
+import { BUILTIN_TOOLS } from '../tools/builtin/index.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
@@ -27,6 +28,7 @@ export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: Metric
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },
     defaultModelId: env.BEDROCK_MODEL_ID,
+    tools: BUILTIN_TOOLS,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
     metrics,

@@ -14,6 +14,7 @@ import { modelStep } from '../../shared/run/steps/model.ts';
 import { prepare } from '../../shared/run/steps/prepare.ts';
 import { HEARTBEAT_OK } from '../../shared/run/steps/reply.ts';
 import { countStep, routeAfterTool } from '../../shared/run/steps/run-control.ts';
+import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { loadSnapshot } from '../../shared/run/steps/snapshot.ts';
 import { toolStep } from '../../shared/run/steps/tool.ts';
 import { loadContext, loadLog } from '../../shared/context/store.ts';
@@ -228,9 +229,9 @@ test('routeAfterTool sends the next sandbox call to the sandbox step only from i
       meta: { runId: 'r', at: '' },
     },
   ];
-  assert.deepEqual(routeAfterTool(pending, 3, true), { step: 3, next: 'sandbox' });
-  assert.deepEqual(routeAfterTool(pending, 3, false), { step: 3, next: 'tool' });
-  assert.deepEqual(routeAfterTool([], 3, true), { step: 3, next: 'model' });
+  assert.deepEqual(routeAfterTool(pending, 3, BUILTIN_TOOLS), { step: 3, next: 'sandbox' });
+  assert.deepEqual(routeAfterTool(pending, 3), { step: 3, next: 'tool' });
+  assert.deepEqual(routeAfterTool([], 3, BUILTIN_TOOLS), { step: 3, next: 'model' });
 });
 
 // ---------------------------------------------------------------------------------------------
