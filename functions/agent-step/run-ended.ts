@@ -12,6 +12,7 @@ import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/support/lazy.ts';
+import { toolRegistry } from '../../shared/tools/registry.ts';
 import { runInputSchema, type RunInput } from '../../shared/schemas.ts';
 import { operatorStopNotice } from '../../shared/policy/kill-switch.ts';
 import { postedMessage, postOnce } from '../../shared/run/ledger.ts';
@@ -29,7 +30,8 @@ interface ExecutionStatusChange {
 
 const logger = handlerLogger('run-ended');
 const metrics = handlerMetrics();
-const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), metrics));
+// Ending a run calls neither the model nor a tool: the tools' code stays out of this bundle.
+const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), toolRegistry([]), metrics));
 
 export async function handler(event: EventBridgeEvent<'Step Functions Execution Status Change', ExecutionStatusChange>) {
   return publishingMetrics(metrics, () => runEnded(event.detail));

@@ -12,7 +12,6 @@ import { applySteer } from '../steer.ts';
 import { type ContextEntry, loadContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
 import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
 import { toolCallRefusal, type ToolPolicy } from '../../tools/allowed-tools.ts';
-import { CACHED_TOOL_CONFIG, TOOL_CONFIG } from '../../tools/specs.ts';
 import { compactIfNeeded } from './compact.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { CUT_OFF_NOTE, openReply } from './reply.ts';
@@ -104,7 +103,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       messages: withHistoryCachePoint(messages, snapshot.promptCaching),
       maxOutputTokens: snapshot.maxOutputTokens,
       temperature: snapshot.temperature,
-      toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
+      toolConfig: deps.tools.toolConfig(snapshot.promptCaching),
     },
     (delta) => {
       firstTextAt ??= deps.now();
