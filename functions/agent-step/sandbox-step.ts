@@ -10,6 +10,7 @@ import { lazy } from '../../shared/support/lazy.ts';
 import { sandboxToolStep } from '../../shared/run/steps/sandbox-tool.ts';
 import { recentSnapshots } from '../../shared/run/steps/snapshot.ts';
 import { stepEventSchema } from '../../shared/contracts.ts';
+import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
 
 const logger = handlerLogger('sandbox-step');
@@ -24,6 +25,7 @@ const init = lazy(() => {
       sandboxes: table,
       actor: table,
       port: env.SANDBOX_PORT,
+      tools: BUILTIN_TOOLS,
       now: Date.now,
       metrics,
     },

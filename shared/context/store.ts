@@ -5,6 +5,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys } from '../ids.ts';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
+import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
 import { redactSecrets, SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
 
 export interface StoreDeps {
@@ -144,7 +145,7 @@ export async function appendLog(
   secrets: SecretPattern[] = SECRET_PATTERNS,
 ): Promise<number> {
   const key = dataKeys(threadId).log;
-  for (let attempt = 0; attempt < 8; attempt++) {
+  return retryOnConflict(`Could not append to ${key}`, async () => {
     let raw: string | undefined;
     let etag: string | undefined;
     try {
@@ -175,9 +176,9 @@ export async function appendLog(
       return fresh.length;
     } catch (error) {
       if (!isS3PreconditionFailed(error)) throw error;
+      return TRY_AGAIN;
     }
-  }
-  throw new Error(`Could not append to ${key}: too many concurrent writers`);
+  });
 }
 
 /** What Bedrock receives: the messages without our bookkeeping. */
