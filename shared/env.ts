@@ -209,3 +209,31 @@ export type SandboxLaunchEnv = Pick<z.output<typeof agentEnv>, keyof typeof sand
 export function readEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.output<S> {
   return parseOrThrow(schema, env, 'Invalid environment', 'InvalidEnvironment');
 }
+
+/** The variables a schema cannot do without (neither optional nor defaulted). */
+type RequiredOf<T> = { [K in keyof T]-?: undefined extends T[K] ? never : K }[keyof T];
+
+/** A function's environment as its construct sets it: strings (often deploy-time tokens), keyed as its handler's schema reads them. */
+export type EnvironmentFor<S extends z.ZodType> = { readonly [K in RequiredOf<z.input<S>>]: string } & {
+  readonly [K in keyof z.input<S>]?: string;
+};
+
+/** No variable besides the schema's. */
+type Exact<E, S extends z.ZodType> = { readonly [K in Exclude<keyof E, keyof z.input<S>>]: never };
+
+declare const checkedEnvironment: unique symbol;
+/** An environment that went through `handlerEnvironment`: the only kind a function construct takes. */
+export type HandlerEnvironment = Readonly<Record<string, string>> & { readonly [checkedEnvironment]: true };
+
+/**
+ * The environment a construct gives a function, checked by the typecheck against the schema the
+ * function's handler reads: every required variable is set, and no variable is set that the handler
+ * does not read. A variable renamed on one side only fails `tsc`, not the function's first cold start.
+ * (What is spread in must be typed too: TypeScript drops a `Record<string, string>`'s keys in a spread.)
+ */
+export function handlerEnvironment<S extends z.ZodType, const E extends EnvironmentFor<S>>(
+  _handlerEnv: S,
+  environment: E & Exact<E, S>,
+): HandlerEnvironment {
+  return environment as unknown as HandlerEnvironment;
+}

@@ -13,6 +13,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { PROJECT_ROOT, type FunctionRole } from '../function-entries.ts';
 import { readBundleAwsSdk } from '../settings.ts';
+import type { HandlerEnvironment } from '../../shared/env.ts';
 
 // esbuild's ESM output cannot call `require`, which bundled CommonJS dependencies still do for Node
 // built-ins; defining it from import.meta.url makes those calls work. The alias avoids clashing with
@@ -71,7 +72,8 @@ export interface AgentFunctionProps {
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize?: number;
-  readonly environment?: Record<string, string>;
+  /** Built with handlerEnvironment (shared/env.ts), against the schema the handler reads. */
+  readonly environment?: HandlerEnvironment;
   readonly logRetention: RetentionDays;
   /** Modules replaced in the bundle, by import path (default: DEFAULT_BUNDLE_ALIASES). */
   readonly bundleAliases?: Readonly<Record<string, string>>;

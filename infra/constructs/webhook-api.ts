@@ -19,6 +19,7 @@ import { grantOptionalRead } from './data-bucket.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
+import { handlerEnvironment, teamsWebhookEnv, webhookEnv, type HandlerEnvironment } from '../../shared/env.ts';
 
 export const SLACK_EVENTS_PATH = '/slack/events';
 export const TEAMS_MESSAGES_PATH = '/api/messages';
@@ -48,18 +49,24 @@ export class WebhookApi extends Construct {
     super(scope, id);
     const { slack, teams, teamsMultiTenant } = props.chatSecrets;
 
+    const environment = {
+      TABLE_NAME: props.table.tableName,
+      INBOX_QUEUE_URL: props.inbox.queueUrl,
+      STATE_MACHINE_ARN: props.stateMachineArn,
+    };
     this.handler = this.webhookFunction('Handler', props, {
       entry: FUNCTION_ENTRIES.webhook,
       description: 'Verifies Slack webhooks, acks fast, enqueues prompts and sets stop/steer flags',
+      // `/usage` answers with the budgets of settings.json: that one object, nothing else in the bucket.
+      environment: handlerEnvironment(webhookEnv, { ...environment, DATA_BUCKET: props.bucket.bucketName }),
       secrets: { slack },
     });
-    // `/usage` answers with the budgets of settings.json: that one object, nothing else in the bucket.
-    this.handler.addEnvironment('DATA_BUCKET', props.bucket.bucketName);
     grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
     if (teams) {
       this.teamsHandler = this.webhookFunction('TeamsHandler', props, {
         entry: FUNCTION_ENTRIES.teamsWebhook,
         description: 'Verifies Teams activities (Bot Framework tokens), acks fast, enqueues prompts and sets stop/steer flags',
+        environment: handlerEnvironment(teamsWebhookEnv, environment),
         secrets: { teams, teamsMultiTenant },
         bundleAliases: bundleAliasesOf('teamsWebhook'),
       });
@@ -98,7 +105,13 @@ export class WebhookApi extends Construct {
   private webhookFunction(
     id: string,
     props: WebhookApiProps,
-    fn: { entry: string; description: string; secrets: ChatSecrets; bundleAliases?: Readonly<Record<string, string>> },
+    fn: {
+      entry: string;
+      description: string;
+      environment: HandlerEnvironment;
+      secrets: ChatSecrets;
+      bundleAliases?: Readonly<Record<string, string>>;
+    },
   ): NodejsFunction {
     const handler = createAgentFunction(this, id, {
       entry: fn.entry,
@@ -108,11 +121,7 @@ export class WebhookApi extends Construct {
       memorySize: 512,
       logRetention: props.logRetention,
       bundleAliases: fn.bundleAliases,
-      environment: {
-        TABLE_NAME: props.table.tableName,
-        INBOX_QUEUE_URL: props.inbox.queueUrl,
-        STATE_MACHINE_ARN: props.stateMachineArn,
-      },
+      environment: fn.environment,
     });
     // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
     grantTableActions(props.table, handler, CHAT_STATE_ACTIONS);
