@@ -6,13 +6,12 @@ import {
   spendSubjectOf,
   dollars,
   readSpend,
-  spendKey,
-  threadSpendKey,
   type Budget,
   type BudgetDeps,
   type Spend,
   type SpendSubject,
 } from '../policy/budgets.ts';
+import { spendKey, threadSpendKey } from '../table.ts';
 import { thousands } from '../model/pricing.ts';
 import { defineCommand } from './command.ts';
 

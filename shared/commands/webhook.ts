@@ -11,6 +11,7 @@ import { recentThread } from '../run/actor.ts';
 import { nameOf, personFrom } from '../admission/person.ts';
 import { answerCommand, commandIn, COMMANDS, isOffered } from './answer.ts';
 import type { Command, CommandDeps } from './command.ts';
+import { CHAT_VALUE } from '../table.ts';
 
 export interface WebhookCommandDeps {
   control: ControlDeps;
@@ -44,7 +45,7 @@ export function replayKey(
           ?.action_ts
       : undefined;
   const id = triggerId ? [triggerId, actionId, actionTs].filter(Boolean).join(':') : sha256Hex(JSON.stringify(raw ?? null), actionId ?? '');
-  return `dedupe:${adapter}:${kind}:${id}`;
+  return CHAT_VALUE.replayed(adapter, kind, id);
 }
 
 /**

@@ -4,7 +4,8 @@
 import type { SerializedThread } from 'chat';
 import * as z from 'zod';
 import type { AgentChat } from '../platforms/chat.ts';
-import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
+import { postOnce, type LedgerDeps } from '../run/ledger.ts';
+import { EVENT_RECORD, EVENTS_LEDGER } from '../table.ts';
 import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
@@ -51,10 +52,14 @@ export interface FireDeps {
 const safeId = (firingId: string) => firingId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
 
 async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threadId: string; messageId: string }> {
-  const record = `channel-post#${safeId(firing.firingId)}`;
-  const earlier = await readRecord<{ threadId: string; messageId: string }>(deps.ledger, 'events', record);
-  if (earlier) return earlier;
-  let posted: { threadId: string; messageId: string };
+  const record = EVENT_RECORD.channelPost(safeId(firing.firingId));
+  const posted = await postOnce(deps.ledger, EVENTS_LEDGER, record, () => postInChannel(deps, firing));
+  // The bot keeps answering in the thread it started, as in one it was mentioned in.
+  await deps.chat.thread(posted.threadId).subscribe();
+  return posted;
+}
+
+async function postInChannel(deps: FireDeps, firing: Firing): Promise<{ threadId: string; messageId: string }> {
   if (firing.adapterId === 'teams') {
     // A Teams channel is reached through the serviceUrl its activities named (stored per channel).
     const { chatChannelIdOf, teamsConversation, threadIdOfPost } = await import('../platforms/teams/conversations.ts');
@@ -65,15 +70,10 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
       );
     }
     const sent = await deps.chat.channel(chatChannelIdOf(reference)).post(firing.announcement ?? firing.text);
-    posted = { threadId: threadIdOfPost(reference, sent.id), messageId: sent.id };
-  } else {
-    const sent = await deps.chat.channel(`${firing.adapterId}:${firing.channelId}`).post(firing.announcement ?? firing.text);
-    posted = { threadId: sent.threadId, messageId: sent.id };
+    return { threadId: threadIdOfPost(reference, sent.id), messageId: sent.id };
   }
-  await writeRecord(deps.ledger, 'events', record, posted);
-  // The bot keeps answering in the thread it started, as in one it was mentioned in.
-  await deps.chat.thread(posted.threadId).subscribe();
-  return posted;
+  const sent = await deps.chat.channel(`${firing.adapterId}:${firing.channelId}`).post(firing.announcement ?? firing.text);
+  return { threadId: sent.threadId, messageId: sent.id };
 }
 
 /** Stores files for the prompt in its thread (known only once a channel firing has opened it). */

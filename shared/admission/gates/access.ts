@@ -4,6 +4,7 @@
 import { controlRefusal, useRefusal, type ControlPolicy, type Person, type UseRefusal } from '../../policy/access.ts';
 import type { ActorItem } from '../../run/actor.ts';
 import { end, next, type Gate } from '../context.ts';
+import { CHAT_VALUE } from '../../table.ts';
 
 export const REFUSAL_TEXTS: Record<UseRefusal, string> = {
   locked: "Sorry, I can't take requests right now: my access settings need fixing. The operators can see why in the logs.",
@@ -20,7 +21,7 @@ export const refuseWithoutAccess: Gate = async ({ prompt, person, channel, setti
   if (!reason) return next();
   const state = await deps.chatState();
   // A person once per thread; an event's prompt has nobody to tell.
-  const notifiedKey = `access-refused:${prompt.threadId}:${person?.userId}`;
+  const notifiedKey = CHAT_VALUE.accessRefusalTold(prompt.threadId, person?.userId);
   const tell = person !== undefined && (await state.setIfNotExists(notifiedKey, true, NOTIFIED_TTL_MS));
   deps.logger.warn('prompt refused: access', {
     threadId: prompt.threadId,

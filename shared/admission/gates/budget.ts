@@ -4,6 +4,7 @@
 import { budgetReachedText, budgetsFor, spendSubjectOf } from '../../policy/budgets.ts';
 import { countBudgetRefusal } from '../../observability/run-metrics.ts';
 import { end, next, type Gate } from '../context.ts';
+import { CHAT_VALUE } from '../../table.ts';
 
 const TOLD_TTL_MS = 32 * 86_400_000;
 
@@ -13,7 +14,7 @@ export const refuseOverBudget: Gate = async ({ prompt, person, settings, thread,
   const { key } = spent.refused;
   const tell =
     person !== undefined ||
-    (await (await deps.chatState()).setIfNotExists(`budget-told:${prompt.threadId}:${key.pk}:${key.sk}`, true, TOLD_TTL_MS));
+    (await (await deps.chatState()).setIfNotExists(CHAT_VALUE.budgetRefusalTold(prompt.threadId, key), true, TOLD_TTL_MS));
   deps.logger.warn('prompt refused: budget spent', {
     threadId: prompt.threadId,
     messageId: prompt.messageId,
