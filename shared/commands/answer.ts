@@ -1,8 +1,7 @@
 // Finding the command a message is, and answering it once its sender may use it: the one path the
-// webhook (messages, slash commands, buttons) and admission (shared/admission/command-gate.ts) share.
+// webhook (messages, slash commands, buttons) and admission (shared/admission/gates/commands.ts) share.
 import { getActor } from '../run/actor.ts';
-import { controlRefusal, isAdmin, useRefusal, type ControlRefusal } from '../policy/access.ts';
-import { REFUSAL_TEXTS } from '../admission/gates/access.ts';
+import { controlRefusal, isAdmin, REFUSAL_TEXTS, useRefusal, type ControlRefusal } from '../policy/access.ts';
 import type { Settings } from '../schemas.ts';
 import { withoutMention, type Answer, type Command, type CommandDeps, type CommandRequest } from './command.ts';
 import * as registry from './registry.ts';

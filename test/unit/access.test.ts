@@ -14,7 +14,7 @@ import {
   type Person,
 } from '../../shared/policy/access.ts';
 import { replayKey } from '../../shared/commands/webhook.ts';
-import { mayInterrupt } from '../../shared/admission/gates/access.ts';
+import { mayInterrupt } from '../../shared/admission/gates/queue.ts';
 import { personOf } from '../../shared/admission/person.ts';
 import { promptFor } from '../support/prompts.ts';
 import { loadSettings } from '../../shared/context/store.ts';

@@ -11,7 +11,8 @@ import {
   type ChatState,
   type Outcome,
 } from '../../shared/admission/context.ts';
-import { REFUSAL_TEXTS, refuseWithoutAccess } from '../../shared/admission/gates/access.ts';
+import { refuseWithoutAccess } from '../../shared/admission/gates/access.ts';
+import { REFUSAL_TEXTS } from '../../shared/policy/access.ts';
 import { renewPeriodicEvents } from '../../shared/admission/gates/periodic-events.ts';
 import { answerCommands } from '../../shared/admission/gates/commands.ts';
 import { refuseOverBudget } from '../../shared/admission/gates/budget.ts';

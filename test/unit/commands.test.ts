@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answerCommand, commandIn, COMMANDS, isOffered } from '../../shared/commands/answer.ts';
 import { defineCommand, withoutMention, type CommandDeps } from '../../shared/commands/command.ts';
-import { REFUSAL_TEXTS } from '../../shared/admission/gates/access.ts';
+import { REFUSAL_TEXTS } from '../../shared/policy/access.ts';
 import { readSlackManifest } from '../../infra/slack-manifest.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import type { ControlDeps } from '../../shared/run/control.ts';
@@ -55,8 +55,12 @@ test("the commands' slash forms are the Slack manifest's slash commands, with th
   const declared = manifest.map((c) => [c.command, (c as { usage_hint?: string }).usage_hint]);
   const registered = COMMANDS.filter((c) => c.slash).map((c) => [c.slash!.command, c.slash!.hint]);
   assert.deepEqual(registered.sort(), declared.sort());
-  // A slash command is read by the command's own parser, as `/<command> <text>`.
-  for (const command of COMMANDS.filter((c) => c.slash)) assert.notEqual(command.parse(command.slash!.command), undefined, command.name);
+  // A slash command is read by the command's own parser, as `/<command> <text>` (text only where it has a hint).
+  for (const command of COMMANDS.filter((c) => c.slash)) {
+    const { command: word, hint } = command.slash!;
+    assert.notEqual(command.parse(hint ? `${word} x` : word), undefined, command.name);
+    if (hint) assert.equal(command.parse(word), undefined, `${command.name} without its text`);
+  }
 });
 
 test('where each command is answered, and by whom it may be used', () => {

@@ -1,17 +1,9 @@
 // The access check of every prompt, before it is admitted to its thread: a prompt settings.json
 // `access` refuses never reaches the thread's queue, a run or the model. Its author is told once per
 // thread (a conditional write in the chat state), and every refusal is logged.
-import { controlRefusal, useRefusal, type ControlPolicy, type Person, type UseRefusal } from '../../policy/access.ts';
-import type { ActorItem } from '../../run/actor.ts';
+import { REFUSAL_TEXTS, useRefusal } from '../../policy/access.ts';
 import { end, next, type Gate } from '../context.ts';
 import { CHAT_VALUE } from '../../table.ts';
-
-export const REFUSAL_TEXTS: Record<UseRefusal, string> = {
-  locked: "Sorry, I can't take requests right now: my access settings need fixing. The operators can see why in the logs.",
-  workspace: "Sorry, I'm not enabled for your workspace.",
-  channel: "Sorry, I'm not enabled in this channel. An admin can add it to my settings.",
-  user: "Sorry, I only take requests from people on my allow-list, and you're not on it. An admin can add you.",
-};
 
 /** A refused person hears it once per thread for this long (threads are rarely active longer). */
 const NOTIFIED_TTL_MS = 90 * 24 * 3600 * 1000;
@@ -44,13 +36,3 @@ export const refuseWithoutAccess: Gate = async ({ prompt, person, channel, setti
   }
   return end('refused');
 };
-
-/**
- * In interrupt mode a new prompt stops the thread's running run: only when its author (`who`) may
- * stop that run themselves; otherwise it waits its turn.
- */
-export function mayInterrupt(policy: ControlPolicy | undefined, actor: ActorItem | undefined, who: Person | undefined): boolean {
-  const running = actor?.status === 'running' ? actor.current : undefined;
-  if (!policy || !running) return true;
-  return who !== undefined && controlRefusal(policy, running.prompt.author.userId, who) === undefined;
-}
