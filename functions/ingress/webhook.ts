@@ -13,7 +13,6 @@ import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/
 import { bodyText, jsonResult } from '../../shared/platforms/http.ts';
 import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/admission/ingress.ts';
 import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
-import { answerUsage } from '../../shared/commands/usage.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
 import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
@@ -22,13 +21,14 @@ const logger = handlerLogger('webhook');
 const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
-  const control = controlFromEnv(logger, env, metrics);
   const settings = settingsFromEnv(env, logger);
   const ingress: IngressDeps = {
     enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL),
-    control,
+    control: controlFromEnv(logger, env, metrics),
     logger,
-    usage: async (request) => answerUsage(control.actor, await settings.get(), request, new Date()),
+    // Read for `/usage` alone: a message or a stop never waits on S3.
+    // Read for `/usage` alone: a message or a stop never waits on S3.
+    settings: () => settings.get(),
   };
   return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress) });
 });
