@@ -21,12 +21,26 @@ export interface Timeline {
   endedAt: number;
   /** The bot's reply was complete in Slack (its last stream call). */
   replyAt: number;
+  /** The first characters of a bot reply were visible in the thread (time to first token). */
+  firstTextAt: number;
 }
 
 function botReplyDone(stack: TestStack, channel: string, threadTs: string) {
   const replies = stack.slack.messages.thread(channel, threadTs).filter((m) => m.bot_id && !m.local.deleted);
   const open = replies.some((m) => m.local.stream?.state === 'streaming');
   return replies.length > 0 && !open ? replies.at(-1) : undefined;
+}
+
+/**
+ * When the thread first showed the bot's text: the earliest version of any bot message in it with
+ * characters in it (a stream opened empty shows nothing until its first append).
+ */
+function firstBotText(stack: TestStack, channel: string, threadTs: string): number {
+  const shown = stack.slack.messages
+    .thread(channel, threadTs)
+    .filter((m) => m.bot_id)
+    .flatMap((m) => m.local.versions.filter((v) => v.text.trim() !== '').map((v) => v.at));
+  return Math.min(...shown);
 }
 
 async function actorStatus(stack: TestStack, threadId: string): Promise<unknown> {
@@ -56,5 +70,6 @@ export async function converse(stack: TestStack, text: string): Promise<Timeline
     entered: Object.fromEntries(execution.history.map((h) => [h.name, h.enteredAt])),
     endedAt: execution.stopDate?.getTime() ?? Date.now(),
     replyAt: reply.local.versions.at(-1)?.at ?? reply.local.createdAt,
+    firstTextAt: firstBotText(stack, posted.channel, posted.threadTs),
   };
 }
