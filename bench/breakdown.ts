@@ -28,7 +28,7 @@ export interface StepCost {
 /** One conversation's costs by step, and the time spent between the functions. */
 export interface ConversationCost {
   steps: Record<Phase, StepCost>;
-  /** Whole path − the functions' own time: SQS and the event source mapping, Step Functions, Lambda invokes. */
+  /** Whole path − the time some function of the run was running: SQS and the event source mapping, Step Functions, Lambda invokes. */
   betweenMs: number;
 }
 
@@ -61,12 +61,14 @@ export function conversationCost(stack: TestStack, t: Timeline, from: RecordMark
   const steps = Object.fromEntries(
     PHASES.map((p) => [p, { invocations: 0, functionMs: 0, awsCalls: 0, awsMs: 0, upstreamMs: 0, slackCalls: 0 }]),
   ) as Record<Phase, StepCost>;
+  const busy: [number, number][] = [];
   for (const invocation of stack.cloud.lambda.invocations.slice(from.invocations)) {
     const role = roleOf(stack, invocation);
     if (!role || !RUN_ROLES.includes(role) || invocation.endedAt === undefined || invocation.at > t.endedAt) continue;
-    const step = role === 'agentStep' ? phaseAt(invocation.at, t) : (role as Phase);
+    const step = role === 'agentStep' ? stateAt(invocation.at, t) : (role as Phase);
     steps[step].invocations++;
     steps[step].functionMs += invocation.endedAt - invocation.at;
+    busy.push([invocation.at, invocation.endedAt]);
   }
   const ofTheRun = (c: AwsCall) => c.service === 'Bedrock Runtime' || (c.fn !== undefined && RUN_ROLES.includes(c.fn));
   for (const call of aws.filter((c) => c.source === 'handlers' && ofTheRun(c) && c.at <= t.endedAt)) {
@@ -75,9 +77,28 @@ export function conversationCost(stack: TestStack, t: Timeline, from: RecordMark
     step.awsMs += call.durationMs ?? 0;
     step.upstreamMs += call.upstreamMs ?? 0;
   }
-  for (const call of stack.slack.calls.slice(from.slackCalls).filter((c) => c.at <= t.endedAt)) steps[phaseAt(call.at, t)].slackCalls++;
-  const functionsMs = PHASES.reduce((sum, p) => sum + steps[p].functionMs, 0);
-  return { steps, betweenMs: t.endedAt - t.postedAt - functionsMs };
+  // Slack calls carry no caller: once the run has started, they are its states' (the webhook makes none when warm).
+  const slackStep = (at: number) => (at >= (t.entered.Prepare ?? Infinity) ? stateAt(at, t) : phaseAt(at, t));
+  for (const call of stack.slack.calls.slice(from.slackCalls).filter((c) => c.at <= t.endedAt)) steps[slackStep(call.at)].slackCalls++;
+  return { steps, betweenMs: t.endedAt - t.postedAt - coveredMs(busy, t.postedAt, t.endedAt) };
+}
+
+/** The agent-step state an invocation that started at `at` ran (the run may start before the second delivery is acked). */
+function stateAt(at: number, t: Timeline): Phase {
+  if (at < (t.entered.Model ?? Infinity)) return 'prepare';
+  return at < (t.entered.Finish ?? Infinity) ? 'model' : 'finish';
+}
+
+/** How much of [from, to] lies inside at least one of the intervals (overlapping invocations count once). */
+function coveredMs(intervals: [number, number][], from: number, to: number): number {
+  let covered = 0;
+  let reached = from;
+  for (const [start, end] of [...intervals].sort((a, b) => a[0] - b[0])) {
+    const [s, e] = [Math.max(start, reached), Math.min(end, to)];
+    if (e > s) covered += e - s;
+    reached = Math.max(reached, Math.min(end, to));
+  }
+  return covered;
 }
 
 export type CostColumn = keyof StepCost | 'outsideAwsMs';

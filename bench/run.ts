@@ -133,10 +133,13 @@ function printSteps(result: StepResult): void {
   );
   console.log(
     `  time to first token (post → first characters of the reply in the thread): p50 ${ms(result.firstToken.p50)}, p90 ${ms(result.firstToken.p90)}, ` +
-      `max ${ms(result.firstToken.max)}  [no goal in issue 21: the model's first chunk comes at once, so this is orchestration alone]`,
+      `max ${ms(result.firstToken.max)}; they came with ${[...result.firstTokenVia].map(([via, n]) => `${via} (${n})`).join(', ')}  [no goal in issue 21]`,
   );
   printStepCosts(result);
   note('phases overlap slightly: the run can start before the second delivery (app_mention) is acked.');
+  note(
+    "time to first token: the fake's first text chunk comes at once, so it is orchestration alone; its answer is one short piece, so first characters and complete reply can coincide.",
+  );
   note('a real model takes seconds per step, so the overhead is what matters here, not the ratio.');
   note(
     'sections 1 and 2 run with settings.json sandbox.startEarly off: no sandbox task per new thread (each is a process on this machine).',
@@ -199,11 +202,12 @@ function printStepCosts(result: StepResult): void {
     "limits included, the SDK's signing and parsing not); the model call is counted but has no time there (section 2's direct call is its cost).",
   );
   note(
-    'outside AWS calls = in the function − AWS call time: the code, the Slack calls and the SDK client side. between the functions = whole path − all functions',
+    'outside AWS calls = in the function − AWS call time: the code, the Slack calls and the SDK client side. between the functions = whole path − the time',
   );
   note(
-    "(the second delivery's webhook overlaps the run, so it is an underestimate). Each column's p50 is taken on its own: rows and columns need not add up.",
+    "some function of the run was running (the second delivery's webhook overlaps the run). Each column's p50 is taken on its own: rows need not add up,",
   );
+  note('and calls a function makes concurrently can sum to more than its own time (then "outside AWS calls" is negative).');
 }
 
 function printCalls(result: CallsResult): void {

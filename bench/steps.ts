@@ -20,6 +20,8 @@ export interface StepResult {
   replyVisible: Summary;
   /** User message posted → the reply's first characters visible in the thread (time to first token). */
   firstToken: Summary;
+  /** How the first characters came (Web API method → conversations). */
+  firstTokenVia: Map<string, number>;
   /** Where the milliseconds and AWS calls of each conversation went, by function (p50 over the conversations). */
   costs: ReturnType<typeof summarizeCosts>;
   /** Where the time goes, per phase of the path. */
@@ -97,6 +99,7 @@ export async function measureSteps(stack: TestStack, count: number): Promise<Ste
     wholePath: summarize(timelines.map((t) => t.endedAt - t.postedAt)),
     replyVisible: summarize(timelines.map((t) => t.replyAt - t.postedAt)),
     firstToken: summarize(timelines.map((t) => t.firstTextAt - t.postedAt)),
+    firstTokenVia: timelines.reduce((m, t) => m.set(t.firstTextVia, (m.get(t.firstTextVia) ?? 0) + 1), new Map<string, number>()),
     costs: summarizeCosts(costs),
     phases: names.map((name) => ({ name, stats: summarize(phaseSamples.map((p) => p[name]!)) })),
     direct: summarize(direct),
