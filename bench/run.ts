@@ -138,7 +138,10 @@ function printSteps(result: StepResult): void {
   printStepCosts(result);
   note('phases overlap slightly: the run can start before the second delivery (app_mention) is acked.');
   note(
-    "time to first token: the fake's first text chunk comes at once, so it is orchestration alone; its answer is one short piece, so first characters and complete reply can coincide.",
+    "time to first token: the fake's first text chunk comes at once, so it is orchestration alone. Slack's chat stream helper (@slack/web-api chatStream, which",
+  );
+  note(
+    "@chat-adapter/slack uses) holds text until 256 characters or the stream ends, so a short answer such as the fake's shows with chat.stopStream.",
   );
   note('a real model takes seconds per step, so the overhead is what matters here, not the ratio.');
   note(
@@ -907,8 +910,8 @@ function summaryLines(r: Results): string[][] {
   }
   if (tools) {
     const lists = tools.awsPerCall.find(([op]) => op === 'S3 ListObjectsV2')?.[1] ?? 0;
-    const write = tools.scenarios[1];
-    const writeLists = write ? spread(write.traffic, (t) => t.lists) : 'n/a';
+    const none = tools.scenarios[0];
+    const syncLists = none ? spread(none.traffic, (t) => t.lists) : 'n/a';
     lines.push(
       [
         'bash `true` tool call p50 / p90, whole path',
@@ -925,8 +928,8 @@ function summaryLines(r: Results): string[][] {
       ...toolTraffic(tools),
       [
         'S3 listings per tool call',
-        `${lists} per \`true\`, ${writeLists} per 1 MB write`,
-        'median over the `true` calls; the write scenario',
+        String(lists),
+        `median per \`true\` call (changes nothing); sync alone ${syncLists}`,
         `≤ ${GOALS.s3ListsPerToolCall}, 0 when nothing changed: ${lists === 0 ? 'met' : 'not met'}`,
       ],
     );
