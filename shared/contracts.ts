@@ -101,6 +101,8 @@ export const loopStateSchema = z.object({
   work: z.number().int().nonnegative().optional(),
   /** Where a handed-over run resumes. */
   resume: z.enum(CONTINUING_STEPS).optional(),
+  /** The thread's context.jsonl version (ETag) as the step left it (shared/run/steps/run-context.ts). */
+  contextVersion: z.string().max(200).optional(),
 });
 export type LoopState = z.infer<typeof loopStateSchema>;
 

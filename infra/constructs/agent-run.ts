@@ -80,8 +80,9 @@ export class AgentRun extends Construct {
         ...props.sandbox.launchEnvironment,
       }),
     });
-    // Chat SDK state, the actor, the reply ledger, the thread's sandbox record.
-    grantTableActions(props.table, this.agentStep, CHAT_STATE_ACTIONS);
+    // Chat SDK state, the actor, the reply ledger, the thread's sandbox record; a model step checks
+    // the actor's flags and the ledger inside the transactions that reserve and settle its budgets.
+    grantTableActions(props.table, this.agentStep, [...CHAT_STATE_ACTIONS, 'ConditionCheckItem']);
     grantObjectReadWrite(props.bucket, this.agentStep);
     useChatSecrets(this.agentStep, props.chatSecrets);
     this.agentStep.addToRolePolicy(

@@ -8,6 +8,7 @@ import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
+import { recentContexts } from '../run/steps/run-context.ts';
 import { recentSnapshots } from '../run/steps/snapshot.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
@@ -33,6 +34,7 @@ export function agentFromEnv(
     store,
     settings,
     snapshots: recentSnapshots(),
+    contexts: recentContexts(),
     actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },

@@ -170,33 +170,43 @@ export type Reservation = { ok: true } | { ok: false; refused: AppliedBudget; sp
 const KEEP_SECONDS = { day: 40 * 86_400, month: 400 * 86_400, thread: 180 * 86_400 };
 const expiryOf = (key: TableKey, now: Date) => Math.ceil(now.getTime() / 1000) + KEEP_SECONDS[spendPeriodOf(key)];
 
-/**
- * Reserves `worstUsd` on each applied budget, all or none, unless one is spent: then the first
- * spent one is returned with what was spent, and nothing is reserved.
- */
-export async function reserveStep(deps: BudgetDeps, applied: readonly AppliedBudget[], worstUsd: number, now: Date): Promise<Reservation> {
-  if (!applied.length) return { ok: true };
-  const items: TransactItems = applied.map(({ key, budget }) => ({
+type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
+export type TransactItem = TransactItems[number];
+
+/** The updates that reserve `worstUsd` on each applied budget, each on condition that it is not spent yet. */
+export function reservationItems(tableName: string, applied: readonly AppliedBudget[], worstUsd: number, now: Date): TransactItem[] {
+  return applied.map(({ key, budget }) => ({
     Update: {
-      TableName: deps.tableName,
+      TableName: tableName,
       Key: key,
       UpdateExpression: 'ADD reservedUsd :worst SET expiresAt = :expires',
       ConditionExpression: 'attribute_not_exists(spentUsd) OR spentUsd < :usd',
       ExpressionAttributeValues: { ':worst': worstUsd, ':usd': budget.usd, ':expires': expiryOf(key, now) },
     },
   }));
+}
+
+/**
+ * Reserves `worstUsd` on each applied budget, all or none, unless one is spent: then the first
+ * spent one is returned with what was spent, and nothing is reserved.
+ */
+export async function reserveStep(deps: BudgetDeps, applied: readonly AppliedBudget[], worstUsd: number, now: Date): Promise<Reservation> {
+  if (!applied.length) return { ok: true };
   try {
-    await transact(deps, items);
+    await transact(deps, reservationItems(deps.tableName, applied, worstUsd, now));
     return { ok: true };
   } catch (error) {
     const index = transactionCancellationReasons(error)?.indexOf('ConditionalCheckFailed') ?? -1;
     if (index < 0) throw error;
-    const refused = applied[index]!;
-    return { ok: false, refused, spentUsd: (await readSpend(deps, refused.key)).spentUsd };
+    return refusalAt(deps, applied, index);
   }
 }
 
-type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
+/** The refusal of the applied budget at `index`, whose reservation's condition failed: it is spent. */
+export async function refusalAt(deps: BudgetDeps, applied: readonly AppliedBudget[], index: number): Promise<Reservation> {
+  const refused = applied[index]!;
+  return { ok: false, refused, spentUsd: (await readSpend(deps, refused.key)).spentUsd };
+}
 
 /** One transaction, tried again while it only lost a race to another thread's on the same counter. */
 async function transact(deps: BudgetDeps, items: TransactItems): Promise<void> {
@@ -231,25 +241,23 @@ export async function readSpend(deps: BudgetDeps, key: TableKey): Promise<Spend>
 }
 
 /**
- * Settles a step: its real cost and tokens go on every counter (the applied budgets and the usage
- * counters), and the reservation comes off the budgets. `usage` undefined: the call failed and
- * cost nothing, so only the reservation is given back. Returns the budgets whose warning share
- * this step crossed first (each is warned once per period).
+ * The updates that settle a step: its real cost and tokens go on every counter (the applied budgets
+ * and the usage counters), and the reservation comes off the budgets. `usage` undefined: the call
+ * failed and cost nothing, so only the reservation is given back.
  */
-export async function settleStep(
-  deps: BudgetDeps,
+export function settlementItems(
+  tableName: string,
   applied: readonly AppliedBudget[],
   usageCounters: readonly TableKey[],
   worstUsd: number,
   usage: (StepUsage & { costUsd?: number }) | undefined,
   now: Date,
-): Promise<{ warn: { applied: AppliedBudget; spentUsd: number }[] }> {
+): TransactItem[] {
   const reserved = new Set(applied.map(({ key }) => `${key.pk}|${key.sk}`));
   const keys = new Map<string, TableKey>();
   for (const key of [...applied.map((a) => a.key), ...(usage ? usageCounters : [])]) keys.set(`${key.pk}|${key.sk}`, key);
-  if (!keys.size) return { warn: [] };
   const cost = usage?.costUsd ?? 0;
-  const items = [...keys].map(([id, key]) => {
+  return [...keys].map(([id, key]) => {
     const adds = [
       ...(reserved.has(id) ? ['reservedUsd :unreserve'] : []),
       ...(usage
@@ -265,7 +273,7 @@ export async function settleStep(
     ];
     return {
       Update: {
-        TableName: deps.tableName,
+        TableName: tableName,
         Key: key,
         UpdateExpression: `ADD ${adds.join(', ')} SET expiresAt = :expires`,
         ExpressionAttributeValues: {
@@ -285,10 +293,33 @@ export async function settleStep(
       },
     };
   });
-  // Updates to different items: one transaction keeps the counters of one step in step.
+}
+
+/**
+ * Settles a step (see settlementItems) in one transaction, which keeps the counters of one step in
+ * step. Returns the budgets whose warning share this step crossed first (each is warned once per period).
+ */
+export async function settleStep(
+  deps: BudgetDeps,
+  applied: readonly AppliedBudget[],
+  usageCounters: readonly TableKey[],
+  worstUsd: number,
+  usage: (StepUsage & { costUsd?: number }) | undefined,
+  now: Date,
+): Promise<{ warn: { applied: AppliedBudget; spentUsd: number }[] }> {
+  const items = settlementItems(deps.tableName, applied, usageCounters, worstUsd, usage, now);
+  if (!items.length) return { warn: [] };
   await transact(deps, items);
+  return { warn: usage ? await crossedWarnings(deps, applied, now) : [] };
+}
+
+/** After a settled step: the budgets whose warning share is crossed and not warned of yet this period, now marked warned. */
+export async function crossedWarnings(
+  deps: BudgetDeps,
+  applied: readonly AppliedBudget[],
+  now: Date,
+): Promise<{ applied: AppliedBudget; spentUsd: number }[]> {
   const warn: { applied: AppliedBudget; spentUsd: number }[] = [];
-  if (!usage) return { warn };
   for (const each of applied.filter((a) => a.budget.warnAt !== undefined)) {
     try {
       const out = await deps.db.send(
@@ -306,7 +337,7 @@ export async function settleStep(
       if (!isConditionalCheckFailed(error)) throw error;
     }
   }
-  return { warn };
+  return warn;
 }
 
 const resetText = (resetsAt: Date) => `${resetsAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;

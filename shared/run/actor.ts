@@ -479,6 +479,23 @@ export async function runFlags(
   return { abort: actor.abortRunId === runId, steer: (actor.steer ?? []).map((s) => s.text) };
 }
 
+/**
+ * A transaction's check that `runId` still holds the thread and was not told to stop (and, with
+ * `noSteer`, that no steering text waits): a step folds its stop and steer check into a write it
+ * makes anyway, and reads the flags only when the check fails.
+ */
+export function runStillGoing(tableName: string, threadId: string, runId: string, options: { noSteer?: boolean } = {}) {
+  return {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: actorKey(threadId),
+      ConditionExpression: `#current.runId = :runId AND (attribute_not_exists(abortRunId) OR abortRunId <> :runId)${options.noSteer ? ' AND attribute_not_exists(steer)' : ''}`,
+      ExpressionAttributeNames: { '#current': 'current' },
+      ExpressionAttributeValues: { ':runId': runId },
+    },
+  };
+}
+
 /** Takes the steering texts (they enter the run's context once). */
 export async function takeSteer(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string): Promise<string[]> {
   try {

@@ -24,6 +24,16 @@ const recordItem = (deps: LedgerDeps, runId: string, name: string, value: unknow
   expiresAt: Math.floor((deps.now ?? Date.now)() / 1000) + RECORD_TTL_SECONDS,
 });
 
+/** A transaction's put of a record (written whatever was there, as writeRecord). */
+export const recordPut = (deps: LedgerDeps, runId: string, name: string, value: unknown) => ({
+  Put: { TableName: deps.tableName, Item: recordItem(deps, runId, name, value) },
+});
+
+/** A transaction's check that a record does not exist yet (it fails when an earlier attempt wrote it). */
+export const recordAbsent = (deps: LedgerDeps, runId: string, name: string) => ({
+  ConditionCheck: { TableName: deps.tableName, Key: ledgerKey(runId, name), ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
 export async function writeRecord(deps: LedgerDeps, runId: string, name: string, value: unknown): Promise<void> {
   await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: recordItem(deps, runId, name, value) }));
 }

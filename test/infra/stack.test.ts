@@ -1077,7 +1077,8 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
     teamsWebhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
     dispatch: { dynamodb: [...chatState, 'dynamodb:Query'].sort(), send: [], secret: ['secretsmanager:GetSecretValue'] },
     runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
-    agentStep: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
+    // A model step checks the run's flags and its reply record inside its budget transactions.
+    agentStep: { dynamodb: ['dynamodb:ConditionCheckItem', ...chatState], send: [], secret: ['secretsmanager:GetSecretValue'] },
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
     sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },
     scheduler: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },

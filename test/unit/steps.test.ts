@@ -11,16 +11,22 @@ import type { LoopState, RunInput } from '../../shared/contracts.ts';
 import { STEER_SKIPPED } from '../../shared/run/steer.ts';
 import { fail, finish } from '../../shared/run/steps/finish.ts';
 import { handoff } from '../../shared/run/steps/handoff.ts';
-import { modelStep } from '../../shared/run/steps/model.ts';
-import { prepare } from '../../shared/run/steps/prepare.ts';
+import { modelStep as modelStepAt } from '../../shared/run/steps/model.ts';
+import { prepare as prepareAt } from '../../shared/run/steps/prepare.ts';
 import { HEARTBEAT_OK } from '../../shared/run/steps/reply.ts';
 import { countStep, routeAfterTool } from '../../shared/run/steps/run-control.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { defineTool } from '../../shared/tools/tool.ts';
 import { loadSnapshot, recentSnapshots } from '../../shared/run/steps/snapshot.ts';
-import { toolStep } from '../../shared/run/steps/tool.ts';
+import { toolStep as toolStepAt } from '../../shared/run/steps/tool.ts';
 import { loadContext, loadLog } from '../../shared/context/store.ts';
 import { startStepHarness, type StepHarness } from '../support/agent-harness.ts';
+
+// Where each step sends the loop; the context version it also returns is pinned in its own test.
+const routeOf = ({ contextVersion: _version, ...route }: LoopState): LoopState => route;
+const prepare = async (...args: Parameters<typeof prepareAt>) => routeOf(await prepareAt(...args));
+const modelStep = async (...args: Parameters<typeof modelStepAt>) => routeOf(await modelStepAt(...args));
+const toolStep = async (...args: Parameters<typeof toolStepAt>) => routeOf(await toolStepAt(...args));
 
 let h: StepHarness;
 before(async () => {

@@ -9,10 +9,11 @@ import type { LifecycleDeps } from '../../sandbox/lifecycle.ts';
 import type { RunInput } from '../../contracts.ts';
 import type { SettingsSource } from '../../settings/source.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
+import type { RunContextDeps } from './run-context.ts';
 import type { SnapshotDeps } from './snapshot.ts';
 
-/** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
-export interface AgentDeps extends SnapshotDeps {
+/** `store`, `snapshots` and `contexts`: the data bucket, and the run snapshots and thread contexts this container has read or written. */
+export interface AgentDeps extends SnapshotDeps, RunContextDeps {
   /** settings.json: prepare reads it as it is now; the later steps use the run's snapshot. */
   settings: SettingsSource;
   actor: ActorDeps;

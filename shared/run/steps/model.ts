@@ -9,18 +9,19 @@ import { materializeImages } from '../../platforms/attachments.ts';
 import { mergeConsecutiveRoles, streamModel, textOf } from '../../model/converse.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
 import { applySteer } from '../steer.ts';
-import { type ContextEntry, loadContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
+import { type ContextEntry, type LoadedContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
 import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
 import { toolCallRefusal, type ToolPolicy } from '../../tools/allowed-tools.ts';
 import { compactIfNeeded } from './compact.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { CUT_OFF_NOTE, openReply } from './reply.ts';
-import { postedMessage, postOnce } from '../ledger.ts';
+import { postedMessage, postOnce, writeRecord } from '../ledger.ts';
 import { RUN_RECORD } from '../../table.ts';
 import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
-import { loadSnapshot } from './snapshot.ts';
+import { loadSnapshot, type RunSnapshot } from './snapshot.ts';
+import { withRunContext } from './run-context.ts';
 import { showStopCard } from './stop-card.ts';
-import { reserveModelStep } from './budget.ts';
+import { beginModelStep, endModelStep } from './budget.ts';
 import { countModelStep } from './step-metrics.ts';
 import { countBudgetRefusal } from '../../observability/run-metrics.ts';
 
@@ -76,23 +77,36 @@ function answerContent(content: ContentBlock[], cutOff: boolean): ContentBlock[]
 }
 
 export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  const [snapshot, context] = await Promise.all([loadSnapshot(deps, run), loadContext(deps.store, run.threadId)]);
+  const snapshot = loadSnapshot(deps, run);
+  // Awaited below; if the context read fails first, this read's failure is not left unhandled.
+  snapshot.catch(() => undefined);
+  // Read together: a step after prepare usually finds both kept by its container.
+  return withRunContext(deps, run.threadId, loop.contextVersion, async (context) => answer(deps, run, loop, await snapshot, context));
+}
+
+async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot: RunSnapshot, context: LoadedContext): Promise<LoopState> {
   const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
   if (done) return routeAfterAnswer(loop.step, done.content, 'end_turn');
-  if (await isStopped(deps, run)) return stoppedAt(loop.step);
 
-  await compactIfNeeded(deps, run, snapshot, context);
   const thread = deps.thread(run);
-  const spend = await reserveModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step === 0);
-  if ('refused' in spend) {
-    await postOnce(deps.ledger, run.runId, RUN_RECORD.budgetRefused(loop.step), () => thread.post(spend.refused).then(postedMessage));
+  // One write: the stop flag, an earlier attempt's reply and the budgets' reservation, together.
+  const start = await beginModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step);
+  if ('stopped' in start) return stoppedAt(loop.step);
+  if ('refused' in start) {
+    await postOnce(deps.ledger, run.runId, RUN_RECORD.budgetRefused(loop.step), () => thread.post(start.refused).then(postedMessage));
     if (deps.metrics) countBudgetRefusal(deps.metrics, run.prompt);
     return { step: loop.step, next: 'finish', stopReason: 'budget' };
   }
-  const reply = await openReply(deps, run, loop.step, thread);
+  const { spend } = start;
+  await compactIfNeeded(deps, run, snapshot, context).catch(async (error: unknown) => {
+    await endModelStep(deps, run, loop.step, spend, { usage: undefined });
+    throw error;
+  });
+  const reply = openReply(deps, run, loop.step, thread, start.earlier);
   const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
   const started = deps.now();
   let firstTextAt: number | undefined;
+  let posted: string | undefined;
   // A stop ends the model stream at once (the execution itself is stopped by the one who asked).
   const stopWatch = watchForStop(deps, run);
   const result = await streamModel(
@@ -117,14 +131,15 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
     })
     .finally(async () => {
       stopWatch.stop();
-      await reply.close();
+      posted = await reply.close();
     })
     .catch(async (error: unknown) => {
-      await spend.settle(undefined);
+      await endModelStep(deps, run, loop.step, spend, { usage: undefined, posted });
       throw error;
     });
   if (!result) {
     // What a stopped stream cost is not reported: the reservation stays counted.
+    if (posted) await writeRecord(deps.ledger, run.runId, RUN_RECORD.reply(loop.step), postedMessage({ id: posted }));
     deps.logger.info('model stream stopped', { runId: run.runId, step: loop.step });
     return stoppedAt(loop.step);
   }
@@ -136,23 +151,27 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   const meta = stepMeta(deps.now, run, loop.step);
   // Usage per step (cache reads and writes included) stays with the answer it paid for, priced.
   const usage = snapshot.price ? { ...result.usage, costUsd: costOf(result.usage, snapshot.price) } : result.usage;
-  await spend.settle(usage);
   context.entries.push({ role: 'assistant', content, meta: { ...meta, usage } });
   refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
   refuseDisallowedToolCalls(context.entries, content, snapshot.toolPolicy, meta);
   let decision = routeAfterAnswer(loop.step, content, result.stopReason);
-  if (decision.next === 'finish') {
-    // Words the user steered with while the model answered: answer them in another turn.
-    const steer = await takeSteer(deps.actor, run.threadId, run.runId);
-    if (steer.length) {
-      applySteer(context.entries, steer, meta);
-      decision = { ...decision, next: 'model' };
+  // One write: the settlement, the reply's record, and whether the run was stopped (or, when it
+  // would end, steered) while the answer streamed in.
+  const flags = await endModelStep(deps, run, loop.step, spend, { usage, posted, check: { noSteer: decision.next === 'finish' } });
+  if (flags === 'flagged') {
+    // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
+    // already belong to the next run, so this run writes nothing more.
+    if (await isStopped(deps, run)) return stoppedAt(loop.step);
+    if (decision.next === 'finish') {
+      // Words the user steered with while the model answered: answer them in another turn.
+      const steer = await takeSteer(deps.actor, run.threadId, run.runId);
+      if (steer.length) {
+        applySteer(context.entries, steer, meta);
+        decision = { ...decision, next: 'model' };
+      }
     }
   }
   const limit = decision.next !== 'finish' ? runLimitReached(loop.step, snapshot, deps.now()) : undefined;
-  // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
-  // already belong to the next run, so this run writes nothing more.
-  if (await isStopped(deps, run)) return stoppedAt(loop.step);
   await saveLoadedContext(deps.store, run.threadId, context);
   // The channel (adapter:channel) lets the dashboard rank channels by cost from these lines.
   deps.logger.info('model step', {

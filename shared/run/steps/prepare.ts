@@ -150,7 +150,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
     );
   }
-  await saveSnapshot(deps.store, run, snapshot);
+  await saveSnapshot(deps, run, snapshot);
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if (await isStopped(deps, run)) return stoppedAt(0);
   await addPrompt(deps, run, context, text, settings);
@@ -160,5 +160,8 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     modelId: snapshot.modelId,
     contextMessages: context.entries.length,
   });
-  return { step: 0, next: 'model' };
+  // The first model step goes on from this context without reading it again (run-context.ts).
+  if (context.version === null) return { step: 0, next: 'model' };
+  deps.contexts?.keep(run.threadId, context);
+  return { step: 0, next: 'model', contextVersion: context.version };
 }

@@ -3,7 +3,7 @@
 // A heartbeat's answer is held back: posted whole, and only if it is not "nothing to do". Secrets
 // are redacted where every message leaves, in the chat's adapters (shared/platforms/redacting-adapter.ts).
 import type { Thread } from 'chat';
-import { postedMessage, readRecord, writeRecord, type PostedMessage } from '../ledger.ts';
+import { postedMessage, writeRecord, type PostedMessage } from '../ledger.ts';
 import type { RunInput } from '../../contracts.ts';
 import { createTextPipe } from '../../model/text-pipe.ts';
 import { RUN_RECORD } from '../../table.ts';
@@ -17,20 +17,24 @@ export const CUT_OFF_NOTE = '_(reply cut off at the output limit)_';
 export interface ReplyStream {
   /** Text as it streams from the model. */
   onText(delta: string): void;
-  /** The stream ended (answered, failed or stopped): what streamed stays in the thread. */
-  close(): Promise<void>;
+  /**
+   * The stream ended (answered, failed or stopped): what streamed stays in the thread. Returns the id
+   * of the message it posted, which the caller records (in the write that ends the step).
+   */
+  close(): Promise<string | undefined>;
   /** The whole answer is known: edit a retried step's message, or post a heartbeat's answer. */
   settle(text: string, cutOff: boolean): Promise<void>;
 }
 
-export async function openReply(
+/** `earlier`: the message an earlier attempt of this step posted (its record), if any. */
+export function openReply(
   deps: Pick<AgentDeps, 'ledger' | 'logger'>,
   run: RunInput,
   step: number,
   thread: Thread,
-): Promise<ReplyStream> {
+  earlier: PostedMessage | undefined,
+): ReplyStream {
   const recordName = RUN_RECORD.reply(step);
-  const earlier = await readRecord<PostedMessage>(deps.ledger, run.runId, recordName);
   const quiet = run.prompt.heartbeat === true;
   const pipe = createTextPipe();
   let posting: Promise<{ id: string }> | undefined;
@@ -48,7 +52,7 @@ export async function openReply(
         deps.logger.error('streaming the reply failed', { runId: run.runId, error });
         return undefined;
       });
-      if (sent) await record(sent.id);
+      return sent?.id;
     },
     async settle(text, cutOff) {
       if (earlier) return void (await thread.adapter.editMessage(run.threadId, earlier.messageId, text));

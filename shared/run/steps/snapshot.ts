@@ -79,8 +79,10 @@ export interface SnapshotDeps {
 
 const snapshotKey = (run: RunInput) => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`;
 
-export async function saveSnapshot(store: StoreDeps, run: RunInput, snapshot: RunSnapshot): Promise<void> {
-  await writeText(store, snapshotKey(run), JSON.stringify(snapshot), 'application/json');
+/** Written once, by prepare; the container keeps it, so a later step of the run there reads nothing. */
+export async function saveSnapshot(deps: SnapshotDeps, run: RunInput, snapshot: RunSnapshot): Promise<void> {
+  await writeText(deps.store, snapshotKey(run), JSON.stringify(snapshot), 'application/json');
+  deps.snapshots?.set(run.runId, { ...ADDED_SINCE, ...snapshot });
 }
 
 export async function loadSnapshot(deps: SnapshotDeps, run: RunInput): Promise<RunSnapshot> {

@@ -4,7 +4,8 @@
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
-import { loadContext, saveLoadedContext } from '../../context/store.ts';
+import { type LoadedContext, saveLoadedContext } from '../../context/store.ts';
+import { withRunContext } from './run-context.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runAgentTool } from '../../tools/run.ts';
 import type { ToolOutcome } from '../../tools/tool.ts';
@@ -31,7 +32,10 @@ async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome
 }
 
 export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  const context = await loadContext(deps.store, run.threadId);
+  return withRunContext(deps, run.threadId, loop.contextVersion, (context) => runTool(deps, run, loop, context));
+}
+
+async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context: LoadedContext): Promise<LoopState> {
   const call = pendingToolCall(context.entries);
   if (!call) return { step: loop.step, next: 'model' };
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);

@@ -1,0 +1,51 @@
+// The AWS calls one plain model step makes, counted from the local cloud's own record of every call
+// (each front door records the role that signed it; the Bedrock fake records the model calls). A
+// count, not a timing: each DynamoDB or S3 call is a network round trip in AWS, so a change that
+// adds one to every step fails here. Calls are placed in the state whose time they arrived in.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { converse, type Timeline } from '../../bench/conversation.ts';
+import { awsCallRecorder, type AwsCall } from '../../bench/aws-calls.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+
+let stack: TestStack;
+before(async () => {
+  stack = await startTestStack();
+  stack.bedrock.setDefault(() => ({ text: 'Done.' }));
+});
+after(async () => {
+  await stack?.stop();
+});
+
+/**
+ * The agent-step calls (and model calls) that arrived while the run was in `state`, until the next
+ * state was entered (by arrival: the front door records a call once its answer is sent).
+ */
+function callsIn(calls: AwsCall[], timeline: Timeline, state: string): AwsCall[] {
+  const states = timeline.execution.history;
+  const index = states.findIndex((h) => h.name === state);
+  assert.ok(index >= 0, `the run went through ${state}`);
+  const from = states[index]!.enteredAt;
+  const until = states[index + 1]?.enteredAt ?? timeline.endedAt;
+  return calls.filter((c) => (c.fn === 'agentStep' || c.service === 'Bedrock Runtime') && arrival(c) >= from && arrival(c) <= until);
+}
+
+const arrival = (c: AwsCall) => c.at - (c.durationMs ?? 0);
+
+const listed = (calls: AwsCall[]) => calls.map((c) => `${c.service} ${c.operation} ${c.method} ${c.path}`).join('\n');
+
+async function countedRun(text: string) {
+  const recorder = awsCallRecorder(stack);
+  recorder.start();
+  const timeline = await converse(stack, text);
+  return { timeline, calls: recorder.stop() };
+}
+
+test('one plain model step makes at most 5 AWS calls, the model call among them', async () => {
+  // Warm: the first run takes the functions' cold starts (a Secrets Manager read in AWS, auth.test).
+  await converse(stack, 'warm up');
+  const { timeline, calls } = await countedRun('count the calls of one model step');
+  const model = callsIn(calls, timeline, 'Model');
+  assert.equal(model.filter((c) => c.service === 'Bedrock Runtime').length, 1, listed(model));
+  assert.ok(model.length <= 5, `the model step made ${model.length} calls:\n${listed(model)}`);
+});
