@@ -20,6 +20,13 @@ import { defineTool } from '../../shared/tools/tool.ts';
 import { loadSnapshot, recentSnapshots } from '../../shared/run/steps/snapshot.ts';
 import { toolStep as toolStepAt } from '../../shared/run/steps/tool.ts';
 import { loadContext, loadLog } from '../../shared/context/store.ts';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { readRecord } from '../../shared/run/ledger.ts';
+import { readSpend } from '../../shared/policy/budgets.ts';
+import { threadSpendKey } from '../../shared/table.ts';
+import type { AgentDeps } from '../../shared/run/steps/deps.ts';
+import { recentContexts } from '../../shared/run/steps/run-context.ts';
 import { startStepHarness, type StepHarness } from '../support/agent-harness.ts';
 
 // Where each step sends the loop; the context version it also returns is pinned in its own test.
@@ -399,3 +406,118 @@ function countingCalls(s3: StepHarness['deps']['store']['s3'], counted: (key: st
         : Reflect.get(target, name),
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// The model step's reads folded into its writes: each case a removed read covered still holds.
+
+/** A state-table client that runs `before` ahead of each command it sends. */
+function beforeEachCommand(db: AgentDeps['ledger']['db'], before: (command: object) => Promise<void>): typeof db {
+  return new Proxy(db, {
+    get: (target, name) =>
+      name === 'send'
+        ? async (command: object) => {
+            await before(command);
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+}
+
+/** The transaction that ends step 0 (it records the step's reply). */
+const endsStepZero = (command: object) =>
+  command instanceof TransactWriteCommand && (command.input.TransactItems ?? []).some((item) => item.Put?.Item?.sk === 'reply#0');
+
+test('model: a stop that lands after the answer streamed, before the step ends, is caught by the ending write: the cost is settled, the context not saved', async () => {
+  const run = await preparedRun('stop me late');
+  const stepsBefore = (await readSpend(h.deps.ledger, threadSpendKey(run.threadId))).steps;
+  const db = beforeEachCommand(h.deps.ledger.db, async (command) => {
+    if (endsStepZero(command)) await requestStop(h.deps.actor, run.threadId);
+  });
+  h.bedrock.script({ text: 'An answer that will not be kept.' });
+  const deps = { ...h.deps, ledger: { ...h.deps.ledger, db } };
+  assert.deepEqual(await modelStep(deps, run, { step: 0, next: 'model' }), { step: 0, next: 'finish', stopReason: 'aborted' });
+  assert.equal((await entries(run)).filter((e) => e.role === 'assistant').length, 0, 'a stopped run writes no more context');
+  assert.equal((await readSpend(h.deps.ledger, threadSpendKey(run.threadId))).steps, stepsBefore + 1, 'what the call cost is counted');
+  // What streamed stays in the thread, recorded against a retry.
+  assert.deepEqual(
+    h.botMessages(run).map((m) => m.text),
+    ['An answer that will not be kept.'],
+  );
+  assert.ok(await readRecord(h.deps.ledger, run.runId, 'reply#0'));
+});
+
+test('model: a retry of a step that posted its reply and died before saving edits that reply (the starting write finds its record)', async () => {
+  const run = await preparedRun('answer twice');
+  let lost = false;
+  const s3 = new Proxy(h.deps.store.s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? (command: { input?: { Key?: string } }) => {
+            if (!lost && command instanceof PutObjectCommand && command.input.Key === dataKeys(run.threadId).context) {
+              lost = true;
+              return Promise.reject(new Error('the Lambda died before saving'));
+            }
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+  h.bedrock.script({ text: 'First try.' });
+  await assert.rejects(modelStep({ ...h.deps, store: { ...h.deps.store, s3 } }, run, { step: 0, next: 'model' }), /died before saving/);
+  h.bedrock.script({ text: 'Second try.' });
+  assert.deepEqual(await modelStep(h.deps, run, { step: 0, next: 'model' }), { step: 1, next: 'finish', stopReason: 'end_turn' });
+  assert.deepEqual(
+    h.botMessages(run).map((m) => m.text),
+    ['Second try.'],
+    'one message, edited',
+  );
+});
+
+test('the context a step saved goes on to the next step in the same container unread; a kept one S3 no longer has is read again', async () => {
+  const contexts = recentContexts();
+  const deps = { ...h.deps, contexts, snapshots: recentSnapshots() };
+  await h.writeObject('settings.json', '{}');
+  const run = await h.newRun('carry my context');
+  let reads = 0;
+  const counting = {
+    ...deps,
+    store: {
+      ...h.deps.store,
+      s3: countingCalls(
+        h.deps.store.s3,
+        (key) => key === dataKeys(run.threadId).context || key.endsWith(`/runs/${run.runId}.json`),
+        () => reads++,
+      ),
+    },
+  };
+  const prepared = await prepareAt(deps, run);
+  assert.ok(prepared.contextVersion, 'prepare names the version it saved');
+  // Another attempt of the step, elsewhere, answered and saved after what this container kept.
+  h.bedrock.script({ text: 'Answered elsewhere.' });
+  const elsewhere = await modelStepAt(h.deps, run, prepared);
+  assert.notEqual(elsewhere.contextVersion, prepared.contextVersion);
+  const stale = structuredClone(prepared);
+  h.bedrock.script({ text: 'Answered here.' });
+  assert.deepEqual(routeOf(await modelStepAt(counting, run, stale)), { step: 1, next: 'finish', stopReason: 'end_turn' });
+  const answers = (await entries(run)).filter((e) => e.role === 'assistant');
+  assert.equal(answers.length, 1, 'the step ran again on what S3 has, and found its answer there');
+  // The plain case: prepare's context and snapshot are kept, so the model step reads neither.
+  const next = await h.newRun('carry my context again');
+  const nextPrepared = await prepareAt(deps, next);
+  reads = 0;
+  h.bedrock.script({ text: 'No reads.' });
+  const counted = {
+    ...counting,
+    store: {
+      ...h.deps.store,
+      s3: countingCalls(
+        h.deps.store.s3,
+        (key) => key === dataKeys(next.threadId).context || key.endsWith(`/runs/${next.runId}.json`),
+        () => reads++,
+      ),
+    },
+  };
+  const answered = await modelStepAt(counted, next, nextPrepared);
+  assert.deepEqual(routeOf(answered), { step: 1, next: 'finish', stopReason: 'end_turn' });
+  assert.equal(reads, 1, 'only the save: neither the context nor the snapshot was read');
+  assert.equal((await loadContext(h.deps.store, next.threadId)).version, answered.contextVersion);
+});
