@@ -17,7 +17,8 @@ export async function handler(event: unknown) {
   // A malformed step event is a wiring bug: fail loudly with what was wrong.
   const step = parseOrThrow(stepEventSchema, event, 'Invalid step event', 'InvalidStepEvent');
   const { runId, threadId } = step.state;
+  const steps = await agent();
   return publishingMetrics(metrics, async () =>
-    runStep(await (await agent()).deps(logger.with({ runId, threadId, action: step.action })), step),
+    steps.invoke(async () => runStep(await steps.deps(logger.with({ runId, threadId, action: step.action })), step)),
   );
 }

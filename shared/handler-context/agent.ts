@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SerializedThread } from 'chat';
 import { bedrockClient } from '../aws/bedrock.ts';
 import { dbClient } from '../aws/dynamodb.ts';
@@ -7,6 +8,7 @@ import { parseThreadId } from '../ids.ts';
 import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
+import type { CustomSecretPattern } from '../policy/secret-filter.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
 import { recentContexts } from '../run/steps/run-context.ts';
 import { recentSnapshots } from '../run/steps/snapshot.ts';
@@ -19,17 +21,24 @@ import { settingsFromEnv } from './settings.ts';
 /**
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
  * one invocation, with the chat of the current chat credentials and that invocation's logger. The
- * tools come from the handler, so a function that runs none does not bundle them.
+ * tools come from the handler, so a function that runs none does not bundle them. `invoke` runs one
+ * invocation: within it, once a step names its run's secret patterns (the snapshot's), the chat
+ * redacts with those instead of reading settings.json; the container's chat is shared by the runs
+ * it steps at once, so the patterns are the invocation's own (AsyncLocalStorage), not a global.
  */
 export function agentFromEnv(
   logger: JsonLogger,
   env: AgentEnv,
   tools: ToolRegistry,
   metrics?: MetricsSink,
-): { deps(logger: JsonLogger): Promise<AgentDeps> } {
+): { deps(logger: JsonLogger): Promise<AgentDeps>; invoke<T>(invocation: () => Promise<T>): Promise<T> } {
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const settings = settingsFromEnv(env, logger);
-  const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
+  const runSecrets = new AsyncLocalStorage<{ patterns?: readonly CustomSecretPattern[] }>();
+  const fromSettings = settingsSecretPatterns(settings, logger);
+  const loadChat = chatFromEnv(logger, env, {
+    secretPatterns: async () => runSecrets.getStore()?.patterns ?? fromSettings(),
+  });
   const base = {
     store,
     settings,
@@ -45,6 +54,7 @@ export function agentFromEnv(
     metrics,
   };
   return {
+    invoke: (invocation) => runSecrets.run({}, invocation),
     async deps(invocationLogger) {
       const chat = await loadChat();
       return {
@@ -64,6 +74,10 @@ export function agentFromEnv(
         },
         logger: invocationLogger,
         now: Date.now,
+        useSecretPatterns: (patterns) => {
+          const invocation = runSecrets.getStore();
+          if (invocation) invocation.patterns = patterns;
+        },
       };
     },
   };

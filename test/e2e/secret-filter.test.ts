@@ -4,6 +4,7 @@
 // token never reaches Slack (not in any Web API call) and every run finishes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { putData } from '../support/data-bucket.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
@@ -89,6 +90,35 @@ test('secretPatterns that backtrack catastrophically are refused by name, and th
     );
     assert.ok(refusals.some((line) => line.includes('Repeat of a repeat')));
   } finally {
+    await putData(stack, 'settings.json', {});
+  }
+});
+
+test("a deployment's own secret pattern redacts the run's reply with the patterns the run began with, even once settings.json dropped it", async () => {
+  const code = 'acme_' + 'Zq7'.repeat(8);
+  await putData(stack, 'settings.json', { secretPatterns: [{ name: 'Acme key', regex: 'acme_[A-Za-z0-9]{24}' }] });
+  const hold = gate();
+  try {
+    const channel = 'C0OWNPATTERN';
+    const inChannel = (request: { body: { system?: unknown } }) => JSON.stringify(request.body.system ?? '').includes(`slack:${channel}:`);
+    stack.bedrock.script({ takenBy: inChannel, text: `The key is ${code} as asked.`, hold: hold.promise });
+    const posted = await stack.slack.postUserMessage({ channel, text: '<@U0LOCALBOT> what is the key?' });
+    const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+    await eventually(() => stack.bedrock.requests.some(inChannel), 60_000, 'the run at the model');
+    // The run was prepared with the pattern; settings.json loses it while the model answers.
+    await putData(stack, 'settings.json', {});
+    hold.release();
+    const execution = await eventually(
+      () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
+      30_000,
+      'run started',
+    );
+    assert.equal((await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, 60_000)).status, 'SUCCEEDED');
+    const reply = stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.bot_id && m.text.includes('as asked'));
+    assert.ok(reply, 'the reply was posted');
+    assert.doesNotMatch(sentToSlack(), new RegExp(code));
+  } finally {
+    hold.release();
     await putData(stack, 'settings.json', {});
   }
 });

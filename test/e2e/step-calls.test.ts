@@ -41,11 +41,17 @@ async function countedRun(text: string) {
   return { timeline, calls: recorder.stop() };
 }
 
-test('one plain model step makes at most 5 AWS calls, the model call among them', async () => {
+test('one plain model step makes 4 AWS calls: its starting write, the model call, its ending write and the context save', async () => {
   // Warm: the first run takes the functions' cold starts (a Secrets Manager read in AWS, auth.test).
   await converse(stack, 'warm up');
   const { timeline, calls } = await countedRun('count the calls of one model step');
   const model = callsIn(calls, timeline, 'Model');
-  assert.equal(model.filter((c) => c.service === 'Bedrock Runtime').length, 1, listed(model));
-  assert.ok(model.length <= 5, `the model step made ${model.length} calls:\n${listed(model)}`);
+  // The goal (issue 21) is at most 5; these are the 4 a plain step needs today. The snapshot and the
+  // context come from prepare (kept by the container), the flags and the reply record ride in the
+  // two transactions, and the run's replies are redacted with its snapshot's secret patterns.
+  assert.deepEqual(
+    model.map((c) => `${c.service} ${c.operation}`).sort(),
+    ['Bedrock Runtime ConverseStream', 'DynamoDB TransactWriteItems', 'DynamoDB TransactWriteItems', 'S3 PutObject'],
+    listed(model),
+  );
 });

@@ -7,6 +7,7 @@ import type { ModelDeps } from '../../model/converse.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
 import type { LifecycleDeps } from '../../sandbox/lifecycle.ts';
 import type { RunInput } from '../../contracts.ts';
+import type { CustomSecretPattern } from '../../policy/secret-filter.ts';
 import type { SettingsSource } from '../../settings/source.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { RunContextDeps } from './run-context.ts';
@@ -33,6 +34,11 @@ export interface AgentDeps extends SnapshotDeps, RunContextDeps {
   rehydrateAttachment?: (attachment: Attachment, threadId: string) => Attachment;
   /** Where the steps' metrics go (absent: none are published). */
   metrics?: MetricsSink;
+  /**
+   * The run's own secret patterns (its snapshot's), for the chat to redact this invocation's messages
+   * with instead of reading settings.json (absent: the chat reads settings.json as it is configured to).
+   */
+  useSecretPatterns?: (patterns: readonly CustomSecretPattern[]) => void;
   /** Steps one execution takes before the run continues in a fresh one (default 1000). */
   handoffAfterSteps?: number;
 }

@@ -12,6 +12,7 @@ import { handoff } from './handoff.ts';
 import { modelStep } from './model.ts';
 import { prepare } from './prepare.ts';
 import { countStep } from './run-control.ts';
+import { loadSnapshot } from './snapshot.ts';
 import { toolStep } from './tool.ts';
 
 export type { AgentDeps } from './deps.ts';
@@ -19,6 +20,11 @@ export type { AgentDeps } from './deps.ts';
 export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | { released: Release['outcome'] }> {
   const { loop, error, ...run } = event.state;
   const limit = deps.handoffAfterSteps;
+  // After prepare, the run's messages are redacted with the secret patterns it began with.
+  if (event.action !== 'prepare' && deps.useSecretPatterns) {
+    const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
+    if (snapshot) deps.useSecretPatterns(snapshot.secretPatterns ?? []);
+  }
   switch (event.action) {
     case 'prepare':
       return countStep(loop, await prepare(deps, run), limit);
