@@ -22,6 +22,8 @@ export interface ContextEntry {
     at: string;
     step?: number;
     messageId?: string;
+    /** An answer's chat message (as its step's reply record names it), for the exchange log. */
+    replyId?: string;
     usage?: Record<string, number | undefined>;
     compactions?: number;
     attachments?: { original: string; local: string }[];

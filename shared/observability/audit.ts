@@ -151,10 +151,12 @@ export async function recordRunEnd(
   deps: AuditDeps,
   run: RunInput,
   end: Omit<RunEnd, 'endedAt'>,
+  /** The thread's context, when the caller has it already (else it is read here). */
+  known?: ContextEntry[],
 ): Promise<{ key: string; written: boolean }> {
   const claimed = await claimRecord<RunEnd>(deps.ledger, run.runId, RUN_RECORD.auditEnd, { ...end, endedAt: deps.now() });
-  const [{ entries }, snapshot] = await Promise.all([
-    loadContext(deps.store, run.threadId),
+  const [entries, snapshot] = await Promise.all([
+    known ?? loadContext(deps.store, run.threadId).then((context) => context.entries),
     loadSnapshot(deps, run).catch(() => undefined),
   ]);
   const key = auditKey(run.runId, claimed.endedAt);
@@ -204,9 +206,14 @@ export function executionRunEnd(
 }
 
 /** recordRunEnd for an end path that must go on regardless: a failure to write is logged, not thrown. */
-export async function auditRunEnd(deps: AuditDeps & { logger: JsonLogger }, run: RunInput, end: Omit<RunEnd, 'endedAt'>): Promise<void> {
+export async function auditRunEnd(
+  deps: AuditDeps & { logger: JsonLogger },
+  run: RunInput,
+  end: Omit<RunEnd, 'endedAt'>,
+  known?: ContextEntry[],
+): Promise<void> {
   try {
-    const { key, written } = await recordRunEnd(deps, run, end);
+    const { key, written } = await recordRunEnd(deps, run, end, known);
     deps.logger.info(written ? 'audit record written' : 'audit record already written', { runId: run.runId, key });
   } catch (error) {
     deps.logger.error('could not write the audit record', { runId: run.runId, error });

@@ -1,6 +1,6 @@
 // The run-level metrics: a run starting, refused by a budget, and ending (finished, failed or
 // stopped), each counted once per run with its adapter and what triggered it.
-import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
+import { recordIfAbsent, type LedgerDeps } from '../run/ledger.ts';
 import { RUN_RECORD } from '../table.ts';
 import type { MetricsSink } from './metrics.ts';
 import type { Prompt, RunInput } from '../contracts.ts';
@@ -37,8 +37,7 @@ export async function countRunEnded(
   end: RunEnd,
   costs: { startedAt?: number; sandboxCostUsd?: number },
 ): Promise<void> {
-  if (!deps.metrics || (await readRecord(deps.ledger, run.runId, RUN_RECORD.runEndCounted))) return;
-  await writeRecord(deps.ledger, run.runId, RUN_RECORD.runEndCounted, { end });
+  if (!deps.metrics || !(await recordIfAbsent(deps.ledger, run.runId, RUN_RECORD.runEndCounted, { end }))) return;
   const dimensions = runDimensions(run.prompt);
   deps.metrics.put(END_METRIC[end], 1, dimensions);
   if (costs.startedAt !== undefined) deps.metrics.put('RunDuration', Math.max(0, deps.now() - costs.startedAt), dimensions);

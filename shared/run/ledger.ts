@@ -38,8 +38,8 @@ export async function writeRecord(deps: LedgerDeps, runId: string, name: string,
   await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: recordItem(deps, runId, name, value) }));
 }
 
-/** Writes the record unless one exists; either way returns the value that stands (the first writer's). */
-export async function claimRecord<T>(deps: LedgerDeps, runId: string, name: string, value: T): Promise<T> {
+/** Writes the record unless one exists: true when this call wrote it (one write, no read). */
+export async function recordIfAbsent(deps: LedgerDeps, runId: string, name: string, value: unknown): Promise<boolean> {
   try {
     await deps.db.send(
       new PutCommand({
@@ -48,13 +48,19 @@ export async function claimRecord<T>(deps: LedgerDeps, runId: string, name: stri
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
-    return value;
+    return true;
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
-    const first = await readRecord<T>(deps, runId, name);
-    if (first === undefined) throw new Error(`ledger record ${name} of ${runId} vanished after its claim`);
-    return first;
+    return false;
   }
+}
+
+/** Writes the record unless one exists; either way returns the value that stands (the first writer's). */
+export async function claimRecord<T>(deps: LedgerDeps, runId: string, name: string, value: T): Promise<T> {
+  if (await recordIfAbsent(deps, runId, name, value)) return value;
+  const first = await readRecord<T>(deps, runId, name);
+  if (first === undefined) throw new Error(`ledger record ${name} of ${runId} vanished after its claim`);
+  return first;
 }
 
 /** What a post-once record keeps of a chat message: its id, to edit or delete it later. */

@@ -21,7 +21,7 @@ import { loadSnapshot, recentSnapshots } from '../../shared/run/steps/snapshot.t
 import { toolStep as toolStepAt } from '../../shared/run/steps/tool.ts';
 import { loadContext, loadLog } from '../../shared/context/store.ts';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { readRecord } from '../../shared/run/ledger.ts';
 import { readSpend } from '../../shared/policy/budgets.ts';
 import { threadSpendKey } from '../../shared/table.ts';
@@ -306,6 +306,24 @@ test('finish removes the Stop button, logs the exchange and passes the thread on
       [true, 'Found nothing.'],
     ],
   );
+  // The reply's message id comes from its context entry (the model step put it there), not a record read.
+  const reply = h.botMessages(run).find((m) => m.text === 'Found nothing.');
+  assert.equal(log.at(-1)?.messageId, reply?.ts);
+});
+
+test('finish of a run that called no tool reads no Stop card record and no reply record: the context says there were none, and names the reply', async () => {
+  const run = await preparedRun('just answer');
+  h.bedrock.script({ text: 'Answered.' });
+  const state = await modelStepAt(h.deps, run, { step: 0, next: 'model' });
+  const reads: string[] = [];
+  const db = beforeEachCommand(h.deps.ledger.db, async (command) => {
+    if (command instanceof GetCommand && String(command.input.Key?.pk).startsWith('run#')) reads.push(String(command.input.Key?.sk));
+  });
+  const deps = { ...h.deps, ledger: { ...h.deps.ledger, db } };
+  assert.equal((await finish(deps, run, { ...state, next: 'finish' })).outcome, 'idle');
+  assert.deepEqual(reads, [], 'no ledger record was read');
+  const log = await loadLog(h.deps.store, run.threadId);
+  assert.equal(log.at(-1)?.messageId, h.botMessages(run).at(-1)?.ts);
 });
 
 test('fail posts one message naming the problem, even when retried, and frees the thread', async () => {

@@ -10,6 +10,7 @@ import { textOf } from '../../model/converse.ts';
 import { costFooter, totalUsage } from '../../model/pricing.ts';
 import type { LoopState, RunInput, StepEvent } from '../../contracts.ts';
 import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../../context/store.ts';
+import { loadRunContext } from './run-context.ts';
 import type { AgentDeps } from './deps.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
@@ -48,13 +49,22 @@ function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], repli
   return log;
 }
 
-async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extra: Record<string, unknown> = {}): Promise<RunUsage> {
-  const { entries } = await loadContext(deps.store, run.threadId);
+async function logExchange(
+  deps: AgentDeps,
+  run: RunInput,
+  entries: ContextEntry[],
+  outcome: string,
+  extra: Record<string, unknown> = {},
+): Promise<RunUsage> {
   const replies = new Map<number, string>();
   for (const entry of entries) {
     if (entry.role !== 'assistant' || entry.meta.runId !== run.runId || entry.meta.step === undefined) continue;
-    const record = await readRecord<PostedMessage>(deps.ledger, run.runId, RUN_RECORD.reply(entry.meta.step));
-    if (record) replies.set(entry.meta.step, record.messageId);
+    // The answer names its message; a heartbeat's (posted whole) and an older version's entries do not.
+    if (entry.meta.replyId) replies.set(entry.meta.step, entry.meta.replyId);
+    else if (textOf(entry.content)) {
+      const record = await readRecord<PostedMessage>(deps.ledger, run.runId, RUN_RECORD.reply(entry.meta.step));
+      if (record) replies.set(entry.meta.step, record.messageId);
+    }
   }
   // Ending must not depend on the stored text: without it, the log keeps the prompt's beginning.
   const text = await promptText(deps.store, run.prompt).catch(() => run.prompt.text);
@@ -101,9 +111,21 @@ async function postCostFooter(deps: AgentDeps, run: RunInput, usage: ReturnType<
   await postOnce(deps.ledger, run.runId, RUN_RECORD.costFooter, () => deps.thread(run).post(costFooter(usage)).then(postedMessage));
 }
 
+/**
+ * Whether the run may have shown the Stop card: the model step shows it with an answer that calls
+ * tools, so a run with no such answer in the context (and none compacted away) showed none.
+ */
+function mayHaveShownStopCard(entries: ContextEntry[], runId: string): boolean {
+  return entries.some((e) => e.meta.runId === runId && (e.meta.compactions !== undefined || e.content.some((b) => b.toolUse)));
+}
+
 export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
-  await removeStopCard(deps, run);
-  const usage = await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
+  // Read once for the whole end (the last step's container usually has it: run-context.ts).
+  const { entries } = await loadRunContext(deps, run.threadId, loop?.contextVersion);
+  if (mayHaveShownStopCard(entries, run.runId)) await removeStopCard(deps, run);
+  const usage = await logExchange(deps, run, entries, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', {
+    steps: loop?.step ?? 0,
+  });
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   await countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
     startedAt: snapshot?.startedAt,
@@ -114,7 +136,7 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
       deps.logger.warn('could not post the cost', { runId: run.runId, error }),
     );
   }
-  await auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd });
+  await auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd }, entries);
   const release = await releaseLease(deps.actor, run.threadId, run.runId);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;
@@ -133,10 +155,15 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
   } catch (postError) {
     deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
   }
-  const usage = await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
-    deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),
-  );
-  await auditRunEnd(deps, run, { ...failedRunEnd(failure), sandboxCostUsd: usage?.sandboxCostUsd });
+  const entries = await loadContext(deps.store, run.threadId)
+    .then((context) => context.entries)
+    .catch((readError: unknown) => void deps.logger.error('could not read the context', { runId: run.runId, error: readError }));
+  const usage =
+    entries &&
+    (await logExchange(deps, run, entries, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
+      deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),
+    ));
+  await auditRunEnd(deps, run, { ...failedRunEnd(failure), sandboxCostUsd: usage?.sandboxCostUsd }, entries ?? undefined);
   await countRunEnd(deps, run, 'failed', { startedAt: snapshot?.startedAt, sandboxCostUsd: usage?.sandboxCostUsd });
   return releaseLease(deps.actor, run.threadId, run.runId);
 }

@@ -151,7 +151,9 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
   const meta = stepMeta(deps.now, run, loop.step);
   // Usage per step (cache reads and writes included) stays with the answer it paid for, priced.
   const usage = snapshot.price ? { ...result.usage, costUsd: costOf(result.usage, snapshot.price) } : result.usage;
-  context.entries.push({ role: 'assistant', content, meta: { ...meta, usage } });
+  // The exchange log names the reply's message from here, without reading its record.
+  const replyId = posted ?? start.earlier?.messageId;
+  context.entries.push({ role: 'assistant', content, meta: { ...meta, usage, ...(replyId ? { replyId } : {}) } });
   refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
   refuseDisallowedToolCalls(context.entries, content, snapshot.toolPolicy, meta);
   let decision = routeAfterAnswer(loop.step, content, result.stopReason);
