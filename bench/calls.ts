@@ -33,11 +33,12 @@ export function phaseAt(at: number, t: Timeline): Phase {
 
 /**
  * The phase of an AWS call: the webhook's and dispatch's by the role that signed it; agent-step's
- * by when it ended, against the states of the run (prepare, model and finish are all agent-step).
+ * by when it arrived, against the states of the run (prepare, model and finish are all agent-step).
+ * Arrival, not the recorded end: a step's last call can be recorded after the next state began.
  */
 export function phaseOf(call: AwsCall, t: Timeline): Phase {
   if (call.fn === 'webhook' || call.fn === 'dispatch') return call.fn;
-  const at = phaseAt(call.at, t);
+  const at = phaseAt(call.at - (call.durationMs ?? 0), t);
   return call.fn === 'agentStep' && (at === 'webhook' || at === 'dispatch') ? 'prepare' : at;
 }
 
