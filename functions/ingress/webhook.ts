@@ -18,6 +18,7 @@ import { answerUsage } from '../../shared/commands/usage.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
 import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
+import { slackDescriptor } from '../../shared/platforms/slack/descriptor.ts';
 
 const logger = handlerLogger('webhook');
 const metrics = handlerMetrics();
@@ -37,12 +38,12 @@ const init = lazy(() => {
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
   if (route === 'GET /health') return jsonResult(200, { ok: true });
-  if (route !== 'POST /slack/events') return jsonResult(404, { error: `No route ${route}` });
+  if (route !== `POST ${slackDescriptor.deployment.webhook.path}`) return jsonResult(404, { error: `No route ${route}` });
   // Before the app's signing secret can be stored, Slack already checks this URL.
   const challenge = urlVerificationChallenge(event.headers['content-type'], bodyText(event));
   if (challenge !== undefined) {
     logger.info('answered a url_verification challenge without a signature: it carries no data');
     return jsonResult(200, { challenge });
   }
-  return publishingMetrics(metrics, () => platformWebhook(event, 'slack', init, logger));
+  return publishingMetrics(metrics, () => platformWebhook(event, slackDescriptor.name, init, logger));
 }

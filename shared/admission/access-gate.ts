@@ -38,7 +38,8 @@ const NOTIFIED_TTL_MS = 90 * 24 * 3600 * 1000;
 export function personOf(prompt: Prompt): Person | undefined {
   if (prompt.author.userId === EVENT_AUTHOR_ID) return undefined;
   const raw = (prompt.thread as { currentMessage?: { raw?: unknown } }).currentMessage?.raw;
-  return { adapter: parseThreadId(prompt.threadId).adapter, userId: prompt.author.userId, workspace: workspaceOf(raw) };
+  const { adapter } = parseThreadId(prompt.threadId);
+  return { adapter, userId: prompt.author.userId, workspace: workspaceOf(adapter, raw) };
 }
 
 /** True when `access` refuses the prompt (and its author was told, once per thread). */

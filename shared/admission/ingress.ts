@@ -6,6 +6,7 @@ import type { Message, Thread } from 'chat';
 import { channelKeyOf, dedupIdFor, parseThreadId, sha256Hex } from '../ids.ts';
 import { promptSchema, promptTextProblem, type Prompt } from '../schemas.ts';
 import type { AgentChat } from '../platforms/chat.ts';
+import { platformNamed } from '../platforms/platforms.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, type Control, type ControlDeps } from '../run/control.ts';
 import { getActor, MAX_PENDING_STEERS, recentThread, rememberRecentThread } from '../run/actor.ts';
@@ -54,7 +55,8 @@ async function applyControl(deps: IngressDeps, threadId: string, control: Contro
   const actor = await getActor(deps.control.actor, threadId);
   const run = actor?.status === 'running' ? actor.current : undefined;
   if (!run) return control.kind === 'stop' ? REPLIES.nothingToStop : REPLIES.nothingToSteer;
-  const who = { adapter: parseThreadId(threadId).adapter, userId: author.userId, workspace: workspaceOf(raw) };
+  const { adapter } = parseThreadId(threadId);
+  const who = { adapter, userId: author.userId, workspace: workspaceOf(adapter, raw) };
   const refusal = controlRefusal(actor?.control, run.prompt.author.userId, who);
   if (refusal) {
     deps.logger.warn(`${control.kind} refused`, {
@@ -145,12 +147,11 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     if (!first) deps.logger.info('replayed delivery ignored', { key });
     return first;
   };
-  // Every Teams activity that reaches a handler was verified: it says where its conversation lives
-  // (its serviceUrl), and that is where the bot's replies there may go (shared/platforms/teams/service-url.ts).
-  // Recorded before anything is enqueued, so a run's first reply finds it.
+  // Every message or action that reaches a handler was verified: its platform may learn from it (Teams
+  // records where the conversation lives, the only place the bot's replies there may go), before
+  // anything is enqueued, so that a run's first reply finds it.
   const rememberConversation = async (adapterName: string, threadId: string) => {
-    if (adapterName === 'teams')
-      await (await import('../platforms/teams/conversations.ts')).rememberTeamsConversation(deps.control.actor, threadId);
+    await platformNamed(adapterName)?.received(deps.control.actor, threadId);
   };
   const admit = async (thread: Thread, message: Message) => {
     await rememberConversation(thread.adapter.name, thread.id);
@@ -191,7 +192,7 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
   chat.onSlashCommand('/usage', async (event) => {
     if (!deps.usage || !(await firstDelivery(replayKey(event.adapter.name, 'slash', event.triggerId, event.raw)))) return;
     const threadId = await recentThread(deps.control.actor, event.channel.id, event.user.userId);
-    const who = { adapter: event.adapter.name, userId: event.user.userId, workspace: workspaceOf(event.raw) };
+    const who = { adapter: event.adapter.name, userId: event.user.userId, workspace: workspaceOf(event.adapter.name, event.raw) };
     const reply = await deps.usage({ who, channel: event.channel.id, ...(threadId ? { threadId } : {}) });
     await event.channel.postEphemeral(event.user, reply, { fallbackToDM: false });
   });

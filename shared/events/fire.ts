@@ -4,6 +4,7 @@
 import type { SerializedThread } from 'chat';
 import * as z from 'zod';
 import type { AgentChat } from '../platforms/chat.ts';
+import { platformOf } from '../platforms/platforms.ts';
 import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
 import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
 import type { JsonLogger } from '../observability/log.ts';
@@ -54,22 +55,8 @@ async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threa
   const record = `channel-post#${safeId(firing.firingId)}`;
   const earlier = await readRecord<{ threadId: string; messageId: string }>(deps.ledger, 'events', record);
   if (earlier) return earlier;
-  let posted: { threadId: string; messageId: string };
-  if (firing.adapterId === 'teams') {
-    // A Teams channel is reached through the serviceUrl its activities named (stored per channel).
-    const { chatChannelIdOf, teamsConversation, threadIdOfPost } = await import('../platforms/teams/conversations.ts');
-    const reference = await teamsConversation(deps.ledger, firing.channelId!);
-    if (!reference) {
-      throw new Error(
-        `No Teams conversation ${JSON.stringify(firing.channelId)} is known: mention the bot there once first (Teams tells a bot where a channel lives only when someone writes to it)`,
-      );
-    }
-    const sent = await deps.chat.channel(chatChannelIdOf(reference)).post(firing.announcement ?? firing.text);
-    posted = { threadId: threadIdOfPost(reference, sent.id), messageId: sent.id };
-  } else {
-    const sent = await deps.chat.channel(`${firing.adapterId}:${firing.channelId}`).post(firing.announcement ?? firing.text);
-    posted = { threadId: sent.threadId, messageId: sent.id };
-  }
+  const platform = platformOf(firing.adapterId!);
+  const posted = await platform.openThread(deps.chat, deps.ledger, firing.channelId!, firing.announcement ?? firing.text);
   await writeRecord(deps.ledger, 'events', record, posted);
   // The bot keeps answering in the thread it started, as in one it was mentioned in.
   await deps.chat.thread(posted.threadId).subscribe();

@@ -7,6 +7,7 @@ import { toS3Key, type WorkspaceLayout } from '../sandbox/workspace.ts';
 import { resolveToolPath, WORKSPACE_ROOT, type ToolCall, type ToolOutcome } from './sandbox-tools.ts';
 import { ToolError } from './text.ts';
 import { isS3NotFound } from '../aws/errors.ts';
+import { platformNamed } from '../platforms/platforms.ts';
 
 export interface ChatToolDeps {
   thread: Thread;
@@ -19,15 +20,13 @@ export interface ChatToolDeps {
   maxScan?: number;
 }
 
-/** The images Teams shows inline in a bot's message, by file extension. */
-const TEAMS_INLINE_IMAGES: Record<string, string> = {
+/** Images by file extension: posted with their media type, which lets a platform show them inline. */
+const IMAGE_TYPES: Record<string, string> = {
   '.png': 'image/png',
   '.jpg': 'image/jpeg',
   '.jpeg': 'image/jpeg',
   '.gif': 'image/gif',
 };
-/** An inline image travels base64-encoded inside the activity, whose size the Bot Connector limits. */
-export const TEAMS_MAX_IMAGE_BYTES = 1024 * 1024;
 
 async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> {
   if (typeof call.input.path !== 'string') throw new ToolError('path must be a string');
@@ -48,18 +47,9 @@ async function upload(deps: ChatToolDeps, call: ToolCall): Promise<ToolOutcome> 
   if (body.length > limit) throw new ToolError(`${WORKSPACE_ROOT}/${path} is ${body.length} bytes, over the ${limit}-byte upload limit`);
   const comment = typeof call.input.comment === 'string' ? call.input.comment : '';
   const filename = posix.basename(path);
-  const mimeType = TEAMS_INLINE_IMAGES[posix.extname(filename).toLowerCase()];
-  if (deps.thread.adapter.name === 'teams') {
-    // A bot can show an image inline in Teams; any other file needs SharePoint or OneDrive, which this deployment does not use.
-    if (!mimeType) {
-      throw new ToolError(
-        `${filename} cannot be delivered to Teams: a bot can post only PNG, JPEG or GIF images into a Teams conversation (inline). Put the content in your reply instead (text, a table or a code block), or make an image of it.`,
-      );
-    }
-    if (body.length > TEAMS_MAX_IMAGE_BYTES) {
-      throw new ToolError(`${filename} is ${body.length} bytes; an image posted into Teams may be at most ${TEAMS_MAX_IMAGE_BYTES} bytes`);
-    }
-  }
+  const mimeType = IMAGE_TYPES[posix.extname(filename).toLowerCase()];
+  const problem = platformNamed(deps.thread.adapter.name)?.uploadProblem({ filename, mimeType, bytes: body.length });
+  if (problem) throw new ToolError(problem);
   const sent = await deps.thread.post({ markdown: comment, files: [{ data: body, filename, mimeType }] });
   return { status: 'success', text: `uploaded ${filename} (${body.length} bytes) to the thread as message ${sent.id}` };
 }
@@ -79,12 +69,9 @@ async function searchChannel(deps: ChatToolDeps, call: ToolCall): Promise<ToolOu
       if (found.length >= limit) break;
     }
   } catch (error) {
-    if (deps.thread.adapter.name !== 'teams') throw error;
-    // Teams offers a bot no history of its own: it is read through Microsoft Graph, with permissions
-    // an admin grants the bot's app registration.
-    throw new ToolError(
-      `search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions (ChannelMessage.Read.All for channels, Chat.Read.All for chats) granted to the bot's app registration by an admin. The read failed with: ${(error as Error).message}`,
-    );
+    const problem = platformNamed(deps.thread.adapter.name)?.historyProblem(error as Error);
+    if (!problem) throw error;
+    throw new ToolError(problem);
   }
   if (found.length === 0)
     return { status: 'success', text: `no messages containing "${query}" in the last ${scanned} messages of this channel` };
