@@ -5,6 +5,7 @@ import { parseTriggers, type TriggerDeclaration } from '../shared/triggers/decla
 import type { Node } from 'constructs';
 import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
 import { DEFAULT_MODEL_ID } from '../shared/defaults.ts';
+import { PLATFORM_NAMES, type PlatformName } from '../shared/platforms/descriptors.ts';
 
 export interface DeploymentSettings {
   /** Bedrock model id or inference profile id the agent calls by default. */
@@ -38,8 +39,8 @@ export interface DeploymentSettings {
   readonly sandboxMemoryMiB: number;
   /** A thread's sandbox task is stopped after this many minutes without a tool call. */
   readonly sandboxIdleMinutes: number;
-  /** The chat platforms served: Slack, Teams or both (each gets its secret and webhook route). */
-  readonly chatPlatforms: readonly ChatPlatform[];
+  /** The chat platforms served: at least one (each gets its secret and webhook route). */
+  readonly chatPlatforms: readonly PlatformName[];
   /** Accept Teams activities from any tenant (the Azure Bot is registered multi-tenant). */
   readonly teamsMultiTenant: boolean;
   /**
@@ -55,8 +56,8 @@ export interface DeploymentSettings {
   readonly dailyCostAlarmUsd: number;
 }
 
-export const CHAT_PLATFORMS = ['slack', 'teams'] as const;
-export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
+/** Every platform this runtime knows (shared/platforms/descriptors.ts). */
+export const CHAT_PLATFORMS = PLATFORM_NAMES;
 
 export const SANDBOX_NETWORK_MODES = ['isolated', 'egress', 'public'] as const;
 export type SandboxNetworkMode = (typeof SANDBOX_NETWORK_MODES)[number];
@@ -70,7 +71,7 @@ export const DEFAULT_SETTINGS: DeploymentSettings = {
   sandboxCpu: 1024,
   sandboxMemoryMiB: 2048,
   sandboxIdleMinutes: 5,
-  chatPlatforms: ['slack', 'teams'],
+  chatPlatforms: CHAT_PLATFORMS,
   teamsMultiTenant: false,
   bundleAwsSdk: false,
   triggers: [],
@@ -137,16 +138,16 @@ function readAlarmSettings(node: Node): Pick<DeploymentSettings, 'alarmEmail' | 
 }
 
 /** A list (cdk.json) or comma-separated (-c chatPlatforms=slack,teams) of at least one platform. */
-function readChatPlatforms(raw: unknown): ChatPlatform[] {
+function readChatPlatforms(raw: unknown): PlatformName[] {
   if (raw === undefined) return [...DEFAULT_SETTINGS.chatPlatforms];
   const names = typeof raw === 'string' ? raw.split(',').map((p) => p.trim()) : raw;
   const valid =
     Array.isArray(names) &&
     names.length >= 1 &&
-    names.every((p) => CHAT_PLATFORMS.includes(p as ChatPlatform)) &&
+    names.every((p) => CHAT_PLATFORMS.includes(p as PlatformName)) &&
     new Set(names).size === names.length;
-  if (!valid) throw new Error(`context chatPlatforms must be one or both of ${CHAT_PLATFORMS.join(', ')}; got ${JSON.stringify(raw)}`);
-  return names as ChatPlatform[];
+  if (!valid) throw new Error(`context chatPlatforms must be one or more of ${CHAT_PLATFORMS.join(', ')}; got ${JSON.stringify(raw)}`);
+  return names as PlatformName[];
 }
 
 function readBoolean(raw: unknown, key: string, fallback: boolean): boolean {

@@ -18,6 +18,11 @@ export function descriptorNamed(name: string): PlatformDescriptor | undefined {
   return DESCRIPTORS.find((platform) => platform.name === name);
 }
 
+/** The webhook of the platform whose webhook function has this role (infra/function-entries.ts), if any. */
+export function webhookOfRole(role: string): PlatformDescriptor['deployment']['webhook'] | undefined {
+  return DESCRIPTORS.find((platform) => platform.deployment.webhook.role === role)?.deployment.webhook;
+}
+
 type Intersection<U> = (U extends unknown ? (union: U) => void : never) extends (all: infer I) => void ? I : never;
 
 /** Every platform's environment variables: each chat function's environment has them all (shared/env.ts). */

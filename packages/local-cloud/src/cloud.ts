@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentRuntimeStack } from '../../../infra/stack.ts';
-import { DEFAULT_SETTINGS, type ChatPlatform, type SandboxNetworkMode } from '../../../infra/settings.ts';
+import { DEFAULT_SETTINGS, type SandboxNetworkMode } from '../../../infra/settings.ts';
+import type { PlatformName } from '../../../shared/platforms/descriptors.ts';
 import type { FunctionRole } from '../../../infra/function-entries.ts';
 import { PROJECT_ROOT } from '../../../infra/constructs/agent-function.ts';
 import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
@@ -75,7 +76,7 @@ export interface LocalCloudOptions {
     connectorOrigins?: string;
   };
   /** The chatPlatforms deployment setting; default Slack, and Teams too when `teams` is given. */
-  chatPlatforms?: ChatPlatform[];
+  chatPlatforms?: PlatformName[];
   /** The alarmEmail deployment setting: the alarm topic's email subscription. */
   alarmEmail?: string;
   modelId?: string;
@@ -201,7 +202,7 @@ function stateMachineDefinition(template: Template, stateMachineId: string): obj
   return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
 }
 
-const platformsOf = (options: Pick<LocalCloudOptions, 'teams' | 'chatPlatforms'>): ChatPlatform[] =>
+const platformsOf = (options: Pick<LocalCloudOptions, 'teams' | 'chatPlatforms'>): PlatformName[] =>
   options.chatPlatforms ?? (options.teams ? ['slack', 'teams'] : ['slack']);
 
 /** The logical id of the stack's secret for a platform (its construct is named after the platform). */
@@ -235,7 +236,7 @@ function startStackSecrets(template: Template, options: Pick<LocalCloudOptions, 
 export function synthesizeLocalStack(
   modelId?: string,
   triggers: unknown = [],
-  chatPlatforms: readonly ChatPlatform[] = DEFAULT_SETTINGS.chatPlatforms,
+  chatPlatforms: readonly PlatformName[] = DEFAULT_SETTINGS.chatPlatforms,
   sandboxNetwork: SandboxNetworkMode = DEFAULT_SETTINGS.sandboxNetwork,
   alarmEmail?: string,
 ) {
