@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
-import { BUNDLE_BUDGET, bundleAliasesOf, bundleExternals, PROJECT_ROOT, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
+import { FUNCTION_ENTRIES, PROJECT_ROOT, type FunctionRole } from '../infra/function-entries.ts';
+import { BUNDLE_BUDGET, bundleAliasesOf, bundleExternals, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
 
 /** This project's own budget for each function's index.mjs: what a cold start loads and parses. */
 export const BUNDLE_LIMIT = BUNDLE_BUDGET;

@@ -2,7 +2,11 @@
 // stack's `functions` property uses the same keys, so a local runner can map either way.
 // Every module exports `handler`. Each chat platform's webhook function is its descriptor's
 // (shared/platforms/<name>/descriptor.ts).
+import { fileURLToPath } from 'node:url';
 import { PLATFORM_DESCRIPTORS } from '../shared/platforms/descriptors.ts';
+
+/** The repository root: entries, package.json and the lock file are resolved from here, not from the cwd. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** The roles of the platforms' webhook functions. */
 export type WebhookRole = (typeof PLATFORM_DESCRIPTORS)[number]['deployment']['webhook']['role'];

@@ -5,12 +5,13 @@ import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/support/lazy.ts';
+import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
 
 const logger = handlerLogger('agent-step');
 const metrics = handlerMetrics();
-const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), metrics));
+const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), BUILTIN_TOOLS, metrics));
 
 export async function handler(event: unknown) {
   // A malformed step event is a wiring bug: fail loudly with what was wrong.

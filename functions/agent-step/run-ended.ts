@@ -12,9 +12,11 @@ import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/support/lazy.ts';
+import { toolRegistry } from '../../shared/tools/registry.ts';
 import { runInputSchema, type RunInput } from '../../shared/schemas.ts';
 import { operatorStopNotice } from '../../shared/policy/kill-switch.ts';
-import { readRecord, writeRecord } from '../../shared/run/ledger.ts';
+import { postedMessage, postOnce } from '../../shared/run/ledger.ts';
+import { RUN_RECORD } from '../../shared/table.ts';
 import type { AgentDeps } from '../../shared/run/steps/deps.ts';
 
 interface ExecutionStatusChange {
@@ -28,7 +30,8 @@ interface ExecutionStatusChange {
 
 const logger = handlerLogger('run-ended');
 const metrics = handlerMetrics();
-const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), metrics));
+// Ending a run calls neither the model nor a tool: the tools' code stays out of this bundle.
+const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), toolRegistry([]), metrics));
 
 export async function handler(event: EventBridgeEvent<'Step Functions Execution Status Change', ExecutionStatusChange>) {
   return publishingMetrics(metrics, () => runEnded(event.detail));
@@ -56,12 +59,9 @@ async function runEnded(detail: ExecutionStatusChange) {
   return { released: (await fail(deps, run, error)).outcome };
 }
 
-const STOP_NOTICE = 'operator-stop-notice';
-
 /** A person's stop is answered where they asked; an operator's or an admin's is told in the thread here, once. */
 async function tellOperatorStop(deps: AgentDeps, run: RunInput, cause: string | null | undefined): Promise<void> {
   const notice = operatorStopNotice(cause);
-  if (!notice || (await readRecord(deps.ledger, run.runId, STOP_NOTICE))) return;
-  await deps.thread(run).post(notice);
-  await writeRecord(deps.ledger, run.runId, STOP_NOTICE, true);
+  if (!notice) return;
+  await postOnce(deps.ledger, run.runId, RUN_RECORD.operatorStopNotice, () => deps.thread(run).post(notice).then(postedMessage));
 }

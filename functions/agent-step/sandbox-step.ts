@@ -8,6 +8,7 @@ import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/
 import { countStep } from '../../shared/run/steps/run-control.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { sandboxToolStep } from '../../shared/run/steps/sandbox-tool.ts';
+import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { stepEventSchema } from '../../shared/schemas.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
 
@@ -22,6 +23,7 @@ const init = lazy(() => {
       sandboxes: table,
       actor: table,
       port: env.SANDBOX_PORT,
+      tools: BUILTIN_TOOLS,
       now: Date.now,
       metrics,
     },

@@ -4,7 +4,6 @@
 // log group only (instead of the AWSLambdaBasicExecutionRole managed policy, which covers every
 // log group in the account). A function placed in a VPC gets the network-interface permissions Lambda
 // needs, scoped to its subnets and security groups (instead of AWSLambdaVPCAccessExecutionRole).
-import { fileURLToPath } from 'node:url';
 import { type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -12,12 +11,9 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { FunctionRole } from '../function-entries.ts';
+import { PROJECT_ROOT, type FunctionRole } from '../function-entries.ts';
 import { readBundleAwsSdk } from '../settings.ts';
 import { webhookOfRole } from '../../shared/platforms/descriptors.ts';
-
-/** The repository root: entries, package.json and the lock file are resolved from here, not from the cwd. */
-export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 // esbuild's ESM output cannot call `require`, which bundled CommonJS dependencies still do for Node
 // built-ins; defining it from import.meta.url makes those calls work. The alias avoids clashing with

@@ -23,7 +23,7 @@ import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import { parseEcrImage } from '../image-uri.ts';
-import { PROJECT_ROOT } from './agent-function.ts';
+import { PROJECT_ROOT } from '../function-entries.ts';
 import { giveLogGroup, writeLogsOnlyTo } from './custom-resource-functions.ts';
 import { ImageBuildFailures } from './image-build-failures.ts';
 

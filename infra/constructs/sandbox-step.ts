@@ -2,7 +2,7 @@
 // the thread's task, over the VPC to the task's private IP, and syncs workspace files with S3 through
 // the gateway endpoint. It lives in the sandbox subnets with SandboxStepSg, which reaches the task's
 // command server and the S3 / DynamoDB gateway endpoints and nothing else; it calls no other AWS API.
-import { SANDBOX_STEP_TIMEOUT_SECONDS } from '../../shared/tools/specs.ts';
+import { SANDBOX_STEP_TIMEOUT_SECONDS } from '../../shared/tools/timeouts.ts';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';

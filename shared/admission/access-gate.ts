@@ -16,6 +16,7 @@ import type { ActorItem } from '../run/actor.ts';
 import { channelKeyOf, parseThreadId } from '../ids.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { Prompt } from '../schemas.ts';
+import { CHAT_VALUE } from '../table.ts';
 
 export interface AccessGateDeps {
   state(): Promise<StateAdapter>;
@@ -49,7 +50,7 @@ export async function refusedByAccess(deps: AccessGateDeps, access: Access, prom
   if (!reason) return false;
   const state = await deps.state();
   // A person once per thread; an event's prompt has nobody to tell.
-  const notifiedKey = `access-refused:${prompt.threadId}:${who?.userId}`;
+  const notifiedKey = CHAT_VALUE.accessRefusalTold(prompt.threadId, who?.userId);
   const tell = who !== undefined && (await state.setIfNotExists(notifiedKey, true, NOTIFIED_TTL_MS));
   deps.logger.warn('prompt refused: access', {
     threadId: prompt.threadId,

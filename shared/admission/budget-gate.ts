@@ -4,6 +4,7 @@
 import { type AccessGateDeps, personOf } from './access-gate.ts';
 import { budgetReachedText, budgetsFor, spendSubjectOf, spentBudget, type Budget, type BudgetDeps } from '../policy/budgets.ts';
 import type { Prompt } from '../schemas.ts';
+import { CHAT_VALUE } from '../table.ts';
 
 const TOLD_TTL_MS = 32 * 86_400_000;
 
@@ -18,7 +19,7 @@ export async function refusedByBudget(
   const { key } = spent.refused;
   const tell =
     personOf(prompt) !== undefined ||
-    (await (await deps.state()).setIfNotExists(`budget-told:${prompt.threadId}:${key.pk}:${key.sk}`, true, TOLD_TTL_MS));
+    (await (await deps.state()).setIfNotExists(CHAT_VALUE.budgetRefusalTold(prompt.threadId, key), true, TOLD_TTL_MS));
   deps.logger.warn('prompt refused: budget spent', {
     threadId: prompt.threadId,
     messageId: prompt.messageId,

@@ -12,6 +12,7 @@ import { MAX_STEER_BYTES, parseControl, steerThread, stopThread, STOP_ACTION, ty
 import { getActor, MAX_PENDING_STEERS, recentThread, rememberRecentThread } from '../run/actor.ts';
 import { contextText } from '../context/context-text.ts';
 import { controlRefusal, workspaceOf, type ControlRefusal, type Person } from '../policy/access.ts';
+import { CHAT_VALUE } from '../table.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
@@ -95,7 +96,7 @@ export function replayKey(
           ?.action_ts
       : undefined;
   const id = triggerId ? [triggerId, actionId, actionTs].filter(Boolean).join(':') : sha256Hex(JSON.stringify(raw ?? null), actionId ?? '');
-  return `dedupe:${adapter}:${kind}:${id}`;
+  return CHAT_VALUE.replayed(adapter, kind, id);
 }
 
 /** Only what a later step needs of the platform payload (the workspace for Slack's native streaming; Teams' conversation). */

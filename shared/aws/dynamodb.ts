@@ -13,9 +13,6 @@ export function documentClient(client = new DynamoDBClient({})): DynamoDBDocumen
 
 export const dbClient = once(() => documentClient());
 
-/** A short random wait before retrying a transaction that lost a race on a shared item (doubling per attempt). */
-export const backOff = (attempt: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
-
 /** Every item of one partition (strongly consistent), page after page. */
 export async function queryPartition(
   deps: { db: DynamoDBDocumentClient; tableName: string },

@@ -6,13 +6,12 @@ import {
   spendSubjectOf,
   dollars,
   readSpend,
-  spendKey,
-  threadSpendKey,
   type Budget,
   type BudgetDeps,
   type Spend,
   type SpendSubject,
 } from '../policy/budgets.ts';
+import { spendKey, threadSpendKey } from '../table.ts';
 import { withoutMention } from '../run/control.ts';
 import { useRefusal } from '../policy/access.ts';
 import { REFUSAL_TEXTS } from '../admission/access-gate.ts';

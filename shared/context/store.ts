@@ -5,6 +5,7 @@ import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
 import { settingsSchema, type Settings } from '../schemas.ts';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
+import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
 import { issueLines } from '../support/validation.ts';
 import { redactSecrets, SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
 import { accessSchema, LOCKED_ACCESS, OPEN_ACCESS, type Access } from '../policy/access.ts';
@@ -209,7 +210,7 @@ export async function appendLog(
   secrets: SecretPattern[] = SECRET_PATTERNS,
 ): Promise<number> {
   const key = dataKeys(threadId).log;
-  for (let attempt = 0; attempt < 8; attempt++) {
+  return retryOnConflict(`Could not append to ${key}`, async () => {
     let raw: string | undefined;
     let etag: string | undefined;
     try {
@@ -240,9 +241,9 @@ export async function appendLog(
       return fresh.length;
     } catch (error) {
       if (!isS3PreconditionFailed(error)) throw error;
+      return TRY_AGAIN;
     }
-  }
-  throw new Error(`Could not append to ${key}: too many concurrent writers`);
+  });
 }
 
 /** What Bedrock receives: the messages without our bookkeeping. */

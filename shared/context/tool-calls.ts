@@ -2,7 +2,7 @@
 // with the same id in the user message that follows. One result is added per state machine step.
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import type { ContextEntry, ToolTime } from './store.ts';
-import type { ToolCall, ToolOutcome } from '../tools/sandbox-tools.ts';
+import type { ToolCall, ToolOutcome } from '../tools/tool.ts';
 
 /** The next tool call of the latest model response that has no result yet. */
 export function pendingToolCall(context: ContextEntry[]): ToolCall | undefined {

@@ -13,12 +13,11 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import { isConditionalCheckFailed } from '../aws/errors.ts';
 import { queryPartition } from '../aws/dynamodb.ts';
 import { forChat } from '../support/display.ts';
+import { eventExpiryKey, eventThreadKey, eventThreadsPartition, periodicInForceKey } from '../table.ts';
 
 export type ExpiryDeps = { db: DynamoDBDocumentClient; tableName: string };
 
 const DAY_MS = 86_400_000;
-const expiryKey = (key: string) => ({ pk: 'event-expiry', sk: key });
-const threadsPartition = (threadId: string) => `event-threads#${threadId}`;
 /** Records outlive what they describe a while, then DynamoDB's TTL removes them. */
 const ttlAfter = (ms: number) => Math.ceil(ms / 1000) + 30 * 86_400;
 
@@ -27,12 +26,14 @@ export interface Expiry {
 }
 
 export async function expiryOf(deps: ExpiryDeps, key: string): Promise<Expiry | undefined> {
-  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: expiryKey(key), ConsistentRead: true }));
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: eventExpiryKey(key), ConsistentRead: true }));
   return typeof out.Item?.runsUntil === 'number' ? { runsUntil: out.Item.runsUntil } : undefined;
 }
 
 export async function setExpiry(deps: ExpiryDeps, key: string, runsUntil: number): Promise<void> {
-  await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...expiryKey(key), runsUntil, expiresAt: ttlAfter(runsUntil) } }));
+  await deps.db.send(
+    new PutCommand({ TableName: deps.tableName, Item: { ...eventExpiryKey(key), runsUntil, expiresAt: ttlAfter(runsUntil) } }),
+  );
 }
 
 /**
@@ -50,7 +51,7 @@ export async function startExpiry(deps: ExpiryDeps, key: string, renew: boolean,
     await deps.db.send(
       new PutCommand({
         TableName: deps.tableName,
-        Item: { ...expiryKey(key), runsUntil, expiresAt: ttlAfter(runsUntil) },
+        Item: { ...eventExpiryKey(key), runsUntil, expiresAt: ttlAfter(runsUntil) },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -63,13 +64,13 @@ export async function startExpiry(deps: ExpiryDeps, key: string, renew: boolean,
 
 /** The file is gone, or is an operator's now: it no longer runs out. */
 export async function endExpiry(deps: ExpiryDeps, key: string): Promise<void> {
-  await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: expiryKey(key) }));
+  await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: eventExpiryKey(key) }));
 }
 
 /** A thread of the file's: a person writing there renews it. */
 export async function linkThread(deps: ExpiryDeps, threadId: string, key: string, runsUntil: number): Promise<void> {
   await deps.db.send(
-    new PutCommand({ TableName: deps.tableName, Item: { pk: threadsPartition(threadId), sk: key, expiresAt: ttlAfter(runsUntil) } }),
+    new PutCommand({ TableName: deps.tableName, Item: { ...eventThreadKey(threadId, key), expiresAt: ttlAfter(runsUntil) } }),
   );
 }
 
@@ -80,13 +81,13 @@ export async function linkThread(deps: ExpiryDeps, threadId: string, key: string
 export async function renewForThread(deps: ExpiryDeps, threadId: string, days: number, nowMs: number): Promise<string[]> {
   const runsUntil = nowMs + days * DAY_MS;
   const renewed: string[] = [];
-  for (const item of await queryPartition(deps, threadsPartition(threadId))) {
+  for (const item of await queryPartition(deps, eventThreadsPartition(threadId))) {
     const key = item.sk as string;
     try {
       await deps.db.send(
         new UpdateCommand({
           TableName: deps.tableName,
-          Key: expiryKey(key),
+          Key: eventExpiryKey(key),
           UpdateExpression: 'SET runsUntil = :until, expiresAt = :ttl',
           ConditionExpression: 'runsUntil > :now AND runsUntil < :until',
           ExpressionAttributeValues: { ':until': runsUntil, ':ttl': ttlAfter(runsUntil), ':now': nowMs },
@@ -102,14 +103,12 @@ export async function renewForThread(deps: ExpiryDeps, threadId: string, days: n
   return renewed;
 }
 
-const inForceKey = (folder: string) => ({ pk: 'event-periodic', sk: folder });
-
 async function addInForce(deps: ExpiryDeps, folder: string, key: string, max: number): Promise<boolean> {
   try {
     await deps.db.send(
       new UpdateCommand({
         TableName: deps.tableName,
-        Key: inForceKey(folder),
+        Key: periodicInForceKey(folder),
         UpdateExpression: 'ADD #keys :key',
         ConditionExpression: 'attribute_not_exists(#keys) OR size(#keys) < :max OR contains(#keys, :one)',
         ExpressionAttributeNames: { '#keys': 'keys' },
@@ -138,7 +137,7 @@ export async function admitPeriodic(
 ): Promise<number | undefined> {
   if (max <= 0) return 0;
   if (await addInForce(deps, folder, key, max)) return undefined;
-  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: inForceKey(folder), ConsistentRead: true }));
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: periodicInForceKey(folder), ConsistentRead: true }));
   const members = [...((out.Item?.keys as Set<string> | undefined) ?? [])];
   const stale: string[] = [];
   for (const member of members) {
@@ -154,7 +153,7 @@ export async function dropPeriodic(deps: ExpiryDeps, folder: string, key: string
   await deps.db.send(
     new UpdateCommand({
       TableName: deps.tableName,
-      Key: inForceKey(folder),
+      Key: periodicInForceKey(folder),
       UpdateExpression: 'DELETE #keys :key',
       ExpressionAttributeNames: { '#keys': 'keys' },
       ExpressionAttributeValues: { ':key': new Set([key]) },

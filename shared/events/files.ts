@@ -30,6 +30,7 @@ import { EVENTS_PREFIX, eventScopeOf } from './scope.ts';
 import { MAX_SCHEDULE_INPUT_BYTES, scheduleTarget, type ScheduleTargetDeps } from './one-shot.ts';
 import { randomUUID } from 'node:crypto';
 import { claimRecord, type LedgerDeps } from '../run/ledger.ts';
+import { EVENT_RECORD, EVENTS_LEDGER } from '../table.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import { utf8Bytes, type Prompt } from '../schemas.ts';
 
@@ -260,7 +261,7 @@ async function tellWriter(deps: EventFileDeps, key: string, event: PeriodicEvent
   if (!threadId) return;
   // A notification delivered twice: only the first claim posts.
   const claim = randomUUID();
-  if ((await claimRecord(deps.table, 'events', `periodic-notice#${key}#${object.etag}`, claim)) !== claim) return;
+  if ((await claimRecord(deps.table, EVENTS_LEDGER, EVENT_RECORD.periodicNotice(key, object.etag), claim)) !== claim) return;
   try {
     await deps.post(threadId, expiryNotice({ key, schedule: event.schedule, timezone: event.timezone }, runsUntil, days));
   } catch (error) {

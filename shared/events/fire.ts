@@ -5,7 +5,8 @@ import type { SerializedThread } from 'chat';
 import * as z from 'zod';
 import type { AgentChat } from '../platforms/chat.ts';
 import { platformOf } from '../platforms/platforms.ts';
-import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
+import { postOnce, type LedgerDeps } from '../run/ledger.ts';
+import { EVENT_RECORD, EVENTS_LEDGER } from '../table.ts';
 import { promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../schemas.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
@@ -52,12 +53,11 @@ export interface FireDeps {
 const safeId = (firingId: string) => firingId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
 
 async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threadId: string; messageId: string }> {
-  const record = `channel-post#${safeId(firing.firingId)}`;
-  const earlier = await readRecord<{ threadId: string; messageId: string }>(deps.ledger, 'events', record);
-  if (earlier) return earlier;
+  const record = EVENT_RECORD.channelPost(safeId(firing.firingId));
   const platform = platformOf(firing.adapterId!);
-  const posted = await platform.openThread(deps.chat, deps.ledger, firing.channelId!, firing.announcement ?? firing.text);
-  await writeRecord(deps.ledger, 'events', record, posted);
+  const posted = await postOnce(deps.ledger, EVENTS_LEDGER, record, () =>
+    platform.openThread(deps.chat, deps.ledger, firing.channelId!, firing.announcement ?? firing.text),
+  );
   // The bot keeps answering in the thread it started, as in one it was mentioned in.
   await deps.chat.thread(posted.threadId).subscribe();
   return posted;

@@ -5,7 +5,8 @@
 // on to dispatch, which refuses or holds it there as it would a person's message.
 import { EVENT_AUTHOR_ID, useRefusal } from '../policy/access.ts';
 import { budgetSpentText, budgetsFor, spentBudget } from '../policy/budgets.ts';
-import { channelRunsKeyOf, deploymentRunsKey, slotsTaken } from '../run/capacity.ts';
+import { slotsTaken } from '../run/capacity.ts';
+import { channelRunsKeyOf, deploymentRunsKey } from '../table.ts';
 import { pauseState, type TableDeps } from '../policy/pause.ts';
 import type { Settings } from '../schemas.ts';
 import { triggerKindOf } from '../run/trigger-kind.ts';

@@ -5,8 +5,7 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../aws/errors.ts';
 import { takeSlot } from '../run/capacity.ts';
-
-export const runEventFilesKey = (runId: string) => ({ pk: `run#${runId}`, sk: 'event-files-saved' });
+import { eventFilesSavedKey } from '../table.ts';
 
 /** A run lasts at most a day (maxRunMinutes); its count is kept a little longer. */
 const KEEP_SECONDS = 2 * 86_400;
@@ -21,7 +20,7 @@ export async function takeEventFileSave(
   if (max <= 0) return false;
   try {
     await deps.db.send(
-      new UpdateCommand(takeSlot(deps.tableName, runEventFilesKey(runId), max, Math.ceil(nowMs / 1000) + KEEP_SECONDS).Update),
+      new UpdateCommand(takeSlot(deps.tableName, eventFilesSavedKey(runId), max, Math.ceil(nowMs / 1000) + KEEP_SECONDS).Update),
     );
     return true;
   } catch (error) {

@@ -9,6 +9,7 @@ import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
 import { cachedSettings } from '../context/store.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
@@ -16,9 +17,15 @@ import { sandboxFromEnv } from './sandbox.ts';
 
 /**
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
- * one invocation, with the chat of the current chat credentials and that invocation's logger.
+ * one invocation, with the chat of the current chat credentials and that invocation's logger. The
+ * tools come from the handler, so a function that runs none does not bundle them.
  */
-export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: MetricsSink): { deps(logger: JsonLogger): Promise<AgentDeps> } {
+export function agentFromEnv(
+  logger: JsonLogger,
+  env: AgentEnv,
+  tools: ToolRegistry,
+  metrics?: MetricsSink,
+): { deps(logger: JsonLogger): Promise<AgentDeps> } {
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
@@ -28,6 +35,7 @@ export function agentFromEnv(logger: JsonLogger, env: AgentEnv, metrics?: Metric
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },
     defaultModelId: env.BEDROCK_MODEL_ID,
+    tools,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
     metrics,

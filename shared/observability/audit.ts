@@ -8,6 +8,7 @@ import { EVENT_AUTHOR_ID } from '../policy/access.ts';
 import { isS3PreconditionFailed } from '../aws/errors.ts';
 import { parseThreadId } from '../ids.ts';
 import { claimRecord, type LedgerDeps } from '../run/ledger.ts';
+import { RUN_RECORD } from '../table.ts';
 import { totalUsage } from '../model/pricing.ts';
 import type { StepFailure } from '../run/failures.ts';
 import type { JsonLogger } from './log.ts';
@@ -143,8 +144,6 @@ export interface AuditDeps {
   now: () => number;
 }
 
-const AUDIT_END = 'audit-end';
-
 /**
  * Writes the run's audit record, once: the first caller's outcome and end time stand (a later end
  * path, a retried step, reads them back), and the object is created only if absent (If-None-Match).
@@ -154,7 +153,7 @@ export async function recordRunEnd(
   run: RunInput,
   end: Omit<RunEnd, 'endedAt'>,
 ): Promise<{ key: string; written: boolean }> {
-  const claimed = await claimRecord<RunEnd>(deps.ledger, run.runId, AUDIT_END, { ...end, endedAt: deps.now() });
+  const claimed = await claimRecord<RunEnd>(deps.ledger, run.runId, RUN_RECORD.auditEnd, { ...end, endedAt: deps.now() });
   const [{ entries }, snapshot] = await Promise.all([
     loadContext(deps.store, run.threadId),
     loadSnapshot(deps.store, run).catch(() => undefined),

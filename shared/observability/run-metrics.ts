@@ -1,6 +1,7 @@
 // The run-level metrics: a run starting, refused by a budget, and ending (finished, failed or
 // stopped), each counted once per run with its adapter and what triggered it.
 import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
+import { RUN_RECORD } from '../table.ts';
 import type { MetricsSink } from './metrics.ts';
 import type { Prompt, RunInput } from '../schemas.ts';
 import { triggerKindOf } from '../run/trigger-kind.ts';
@@ -25,7 +26,6 @@ export function countBudgetRefusal(metrics: MetricsSink, prompt: Prompt): void {
 
 export type RunEnd = 'finished' | 'failed' | 'stopped';
 const END_METRIC = { finished: 'RunsFinished', failed: 'RunsFailed', stopped: 'RunsStopped' } as const;
-const COUNTED = 'run-end-counted';
 
 /**
  * A run ended: its end, its duration and its sandbox's cost, once, whichever of finish, fail or
@@ -37,8 +37,8 @@ export async function countRunEnded(
   end: RunEnd,
   costs: { startedAt?: number; sandboxCostUsd?: number },
 ): Promise<void> {
-  if (!deps.metrics || (await readRecord(deps.ledger, run.runId, COUNTED))) return;
-  await writeRecord(deps.ledger, run.runId, COUNTED, { end });
+  if (!deps.metrics || (await readRecord(deps.ledger, run.runId, RUN_RECORD.runEndCounted))) return;
+  await writeRecord(deps.ledger, run.runId, RUN_RECORD.runEndCounted, { end });
   const dimensions = runDimensions(run.prompt);
   deps.metrics.put(END_METRIC[end], 1, dimensions);
   if (costs.startedAt !== undefined) deps.metrics.put('RunDuration', Math.max(0, deps.now() - costs.startedAt), dimensions);

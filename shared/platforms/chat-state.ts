@@ -21,8 +21,9 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Lock, QueueEntry, StateAdapter } from 'chat';
-import { TABLE_KEYS } from '../table.ts';
+import { chatStateKey, TABLE_KEYS, type ChatStateKind as Kind } from '../table.ts';
 import { isConditionalCheckFailed } from '../aws/errors.ts';
+import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
 
 export interface DynamoDbStateAdapterOptions {
   client: DynamoDBDocumentClient;
@@ -33,7 +34,6 @@ export interface DynamoDbStateAdapterOptions {
   now?: () => number;
 }
 
-type Kind = 'kv' | 'lock' | 'sub' | 'list' | 'queue';
 type Item = Record<string, unknown>;
 
 interface Context {
@@ -59,16 +59,13 @@ const NOT_EXPIRED = `attribute_not_exists(${PK}) OR attribute_not_exists(${EXP})
 const QUEUE_MIN_TTL_MS = 60_000;
 /** Keeps a trim's REMOVE expression well under DynamoDB's 4 KB expression limit. */
 const MAX_REMOVES_PER_UPDATE = 100;
-/** An append only retries when a concurrent writer revives an expired list; a few tries suffice. */
-const MAX_APPEND_ATTEMPTS = 5;
 
 export function createDynamoDbStateAdapter(options: DynamoDbStateAdapterOptions): StateAdapter {
-  const prefix = options.keyPrefix ? `chat#${options.keyPrefix}#` : 'chat#';
   const ctx: Context = {
     client: options.client,
     tableName: options.tableName,
     now: options.now ?? Date.now,
-    key: (kind, id) => ({ [TABLE_KEYS.partitionKey]: `${prefix}${kind}#${id}`, [TABLE_KEYS.sortKey]: kind }),
+    key: (kind, id) => chatStateKey(kind, id, options.keyPrefix),
   };
   return {
     // The document client talks plain HTTPS and is owned by the caller: nothing to open or close.
@@ -244,19 +241,19 @@ async function dequeue(ctx: Context, threadId: string): Promise<QueueEntry | nul
 
 /** Appends, then trims to maxLength keeping the newest. Returns the length after the trim. */
 async function appendBounded(ctx: Context, key: Item, encoded: string, options: AppendOptions): Promise<number> {
-  for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
+  // An append only tries again when a concurrent writer revives an expired list.
+  return retryOnConflict(`appendToList on ${String(key[TABLE_KEYS.partitionKey])}`, async () => {
     const length = await appendToLiveList(ctx, key, encoded, options.expiresAt);
     if (length === undefined) {
       // The stored list has expired: start a new one in its place rather than append to it.
       if (await replaceExpiredList(ctx, key, encoded, options.expiresAt)) return 1;
-      continue; // someone revived it in between: append to theirs
+      return TRY_AGAIN; // someone revived it in between: append to theirs
     }
     const { maxLength } = options;
     if (!maxLength || length <= maxLength) return length;
     await trimFront(ctx, key, length, maxLength);
     return maxLength;
-  }
-  throw new Error(`appendToList: gave up after ${MAX_APPEND_ATTEMPTS} attempts on ${String(key[TABLE_KEYS.partitionKey])}`);
+  });
 }
 
 /** Returns the new length, or undefined when the existing list has expired. */

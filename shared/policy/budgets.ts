@@ -13,13 +13,14 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { backOff } from '../aws/dynamodb.ts';
-import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from '../aws/errors.ts';
+import { retryOnConflict } from '../aws/retry.ts';
+import { isConditionalCheckFailed, transactionCancellationReasons } from '../aws/errors.ts';
 import { channelKeyOf, parseThreadId } from '../ids.ts';
 import type { Price, StepUsage } from '../model/pricing.ts';
 import { causedByOf } from '../events/chain.ts';
 import type { Prompt } from '../schemas.ts';
 import { TRIGGER_KINDS, triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
+import { spendKey, spendPeriodOf, threadSpendKey, type TableKey } from '../table.ts';
 
 const MATCH_SHAPES = {
   deployment: undefined,
@@ -73,35 +74,20 @@ export function spendSubjectOf(threadId: string, prompt: Pick<Prompt, 'author' |
   };
 }
 
-type Key = { pk: string; sk: string };
-
 /** One budget as it applies to a run: its counter, and what a person is told about it. */
 export interface AppliedBudget {
   budget: Budget;
-  key: Key;
+  key: TableKey;
   /** "the daily budget of $5.00 for channel slack:C0123" */
   label: string;
   /** When the period ends and the counter starts again. */
   resetsAt: Date;
 }
 
-const pad = (n: number) => String(n).padStart(2, '0');
-const periodIdOf = (period: Budget['period'], now: Date) =>
-  period === 'day'
-    ? `${now.getUTCFullYear()}-${pad(now.getUTCMonth() + 1)}-${pad(now.getUTCDate())}`
-    : `${now.getUTCFullYear()}-${pad(now.getUTCMonth() + 1)}`;
 const periodEndOf = (period: Budget['period'], now: Date) =>
   period === 'day'
     ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1))
     : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-
-/** The counter of one period's spending by one subject (`scope#who`), of one kind of run or all. */
-export const spendKey = (period: Budget['period'], now: Date, scope: string, who: string, trigger: TriggerKind | 'all' = 'all'): Key => ({
-  pk: `spend#${periodIdOf(period, now)}`,
-  sk: `${scope}#${who}#${trigger}`,
-});
-/** The thread's spending over its whole life. */
-export const threadSpendKey = (threadId: string): Key => ({ pk: 'spend#thread', sk: threadId });
 
 /** $5.00, $0.07, $0.123, $0.0042: cents always, finer only where it matters. */
 export const dollars = (usd: number) => `$${usd >= 1 ? usd.toFixed(2) : usd >= 0.01 ? usd.toFixed(3).replace(/0$/, '') : usd.toFixed(4)}`;
@@ -158,7 +144,7 @@ export function budgetsFor(budgets: readonly Budget[], subject: Spender, now: Da
 }
 
 /** The counters every step adds to, budget or not: the thread, and the channel and deployment per day and month. */
-export function usageKeys(subject: SpendSubject, now: Date): Key[] {
+export function usageKeys(subject: SpendSubject, now: Date): TableKey[] {
   return [
     threadSpendKey(subject.threadId),
     spendKey('day', now, 'channel', subject.channel),
@@ -182,11 +168,7 @@ export type Reservation = { ok: true } | { ok: false; refused: AppliedBudget; sp
 
 // Items outlive their period long enough for `usage` and operators to look back.
 const KEEP_SECONDS = { day: 40 * 86_400, month: 400 * 86_400, thread: 180 * 86_400 };
-const expiryOf = (key: Key, now: Date) => {
-  const keep =
-    key.pk === 'spend#thread' ? KEEP_SECONDS.thread : key.pk.length > 'spend#2026-11'.length ? KEEP_SECONDS.day : KEEP_SECONDS.month;
-  return Math.ceil(now.getTime() / 1000) + keep;
-};
+const expiryOf = (key: TableKey, now: Date) => Math.ceil(now.getTime() / 1000) + KEEP_SECONDS[spendPeriodOf(key)];
 
 /**
  * Reserves `worstUsd` on each applied budget, all or none, unless one is spent: then the first
@@ -215,19 +197,12 @@ export async function reserveStep(deps: BudgetDeps, applied: readonly AppliedBud
 }
 
 type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
-const MAX_CONFLICTS = 8;
 
 /** One transaction, tried again while it only lost a race to another thread's on the same counter. */
 async function transact(deps: BudgetDeps, items: TransactItems): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await deps.db.send(new TransactWriteCommand({ TransactItems: items }));
-      return;
-    } catch (error) {
-      if (!isTransactionConflict(error) || attempt >= MAX_CONFLICTS) throw error;
-      await backOff(attempt);
-    }
-  }
+  await retryOnConflict('Could not update the spending counters', async () => {
+    await deps.db.send(new TransactWriteCommand({ TransactItems: items }));
+  });
 }
 
 export interface Spend {
@@ -240,7 +215,7 @@ export interface Spend {
   cacheWriteTokens: number;
 }
 
-export async function readSpend(deps: BudgetDeps, key: Key): Promise<Spend> {
+export async function readSpend(deps: BudgetDeps, key: TableKey): Promise<Spend> {
   const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: key, ConsistentRead: true }));
   const item = out.Item ?? {};
   const n = (name: string) => (typeof item[name] === 'number' ? (item[name] as number) : 0);
@@ -264,13 +239,13 @@ export async function readSpend(deps: BudgetDeps, key: Key): Promise<Spend> {
 export async function settleStep(
   deps: BudgetDeps,
   applied: readonly AppliedBudget[],
-  usageCounters: readonly Key[],
+  usageCounters: readonly TableKey[],
   worstUsd: number,
   usage: (StepUsage & { costUsd?: number }) | undefined,
   now: Date,
 ): Promise<{ warn: { applied: AppliedBudget; spentUsd: number }[] }> {
   const reserved = new Set(applied.map(({ key }) => `${key.pk}|${key.sk}`));
-  const keys = new Map<string, Key>();
+  const keys = new Map<string, TableKey>();
   for (const key of [...applied.map((a) => a.key), ...(usage ? usageCounters : [])]) keys.set(`${key.pk}|${key.sk}`, key);
   if (!keys.size) return { warn: [] };
   const cost = usage?.costUsd ?? 0;

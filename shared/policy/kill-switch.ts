@@ -7,11 +7,12 @@ import { slotHolders } from '../run/capacity.ts';
 import { stopThread, type ControlDeps } from '../run/control.ts';
 import { totalUsage } from '../model/pricing.ts';
 import { loadContext, type StoreDeps } from '../context/store.ts';
-import { PAUSE_KEY, type TableDeps } from './pause.ts';
+import type { TableDeps } from './pause.ts';
+import { pauseKey } from '../table.ts';
 
 /** Resume: clears the pause, then starts each thread's first waiting prompt. Returns the threads started. */
 export async function resume(deps: ActorDeps): Promise<string[]> {
-  await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: PAUSE_KEY }));
+  await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: pauseKey }));
   const started: string[] = [];
   for (const threadId of await waitingThreads(deps)) {
     if (await startWaiting(deps, threadId)) started.push(threadId);

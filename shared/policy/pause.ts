@@ -2,10 +2,9 @@
 // thread's lease, read it before starting a run. Apart from the kill switch so that what only reads
 // it (the webhook's bundle among them) carries no more than DynamoDB.
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { pauseKey } from '../table.ts';
 
 export type TableDeps = { db: DynamoDBDocumentClient; tableName: string };
-
-export const PAUSE_KEY = { pk: 'ops', sk: 'pause' };
 
 export interface PauseState {
   paused: boolean;
@@ -14,7 +13,7 @@ export interface PauseState {
 }
 
 export async function pauseState(deps: TableDeps): Promise<PauseState> {
-  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: PAUSE_KEY, ConsistentRead: true }));
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: pauseKey, ConsistentRead: true }));
   return out.Item ? { paused: true, by: out.Item.by as string, at: out.Item.at as number } : { paused: false };
 }
 
@@ -22,5 +21,5 @@ export const isPaused = async (deps: TableDeps): Promise<boolean> => (await paus
 
 /** Pause: no new run starts until resume. `by` says who (an operator, or an admin's qualified id). */
 export async function pause(deps: TableDeps, by: string, now = Date.now()): Promise<void> {
-  await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...PAUSE_KEY, by, at: now } }));
+  await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: { ...pauseKey, by, at: now } }));
 }

@@ -12,7 +12,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from '../aws/errors.ts';
 import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
-import { backOff, queryPartition } from '../aws/dynamodb.ts';
+import { queryPartition } from '../aws/dynamodb.ts';
+import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
+import { actorKey, admittedPromptKey, recentThreadKey, WAITING_THREADS, waitingThreadKey } from '../table.ts';
 import { runIdFor } from '../ids.ts';
 import type { Prompt, RunInput } from '../schemas.ts';
 import type { ControlPolicy } from '../policy/access.ts';
@@ -70,21 +72,14 @@ export interface AdmitOptions {
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
 const ADMITTED_TTL_SECONDS = 7 * 24 * 3600;
-const MAX_CONFLICT_RETRIES = 8;
-
-/** Transactions of many threads meet on the shared run counters: retry after a short random wait, so they spread out. */
-
-const actorKey = (threadId: string) => ({ pk: `actor#${threadId}`, sk: 'actor' });
-const admittedKey = (threadId: string, messageId: string) => ({ pk: `admitted#${threadId}`, sk: messageId });
 
 // Threads whose queue waits with nothing running (prompts held while paused), so resume finds them
 // without reading every actor.
-const WAITING = 'actors#waiting';
-const waitingPut = (tableName: string, threadId: string) => ({ Put: { TableName: tableName, Item: { pk: WAITING, sk: threadId } } });
+const waitingPut = (tableName: string, threadId: string) => ({ Put: { TableName: tableName, Item: waitingThreadKey(threadId) } });
 
 /** Threads with prompts waiting and nothing running: held while the deployment was paused. */
 export async function waitingThreads(deps: { db: DynamoDBDocumentClient; tableName: string }): Promise<string[]> {
-  return (await queryPartition(deps, WAITING)).map((item) => item.sk as string);
+  return (await queryPartition(deps, WAITING_THREADS)).map((item) => item.sk as string);
 }
 
 export async function getActor(deps: ActorDeps, threadId: string): Promise<ActorItem | undefined> {
@@ -107,7 +102,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     Put: {
       TableName: deps.tableName,
       Item: {
-        ...admittedKey(prompt.threadId, prompt.messageId),
+        ...admittedPromptKey(prompt.threadId, prompt.messageId),
         runId: run.runId,
         expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS,
       },
@@ -116,7 +111,8 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   };
   const caps = options.caps;
   const slots = caps ? takeRunSlots(deps.tableName, prompt.threadId, caps, now) : [];
-  for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+  // Transactions of many threads meet on the shared run counters: each lost one is tried again.
+  return retryOnConflict(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}`, async () => {
     const leased = options.hold
       ? 'actor-changed'
       : await admitWith(
@@ -145,10 +141,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
         );
     if (leased === 'duplicate') return resumeDuplicate(deps, run);
     if (leased === 'channel-full' || leased === 'deployment-full') return leased;
-    if (leased === 'conflict') {
-      await backOff(attempt);
-      continue;
-    }
+    if (leased === 'conflict') return TRY_AGAIN;
     if (leased === 'done') {
       await startAndMark(deps, run);
       return 'started';
@@ -191,17 +184,14 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     );
     if (queued === 'duplicate') return resumeDuplicate(deps, run);
     if (queued === 'done') return 'queued';
-    if (queued === 'conflict') {
-      await backOff(attempt);
-      continue;
-    }
+    if (queued === 'conflict') return TRY_AGAIN;
     const actor = await getActor(deps, prompt.threadId);
     const waiting = actor?.queue?.length ?? 0;
     if ((options.hold || actor?.status === 'running' || waiting > 0) && waiting >= maxQueueDepth) return 'busy';
     // Interrupting an idle thread whose prompts wait (a resume that has not reached it): start them first.
     if (front && actor?.status !== 'running' && waiting > 0) await startWaiting(deps, prompt.threadId);
-  }
-  throw new Error(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}: too many concurrent changes`);
+    return TRY_AGAIN;
+  });
 }
 
 /**
@@ -296,7 +286,7 @@ export type Release = { outcome: 'idle' } | { outcome: 'next'; next: RunInput } 
  * after the hand-over completes a start that may have been interrupted.
  */
 export async function releaseLease(deps: ActorDeps, threadId: string, runId: string): Promise<Release> {
-  for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+  return retryOnConflict(`Could not release ${runId} on ${threadId}`, async () => {
     const actor = await getActor(deps, threadId);
     if (!actor || actor.current?.runId !== runId || actor.status !== 'running') {
       if (actor?.previousRunId === runId && actor.current && !actor.started) {
@@ -355,11 +345,10 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
     } catch (error) {
       const lost = isConditionalCheckFailed(error) || transactionCancellationReasons(error)?.[0] === 'ConditionalCheckFailed';
       if (!lost && !isTransactionConflict(error)) throw error;
-      if (!lost) await backOff(attempt);
       // A prompt was queued meanwhile (or another release changed a counter): read again and decide again.
+      return TRY_AGAIN;
     }
-  }
-  throw new Error(`Could not release ${runId} on ${threadId}: too many concurrent changes`);
+  });
 }
 
 /** Run slots a held prompt takes when the deployment resumes: it was promised a run, so no limit refuses it. */
@@ -370,11 +359,11 @@ const UNLIMITED: RunCaps = { perChannel: Number.MAX_SAFE_INTEGER, perDeployment:
  * start it (the rest run after it, in order). Returns the run started, if any; safe to repeat.
  */
 export async function startWaiting(deps: ActorDeps, threadId: string): Promise<RunInput | undefined> {
-  for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+  return retryOnConflict(`Could not start the waiting prompts of ${threadId}`, async () => {
     const actor = await getActor(deps, threadId);
     const [next, ...rest] = actor?.queue ?? [];
     if (!actor || actor.status === 'running' || !next) {
-      await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: { pk: WAITING, sk: threadId } }));
+      await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: waitingThreadKey(threadId) }));
       return undefined;
     }
     const now = (deps.now ?? Date.now)();
@@ -405,20 +394,17 @@ export async function startWaiting(deps: ActorDeps, threadId: string): Promise<R
             channelSlot!,
             deploymentSlot!,
             holder!,
-            { Delete: { TableName: deps.tableName, Key: { pk: WAITING, sk: threadId } } },
+            { Delete: { TableName: deps.tableName, Key: waitingThreadKey(threadId) } },
           ] as never,
         }),
       );
     } catch (error) {
-      const reasons = transactionCancellationReasons(error);
-      if (!reasons) throw error;
-      await backOff(attempt);
-      continue;
+      if (!transactionCancellationReasons(error)) throw error;
+      return TRY_AGAIN;
     }
     await startAndMark(deps, next);
     return next;
-  }
-  throw new Error(`Could not start the waiting prompts of ${threadId}: too many concurrent changes`);
+  });
 }
 
 /** The condition that `runId` (when given) is the run holding the lease, for a control checked against it. */
@@ -515,8 +501,6 @@ export async function takeSteer(deps: Pick<ActorDeps, 'db' | 'tableName'>, threa
 }
 
 /** Who last prompted in a channel, and in which thread: for slash commands, which carry no thread. */
-const recentKey = (channelKey: string, userId: string) => ({ pk: `recent#${channelKey}`, sk: userId });
-
 export async function rememberRecentThread(
   deps: Pick<ActorDeps, 'db' | 'tableName' | 'now'>,
   channelKey: string,
@@ -527,7 +511,7 @@ export async function rememberRecentThread(
   await deps.db.send(
     new PutCommand({
       TableName: deps.tableName,
-      Item: { ...recentKey(channelKey, userId), threadId, at: now, expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS },
+      Item: { ...recentThreadKey(channelKey, userId), threadId, at: now, expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS },
     }),
   );
 }
@@ -537,7 +521,9 @@ export async function recentThread(
   channelKey: string,
   userId: string,
 ): Promise<string | undefined> {
-  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: recentKey(channelKey, userId), ConsistentRead: true }));
+  const out = await deps.db.send(
+    new GetCommand({ TableName: deps.tableName, Key: recentThreadKey(channelKey, userId), ConsistentRead: true }),
+  );
   return out.Item?.threadId as string | undefined;
 }
 

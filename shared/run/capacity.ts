@@ -6,13 +6,10 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { queryPartition } from '../aws/dynamodb.ts';
 import { channelKeyOf } from '../ids.ts';
+import { channelRunsKeyOf, deploymentRunsKey, SLOT_HOLDERS, slotHolderKey, type TableKey } from '../table.ts';
 
-const COUNTERS = 'limits';
-export const deploymentRunsKey = { pk: COUNTERS, sk: 'runs' };
-/** The run counter of a channel, by `adapter:channel`. */
-export const channelRunsKeyOf = (channelKey: string) => ({ pk: COUNTERS, sk: `runs#${channelKey}` });
+/** The run counter of a thread's channel. */
 export const channelRunsKey = (threadId: string) => channelRunsKeyOf(channelKeyOf(threadId));
-export const sandboxesKey = { pk: COUNTERS, sk: 'sandboxes' };
 
 /** The attribute a counted item (an actor holding a lease, a sandbox item) carries while it holds its slot. */
 export const SLOT_ATTRIBUTE = 'holdsSlot';
@@ -22,10 +19,8 @@ export interface RunCaps {
   perDeployment: number;
 }
 
-type Key = { pk: string; sk: string };
-
 /** A transaction item taking one slot of the counter, unless `max` are taken; `expiresAt` (epoch s) for a counter that goes away. */
-export function takeSlot(tableName: string, key: Key, max: number, expiresAt?: number) {
+export function takeSlot(tableName: string, key: TableKey, max: number, expiresAt?: number) {
   return {
     Update: {
       TableName: tableName,
@@ -39,7 +34,7 @@ export function takeSlot(tableName: string, key: Key, max: number, expiresAt?: n
 }
 
 /** A transaction item giving one slot back. */
-export function giveSlot(tableName: string, key: Key) {
+export function giveSlot(tableName: string, key: TableKey) {
   return {
     Update: {
       TableName: tableName,
@@ -52,12 +47,10 @@ export function giveSlot(tableName: string, key: Key) {
 }
 
 /** The run slots a thread's lease holds: its channel's and the deployment's. */
-export const runSlotKeys = (threadId: string): Key[] => [channelRunsKey(threadId), deploymentRunsKey];
+export const runSlotKeys = (threadId: string): TableKey[] => [channelRunsKey(threadId), deploymentRunsKey];
 
 // Which threads hold run slots, so a slot whose release was lost can be found without the thread's
 // next prompt (see reclaimStaleSlots in control.ts).
-const HOLDERS = 'limits#holders';
-const holderKey = (threadId: string) => ({ pk: HOLDERS, sk: threadId });
 
 /** Taking an idle thread's run slots: the channel's (item 0), the deployment's (item 1), and the holder record. */
 export function takeRunSlots(tableName: string, threadId: string, caps: RunCaps, now: number) {
@@ -65,13 +58,16 @@ export function takeRunSlots(tableName: string, threadId: string, caps: RunCaps,
   return [
     takeSlot(tableName, channel!, caps.perChannel),
     takeSlot(tableName, deployment!, caps.perDeployment),
-    { Put: { TableName: tableName, Item: { ...holderKey(threadId), channel: channelKeyOf(threadId), at: now } } },
+    { Put: { TableName: tableName, Item: { ...slotHolderKey(threadId), channel: channelKeyOf(threadId), at: now } } },
   ];
 }
 
 /** Giving a thread's run slots back, with its holder record. */
 export function giveRunSlots(tableName: string, threadId: string) {
-  return [...runSlotKeys(threadId).map((key) => giveSlot(tableName, key)), { Delete: { TableName: tableName, Key: holderKey(threadId) } }];
+  return [
+    ...runSlotKeys(threadId).map((key) => giveSlot(tableName, key)),
+    { Delete: { TableName: tableName, Key: slotHolderKey(threadId) } },
+  ];
 }
 
 /** Threads holding run slots (of one channel, `adapter:channel`, or all), with when they took them. */
@@ -79,13 +75,13 @@ export async function slotHolders(
   deps: { db: DynamoDBDocumentClient; tableName: string },
   channelKey?: string,
 ): Promise<{ threadId: string; at: number }[]> {
-  return (await queryPartition(deps, HOLDERS))
+  return (await queryPartition(deps, SLOT_HOLDERS))
     .filter((item) => !channelKey || item.channel === channelKey)
     .map((item) => ({ threadId: item.sk as string, at: item.at as number }));
 }
 
 /** How many slots of a counter are taken (operators and tests read it). */
-export async function slotsTaken(deps: { db: DynamoDBDocumentClient; tableName: string }, key: Key): Promise<number> {
+export async function slotsTaken(deps: { db: DynamoDBDocumentClient; tableName: string }, key: TableKey): Promise<number> {
   const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: key, ConsistentRead: true }));
   return (out.Item?.count as number | undefined) ?? 0;
 }

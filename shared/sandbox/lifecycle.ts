@@ -25,8 +25,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { queryPartition } from '../aws/dynamodb.ts';
-import { isConditionalCheckFailed, isTransactionConflict, transactionCancellationReasons } from '../aws/errors.ts';
-import { giveSlot, SLOT_ATTRIBUTE, sandboxesKey, takeSlot } from '../run/capacity.ts';
+import { isConditionalCheckFailed, transactionCancellationReasons } from '../aws/errors.ts';
+import { giveSlot, SLOT_ATTRIBUTE, takeSlot } from '../run/capacity.ts';
+import { retryOnConflict } from '../aws/retry.ts';
+import { SANDBOXES, sandboxesKey, sandboxKey } from '../table.ts';
 import { health, type SandboxAddress } from './client.ts';
 import type { SyncState } from './workspace.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
@@ -65,8 +67,6 @@ export interface SandboxItem {
   holdsSlot?: boolean;
 }
 
-const MAX_SLOT_CONFLICTS = 5;
-
 /** Sandboxes that may exist at once (settings.json `limits.maxRunningSandboxes`), read only when one would start. */
 export type SandboxCap = () => Promise<number>;
 
@@ -92,12 +92,8 @@ export interface LifecycleDeps extends SandboxStoreDeps {
   startTimeoutMs?: number;
 }
 
-// All sandboxes share one partition so the reaper can find them with one Query.
-const SANDBOXES = 'sandboxes';
-const key = (threadId: string) => ({ pk: SANDBOXES, sk: threadId });
-
 export async function getSandbox(deps: SandboxStoreDeps, threadId: string): Promise<SandboxItem | undefined> {
-  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: key(threadId), ConsistentRead: true }));
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: sandboxKey(threadId), ConsistentRead: true }));
   return out.Item as SandboxItem | undefined;
 }
 
@@ -110,7 +106,7 @@ export async function touchSandbox(deps: SandboxStoreDeps, threadId: string, tas
   await deps.db.send(
     new UpdateCommand({
       TableName: deps.tableName,
-      Key: key(threadId),
+      Key: sandboxKey(threadId),
       UpdateExpression: 'SET lastUsedAt = :now REMOVE synced',
       ConditionExpression: 'taskArn = :task',
       ExpressionAttributeValues: { ':now': (deps.now ?? Date.now)(), ':task': taskArn },
@@ -123,7 +119,7 @@ export async function markLost(deps: SandboxStoreDeps, threadId: string, taskArn
     .send(
       new UpdateCommand({
         TableName: deps.tableName,
-        Key: key(threadId),
+        Key: sandboxKey(threadId),
         UpdateExpression: 'SET #status = :lost',
         ConditionExpression: 'taskArn = :task',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -216,7 +212,7 @@ export async function startSandbox(
 }
 
 async function recordSandbox(deps: LifecycleDeps, item: SandboxItem, cap?: SandboxCap, previous?: SandboxItem): Promise<SandboxItem> {
-  const Item = { ...key(item.threadId), ...item };
+  const Item = { ...sandboxKey(item.threadId), ...item };
   if (!cap) {
     await deps.db.send(new PutCommand({ TableName: deps.tableName, Item }));
     return item;
@@ -239,7 +235,8 @@ async function recordSandbox(deps: LifecycleDeps, item: SandboxItem, cap?: Sandb
     }
   }
   const max = await cap();
-  for (let attempt = 1; ; attempt++) {
+  // Another thread's sandbox took or gave back a slot at the same moment: try again.
+  return retryOnConflict(`Could not record the sandbox of ${item.threadId}`, async () => {
     try {
       await deps.db.send(
         new TransactWriteCommand({
@@ -259,10 +256,9 @@ async function recordSandbox(deps: LifecycleDeps, item: SandboxItem, cap?: Sandb
       return { ...item, holdsSlot: true };
     } catch (error) {
       if (transactionCancellationReasons(error)?.[1] === 'ConditionalCheckFailed') throw new SandboxLimitReached(max);
-      // Another thread's sandbox took or gave back a slot at the same moment: try again.
-      if (!isTransactionConflict(error) || attempt >= MAX_SLOT_CONFLICTS) throw error;
+      throw error;
     }
-  }
+  });
 }
 
 /** Starts the thread's sandbox unless one is already starting or running. Never waits. */
@@ -306,7 +302,7 @@ export async function ensureSandbox(deps: LifecycleDeps, threadId: string, cap?:
         await deps.db.send(
           new UpdateCommand({
             TableName: deps.tableName,
-            Key: key(threadId),
+            Key: sandboxKey(threadId),
             UpdateExpression: 'SET #status = :running, ip = :ip, lastUsedAt = :now',
             ConditionExpression: 'taskArn = :task',
             ExpressionAttributeNames: { '#status': 'status' },
@@ -351,7 +347,7 @@ export async function waitUntilAnswering(
     .send(
       new UpdateCommand({
         TableName: deps.tableName,
-        Key: key(item.threadId),
+        Key: sandboxKey(item.threadId),
         UpdateExpression: 'SET answered = :true REMOVE failedStarts',
         ConditionExpression: 'taskArn = :task',
         ExpressionAttributeValues: { ':true': true, ':task': item.taskArn },
@@ -387,7 +383,7 @@ async function claimForStop(deps: SandboxStoreDeps, item: SandboxItem): Promise<
     await deps.db.send(
       new UpdateCommand({
         TableName: deps.tableName,
-        Key: key(item.threadId),
+        Key: sandboxKey(item.threadId),
         UpdateExpression: 'SET #status = :stopping',
         ConditionExpression: 'lastUsedAt = :seen AND taskArn = :task',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -439,7 +435,7 @@ async function stopAndForget(deps: ReaperDeps, item: SandboxItem): Promise<void>
   await deps.ecs.send(new StopTaskCommand({ cluster: deps.config.cluster, task: item.taskArn, reason: 'threadwork: idle' }));
   const forget = {
     TableName: deps.tableName,
-    Key: key(item.threadId),
+    Key: sandboxKey(item.threadId),
     ConditionExpression: 'taskArn = :task AND #status = :stopping',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: { ':task': item.taskArn, ':stopping': 'stopping' },

@@ -10,12 +10,12 @@ import { isConditionalCheckFailed } from '../aws/errors.ts';
 import { decodeS3EventKey } from '../aws/s3-event-keys.ts';
 import type { AttachFiles, Firing } from '../events/fire.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import { TABLE_KEYS } from '../table.ts';
+import { firingClaimKey, TABLE_KEYS, triggerPartition, triggerWindowKey } from '../table.ts';
 import { DEFAULT_TRIGGER_OBJECT_MEGABYTES, triggerRuntimeSchema, type TriggerRuntime } from './declaration.ts';
 import { copyIntoThread, tooLargeNote, type CopySource, type ObjectCopyDeps } from './objects.ts';
 import { fillTemplate } from './template.ts';
 
-const { partitionKey: PK, sortKey: SK, ttlAttribute: TTL } = TABLE_KEYS;
+const { partitionKey: PK, ttlAttribute: TTL } = TABLE_KEYS;
 const RECORD_DAYS = 30;
 
 export const triggerEventSchema = z.looseObject({
@@ -55,7 +55,7 @@ const DEFAULT_TEXT = {
 
 export const hash = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
 const expiresAt = (now: Date) => Math.floor(now.getTime() / 1000) + RECORD_DAYS * 86_400;
-const partition = (trigger: TriggerRuntime) => `trigger#${trigger.name}`;
+const partition = (trigger: TriggerRuntime) => triggerPartition(trigger.name);
 
 export type Claim = 'new' | 'retry' | 'duplicate';
 export type ClaimDeps = Pick<TriggerDeps, 'db' | 'tableName' | 'now' | 'claimTimeoutMs'>;
@@ -66,7 +66,7 @@ export type ClaimDeps = Pick<TriggerDeps, 'db' | 'tableName' | 'now' | 'claimTim
  */
 export async function claimFiring(deps: ClaimDeps, part: string, key: string): Promise<Claim> {
   const now = deps.now();
-  const item = { [PK]: part, [SK]: `firing#${key}`, state: 'claimed', claimedAt: now.getTime(), [TTL]: expiresAt(now) };
+  const item = { ...firingClaimKey(part, key), state: 'claimed', claimedAt: now.getTime(), [TTL]: expiresAt(now) };
   try {
     await deps.db.send(new PutCommand({ TableName: deps.tableName, Item: item, ConditionExpression: `attribute_not_exists(${PK})` }));
     return 'new';
@@ -95,7 +95,7 @@ export async function settleFiring(deps: ClaimDeps, part: string, key: string, o
   await deps.db.send(
     new UpdateCommand({
       TableName: deps.tableName,
-      Key: { [PK]: part, [SK]: `firing#${key}` },
+      Key: firingClaimKey(part, key),
       UpdateExpression: 'SET #state = :done, outcome = :outcome',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: { ':done': 'done', ':outcome': outcome },
@@ -105,7 +105,7 @@ export async function settleFiring(deps: ClaimDeps, part: string, key: string, o
 
 /** A failed attempt lets the retry claim the key again. */
 export async function releaseFiring(deps: ClaimDeps, part: string, key: string): Promise<void> {
-  await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: { [PK]: part, [SK]: `firing#${key}` } })).catch(() => undefined);
+  await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: firingClaimKey(part, key) })).catch(() => undefined);
 }
 
 function windowOf(trigger: TriggerRuntime, now: Date) {
@@ -123,7 +123,7 @@ async function overLimit(deps: TriggerDeps, input: TriggerInput, text: string): 
   const out = await deps.db.send(
     new UpdateCommand({
       TableName: deps.tableName,
-      Key: { [PK]: partition(trigger), [SK]: `window#${window.start.toISOString()}` },
+      Key: triggerWindowKey(trigger.name, window.start.toISOString()),
       UpdateExpression: 'ADD firings :one SET lastText = :text, lastEventId = :id, #ttl = :ttl',
       ExpressionAttributeNames: { '#ttl': TTL },
       ExpressionAttributeValues: { ':one': 1, ':text': text.slice(0, 2000), ':id': input.event.id, ':ttl': expiresAt(now) },
@@ -216,7 +216,7 @@ export async function onTriggerSummary(deps: TriggerDeps, input: z.infer<typeof 
   const out = await deps.db.send(
     new UpdateCommand({
       TableName: deps.tableName,
-      Key: { [PK]: partition(trigger), [SK]: `window#${windowStart}` },
+      Key: triggerWindowKey(trigger.name, windowStart),
       UpdateExpression: 'SET summarised = :true',
       ExpressionAttributeValues: { ':true': true },
       ReturnValues: 'ALL_NEW',

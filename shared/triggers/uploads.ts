@@ -9,6 +9,7 @@ import type { AttachFiles, Firing } from '../events/fire.ts';
 import type { Settings } from '../schemas.ts';
 import { claimFiring, hash, releaseFiring, settleFiring, type ClaimDeps } from './fire.ts';
 import { copyIntoThread, tooLargeNote, type ObjectCopyDeps } from './objects.ts';
+import { uploadPartition } from '../table.ts';
 
 export const UPLOADS_PREFIX = 'uploads/';
 export const UPLOAD_PROMPT_SUFFIX = '.prompt.txt';
@@ -52,7 +53,7 @@ export async function onUpload(deps: UploadDeps, key: string): Promise<UploadOut
     if (isS3NotFound(error)) return 'removed';
     throw error;
   }
-  const part = `upload#${place.adapterId}:${place.channelId}`;
+  const part = uploadPartition(place.adapterId, place.channelId);
   const claimKey = hash(`${key}#${head.ETag ?? ''}`);
   const claimed = await claimFiring(deps, part, claimKey);
   if (claimed === 'duplicate') return 'duplicate';

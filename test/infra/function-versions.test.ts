@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DeleteFunctionCommand, LambdaClient, ListVersionsByFunctionCommand } from '@aws-sdk/client-lambda';
 import { KEEP_LATEST_VERSIONS } from '../../infra/constructs/function-version-pruning.ts';
-import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
+import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import {
   handler,
   type PruneFunctionVersionsProperties,
   pruneFunctionVersions,
   versionsToDelete,
 } from '../../infra/custom-resources/prune-function-versions.ts';
-import { synthesizeLocalStack } from '../../packages/local-cloud/src/cloud.ts';
+import { synthesizeLocalStack } from '../../packages/local-cloud/src/cloud/synth.ts';
 import { startFrontDoor, type AwsCall, type FrontDoor } from '../../packages/local-cloud/src/front-door/index.ts';
 import { createLocalIam } from '../../packages/local-cloud/src/iam/index.ts';
 import { startLocalLambdaApi } from '../../packages/local-cloud/src/lambda/api.ts';
@@ -124,7 +124,7 @@ let client: LambdaClient;
 let properties: PruneFunctionVersionsProperties;
 
 before(async () => {
-  const local = synthesizeLocalStack();
+  const local = await synthesizeLocalStack();
   const iam = createLocalIam(local.template);
   const nameOf = (role: 'agentStep' | 'sandboxStep' | 'dispatch') => localPhysicalName(local.template, local.logicalIds[role]!);
   names = { agentStep: nameOf('agentStep'), sandboxStep: nameOf('sandboxStep'), dispatch: nameOf('dispatch') };

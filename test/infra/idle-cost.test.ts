@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
+import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { estimateIdleCost, formatIdleCost } from '../../infra/idle-cost.ts';
 import { synth } from './synth.ts';
 

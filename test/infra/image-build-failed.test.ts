@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { handler } from '../../infra/custom-resources/image-build-failed.ts';
-import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
+import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 
 interface Received {
   method: string;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
-import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
+import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { parseModelId } from '../../infra/constructs/bedrock-access.ts';
 import { isImageReference, parseEcrImage } from '../../infra/image-uri.ts';
 import { DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { App, CfnElement, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import { PROJECT_ROOT } from '../../infra/constructs/agent-function.ts';
+import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { checkWithCdkNag } from '../../infra/nag.ts';
 import { DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
 import { AgentRuntimeStack } from '../../infra/stack.ts';

@@ -15,6 +15,7 @@ import { runIdFor } from '../../shared/ids.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import type { Prompt, RunInput } from '../../shared/schemas.ts';
 import type { AgentDeps } from '../../shared/run/steps/deps.ts';
+import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { conditionalS3 } from './conditional-s3.ts';
 import { startTestTable, type TestTable } from './dynamo.ts';
 
@@ -71,6 +72,7 @@ export async function startStepHarness(): Promise<StepHarness> {
     ledger: { db: table.db, tableName: table.tableName, now: () => clock.ms },
     model: { bedrock: bedrockClient, retry: { attempts: 2, baseDelayMs: 1 } },
     defaultModelId: 'test-default-model',
+    tools: BUILTIN_TOOLS,
     thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
     logger,
     now: () => clock.ms,

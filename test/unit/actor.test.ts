@@ -1,7 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, requestStop, type ActorDeps } from '../../shared/run/actor.ts';
-import { channelRunsKey, deploymentRunsKey, slotsTaken } from '../../shared/run/capacity.ts';
+import { channelRunsKey, slotsTaken } from '../../shared/run/capacity.ts';
+import { deploymentRunsKey } from '../../shared/table.ts';
 import { MAX_STEER_BYTES } from '../../shared/run/control.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/admission/prompt-body.ts';
 import { settingsSchema, type RunInput } from '../../shared/schemas.ts';

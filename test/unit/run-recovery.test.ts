@@ -13,7 +13,8 @@ import { startLocalEcs, type LocalEcs } from '../../packages/local-cloud/src/ecs
 import { startLocalStepFunctions, type LocalStepFunctions } from '../../packages/local-cloud/src/step-functions/index.ts';
 import { localFunctionArn } from '../../packages/local-cloud/src/template.ts';
 import { admitPrompt, getActor, type ActorDeps } from '../../shared/run/actor.ts';
-import { channelRunsKey, sandboxesKey, slotHolders, slotsTaken } from '../../shared/run/capacity.ts';
+import { channelRunsKey, slotHolders, slotsTaken } from '../../shared/run/capacity.ts';
+import { sandboxesKey } from '../../shared/table.ts';
 import { executionArnFor, LEASE_CHECK_AFTER_MS, reclaimStaleLease, reclaimStaleSlots } from '../../shared/run/control.ts';
 import { sandboxReaperEnv } from '../../shared/env.ts';
 import { sandboxConfigFromEnv } from '../../shared/handler-context/sandbox.ts';

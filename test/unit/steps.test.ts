@@ -3,6 +3,7 @@
 // with the clock in the test's hands.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import * as z from 'zod';
 import { MODEL_STEP_LOG_MESSAGE } from '../../infra/constructs/dashboard.ts';
 import { addSteer, getActor, requestStop } from '../../shared/run/actor.ts';
 import { dataKeys } from '../../shared/ids.ts';
@@ -14,6 +15,8 @@ import { modelStep } from '../../shared/run/steps/model.ts';
 import { prepare } from '../../shared/run/steps/prepare.ts';
 import { HEARTBEAT_OK } from '../../shared/run/steps/reply.ts';
 import { countStep, routeAfterTool } from '../../shared/run/steps/run-control.ts';
+import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
+import { defineTool } from '../../shared/tools/tool.ts';
 import { loadSnapshot } from '../../shared/run/steps/snapshot.ts';
 import { toolStep } from '../../shared/run/steps/tool.ts';
 import { loadContext, loadLog } from '../../shared/context/store.ts';
@@ -220,6 +223,43 @@ test('tool: a steer skips the remaining calls and goes back to the model; a stop
   assert.deepEqual(await toolStep(h.deps, stopped, { step: 1, next: 'tool' }), { step: 1, next: 'finish', stopReason: 'aborted' });
 });
 
+test('tool: a tool registered at run time is offered to the model and runs in the agent step, its input checked by its schema', async () => {
+  const asked: string[] = [];
+  const lookup = defineTool({
+    name: 'lookup',
+    runsIn: 'agent',
+    description: 'Look a word up in the team glossary.',
+    input: z.object({ word: z.string().describe('The word') }),
+    async run(input, context) {
+      asked.push(`${input.word} in ${context.thread.id}`);
+      return { status: 'success', text: `${input.word}: a release train` };
+    },
+  });
+  const deps = { ...h.deps, tools: BUILTIN_TOOLS.with([lookup]) };
+  await h.writeObject('settings.json', '{}');
+  const run = await h.newRun('what is a choo-choo?');
+  await prepare(deps, run);
+  const good = toolUse('lookup', { word: 'choo-choo' });
+  const bad = toolUse('lookup', { words: 'choo-choo' });
+  h.bedrock.script({ toolUses: [good, bad] });
+  assert.deepEqual(await modelStep(deps, run, { step: 0, next: 'model' }), { step: 1, next: 'tool', stopReason: 'tool_use' });
+  const offered = h.bedrock.requests.at(-1)!.body.toolConfig!.tools!;
+  assert.deepEqual(offered.slice(0, -2), BUILTIN_TOOLS.toolConfig(false).tools);
+  assert.equal(offered.at(-2)?.toolSpec?.name, 'lookup');
+  assert.deepEqual(offered.at(-1), { cachePoint: { type: 'default' } });
+  assert.deepEqual(await toolStep(deps, run, { step: 1, next: 'tool' }), { step: 1, next: 'tool' });
+  assert.deepEqual(await toolStep(deps, run, { step: 1, next: 'tool' }), { step: 1, next: 'model' });
+  const results = (await entries(run)).at(-1)!.content.map((b) => b.toolResult);
+  assert.deepEqual(
+    results.map((r) => [r?.toolUseId, r?.status, r?.content?.[0]?.text]),
+    [
+      [good.toolUseId, 'success', 'choo-choo: a release train'],
+      [bad.toolUseId, 'error', 'invalid input for lookup: word: Invalid input: expected string, received undefined'],
+    ],
+  );
+  assert.deepEqual(asked, [`choo-choo in ${run.threadId}`]);
+});
+
 test('routeAfterTool sends the next sandbox call to the sandbox step only from inside the sandbox step', () => {
   const pending = [
     {
@@ -228,9 +268,9 @@ test('routeAfterTool sends the next sandbox call to the sandbox step only from i
       meta: { runId: 'r', at: '' },
     },
   ];
-  assert.deepEqual(routeAfterTool(pending, 3, true), { step: 3, next: 'sandbox' });
-  assert.deepEqual(routeAfterTool(pending, 3, false), { step: 3, next: 'tool' });
-  assert.deepEqual(routeAfterTool([], 3, true), { step: 3, next: 'model' });
+  assert.deepEqual(routeAfterTool(pending, 3, BUILTIN_TOOLS), { step: 3, next: 'sandbox' });
+  assert.deepEqual(routeAfterTool(pending, 3), { step: 3, next: 'tool' });
+  assert.deepEqual(routeAfterTool([], 3, BUILTIN_TOOLS), { step: 3, next: 'model' });
 });
 
 // ---------------------------------------------------------------------------------------------

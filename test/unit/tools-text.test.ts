@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyEdit, numberedLines, ToolError, truncateForModel } from '../../shared/tools/text.ts';
 import { appendToolResult, pendingToolCall, repairToolPairs } from '../../shared/context/tool-calls.ts';
-import { resolveToolPath } from '../../shared/tools/sandbox-tools.ts';
+import { resolveToolPath } from '../../shared/tools/paths.ts';
 import { toS3Key, workspaceLayout } from '../../shared/sandbox/workspace.ts';
 import type { ContextEntry } from '../../shared/context/store.ts';
 

@@ -12,7 +12,8 @@ import { startSandboxServer, type SandboxServer } from '../../containers/sandbox
 import { syncIn, workspaceLayout, type SyncState } from '../../shared/sandbox/workspace.ts';
 import { syncOut as syncOutWithin, type SyncLimits } from '../../shared/sandbox/sync-out.ts';
 import * as sandbox from '../../shared/sandbox/client.ts';
-import { runSandboxTool } from '../../shared/tools/sandbox-tools.ts';
+import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
+import { runSandboxTool } from '../../shared/tools/run.ts';
 import { syncNotes } from '../../shared/sandbox/sync-notes.ts';
 import { settingsSchema, type Settings } from '../../shared/schemas.ts';
 
@@ -48,11 +49,19 @@ test('two threads editing one channel MEMORY.md at once keep both edits', async 
   }
   // Both agents append a fact to the same file, from the same starting version.
   const edit = (i: number, fact: string) =>
-    runSandboxTool(boxes[i]!, threads[i]!.layout, {
-      toolUseId: `t${i}`,
-      name: 'edit',
-      input: { path: '/workspace/data/slack/C1/MEMORY.md', old_string: '# Channel memory\n', new_string: `# Channel memory\n- ${fact}\n` },
-    });
+    runSandboxTool(
+      BUILTIN_TOOLS,
+      {
+        toolUseId: `t${i}`,
+        name: 'edit',
+        input: {
+          path: '/workspace/data/slack/C1/MEMORY.md',
+          old_string: '# Channel memory\n',
+          new_string: `# Channel memory\n- ${fact}\n`,
+        },
+      },
+      { address: boxes[i]!, layout: threads[i]!.layout },
+    );
   assert.equal((await edit(0, 'deploys happen on Tuesdays')).status, 'success');
   assert.equal((await edit(1, 'the on-call rota is in PagerDuty')).status, 'success');
   const [first, second] = await Promise.all(

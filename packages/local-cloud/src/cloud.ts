@@ -4,7 +4,6 @@
 // the synthesized state machine runs in a local Step Functions stand-in; API Gateway, the event
 // source mapping, EventBridge, Scheduler, ECS and Secrets Manager are stand-ins wired from the
 // template itself.
-import { App, type CfnElement } from 'aws-cdk-lib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -12,11 +11,9 @@ import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-sch
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentRuntimeStack } from '../../../infra/stack.ts';
-import { DEFAULT_SETTINGS, type SandboxNetworkMode } from '../../../infra/settings.ts';
+import type { SandboxNetworkMode } from '../../../infra/settings.ts';
 import type { PlatformName } from '../../../shared/platforms/descriptors.ts';
-import type { FunctionRole } from '../../../infra/function-entries.ts';
-import { PROJECT_ROOT } from '../../../infra/constructs/agent-function.ts';
+import { PROJECT_ROOT, type FunctionRole } from '../../../infra/function-entries.ts';
 import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
 import { startApiGateway, type ApiGatewayStandIn } from './api-gateway.ts';
 import type { SqsPoller } from './sqs-poller.ts';
@@ -40,6 +37,7 @@ import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
 import { functionVersions } from './cloud/functions.ts';
 import { deployTaskDefinitions, taskDefinitionFamilies } from './cloud/task-definitions.ts';
 import { createLocalResources, resourcesOfType, type Template } from './cloud/resources.ts';
+import { synthesizeLocalStack, type LocalStackSettings } from './cloud/synth.ts';
 import {
   apiRoutes,
   busRules,
@@ -49,7 +47,6 @@ import {
   scheduledRules,
   statusChangeRules,
 } from './cloud/triggers.ts';
-import { parseTriggers } from '../../../shared/triggers/declaration.ts';
 import { startObjectCreatedEvents } from './cloud/object-created-events.ts';
 import { stopParts } from './cloud/stop-parts.ts';
 import { createLocalMetrics, startLocalMetricsEndpoint, type LocalMetrics } from './metrics.ts';
@@ -232,32 +229,14 @@ function startStackSecrets(template: Template, options: Pick<LocalCloudOptions, 
   );
 }
 
-/** The stack as deployed, serving the given platforms (Teams only where a test or `npm start` sets it up). */
-export function synthesizeLocalStack(
-  modelId?: string,
-  triggers: unknown = [],
-  chatPlatforms: readonly PlatformName[] = DEFAULT_SETTINGS.chatPlatforms,
-  sandboxNetwork: SandboxNetworkMode = DEFAULT_SETTINGS.sandboxNetwork,
-  alarmEmail?: string,
-) {
-  // Bundling is for deployment; locally the handlers run from source.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new AgentRuntimeStack(app, 'Threadwork', {
-    settings: {
-      ...DEFAULT_SETTINGS,
-      modelId: modelId ?? DEFAULT_SETTINGS.modelId,
-      triggers: parseTriggers(triggers),
-      chatPlatforms,
-      sandboxNetwork,
-      ...(alarmEmail ? { alarmEmail } : {}),
-    },
-  });
-  const template = app.synth().getStackByName(stack.stackName).template as Template;
-  const logicalIds = Object.fromEntries(
-    Object.entries(stack.functions).map(([role, fn]) => [role, stack.getLogicalId(fn.node.defaultChild as CfnElement)]),
-  ) as Partial<Record<FunctionRole, string>>;
-  return { stack, template, logicalIds };
-}
+/** The deployment settings the stack is synthesized with (Teams only where a test or `npm start` sets it up). */
+const stackSettings = (options: LocalCloudOptions, modelId = options.modelId): LocalStackSettings => ({
+  modelId,
+  triggers: options.triggers,
+  chatPlatforms: platformsOf(options),
+  sandboxNetwork: options.sandboxNetwork,
+  alarmEmail: options.alarmEmail,
+});
 
 /**
  * Both emulators and the synthesized stack, or none: when one fails to start (DynamoDB Local on a
@@ -265,7 +244,7 @@ export function synthesizeLocalStack(
  */
 async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { stop(): Promise<void> }, S>(
   emulators: [Promise<A>, Promise<B>],
-  synthesize: () => S,
+  synthesize: () => Promise<S>,
 ): Promise<[A, B, S]> {
   const synthesized = Promise.resolve().then(synthesize);
   const [a, b, synth] = await Promise.allSettled([...emulators, synthesized]);
@@ -277,7 +256,7 @@ async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { s
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
   const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
-    synthesizeLocalStack(options.modelId, options.triggers, platformsOf(options), options.sandboxNetwork, options.alarmEmail),
+    synthesizeLocalStack(stackSettings(options)),
   );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
@@ -289,7 +268,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // fauxqs names queues sqs.<region>.localhost, which not every resolver knows: keep to the endpoint.
     sqs: new SQSClient({ endpoint: sqsS3.endpoint, region, credentials, useQueueUrlAsEndpoint: false }),
   };
-  const resources = await createLocalResources(template, synth.stack, clients, options);
+  const resources = await createLocalResources(template, synth, clients, options);
 
   // Sandbox tasks: the same command server, a process per task in a sandbox of its own, on its own
   // loopback address.
@@ -485,7 +464,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   let deployment: DeploymentEndpoints;
   try {
     deployment = await startDeploymentEndpoints({
-      stackName: synth.stack.stackName,
+      stackName: synth.stackName,
       template: () => template,
       apiUrl: api.url,
       region,
@@ -549,13 +528,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     deployment,
     poller,
     async redeploy(change) {
-      const synthesized = synthesizeLocalStack(
-        change.modelId ?? options.modelId,
-        options.triggers,
-        platformsOf(options),
-        options.sandboxNetwork,
-        options.alarmEmail,
-      ).template;
+      const { template: synthesized } = await synthesizeLocalStack(stackSettings(options, change.modelId ?? options.modelId));
       const next = change.transformTemplate ? change.transformTemplate(structuredClone(synthesized)) : synthesized;
       stepFunctions.updateDefinition(await deploy(next, template));
       template = next;

@@ -22,14 +22,21 @@ type ImageId = { imageTag?: string; imageDigest?: string };
 export interface LocalEcr extends LocalHttpServer {
   /** Whether a pull of the image (by tag or digest) would find it. */
   hasImage(repositoryName: string, id: ImageId): boolean;
+  /** What a deploy's image build does: the image is pushed to its repository. */
+  push(image: LocalImage): void;
 }
 
 export async function startLocalEcr(repositoryNames: string[], images: LocalImage[]): Promise<LocalEcr> {
   const repositories = new Map<string, StoredImage[]>(repositoryNames.map((name) => [name, []]));
-  for (const image of images) {
+  const push = (image: LocalImage) => {
     const digest = `sha256:${createHash('sha256').update(`${image.repositoryName}:${image.tag}`).digest('hex')}`;
-    repositories.get(image.repositoryName)?.push({ tag: image.tag, digest, pushedAt: new Date() });
-  }
+    const stored = repositories.get(image.repositoryName) ?? [];
+    repositories.set(image.repositoryName, [
+      ...stored.filter((s) => s.tag !== image.tag),
+      { tag: image.tag, digest, pushedAt: new Date() },
+    ]);
+  };
+  for (const image of images) if (repositories.has(image.repositoryName)) push(image);
   const repository = (input: Record<string, unknown>) => {
     const name = String(input.repositoryName);
     const found = repositories.get(name);
@@ -101,5 +108,6 @@ export async function startLocalEcr(repositoryNames: string[], images: LocalImag
   return {
     ...server,
     hasImage: (repositoryName, id) => (repositories.get(repositoryName) ?? []).some((image) => matches(image, id)),
+    push,
   };
 }

@@ -33,7 +33,7 @@ export interface CfnTemplate {
 const STATE_MACHINE_TYPE = 'AWS::StepFunctions::StateMachine';
 const LAMBDA_TYPES = new Set(['AWS::Lambda::Function', 'AWS::Lambda::Version', 'AWS::Lambda::Alias']);
 
-/** The stack's name locally: synthesizeLocalStack's stack id (cloud.ts). */
+/** The stack's name locally: synthesizeLocalStack's stack id (cloud/synth.ts). */
 export const LOCAL_STACK_NAME = 'Threadwork';
 
 /** Pseudo parameters, as CloudFormation would resolve them in the local region and account. */

@@ -2,13 +2,13 @@
 // as AWS would decide it from the same policies.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { synthesizeLocalStack } from '../src/cloud.ts';
+import { synthesizeLocalStack, type SynthesizedStack } from '../src/cloud/synth.ts';
 import { createLocalIam, deniedResponse, type AwsHttpRequest, type LocalIam, type Principal } from '../src/iam/index.ts';
 import { rolePolicies } from '../src/iam/policies.ts';
 import { localPhysicalName, resolveCloudFormation } from '../src/resources.ts';
 import type { FunctionRole } from '../../../infra/function-entries.ts';
 
-type Template = ReturnType<typeof synthesizeLocalStack>['template'];
+type Template = SynthesizedStack['template'];
 
 let template: Template;
 let logicalIds: Record<FunctionRole, string>;
@@ -40,8 +40,8 @@ const bedrock = (modelId: string): AwsHttpRequest => ({
   body: Buffer.from('{}'),
 });
 
-before(() => {
-  const stack = synthesizeLocalStack();
+before(async () => {
+  const stack = await synthesizeLocalStack();
   template = stack.template;
   logicalIds = stack.logicalIds as Record<FunctionRole, string>;
   iam = createLocalIam(template);
@@ -50,9 +50,9 @@ before(() => {
   const agentStepEnv = template.Resources[logicalIds.agentStep]!.Properties.Environment.Variables;
   names = {
     table: arnOf(table),
-    bucket: arnOf(stack.stack.getLogicalId(stack.stack.bucket.node.defaultChild as never)),
+    bucket: arnOf(stack.dataBucketId),
     stateMachine: ref(machine),
-    inbox: arnOf(stack.stack.getLogicalId(stack.stack.inbox.node.defaultChild as never)),
+    inbox: arnOf(stack.inboxId),
     cluster: arnOf(onlyOf('AWS::ECS::Cluster')),
     taskDefinition: ref(onlyOf('AWS::ECS::TaskDefinition')),
     modelId: String(agentStepEnv.BEDROCK_MODEL_ID),

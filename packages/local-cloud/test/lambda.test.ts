@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, before, test } from 'node:test';
-import { PROJECT_ROOT } from '../../../infra/constructs/agent-function.ts';
-import { synthesizeLocalStack } from '../src/cloud.ts';
+import { PROJECT_ROOT } from '../../../infra/function-entries.ts';
+import { synthesizeLocalStack } from '../src/cloud/synth.ts';
 import { ASYNC_PAYLOAD_LIMIT, SYNC_RESPONSE_LIMIT } from '../src/lambda/limits.ts';
 import { workerNetwork, type WorkerNetwork } from '../src/lambda/network-policy.ts';
 import { createLocalLambda, type LocalFunctionVersion, type LocalLambda } from '../src/lambda/runtime.ts';
@@ -92,8 +92,8 @@ test('a function outside the VPC cannot reach a private address; one inside reac
   assert.match((await reach('inside', '127.0.0.1', publicPort)).message!, /only s3 through endpoints/);
 });
 
-test("the stack's network, read from the template: only sandbox-step reaches the tasks, and only S3 and DynamoDB besides", () => {
-  const { template, logicalIds } = synthesizeLocalStack();
+test("the stack's network, read from the template: only sandbox-step reaches the tasks, and only S3 and DynamoDB besides", async () => {
+  const { template, logicalIds } = await synthesizeLocalStack();
   const env = { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' };
   for (const role of ['webhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxReaper', 'scheduler'] as const) {
     assert.equal(workerNetwork(template, logicalIds[role]!, env).mode, 'public', role);

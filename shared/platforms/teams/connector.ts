@@ -52,6 +52,7 @@ import {
 import { streamNatively } from './native-stream.ts';
 import { assertTrustedServiceUrl, attachmentUrlProblem, type ServiceUrlTrust } from './service-url.ts';
 import { baseConversationId, decodeTeamsThreadId, encodeTeamsThreadId, teamsConversationType, type TeamsThreadId } from './thread-id.ts';
+import { CHAT_VALUE } from '../../table.ts';
 
 export const BOT_SCOPE = 'https://api.botframework.com/.default';
 const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
@@ -245,7 +246,7 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
   private async readGraph(threadId: string, target: TeamsThreadId, rootId: string | undefined, options: FetchOptions) {
     const base = baseConversationId(target.conversationId);
     // The Teams webhook's adapter keeps where Graph finds the conversation (team and channel, or a personal chat's id).
-    const cached = await this.chat?.getState().get<string>(`teams:channelContext:${base}`);
+    const cached = await this.chat?.getState().get<string>(CHAT_VALUE.teamsChannelContext(base));
     const { teamId, channelId, graphChatId } = (cached ? JSON.parse(cached) : {}) as Record<string, string | undefined>;
     const graph = {
       credentials: { accessToken: () => this.config.tokens(GRAPH_SCOPE) },

@@ -10,6 +10,7 @@ import {
   type TeamsThreadId,
 } from './thread-id.ts';
 import { parseThreadId } from '../../ids.ts';
+import { teamsConversationKey } from '../../table.ts';
 
 export interface ConversationStore {
   db: DynamoDBDocumentClient;
@@ -25,8 +26,6 @@ export interface ConversationReference {
   updatedAt: string;
 }
 
-const keyOf = (channelId: string) => ({ pk: `conversation#teams:${channelId}`, sk: 'reference' });
-
 /** Records the conversation a Teams thread belongs to (its channel, serviceUrl and type). */
 export async function rememberTeamsConversation(store: ConversationStore, threadId: string): Promise<void> {
   const { channel } = parseThreadId(threadId);
@@ -37,11 +36,11 @@ export async function rememberTeamsConversation(store: ConversationStore, thread
     conversationType: teamsConversationType(target),
     updatedAt: new Date((store.now ?? Date.now)()).toISOString(),
   };
-  await store.db.send(new PutCommand({ TableName: store.tableName, Item: { ...keyOf(channel), ...reference } }));
+  await store.db.send(new PutCommand({ TableName: store.tableName, Item: { ...teamsConversationKey(channel), ...reference } }));
 }
 
 export async function teamsConversation(store: ConversationStore, channelId: string): Promise<ConversationReference | undefined> {
-  const out = await store.db.send(new GetCommand({ TableName: store.tableName, Key: keyOf(channelId) }));
+  const out = await store.db.send(new GetCommand({ TableName: store.tableName, Key: teamsConversationKey(channelId) }));
   return out.Item as ConversationReference | undefined;
 }
 

@@ -16,11 +16,8 @@ import { estimateTokens } from '../../context/compaction.ts';
 import type { StepUsage } from '../../model/pricing.ts';
 import type { RunInput } from '../../schemas.ts';
 import type { ContextEntry } from '../../context/store.ts';
-import { TOOL_CONFIG } from '../../tools/specs.ts';
 import type { AgentDeps } from './deps.ts';
 import type { RunSnapshot } from './snapshot.ts';
-
-const TOOL_TOKENS = estimateTokens(JSON.stringify(TOOL_CONFIG));
 
 export type StepSpend = { refused: string } | { settle(usage: (StepUsage & { costUsd?: number }) | undefined): Promise<void> };
 
@@ -36,7 +33,10 @@ export async function reserveModelStep(
   const price = snapshot.price;
   // Without a price a budget in dollars cannot be kept: prepare warned; tokens are still counted.
   const applied = price ? budgetsFor(snapshot.budgets ?? [], subject, now) : [];
-  const inputTokens = estimateTokens(JSON.stringify(request.system)) + estimateTokens(request.entries) + TOOL_TOKENS;
+  const inputTokens =
+    estimateTokens(JSON.stringify(request.system)) +
+    estimateTokens(request.entries) +
+    estimateTokens(JSON.stringify(deps.tools.toolConfig(false)));
   const worst = price ? worstCaseUsd(price, inputTokens, snapshot.maxOutputTokens) : 0;
   const reservation = await reserveStep(deps.ledger, applied, worst, now);
   const log = deps.logger.with({

@@ -4,19 +4,18 @@
 import { archiveKey, bedrockSummarizer, compactContext, estimateTokens, needsCompaction } from '../../context/compaction.ts';
 import type { RunInput } from '../../schemas.ts';
 import { type LoadedContext, saveLoadedContext, writeText } from '../../context/store.ts';
-import { TOOL_CONFIG } from '../../tools/specs.ts';
 import type { AgentDeps } from './deps.ts';
 import type { RunSnapshot } from './snapshot.ts';
 
 export async function compactIfNeeded(
-  deps: Pick<AgentDeps, 'store' | 'model' | 'logger' | 'now'>,
+  deps: Pick<AgentDeps, 'store' | 'model' | 'logger' | 'now' | 'tools'>,
   run: RunInput,
   snapshot: RunSnapshot,
   context: LoadedContext,
 ): Promise<void> {
   const settings = snapshot.compaction;
   if (!settings) return;
-  const fixed = estimateTokens(JSON.stringify(snapshot.system)) + estimateTokens(JSON.stringify(TOOL_CONFIG));
+  const fixed = estimateTokens(JSON.stringify(snapshot.system)) + estimateTokens(JSON.stringify(deps.tools.toolConfig(false)));
   if (!needsCompaction(context.entries, settings, fixed)) return;
   const at = new Date(deps.now()).toISOString();
   const archive = archiveKey(run.threadId, at);

@@ -8,6 +8,7 @@ import type { MetricsSink } from '../../observability/metrics.ts';
 import type { LifecycleDeps } from '../../sandbox/lifecycle.ts';
 import type { RunInput } from '../../schemas.ts';
 import type { StoreDeps } from '../../context/store.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
 
 export interface AgentDeps {
   store: StoreDeps;
@@ -20,7 +21,9 @@ export interface AgentDeps {
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
-  /** The per-thread sandbox (absent when the deployment has none: then only chat tools run). */
+  /** The tools the model is offered. */
+  tools: ToolRegistry;
+  /** The per-thread sandbox (absent when the deployment has none: then only agent tools run). */
   sandbox?: LifecycleDeps;
   /** Restores a serialized attachment's download through the chat adapter (platform auth). */
   rehydrateAttachment?: (attachment: Attachment, threadId: string) => Attachment;

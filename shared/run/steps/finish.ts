@@ -5,16 +5,16 @@ import { type Release, releaseLease } from '../actor.ts';
 import { auditRunEnd, failedRunEnd, finishedRunEnd } from '../../observability/audit.ts';
 import { describeFailure, parseStepFailure } from '../failures.ts';
 import { promptText } from '../../admission/prompt-body.ts';
-import { readRecord, writeRecord } from '../ledger.ts';
+import { postedMessage, postOnce, readRecord, type PostedMessage } from '../ledger.ts';
 import { textOf } from '../../model/converse.ts';
 import { costFooter, totalUsage } from '../../model/pricing.ts';
 import type { LoopState, RunInput, StepEvent } from '../../schemas.ts';
 import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../../context/store.ts';
 import type { AgentDeps } from './deps.ts';
-import { postOnce, replyRecordName } from './reply.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
-import { type PostedMessage, removeStopCard } from './stop-card.ts';
+import { removeStopCard } from './stop-card.ts';
+import { RUN_RECORD } from '../../table.ts';
 import { countRunEnd, sandboxShare, type SandboxShare } from './run-end.ts';
 
 /** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */
@@ -53,7 +53,7 @@ async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extr
   const replies = new Map<number, string>();
   for (const entry of entries) {
     if (entry.role !== 'assistant' || entry.meta.runId !== run.runId || entry.meta.step === undefined) continue;
-    const record = await readRecord<PostedMessage>(deps.ledger, run.runId, replyRecordName(entry.meta.step));
+    const record = await readRecord<PostedMessage>(deps.ledger, run.runId, RUN_RECORD.reply(entry.meta.step));
     if (record) replies.set(entry.meta.step, record.messageId);
   }
   // Ending must not depend on the stored text: without it, the log keeps the prompt's beginning.
@@ -96,11 +96,9 @@ function withSandbox(usage: ReturnType<typeof totalUsage>, share: SandboxShare |
   return { ...usage, ...share, ...(costUsd === undefined ? {} : { costUsd }) };
 }
 
-const COST_FOOTER = 'cost-footer';
-
 /** `showCost`: the run's tokens and cost under its replies, once. */
 async function postCostFooter(deps: AgentDeps, run: RunInput, usage: ReturnType<typeof totalUsage>): Promise<void> {
-  await postOnce(deps, run, COST_FOOTER, costFooter(usage));
+  await postOnce(deps.ledger, run.runId, RUN_RECORD.costFooter, () => deps.thread(run).post(costFooter(usage)).then(postedMessage));
 }
 
 export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
@@ -122,21 +120,18 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
   return release;
 }
 
-const ERROR_REPLY = 'error-reply';
-
 export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['state']['error']): Promise<Release> {
   const failure = parseStepFailure(error);
   deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
   await removeStopCard(deps, run);
   const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
   const modelId = snapshot?.modelId ?? deps.defaultModelId;
-  if (!(await readRecord(deps.ledger, run.runId, ERROR_REPLY))) {
-    try {
-      const sent = await deps.thread(run).post(describeFailure(failure, modelId));
-      await writeRecord(deps.ledger, run.runId, ERROR_REPLY, { messageId: sent.id } satisfies PostedMessage);
-    } catch (postError) {
-      deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
-    }
+  try {
+    await postOnce(deps.ledger, run.runId, RUN_RECORD.errorReply, () =>
+      deps.thread(run).post(describeFailure(failure, modelId)).then(postedMessage),
+    );
+  } catch (postError) {
+    deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
   }
   const usage = await logExchange(deps, run, 'failed', { error: failure.errorType }).catch((logError: unknown) =>
     deps.logger.error('could not log the exchange', { runId: run.runId, error: logError }),

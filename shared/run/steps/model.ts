@@ -12,10 +12,11 @@ import { applySteer } from '../steer.ts';
 import { type ContextEntry, loadContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
 import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
 import { toolCallRefusal, type ToolPolicy } from '../../tools/allowed-tools.ts';
-import { CACHED_TOOL_CONFIG, TOOL_CONFIG } from '../../tools/specs.ts';
 import { compactIfNeeded } from './compact.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
-import { CUT_OFF_NOTE, openReply, postOnce } from './reply.ts';
+import { CUT_OFF_NOTE, openReply } from './reply.ts';
+import { postedMessage, postOnce } from '../ledger.ts';
+import { RUN_RECORD } from '../../table.ts';
 import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { showStopCard } from './stop-card.ts';
@@ -84,7 +85,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   const thread = deps.thread(run);
   const spend = await reserveModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step === 0);
   if ('refused' in spend) {
-    await postOnce(deps, run, `budget-refused#${loop.step}`, spend.refused);
+    await postOnce(deps.ledger, run.runId, RUN_RECORD.budgetRefused(loop.step), () => thread.post(spend.refused).then(postedMessage));
     if (deps.metrics) countBudgetRefusal(deps.metrics, run.prompt);
     return { step: loop.step, next: 'finish', stopReason: 'budget' };
   }
@@ -102,7 +103,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
       messages: withHistoryCachePoint(messages, snapshot.promptCaching),
       maxOutputTokens: snapshot.maxOutputTokens,
       temperature: snapshot.temperature,
-      toolConfig: snapshot.promptCaching ? CACHED_TOOL_CONFIG : TOOL_CONFIG,
+      toolConfig: deps.tools.toolConfig(snapshot.promptCaching),
     },
     (delta) => {
       firstTextAt ??= deps.now();

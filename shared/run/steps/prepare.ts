@@ -19,12 +19,17 @@ import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
 
-function skillsSection(skills: Skill[], promptText: string, settings: Settings): { text: string; toolPolicy?: ToolPolicy } {
+function skillsSection(
+  skills: Skill[],
+  promptText: string,
+  settings: Settings,
+  toolNames: readonly string[],
+): { text: string; toolPolicy?: ToolPolicy } {
   const { offered, manualRequested } = selectSkills(skills, promptText);
   const missing = manualRequested.length
     ? `The user asked for skill(s) ${manualRequested.map((n) => `"${n}"`).join(', ')}, which do not exist here: say so.`
     : '';
-  const toolPolicy = toolPolicyFor(offered);
+  const toolPolicy = toolPolicyFor(offered, toolNames);
   const limited = toolPolicy
     ? `The skills offered here allow only these tools: ${[...toolPolicy.tools, ...toolPolicy.bash.map((r) => `bash(${r.exact ?? `${r.prefix} …`})`)].join(', ') || 'none'}.`
     : '';
@@ -95,7 +100,12 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
   }
-  const offeredSkills = skillsSection(skills, text, settings);
+  const offeredSkills = skillsSection(
+    skills,
+    text,
+    settings,
+    deps.tools.tools.map((tool) => tool.name),
+  );
   const model = modelChoice(settings, run, deps.defaultModelId);
   const price = priceOf(model.modelId, settings.prices);
   if (!price) {

@@ -3,25 +3,16 @@
 // A heartbeat's answer is held back: posted whole, and only if it is not "nothing to do". Secrets
 // are redacted where every message leaves, in the chat's adapters (shared/platforms/redacting-adapter.ts).
 import type { Thread } from 'chat';
-import { readRecord, writeRecord } from '../ledger.ts';
+import { postedMessage, readRecord, writeRecord, type PostedMessage } from '../ledger.ts';
 import type { RunInput } from '../../schemas.ts';
 import { createTextPipe } from '../../model/text-pipe.ts';
+import { RUN_RECORD } from '../../table.ts';
 import type { AgentDeps } from './deps.ts';
-import type { PostedMessage } from './stop-card.ts';
 
 /** A heartbeat's answer when nothing needs doing: not posted. */
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 
 export const CUT_OFF_NOTE = '_(reply cut off at the output limit)_';
-
-export const replyRecordName = (step: number) => `reply#${step}`;
-
-/** Posts `text` in the run's thread once, however often the step that posts it is retried. */
-export async function postOnce(deps: Pick<AgentDeps, 'ledger' | 'thread'>, run: RunInput, recordName: string, text: string): Promise<void> {
-  if (await readRecord(deps.ledger, run.runId, recordName)) return;
-  const sent = await deps.thread(run).post(text);
-  await writeRecord(deps.ledger, run.runId, recordName, { messageId: sent.id } satisfies PostedMessage);
-}
 
 export interface ReplyStream {
   /** Text as it streams from the model. */
@@ -38,12 +29,12 @@ export async function openReply(
   step: number,
   thread: Thread,
 ): Promise<ReplyStream> {
-  const recordName = replyRecordName(step);
+  const recordName = RUN_RECORD.reply(step);
   const earlier = await readRecord<PostedMessage>(deps.ledger, run.runId, recordName);
   const quiet = run.prompt.heartbeat === true;
   const pipe = createTextPipe();
   let posting: Promise<{ id: string }> | undefined;
-  const record = (id: string) => writeRecord(deps.ledger, run.runId, recordName, { messageId: id } satisfies PostedMessage);
+  const record = (id: string) => writeRecord(deps.ledger, run.runId, recordName, postedMessage({ id }));
   return {
     onText(delta) {
       if (earlier || quiet) return;

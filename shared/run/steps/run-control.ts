@@ -8,7 +8,7 @@ import type { LoopState, RunInput } from '../../schemas.ts';
 import { applySteer } from '../steer.ts';
 import { type LoadedContext, type StoreDeps, saveLoadedContext, type ContextEntry } from '../../context/store.ts';
 import { pendingToolCall } from '../../context/tool-calls.ts';
-import { isSandboxTool } from '../../tools/specs.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
 import { stepMeta } from './deps.ts';
 import type { RunSnapshot } from './snapshot.ts';
 
@@ -50,11 +50,14 @@ export async function checkFlagsBetweenTools(
   return { step: loop.step, next: 'model' };
 }
 
-/** Where the loop goes once a tool result is saved: the next tool call, or back to the model. */
-export function routeAfterTool(entries: ContextEntry[], step: number, inSandbox: boolean): LoopState {
+/**
+ * Where the loop goes once a tool result is saved: the next tool call, or back to the model. From
+ * inside the sandbox step (`sandboxTools` given) a next sandbox call stays there.
+ */
+export function routeAfterTool(entries: ContextEntry[], step: number, sandboxTools?: ToolRegistry): LoopState {
   const pending = pendingToolCall(entries);
   if (!pending) return { step, next: 'model' };
-  return { step, next: inSandbox && isSandboxTool(pending.name) ? 'sandbox' : 'tool' };
+  return { step, next: sandboxTools?.runsInSandbox(pending.name) ? 'sandbox' : 'tool' };
 }
 
 /** Where the loop goes after a model answer: its tool calls, or the end of the run. */

@@ -15,8 +15,8 @@ import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-no
 import type { LoopState, RunInput } from '../../schemas.ts';
 import { loadContext, loadSettings, type StoreDeps, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
-import { runSandboxTool } from '../../tools/sandbox-tools.ts';
-import { isSandboxTool } from '../../tools/specs.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
+import { runSandboxTool } from '../../tools/run.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
@@ -28,6 +28,8 @@ export interface SandboxStepDeps {
   /** The thread's actor item: stop and steer flags. */
   actor: Pick<ActorDeps, 'db' | 'tableName'>;
   port: number;
+  /** The tools of the run: this step runs the sandbox ones. */
+  tools: ToolRegistry;
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
@@ -37,7 +39,7 @@ export interface SandboxStepDeps {
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   const context = await loadContext(deps.store, run.threadId);
   const call = pendingToolCall(context.entries);
-  if (!call || !isSandboxTool(call.name)) return routeAfterTool(context.entries, loop.step, false);
+  if (!call || !deps.tools.runsInSandbox(call.name)) return routeAfterTool(context.entries, loop.step);
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
   const item = await getSandbox(deps.sandboxes, run.threadId);
@@ -64,7 +66,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     // A stop kills the running command's whole process tree at once.
     const stopWatch = watchForStop(deps, run);
     stopWatch.signal.addEventListener('abort', () => void cancel(address, call.toolUseId).catch(() => undefined));
-    const outcome = await runSandboxTool(address, layout, call).finally(() => stopWatch.stop());
+    const outcome = await runSandboxTool(deps.tools, call, { address, layout }).finally(() => stopWatch.stop());
     if (stopWatch.signal.aborted) {
       deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
       return stoppedAt(loop.step);
@@ -101,5 +103,5 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   }
   await saveLoadedContext(deps.store, run.threadId, context);
   countToolCall(deps.metrics, call.name, status);
-  return routeAfterTool(context.entries, loop.step, true);
+  return routeAfterTool(context.entries, loop.step, deps.tools);
 }

@@ -1,4 +1,4 @@
-// The tool step, in agent-step: chat tools (upload, search_channel) run here; for a sandbox tool the
+// The tool step, in agent-step: agent tools (upload, search_channel) run here; for a sandbox tool the
 // thread's sandbox is made ready (started, or replaced if it died) and the call goes on to the
 // sandbox step inside the VPC. Stop and steer are checked before every call.
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
@@ -6,9 +6,8 @@ import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../../schemas.ts';
 import { loadContext, loadSettings, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
-import { runChatTool } from '../../tools/chat-tools.ts';
-import type { ToolOutcome } from '../../tools/sandbox-tools.ts';
-import { isSandboxTool } from '../../tools/specs.ts';
+import { runAgentTool } from '../../tools/run.ts';
+import type { ToolOutcome } from '../../tools/tool.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { countToolCall } from './step-metrics.ts';
@@ -42,16 +41,17 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
     .startTyping(`Running ${call.name}…`)
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
-  if (isSandboxTool(call.name)) {
+  if (deps.tools.runsInSandbox(call.name)) {
     const sandbox = await readySandbox(deps, run);
     if (sandbox === 'ready') return { step: loop.step, next: 'sandbox' };
     outcome = sandbox;
   } else {
-    outcome = await runChatTool({ thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) }, call);
+    const context = { thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
+    outcome = await runAgentTool(deps.tools, call, context);
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
   }
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
   await saveLoadedContext(deps.store, run.threadId, context);
   countToolCall(deps.metrics, call.name, outcome.status);
-  return routeAfterTool(context.entries, loop.step, false);
+  return routeAfterTool(context.entries, loop.step);
 }

@@ -152,6 +152,13 @@ export async function startDeploymentEndpoints(inputs: DeploymentInputs): Promis
       AWS_ENDPOINT_URL_ECS: inputs.frontDoors.ecs,
     },
     updated() {
+      // The deploy built and pushed the images its task definitions name before updating them.
+      const next = inputs.template();
+      for (const [id] of resourcesOfType(next, 'AWS::ECS::TaskDefinition')) {
+        const uri = taskDefinitionImage(next, String(resolveCloudFormation(next, { Ref: id })));
+        const image = uri === undefined ? undefined : parseEcrImage(inRegion(uri, inputs.region));
+        if (image?.tag) ecr.push({ repositoryName: image.repositoryName, tag: image.tag });
+      }
       status = 'UPDATE_COMPLETE';
     },
     setStatus(next) {

@@ -1,11 +1,9 @@
 // The stack's stateful resources, created in the emulators as CloudFormation would create them:
 // the table, the data bucket, the inbox FIFO queue with its dead-letter queue. They start empty,
 // as after a first deploy.
-import type { CfnElement } from 'aws-cdk-lib';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { AgentRuntimeStack } from '../../../../infra/stack.ts';
 import { createLocalTable } from '../tables.ts';
 import { localPhysicalName, resolveCloudFormation } from '../resources.ts';
 
@@ -34,7 +32,7 @@ export interface LocalResources {
 
 export async function createLocalResources(
   template: Template,
-  stack: AgentRuntimeStack,
+  ids: { dataBucketId: string; inboxId: string },
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient },
   options: { visibilityTimeoutSeconds?: number },
 ): Promise<LocalResources> {
@@ -42,12 +40,10 @@ export async function createLocalResources(
   const [tableId] = onlyResource(template, 'AWS::DynamoDB::Table');
   const table = String(resolve({ Ref: tableId }));
   await createLocalTable(clients.dynamodb, table);
-  const dataBucketId = stack.getLogicalId(stack.bucket.node.defaultChild as CfnElement);
-  const bucket = String(resolve({ Ref: dataBucketId }));
+  const bucket = String(resolve({ Ref: ids.dataBucketId }));
   await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
 
-  const inboxId = stack.getLogicalId(stack.inbox.node.defaultChild as CfnElement);
-  const inboxProps = template.Resources[inboxId]!.Properties;
+  const inboxProps = template.Resources[ids.inboxId]!.Properties;
   const dlqId = String(inboxProps.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
   const queueArn = async (url: string | undefined) =>
     (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
@@ -56,7 +52,7 @@ export async function createLocalResources(
   );
   const inbox = await clients.sqs.send(
     new CreateQueueCommand({
-      QueueName: localPhysicalName(template, inboxId),
+      QueueName: localPhysicalName(template, ids.inboxId),
       Attributes: {
         FifoQueue: 'true',
         ContentBasedDeduplication: String(inboxProps.ContentBasedDeduplication ?? false),

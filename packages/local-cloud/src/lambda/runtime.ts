@@ -5,7 +5,7 @@
 import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
-import { join } from 'node:path';
+import { handlerBundle, workerBundle } from './bundles.ts';
 import { ASYNC_PAYLOAD_LIMIT, LambdaLimitExceeded, SYNC_REQUEST_LIMIT, SYNC_RESPONSE_LIMIT } from './limits.ts';
 import type { WorkerNetwork } from './network-policy.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker.ts';
@@ -51,6 +51,8 @@ class FunctionWorker {
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
   private nextId = 0;
+  /** Counts stops: a start that finds it changed once its bundles are made was stopped meanwhile. */
+  private stops = 0;
   private readonly pending = new Map<number, { resolve(result: string): void; reject(error: Error): void }>();
 
   constructor(
@@ -61,12 +63,14 @@ class FunctionWorker {
     this.spec = spec;
   }
 
-  private start(): Promise<void> {
-    const setup: WorkerSetup = { entry: pathToFileURL(join(this.root, this.spec.entry)).href, network: this.spec.network };
-    const worker = new Worker(new URL('./worker.ts', import.meta.url), {
+  private async start(): Promise<void> {
+    const stops = this.stops;
+    const [script, entry] = await Promise.all([workerBundle(this.root), handlerBundle(this.root, this.spec.entry)]);
+    if (stops !== this.stops) throw new Error(`the ${this.spec.functionId} worker was stopped while it started`);
+    const setup: WorkerSetup = { entry: pathToFileURL(entry).href, network: this.spec.network };
+    const worker = new Worker(script, {
       workerData: setup,
       env: this.spec.env,
-      execArgv: ['--import', import.meta.resolve('tsx')],
       // What the function writes to stdout and stderr (warnings and errors) is its log, as CloudWatch
       // Logs gets it: read line by line.
       stdout: this.onOutput !== undefined,
@@ -112,6 +116,7 @@ class FunctionWorker {
   }
 
   async stop(): Promise<void> {
+    this.stops++;
     const worker = this.worker;
     this.worker = undefined;
     this.ready = undefined;

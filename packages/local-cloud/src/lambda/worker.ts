@@ -15,6 +15,8 @@ export type WorkerRequest = { id: number; event: string };
 export type WorkerReply = { id: number; result: string } | { id: number; error: { name: string; message: string; stack?: string } };
 
 const setup = workerData as WorkerSetup;
+// Bundles carry source maps: stack traces name the TypeScript sources.
+process.setSourceMapsEnabled(true);
 installNetworkGuard(setup.network);
 const { handler } = (await import(setup.entry)) as { handler: (event: unknown) => Promise<unknown> };
 

@@ -1,0 +1,67 @@
+// What a tool is: its name, where it runs, what the model is told about it, the zod schema its input
+// must match, and the function that does the work. One file per tool (builtin/), listed once in
+// builtin/index.ts; tools known only at run time (an MCP server's) are made the same way.
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Thread } from 'chat';
+import type * as z from 'zod';
+import type { SandboxAddress } from '../sandbox/client.ts';
+import type { WorkspaceLayout } from '../sandbox/workspace.ts';
+
+/** One toolUse of the model's answer. */
+export interface ToolCall {
+  toolUseId: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** What the model is told back: one toolResult. */
+export interface ToolOutcome {
+  text: string;
+  status: 'success' | 'error';
+}
+
+/** An agent tool runs in the agent-step Lambda: it acts on the chat thread and reads the thread's files in S3. */
+export interface AgentToolContext {
+  toolUseId: string;
+  thread: Thread;
+  s3: S3Client;
+  bucket: string;
+  layout: WorkspaceLayout;
+}
+
+/** A sandbox tool runs in the sandbox-step Lambda (inside the VPC) against the thread's running sandbox. */
+export interface SandboxToolContext {
+  toolUseId: string;
+  address: SandboxAddress;
+  layout: WorkspaceLayout;
+}
+
+export interface ToolContexts {
+  agent: AgentToolContext;
+  sandbox: SandboxToolContext;
+}
+
+export type RunsIn = keyof ToolContexts;
+
+export interface ToolDefinition<R extends RunsIn = RunsIn, I extends z.ZodObject = z.ZodObject> {
+  /** What the model calls it: letters, digits, `_` and `-` (Bedrock's rule), unique in a run. */
+  name: string;
+  runsIn: R;
+  /** Told to the model as is. */
+  description: string;
+  /**
+   * The input, as the model sees it (its JSON Schema) and as it is checked before `run`. Fields the
+   * model adds beyond it are dropped. `.meta({ maximum })` advertises a bound `run` caps rather than refuses.
+   */
+  input: I;
+  /** Throw ToolError for a mistake the model should read about; anything else is the step's to handle. */
+  run(input: z.output<I>, context: ToolContexts[R]): Promise<ToolOutcome>;
+}
+
+/** Any tool, by where it runs: narrowing on `runsIn` types its context. */
+export type AnyTool = { [R in RunsIn]: ToolDefinition<R> }[RunsIn];
+
+/** A tool, with its input's type carried from the schema to `run`. */
+export function defineTool<R extends RunsIn, I extends z.ZodObject>(tool: ToolDefinition<R, I>): ToolDefinition<R, I> {
+  return tool;
+}
