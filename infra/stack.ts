@@ -114,13 +114,11 @@ export class AgentRuntimeStack extends Stack {
     const platforms: readonly PlatformDescriptor[] = PLATFORM_DESCRIPTORS;
     const chatSecrets = platforms
       .filter((platform) => (props.settings.chatPlatforms as readonly string[]).includes(platform.name))
-      .map(
-        (platform): ServedPlatform => ({
-          platform,
-          secret: new ChatSecret(this, platform).secret,
-          environment: platform.deployment.environment?.(props.settings) ?? {},
-        }),
-      );
+      .map((platform): ServedPlatform => ({
+        platform,
+        secret: new ChatSecret(this, platform).secret,
+        environment: platform.deployment.environment?.(props.settings) ?? {},
+      }));
     const shared = { table: state.table, chatSecrets, logRetention };
 
     // The sandbox: where the agent's tools run, one Fargate task per thread.

@@ -7,7 +7,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
-import { PLATFORM_DESCRIPTORS, PLATFORM_NAMES, descriptorNamed, platformEnvShape, servedPlatforms } from '../../shared/platforms/descriptors.ts';
+import {
+  PLATFORM_DESCRIPTORS,
+  PLATFORM_NAMES,
+  descriptorNamed,
+  platformEnvShape,
+  servedPlatforms,
+} from '../../shared/platforms/descriptors.ts';
 import { PLATFORMS, platformNamed, threadProblem } from '../../shared/platforms/platforms.ts';
 import type { ChatPlatform, PlatformDescriptor } from '../../shared/platforms/platform.ts';
 import { parseThreadId } from '../../shared/ids.ts';
@@ -26,9 +32,18 @@ const descriptors: readonly PlatformDescriptor[] = PLATFORM_DESCRIPTORS;
 const platforms: readonly ChatPlatform[] = PLATFORMS;
 
 /** Each platform's variables that stand in for its secret, set, as the local cloud sets them. */
-const standIns = (platform: PlatformDescriptor) => Object.fromEntries(platform.env.instead.map((name) => [name, `${name.toLowerCase()}-value`]));
+const standIns = (platform: PlatformDescriptor) =>
+  Object.fromEntries(platform.env.instead.map((name) => [name, `${name.toLowerCase()}-value`]));
 
-const CHAT_METHODS = ['adapter', 'rehydrateAttachment', 'uploadProblem', 'historyProblem', 'openThread', 'threadProblem', 'received'] as const;
+const CHAT_METHODS = [
+  'adapter',
+  'rehydrateAttachment',
+  'uploadProblem',
+  'historyProblem',
+  'openThread',
+  'threadProblem',
+  'received',
+] as const;
 
 test('each platform module satisfies the contract, and PLATFORMS is PLATFORM_DESCRIPTORS with their chat wiring, in the same order', () => {
   assert.deepEqual(
@@ -39,7 +54,8 @@ test('each platform module satisfies the contract, and PLATFORMS is PLATFORM_DES
   for (const [i, platform] of platforms.entries()) {
     const descriptor = descriptors[i]!;
     // The ChatPlatform carries its descriptor as it is: one secret, one set of variables, one deployment.
-    for (const key of Object.keys(descriptor) as (keyof PlatformDescriptor)[]) assert.equal(platform[key], descriptor[key], `${platform.name}.${key}`);
+    for (const key of Object.keys(descriptor) as (keyof PlatformDescriptor)[])
+      assert.equal(platform[key], descriptor[key], `${platform.name}.${key}`);
     for (const method of CHAT_METHODS) assert.equal(typeof platform[method], 'function', `${platform.name}.${method}`);
     assert.equal(platformNamed(platform.name), platform);
     assert.equal(descriptorNamed(platform.name), descriptor);
@@ -59,7 +75,11 @@ test('each platform module satisfies the contract, and PLATFORMS is PLATFORM_DES
 test("each platform's secret is its zod schema: the value the deploy generates parses, a wrong one is refused without being echoed", () => {
   for (const { title, secret } of descriptors) {
     const fields = Object.keys((secret.schema as unknown as z.ZodObject).shape).sort();
-    assert.deepEqual([...Object.keys(secret.placeholders), secret.generated].sort(), fields, `${title}: placeholders and the generated field cover the schema`);
+    assert.deepEqual(
+      [...Object.keys(secret.placeholders), secret.generated].sort(),
+      fields,
+      `${title}: placeholders and the generated field cover the schema`,
+    );
     // What the stack writes (infra/constructs/chat-secrets.ts) is a value the functions can read, so they start before the operator fills it in.
     const deployed = { ...secret.placeholders, [secret.generated]: 'Gen3ratedRandomValue' };
     assert.deepEqual(secret.parse(JSON.stringify(deployed)), deployed, title);
@@ -76,13 +96,20 @@ test("each platform's variables: its secret ARN, or the stand-ins together, say 
   for (const platform of descriptors) {
     const { env } = platform;
     for (const name of [env.secretArn, ...env.instead]) assert.ok(name in env.shape, `${platform.name}: ${name} is one of its variables`);
-    assert.ok(Object.keys(env.shape).every((name) => name in platformEnvShape), `${platform.name}: every chat function reads its variables`);
+    assert.ok(
+      Object.keys(env.shape).every((name) => name in platformEnvShape),
+      `${platform.name}: every chat function reads its variables`,
+    );
     const parsed = (raw: Record<string, string>) => z.object(env.shape).parse(raw);
     const secret = env.credentials(parsed({ [env.secretArn]: 'arn:aws:secretsmanager:us-east-1:1:secret:x' }));
     assert.deepEqual(secret, { secretArn: 'arn:aws:secretsmanager:us-east-1:1:secret:x', maxAgeSeconds: 60, rereadSeconds: 10 });
     const local = env.credentials(parsed(standIns(platform)));
     assert.ok(local && 'credentials' in local, platform.name);
-    assert.deepEqual(platform.secret.parse(JSON.stringify(local.credentials)), local.credentials, `${platform.name}: stand-ins make valid credentials`);
+    assert.deepEqual(
+      platform.secret.parse(JSON.stringify(local.credentials)),
+      local.credentials,
+      `${platform.name}: stand-ins make valid credentials`,
+    );
     assert.equal(env.credentials(parsed({})), undefined);
     const [first] = env.instead;
     assert.equal(env.credentials(parsed({ [first!]: 'only-one' })), undefined, `${platform.name}: one stand-in alone is not enough`);
@@ -113,7 +140,11 @@ test('the lists drive what once switched on the adapter name: thread ids, event 
     for (const other of descriptors.filter((p) => p !== platform)) assert.equal(workspaceOf(other.name, sample.raw), undefined);
     assert.deepEqual(servedPlatforms(standIns(platform)), [platform]);
   }
-  assert.deepEqual(parseThreadId('matrix:room:event'), { adapter: 'matrix', channel: 'room', thread: 'event' }, 'an unknown platform: the plain form');
+  assert.deepEqual(
+    parseThreadId('matrix:room:event'),
+    { adapter: 'matrix', channel: 'room', thread: 'event' },
+    'an unknown platform: the plain form',
+  );
   assert.deepEqual(eventScopeOf('events/matrix/room/daily.json'), { kind: 'operator' });
   assert.deepEqual(servedPlatforms(Object.assign({}, ...descriptors.map(standIns))), descriptors);
 });
@@ -153,7 +184,11 @@ test('threads someone else named: not a thread id, or what its platform refuses'
   };
   assert.match((await threadProblem(context, 'not-a-thread')) ?? '', /"not-a-thread" is not a thread id/);
   assert.equal(await threadProblem(context, 'slack:C0123:1700000000.000100'), undefined);
-  assert.equal(await threadProblem(context, 'matrix:room:event'), undefined, 'an unknown platform refuses nothing: the chat has no adapter for it');
+  assert.equal(
+    await threadProblem(context, 'matrix:room:event'),
+    undefined,
+    'an unknown platform refuses nothing: the chat has no adapter for it',
+  );
   // A Teams thread whose serviceUrl is not a Bot Connector's, for a conversation nobody named: the bot's token would go there.
   const forged = `teams:${Buffer.from('a:personal').toString('base64url')}:${Buffer.from('https://attacker.example/').toString('base64url')}`;
   const teams = platformNamed('teams')!;
