@@ -1,11 +1,11 @@
 // The contract of a chat platform. A platform is one folder, shared/platforms/<name>/, with two
 // exports: its descriptor (descriptor.ts), what every function and the infra know of it without
-// loading its SDK (thread ids, workspaces, its secret and variables, its webhook in the stack); and
-// its ChatPlatform (platform.ts), the descriptor plus the chat wiring (its adapter, files, channels,
-// which threads the bot may act in). Code that once switched on an adapter's name iterates
-// PLATFORM_DESCRIPTORS (shared/platforms/descriptors.ts) or PLATFORMS (shared/platforms/platforms.ts):
-// two lists, because functions that never talk to chat (the sandbox step and reaper) read thread ids
-// too and must not bundle the Chat SDK.
+// loading its SDK (thread ids, workspaces, the files it takes, its secret and variables, its webhook
+// in the stack); and its ChatPlatform (platform.ts), the descriptor plus the chat wiring (its adapter,
+// attachments, channels, which threads the bot may act in). Code that once switched on an adapter's
+// name iterates PLATFORM_DESCRIPTORS (shared/platforms/descriptors.ts) or PLATFORMS
+// (shared/platforms/platforms.ts): two lists, because functions that never talk to chat (the sandbox
+// step and reaper) read thread ids and run the tool registry too, and must not bundle the Chat SDK.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Adapter, Attachment, Logger } from 'chat';
 import type * as z from 'zod';
@@ -119,6 +119,10 @@ export interface PlatformDescriptor {
   scopeOf(channelPart: string, rest: readonly string[]): ThreadScope;
   /** The workspace of whoever sent a payload, as settings.json `access.workspaces` names it. */
   workspaceOf(raw: Readonly<Record<string, unknown>>): string | undefined;
+  /** Why this file cannot be posted into the platform's threads (the upload tool, which runs where the Chat SDK may not be loaded); undefined when it can. */
+  uploadProblem(file: { filename: string; mimeType?: string; bytes: number }): string | undefined;
+  /** What the model is told when a channel's history cannot be read (search_channel); undefined: the error itself. */
+  historyProblem(error: Error): string | undefined;
   readonly secret: PlatformSecret;
   readonly env: PlatformEnv;
   readonly deployment: PlatformDeployment;
@@ -160,10 +164,6 @@ export interface ChatPlatform extends PlatformDescriptor {
   adapter(credentials: unknown, context: PlatformContext): Adapter;
   /** An attachment of a message in `threadId`, made downloadable through this platform's `adapter`. */
   rehydrateAttachment(adapter: Adapter, attachment: Attachment, threadId: string): Attachment;
-  /** Why this file cannot be posted into the platform's threads (the upload tool); undefined when it can. */
-  uploadProblem(file: { filename: string; mimeType?: string; bytes: number }): string | undefined;
-  /** What the model is told when a channel's history cannot be read (search_channel); undefined: the error itself. */
-  historyProblem(error: Error): string | undefined;
   /** Posts `text` into a channel, which opens a thread there (an event for a channel). */
   openThread(chat: ChannelPoster, store: PlatformStore, channelId: string, text: string): Promise<OpenedThread>;
   /**

@@ -35,15 +35,10 @@ const platforms: readonly ChatPlatform[] = PLATFORMS;
 const standIns = (platform: PlatformDescriptor) =>
   Object.fromEntries(platform.env.instead.map((name) => [name, `${name.toLowerCase()}-value`]));
 
-const CHAT_METHODS = [
-  'adapter',
-  'rehydrateAttachment',
-  'uploadProblem',
-  'historyProblem',
-  'openThread',
-  'threadProblem',
-  'received',
-] as const;
+/** What the sandbox step and reaper may ask too: none of it may need a platform's SDK. */
+const DESCRIPTOR_METHODS = ['scopeOf', 'workspaceOf', 'uploadProblem', 'historyProblem'] as const;
+
+const CHAT_METHODS = ['adapter', 'rehydrateAttachment', 'openThread', 'threadProblem', 'received'] as const;
 
 test('each platform module satisfies the contract, and PLATFORMS is PLATFORM_DESCRIPTORS with their chat wiring, in the same order', () => {
   assert.deepEqual(
@@ -56,6 +51,7 @@ test('each platform module satisfies the contract, and PLATFORMS is PLATFORM_DES
     // The ChatPlatform carries its descriptor as it is: one secret, one set of variables, one deployment.
     for (const key of Object.keys(descriptor) as (keyof PlatformDescriptor)[])
       assert.equal(platform[key], descriptor[key], `${platform.name}.${key}`);
+    for (const method of DESCRIPTOR_METHODS) assert.equal(typeof descriptor[method], 'function', `${descriptor.name}.${method}`);
     for (const method of CHAT_METHODS) assert.equal(typeof platform[method], 'function', `${platform.name}.${method}`);
     assert.equal(platformNamed(platform.name), platform);
     assert.equal(descriptorNamed(platform.name), descriptor);

@@ -46,6 +46,9 @@ export const slackDescriptor = {
     const team = raw.team && typeof raw.team === 'object' ? (raw.team as { id?: unknown }).id : raw.team;
     return text(user) ?? text(raw.user_team) ?? text(team) ?? text(raw.team_id);
   },
+  /** Slack takes any file the upload limit allows, and a bot reads channel history itself. */
+  uploadProblem: (): string | undefined => undefined,
+  historyProblem: (): string | undefined => undefined,
   secret,
   env: {
     shape,

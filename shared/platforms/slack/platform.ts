@@ -31,8 +31,6 @@ export const slack = {
     const slim = { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined };
     return adapter.rehydrateAttachment?.(slim) ?? attachment;
   },
-  uploadProblem: (): string | undefined => undefined,
-  historyProblem: (): string | undefined => undefined,
   openThread: (chat: ChannelPoster, _store: PlatformStore, channelId: string, text: string) =>
     postToChannel(chat, slackDescriptor.name, channelId, text),
   threadProblem: async (): Promise<string | undefined> => undefined,

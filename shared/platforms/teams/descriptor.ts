@@ -65,6 +65,11 @@ const THREAD_SUFFIX = /;messageid=[^;]*$/;
 
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
 
+/** The images Teams shows inline in a bot's message. */
+const INLINE_IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif'];
+/** An inline image travels base64-encoded inside the activity, whose size the Bot Connector limits. */
+export const TEAMS_MAX_IMAGE_BYTES = 1024 * 1024;
+
 export const teamsDescriptor = {
   name: 'teams',
   title: 'Teams',
@@ -85,6 +90,18 @@ export const teamsDescriptor = {
       (raw.conversation as { tenantId?: unknown } | undefined)?.tenantId;
     return text(tenant);
   },
+  /** A bot can show an image inline in Teams; any other file needs SharePoint or OneDrive, which this deployment does not use. */
+  uploadProblem({ filename, mimeType, bytes }: { filename: string; mimeType?: string; bytes: number }): string | undefined {
+    if (!mimeType || !INLINE_IMAGE_TYPES.includes(mimeType)) {
+      return `${filename} cannot be delivered to Teams: a bot can post only PNG, JPEG or GIF images into a Teams conversation (inline). Put the content in your reply instead (text, a table or a code block), or make an image of it.`;
+    }
+    if (bytes > TEAMS_MAX_IMAGE_BYTES)
+      return `${filename} is ${bytes} bytes; an image posted into Teams may be at most ${TEAMS_MAX_IMAGE_BYTES} bytes`;
+    return undefined;
+  },
+  /** Teams offers a bot no history of its own: it is read through Microsoft Graph, with permissions an admin grants the bot's app registration. */
+  historyProblem: (error: Error): string =>
+    `search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions (ChannelMessage.Read.All for channels, Chat.Read.All for chats) granted to the bot's app registration by an admin. The read failed with: ${error.message}`,
   secret,
   env: {
     shape,

@@ -73,29 +73,12 @@ export function teamsConnectorAdapter(credentials: TeamsCredentials, context: Te
   );
 }
 
-/** The images Teams shows inline in a bot's message. */
-const INLINE_IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif'];
-/** An inline image travels base64-encoded inside the activity, whose size the Bot Connector limits. */
-export const TEAMS_MAX_IMAGE_BYTES = 1024 * 1024;
-
 export const teams = {
   ...teamsDescriptor,
   adapter: teamsConnectorAdapter,
   /** The bot's token goes only to the Connector of the thread's own conversation. */
   rehydrateAttachment: (adapter: TeamsAdapter, attachment: Attachment, threadId: string): Attachment =>
     adapter.rehydrateAttachment?.(attachment, threadId) ?? attachment,
-  /** A bot can show an image inline in Teams; any other file needs SharePoint or OneDrive, which this deployment does not use. */
-  uploadProblem({ filename, mimeType, bytes }: { filename: string; mimeType?: string; bytes: number }): string | undefined {
-    if (!mimeType || !INLINE_IMAGE_TYPES.includes(mimeType)) {
-      return `${filename} cannot be delivered to Teams: a bot can post only PNG, JPEG or GIF images into a Teams conversation (inline). Put the content in your reply instead (text, a table or a code block), or make an image of it.`;
-    }
-    if (bytes > TEAMS_MAX_IMAGE_BYTES)
-      return `${filename} is ${bytes} bytes; an image posted into Teams may be at most ${TEAMS_MAX_IMAGE_BYTES} bytes`;
-    return undefined;
-  },
-  /** Teams offers a bot no history of its own: it is read through Microsoft Graph, with permissions an admin grants the bot's app registration. */
-  historyProblem: (error: Error): string =>
-    `search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions (ChannelMessage.Read.All for channels, Chat.Read.All for chats) granted to the bot's app registration by an admin. The read failed with: ${error.message}`,
   /** A Teams channel is reached through the serviceUrl its activities named (stored per channel). */
   async openThread(chat: ChannelPoster, store: PlatformStore, channelId: string, text: string) {
     const reference = await teamsConversation(store, channelId);

@@ -1,6 +1,6 @@
 // Searches the channel's message history through the chat platform. It runs in the agent step.
 import * as z from 'zod';
-import { platformNamed } from '../../platforms/platforms.ts';
+import { descriptorNamed } from '../../platforms/descriptors.ts';
 import { ToolError } from '../text.ts';
 import { defineTool } from '../tool.ts';
 
@@ -35,7 +35,7 @@ export const searchChannel = defineTool({
         if (found.length >= limit) break;
       }
     } catch (error) {
-      const problem = platformNamed(thread.adapter.name)?.historyProblem(error as Error);
+      const problem = descriptorNamed(thread.adapter.name)?.historyProblem(error as Error);
       if (!problem) throw error;
       throw new ToolError(problem);
     }

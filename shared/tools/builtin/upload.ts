@@ -4,7 +4,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { posix } from 'node:path';
 import * as z from 'zod';
 import { isS3NotFound } from '../../aws/errors.ts';
-import { platformNamed } from '../../platforms/platforms.ts';
+import { descriptorNamed } from '../../platforms/descriptors.ts';
 import { toS3Key } from '../../sandbox/workspace.ts';
 import { pathInput, resolveToolPath, WORKSPACE_ROOT } from '../paths.ts';
 import { ToolError } from '../text.ts';
@@ -47,7 +47,7 @@ export const upload = defineTool({
     }
     const filename = posix.basename(path);
     const mimeType = IMAGE_TYPES[posix.extname(filename).toLowerCase()];
-    const problem = platformNamed(thread.adapter.name)?.uploadProblem({ filename, mimeType, bytes: body.length });
+    const problem = descriptorNamed(thread.adapter.name)?.uploadProblem({ filename, mimeType, bytes: body.length });
     if (problem) throw new ToolError(problem);
     const sent = await thread.post({ markdown: input.comment ?? '', files: [{ data: body, filename, mimeType }] });
     return { status: 'success', text: `uploaded ${filename} (${body.length} bytes) to the thread as message ${sent.id}` };
