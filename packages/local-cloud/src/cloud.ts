@@ -12,6 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxNetworkMode } from '../../../infra/settings.ts';
+import type { SlackCredentials } from '../../../shared/platforms/slack/descriptor.ts';
+import type { TeamsCredentials } from '../../../shared/platforms/teams/descriptor.ts';
 import { descriptorNamed, PLATFORM_DESCRIPTORS, type PlatformName } from '../../../shared/platforms/descriptors.ts';
 import { PROJECT_ROOT, type FunctionRole } from '../../../infra/function-entries.ts';
 import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
@@ -59,15 +61,12 @@ export interface LocalCloudOptions {
   /** Port of the API Gateway stand-in (0: any free port). */
   port?: number;
   /** The Slack app's credentials: the stack's Slack secret starts with them. */
-  slack: { signingSecret: string; botToken: string; apiUrl?: string };
+  slack: SlackCredentials & { apiUrl?: string };
   /**
    * The Teams app, where its tokens come from, and the Bot Connector origins a first message may go
    * to (TEAMS_CONNECTOR_ORIGINS): a stand-in's URLs, or Microsoft's when unset.
    */
-  teams?: {
-    appId: string;
-    appPassword: string;
-    tenantId: string;
+  teams?: TeamsCredentials & {
     openIdMetadataUrl?: string;
     tokenUrl?: string;
     connectorOrigins?: string;
@@ -208,14 +207,17 @@ const secretIdOf = (template: Template, name: PlatformName) =>
 function startStackSecrets(template: Template, options: Pick<LocalCloudOptions, 'slack' | 'teams'>): Promise<LocalSecretsManager> {
   const { slack, teams } = options;
   const values = {
-    [secretIdOf(template, 'slack') ?? '']: JSON.stringify({ signingSecret: slack.signingSecret, botToken: slack.botToken }),
+    [secretIdOf(template, 'slack') ?? '']: JSON.stringify({
+      signingSecret: slack.signingSecret,
+      botToken: slack.botToken,
+    } satisfies SlackCredentials),
     ...(teams
       ? {
           [secretIdOf(template, 'teams') ?? '']: JSON.stringify({
             appId: teams.appId,
             appPassword: teams.appPassword,
             tenantId: teams.tenantId,
-          }),
+          } satisfies TeamsCredentials),
         }
       : {}),
   };
