@@ -77,6 +77,17 @@ export interface PlatformEnv {
   credentials(env: Record<string, unknown>): CredentialSource<unknown> | undefined;
 }
 
+/** The secret where the function has its ARN; else the credentials its stand-in variables make, if they do. */
+export function credentialSourceOf<T>(
+  secret: { secretArn?: string; maxAgeSeconds: number; rereadSeconds: number },
+  standIn: () => T | undefined,
+): CredentialSource<T> | undefined {
+  const { secretArn, maxAgeSeconds, rereadSeconds } = secret;
+  if (secretArn) return { secretArn, maxAgeSeconds, rereadSeconds };
+  const credentials = standIn();
+  return credentials === undefined ? undefined : { credentials };
+}
+
 /** The deployment settings (cdk.json) a platform's functions take variables from. */
 export interface PlatformSettings {
   readonly teamsMultiTenant: boolean;

@@ -3,7 +3,7 @@
 // variables, and its webhook in the stack. The chat wiring is shared/platforms/slack/platform.ts.
 import * as z from 'zod';
 import { optional, wholeFrom } from '../../support/env-vars.ts';
-import { plainScope, platformSecret, type PlatformDescriptor } from '../platform.ts';
+import { credentialSourceOf, plainScope, platformSecret, type PlatformDescriptor } from '../platform.ts';
 
 export const BOT_TOKEN_PLACEHOLDER = 'xoxb-replace-me';
 
@@ -54,19 +54,18 @@ export const slackDescriptor = {
     shape,
     secretArn: 'SLACK_SECRET_ARN',
     instead: ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN'],
-    credentials(env: SlackEnv) {
-      if (env.SLACK_SECRET_ARN) {
-        return {
+    credentials: (env: SlackEnv) =>
+      credentialSourceOf(
+        {
           secretArn: env.SLACK_SECRET_ARN,
           maxAgeSeconds: env.SLACK_SECRET_MAX_AGE_SECONDS,
           rereadSeconds: env.SLACK_SECRET_REREAD_SECONDS,
-        };
-      }
-      if (env.SLACK_SIGNING_SECRET && env.SLACK_BOT_TOKEN) {
-        return { credentials: { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN } };
-      }
-      return undefined;
-    },
+        },
+        () =>
+          env.SLACK_SIGNING_SECRET && env.SLACK_BOT_TOKEN
+            ? { signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN }
+            : undefined,
+      ),
   },
   deployment: {
     webhook: {

@@ -3,7 +3,7 @@
 // is shared/platforms/teams/platform.ts; the full adapter, only the Teams webhook's, adapter.ts.
 import * as z from 'zod';
 import { optional, wholeFrom } from '../../support/env-vars.ts';
-import { platformSecret, type PlatformDescriptor } from '../platform.ts';
+import { credentialSourceOf, platformSecret, type PlatformDescriptor } from '../platform.ts';
 import { BOT_CONNECTOR_ORIGINS, BOT_FRAMEWORK_OPENID_METADATA_URL } from './endpoints.ts';
 
 export const TEAMS_PLACEHOLDER = 'replace-me';
@@ -107,19 +107,18 @@ export const teamsDescriptor = {
     shape,
     secretArn: 'TEAMS_SECRET_ARN',
     instead: ['TEAMS_APP_ID', 'TEAMS_APP_PASSWORD'],
-    credentials(env: TeamsEnv) {
-      if (env.TEAMS_SECRET_ARN) {
-        return {
+    credentials: (env: TeamsEnv) =>
+      credentialSourceOf(
+        {
           secretArn: env.TEAMS_SECRET_ARN,
           maxAgeSeconds: env.TEAMS_SECRET_MAX_AGE_SECONDS,
           rereadSeconds: env.TEAMS_SECRET_REREAD_SECONDS,
-        };
-      }
-      if (env.TEAMS_APP_ID && env.TEAMS_APP_PASSWORD) {
-        return { credentials: { appId: env.TEAMS_APP_ID, appPassword: env.TEAMS_APP_PASSWORD, tenantId: env.TEAMS_APP_TENANT_ID ?? '' } };
-      }
-      return undefined;
-    },
+        },
+        () =>
+          env.TEAMS_APP_ID && env.TEAMS_APP_PASSWORD
+            ? { appId: env.TEAMS_APP_ID, appPassword: env.TEAMS_APP_PASSWORD, tenantId: env.TEAMS_APP_TENANT_ID ?? '' }
+            : undefined,
+      ),
   },
   deployment: {
     webhook: {
