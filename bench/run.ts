@@ -11,6 +11,7 @@
 //   BENCH_LOG_LEVEL  the handlers' log level (default silent)
 //   BENCH_ONLY=7  run section 7 (context that lasts) alone, with its summary lines
 //   BENCH_ONLY=4  run section 4 (Lambda bundle sizes) alone: no local cloud
+//   BENCH_ONLY=5  run section 5 (tool calls through the sandbox) alone, with its summary lines
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
 import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
 import {
@@ -829,6 +830,24 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopEverything(stack).finally(() => process.exit(130)));
   if (config.only === '4') {
     printBundles(await measureBundles(), await measureBundles(true));
+    console.log(`\nbench finished in ${elapsed(started)}`);
+    return;
+  }
+  if (config.only === '5') {
+    let tools: ToolsResult;
+    try {
+      stack = await startStack();
+      console.log(`[${elapsed(started)}] local cloud up; BENCH_ONLY=5: section 5 alone`);
+      const counter = awsCallRecorder(stack);
+      await setEarlySandboxStart(stack, true);
+      tools = await measureTools(stack, counter, config.tools);
+      console.log(`[${elapsed(started)}] tool calls measured`);
+    } finally {
+      await stopEverything(stack);
+    }
+    printTools(tools);
+    section('Summary (section 5 only)');
+    console.log(table(['measure', 'value', 'relative to'], toolTraffic(tools)));
     console.log(`\nbench finished in ${elapsed(started)}`);
     return;
   }

@@ -122,6 +122,16 @@ export const slotHolderKey = (threadId: string): TableKey => ({ pk: SLOT_HOLDERS
 export const SANDBOXES = 'sandboxes';
 export const sandboxKey = (threadId: string): TableKey => ({ pk: SANDBOXES, sk: threadId });
 
+/**
+ * A channel's workspace version (shared/sandbox/workspace-version.ts): a counter bumped after every
+ * write by the runtime to the S3 files its threads' sandboxes share (the channel's MEMORY.md,
+ * HEARTBEAT.md, skills/ and event files) or to a thread's attachments/, so sandbox-step lists S3
+ * only when it moved. Keyed by the channel's data directory. Written by sandbox-step (a sync that
+ * saved a shared file), agent-step (attachments) and the scheduler (event error files, uploads);
+ * read by sandbox-step. No TTL: it lives as long as the channel.
+ */
+export const workspaceVersionKey = (channelDir: string): TableKey => ({ pk: `workspace#${channelDir}`, sk: 'version' });
+
 // ---------------------------------------------------------------------------------------------
 // Spending (shared/policy/budgets.ts)
 

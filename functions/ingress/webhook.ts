@@ -14,7 +14,6 @@ import { bodyText, jsonResult } from '../../shared/platforms/http.ts';
 import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/admission/ingress.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { loadSettings } from '../../shared/context/store.ts';
-import { answerUsage } from '../../shared/commands/usage.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
 import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
@@ -24,13 +23,13 @@ const logger = handlerLogger('webhook');
 const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(webhookEnv);
-  const control = controlFromEnv(logger, env, metrics);
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const ingress: IngressDeps = {
     enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL),
-    control,
+    control: controlFromEnv(logger, env, metrics),
     logger,
-    usage: async (request) => answerUsage(control.actor, (await loadSettings(store)).settings, request, new Date()),
+    // Read for `/usage` alone: a message or a stop never waits on S3.
+    settings: async () => (await loadSettings(store)).settings,
   };
   return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress) });
 });

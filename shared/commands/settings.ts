@@ -4,28 +4,22 @@
 // made meanwhile is never lost. Who may use the agent stays an operator's change in the bucket.
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
-import { withoutMention } from '../run/control.ts';
 import { forChat } from '../support/display.ts';
 import { ROOT_KEYS } from '../ids.ts';
 import { settingsSchema, type Settings } from '../schemas.ts';
 import type { StoreDeps } from '../context/store.ts';
 import { issueLines } from '../support/validation.ts';
-import { isAdmin } from '../policy/access.ts';
-import { personOf } from '../admission/access-gate.ts';
-import type { JsonLogger } from '../observability/log.ts';
-import type { Prompt } from '../schemas.ts';
-import { channelKeyOf } from '../ids.ts';
+import { defineCommand, storeOf } from './command.ts';
 
 /** What an admin may change from the chat: the per-channel overrides of `channels`. */
 export const CHANNEL_SETTING_KEYS = ['queueMode', 'model.id', 'model.temperature', 'model.maxOutputTokens'] as const;
 
-export type SettingsCommand = { kind: 'show' } | { kind: 'set'; key: string; value: string };
+type SettingsArgs = { kind: 'show' } | { kind: 'set'; key: string; value: string };
 
-/** `settings` or `settings set <key> <json>`, after any leading mention of the bot. */
-export function parseSettingsCommand(text: string): SettingsCommand | undefined {
-  const body = withoutMention(text);
-  if (/^settings$/i.test(body)) return { kind: 'show' };
-  const set = /^settings\s+set\s+(\S+)\s+([\s\S]+)$/i.exec(body);
+/** `settings` or `settings set <key> <json>`. */
+function parseSettings(text: string): SettingsArgs | undefined {
+  if (/^settings$/i.test(text)) return { kind: 'show' };
+  const set = /^settings\s+set\s+(\S+)\s+([\s\S]+)$/i.exec(text);
   return set ? { kind: 'set', key: set[1]!, value: set[2]!.trim() } : undefined;
 }
 
@@ -100,33 +94,17 @@ async function readSettingsFile(store: StoreDeps): Promise<{ json: Record<string
   }
 }
 
-export interface SettingsCommandDeps {
-  store: StoreDeps;
-  /** Tells the prompt's author (ephemerally where the platform can). */
-  reply(prompt: Prompt, text: string): Promise<void>;
-  logger: JsonLogger;
-}
-
-/** Answers a settings command: an admin's is carried out, anyone else's politely refused. */
-export async function answerSettingsCommand(deps: SettingsCommandDeps, settings: Settings, prompt: Prompt, command: SettingsCommand) {
-  const who = personOf(prompt);
-  const channelKey = channelKeyOf(prompt.threadId);
-  const log = {
-    threadId: prompt.threadId,
-    user: prompt.author.userId,
-    command: command.kind,
-    ...(command.kind === 'set' ? { key: command.key } : {}),
-  };
-  if (!who || !isAdmin(settings.access, who)) {
-    deps.logger.warn('settings command refused: not an admin', log);
-    await deps.reply(prompt, 'Sorry, only admins can see or change my settings from the chat.');
-    return;
-  }
-  if (command.kind === 'show') {
-    await deps.reply(prompt, showSettingsText(settings, channelKey));
-    return;
-  }
-  const answer = await setChannelSetting(deps.store, channelKey, command.key, command.value);
-  deps.logger.info('settings command', { ...log, answer });
-  await deps.reply(prompt, answer);
-}
+/** Admins see what applies in the channel, or change one of its keys. */
+export const settingsCommand = defineCommand({
+  name: 'settings',
+  parse: parseSettings,
+  runsAt: 'dispatch',
+  who: 'admin',
+  refused: 'Sorry, only admins can see or change my settings from the chat.',
+  async answer({ args, channel, threadId, who }, deps) {
+    if (args.kind === 'show') return { text: showSettingsText(await deps.settings(), channel) };
+    const answer = await setChannelSetting(storeOf(deps), channel, args.key, args.value);
+    deps.logger.info('settings command', { threadId, user: who?.userId, command: args.kind, key: args.key, answer });
+    return { text: answer };
+  },
+});

@@ -12,15 +12,8 @@ import {
   type SpendSubject,
 } from '../policy/budgets.ts';
 import { spendKey, threadSpendKey } from '../table.ts';
-import { withoutMention } from '../run/control.ts';
-import { useRefusal } from '../policy/access.ts';
-import { REFUSAL_TEXTS } from '../admission/access-gate.ts';
-import type { UsageRequest } from '../admission/ingress.ts';
-import type { Prompt, Settings } from '../schemas.ts';
 import { thousands } from '../model/pricing.ts';
-
-/** `usage` (or `/usage`), after any leading mention of the bot. */
-export const isUsageCommand = (text: string): boolean => /^\/?usage$/i.test(withoutMention(text));
+import { defineCommand } from './command.ts';
 
 function line(label: string, spend: Spend): string {
   const tokens = `${thousands(spend.inputTokens + spend.cacheWriteTokens)} tokens in, ${thousands(spend.outputTokens)} out${
@@ -57,25 +50,27 @@ export async function usageReport(deps: BudgetDeps, budgets: readonly Budget[], 
   ].join('\n');
 }
 
-/** `/usage` from someone in a channel: their usage report, if settings.json `access` lets them use the agent there. */
-export async function answerUsage(
-  deps: BudgetDeps,
-  settings: Pick<Settings, 'access' | 'budgets'>,
-  request: UsageRequest,
-  now: Date,
-): Promise<string> {
-  const refusal = useRefusal(settings.access, request.who, request.channel);
-  if (refusal) return REFUSAL_TEXTS[refusal];
-  const subject: SpendSubject = {
-    threadId: request.threadId ?? '',
-    adapter: request.who.adapter,
-    channel: request.channel,
-    user: `${request.who.adapter}:${request.who.userId}`,
-    trigger: 'message',
-  };
-  return usageReport(deps, settings.budgets, subject, now);
-}
-
-/** `usage` as a message in a thread: the report for its author there. */
-export const threadUsageReport = (deps: BudgetDeps, budgets: readonly Budget[], prompt: Prompt, now: Date): Promise<string> =>
-  usageReport(deps, budgets, spendSubjectOf(prompt.threadId, prompt), now);
+/**
+ * `usage` in a thread: the report for its prompt's author there (or for whoever caused an event's
+ * prompt); `/usage` in a channel: the report for its sender, with their most recent thread there.
+ */
+export const usageCommand = defineCommand({
+  name: 'usage',
+  parse: (text) => (/^\/?usage$/i.test(text) ? {} : undefined),
+  runsAt: 'dispatch',
+  who: 'anyone',
+  slash: { command: '/usage' },
+  async answer({ who, channel, threadId, prompt }, deps) {
+    const settings = await deps.settings();
+    const subject: SpendSubject = prompt
+      ? spendSubjectOf(prompt.threadId, prompt)
+      : {
+          threadId: threadId ?? '',
+          adapter: who?.adapter ?? '',
+          channel,
+          ...(who ? { user: `${who.adapter}:${who.userId}` } : {}),
+          trigger: 'message',
+        };
+    return { text: await usageReport(deps.control.actor, settings.budgets, subject, new Date()) };
+  },
+});

@@ -9,6 +9,7 @@ import {
   type CreateScheduleCommandInput,
 } from '@aws-sdk/client-scheduler';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { bumpWorkspaceVersion } from '../sandbox/workspace-version.ts';
 import { isConflict, isResourceNotFound, isS3NotFound } from '../aws/errors.ts';
 import { errorFileBody, errorFileKey, isEventFileKey } from './keys.ts';
 import { parseEventFile, scheduleNameFor, type EventFile, type PeriodicEvent } from './schema.ts';
@@ -175,10 +176,23 @@ async function upsertSchedule(deps: EventFileDeps, input: CreateScheduleCommandI
 async function writeErrorFile(deps: EventFileDeps, key: string, error: string, now: Date): Promise<void> {
   const body = errorFileBody(key, error, now);
   await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key), Body: body, ContentType: 'application/json' }));
+  await countChannelWrite(deps, key);
 }
 
+/**
+ * Removes the file's error file. Whether there was one is not asked (a HeadObject of a missing key
+ * is refused without s3:ListBucket), so the channel's sandboxes list S3 again at their next call.
+ */
 async function removeErrorFile(deps: EventFileDeps, key: string): Promise<void> {
   await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: errorFileKey(key) }));
+  await countChannelWrite(deps, key);
+}
+
+/** A channel's event folder changed: its threads' sandboxes list S3 again (shared/sandbox/workspace-version.ts). */
+async function countChannelWrite(deps: EventFileDeps, key: string): Promise<void> {
+  const scope = eventScopeOf(key);
+  if (scope.kind !== 'channel') return;
+  await bumpWorkspaceVersion(deps.table, scope.prefix.slice(EVENTS_PREFIX.length, -1));
 }
 
 /** A periodic file the agent wrote (from a sandbox): capped per channel, and it runs out. */

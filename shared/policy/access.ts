@@ -52,6 +52,14 @@ export interface Person {
 export type UseRefusal = 'locked' | 'workspace' | 'channel' | 'user';
 export type ControlRefusal = 'not-allowed' | 'not-requester';
 
+/** What a person refused for each reason is told (the reasons themselves stay in the logs). */
+export const REFUSAL_TEXTS: Record<UseRefusal, string> = {
+  locked: "Sorry, I can't take requests right now: my access settings need fixing. The operators can see why in the logs.",
+  workspace: "Sorry, I'm not enabled for your workspace.",
+  channel: "Sorry, I'm not enabled in this channel. An admin can add it to my settings.",
+  user: "Sorry, I only take requests from people on my allow-list, and you're not on it. An admin can add you.",
+};
+
 const qualified = (adapter: string, id: string | undefined) => (id === undefined ? undefined : `${adapter}:${id}`);
 const allows = (list: readonly string[], id: string | undefined) => list.length === 0 || (id !== undefined && list.includes(id));
 

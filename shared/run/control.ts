@@ -1,4 +1,5 @@
-// stop and steer: they bypass the queue and act on the thread's running run at once.
+// Acting on a thread's running run at once, beside its queue: stop and steer (the commands in
+// shared/commands/, the kill switch), and releasing a lease whose run ended without releasing it.
 import { DescribeExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { isExecutionDoesNotExist } from '../aws/errors.ts';
 import { slotHolders } from './capacity.ts';
@@ -8,24 +9,6 @@ import type { JsonLogger } from '../observability/log.ts';
 
 /** The Stop button's action id, on the card a run posts while it works. */
 export const STOP_ACTION = 'stop-run';
-
-export type Control = { kind: 'stop' } | { kind: 'steer'; text: string };
-
-/** A message's text without a leading mention of the bot. */
-export const withoutMention = (text: string): string =>
-  text
-    .trim()
-    .replace(/^(<@[A-Z0-9]+>|@\S+)\s*/, '')
-    .trim();
-
-/** `stop`, `/stop`, `steer <text>`, `/steer <text>`, after any leading mention of the bot. */
-export function parseControl(text: string): Control | undefined {
-  const body = withoutMention(text);
-  if (/^\/?stop[.!]?$/i.test(body)) return { kind: 'stop' };
-  const steer = /^\/?steer\s+([\s\S]+)$/i.exec(body);
-  if (steer?.[1]?.trim()) return { kind: 'steer', text: steer[1].trim() };
-  return undefined;
-}
 
 export interface ControlDeps {
   actor: ActorDeps;

@@ -18,6 +18,7 @@ import {
   DATA_DIR,
   emptyStats,
   isReadOnlyKey,
+  isSharedKey,
   LARGE_FILE_BYTES,
   sha256,
   SYNC_CONCURRENCY,
@@ -55,6 +56,8 @@ export interface SyncOutResult {
   unreadable: string[];
   /** Event files not saved: the run had saved as many as it may. By sandbox path. */
   eventFilesRefused: string[];
+  /** Writes and deletes in S3 that other threads' sandboxes see too (see workspace-version.ts). */
+  sharedWrites: number;
   overLimit?: OverLimit;
 }
 
@@ -67,7 +70,15 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
   });
   const bytes = synced.reduce((sum, f) => sum + f.entry.size, 0);
   const over = truncated || synced.length > limits.maxFiles || bytes > limits.maxBytes;
-  const result: SyncOutResult = { state: { ...state }, stats, conflicts: [], restored: [], unreadable: [], eventFilesRefused: [] };
+  const result: SyncOutResult = {
+    state: { ...state },
+    stats,
+    conflicts: [],
+    restored: [],
+    unreadable: [],
+    eventFilesRefused: [],
+    sharedWrites: 0,
+  };
   let skipped = 0;
   const syncFile = async ({ path, key, entry }: (typeof synced)[number]) => {
     if (state[key]?.sha256 === entry.sha256) return;
@@ -86,7 +97,7 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
       await refuseEventFile(deps, key, state, result, writes.refusal(key));
       return;
     }
-    await upload(deps, path, key, state, result, writes?.metadata);
+    if ((await upload(deps, path, key, state, result, writes?.metadata)) && isSharedKey(layout, key)) result.sharedWrites++;
   };
   // Many small files at once; big ones one at a time, so the function's memory holds one.
   await forEachLimit(
@@ -110,9 +121,14 @@ export async function syncOut(deps: SyncDeps, layout: WorkspaceLayout, state: Sy
       // Memory files are never deleted, only emptied.
       if (layout.memoryKeys.includes(key) || layout.heartbeatKeys.includes(key)) return;
       stats.s3Calls++;
-      await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key, IfMatch: state[key]!.etag })).catch((error: unknown) => {
-        if (!isS3PreconditionFailed(error)) throw error;
-      });
+      const deleted = await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key, IfMatch: state[key]!.etag })).then(
+        () => true,
+        (error: unknown) => {
+          if (!isS3PreconditionFailed(error)) throw error;
+          return false;
+        },
+      );
+      if (deleted && isSharedKey(layout, key)) result.sharedWrites++;
       delete result.state[key];
     });
   }
@@ -127,7 +143,7 @@ async function upload(
   state: SyncState,
   result: SyncOutResult,
   metadata: Record<string, string> | undefined,
-): Promise<void> {
+): Promise<boolean> {
   const { stats } = result;
   let body: Buffer | undefined;
   try {
@@ -135,9 +151,9 @@ async function upload(
   } catch (error) {
     if (!(error instanceof sandbox.SandboxRequestError) || error.status !== 413) throw error;
     result.unreadable.push(path);
-    return;
+    return false;
   }
-  if (!body) return; // deleted between the manifest and the read
+  if (!body) return false; // deleted between the manifest and the read
   const condition = state[key] ? { IfMatch: state[key].etag } : { IfNoneMatch: '*' };
   try {
     stats.s3Calls++;
@@ -145,6 +161,7 @@ async function upload(
     result.state[key] = { etag: out.ETag ?? '', sha256: sha256(body) };
     stats.bytesOut += body.length;
     stats.filesOut++;
+    return true;
   } catch (error) {
     if (!isS3PreconditionFailed(error)) throw error;
     result.conflicts.push({ key, path });
@@ -155,6 +172,7 @@ async function upload(
     await sandbox.writeFile(deps.address, path, latestBody);
     result.state[key] = { etag: latest.ETag ?? '', sha256: sha256(latestBody) };
     stats.bytesIn += latestBody.length;
+    return false;
   }
 }
 
@@ -170,6 +188,7 @@ async function refuseEventFile(deps: SyncDeps, key: string, state: SyncState, re
       ContentType: 'application/json',
     }),
   );
+  result.sharedWrites++;
   result.eventFilesRefused.push(toSandboxPath(key));
 }
 

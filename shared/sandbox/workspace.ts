@@ -31,6 +31,8 @@ export interface WorkspaceLayout {
   readOnlyPrefixes: string[];
   /** The channel's event files: the agent schedules work for itself by writing them (see the system prompt). */
   eventsPath: string;
+  /** The thread's own S3 folder (ending in '/'): what is under it no other thread's sandbox sees. */
+  threadPrefix: string;
 }
 
 export function workspaceLayout(threadId: string): WorkspaceLayout {
@@ -53,6 +55,7 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
     eventsPath: `${DATA_DIR}/${events}`,
     readOnlyKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, 'HEARTBEAT.md'],
     readOnlyPrefixes: ['skills/', `${keys.transportDir}/skills/`],
+    threadPrefix: `${keys.threadDir}/`,
   };
 }
 
@@ -71,6 +74,9 @@ export function toS3Key(layout: WorkspaceLayout, path: string): string | undefin
 export function isReadOnlyKey(layout: WorkspaceLayout, key: string): boolean {
   return layout.readOnlyKeys.includes(key) || layout.readOnlyPrefixes.some((p) => key.startsWith(p));
 }
+
+/** Whether other threads' sandboxes see the S3 key too (the channel's memory, standing notes, skills and event files). */
+export const isSharedKey = (layout: WorkspaceLayout, key: string) => !key.startsWith(layout.threadPrefix);
 
 /** What the sandbox holds of each synced file: the S3 ETag it came from and its content hash. */
 export type SyncState = Record<string, { etag: string; sha256: string }>;
@@ -104,6 +110,13 @@ export interface SyncStats {
 export interface Conflict {
   key: string;
   path: string;
+}
+
+/** Whether two records of what the sandbox holds are the same. */
+export function sameSyncState(a: SyncState, b: SyncState): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => a[key]!.etag === b[key]?.etag && a[key]!.sha256 === b[key]?.sha256);
 }
 
 export const sha256 = (body: Buffer) => createHash('sha256').update(body).digest('hex');

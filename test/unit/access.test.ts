@@ -13,8 +13,9 @@ import {
   type Access,
   type Person,
 } from '../../shared/policy/access.ts';
-import { replayKey } from '../../shared/admission/ingress.ts';
-import { mayInterrupt } from '../../shared/admission/access-gate.ts';
+import { replayKey } from '../../shared/commands/webhook.ts';
+import { mayInterrupt } from '../../shared/admission/gates/queue.ts';
+import { personOf } from '../../shared/admission/person.ts';
 import { promptFor } from '../support/prompts.ts';
 import { loadSettings } from '../../shared/context/store.ts';
 
@@ -137,20 +138,21 @@ test('a replayed slash command or button press has the key of the first delivery
 test('interrupt mode: a new prompt stops the running run only when its author could stop it by hand', () => {
   const policy = controlPolicy(access({ control: 'requester', admins: ['slack:U9'] }));
   const prompt = (userId: string) => ({ ...promptFor('slack:C1:1.0001', `m-${userId}`), author: { userId, userName: userId } });
+  const from = (userId: string) => personOf(prompt(userId));
   const running = {
     threadId: 'slack:C1:1.0001',
     status: 'running',
     version: 1,
     current: { runId: 'r1', threadId: 'slack:C1:1.0001', prompt: prompt('U1') },
   } as const;
-  assert.equal(mayInterrupt(policy, running, prompt('U1')), true, 'its requester');
-  assert.equal(mayInterrupt(policy, running, prompt('U9')), true, 'an admin');
-  assert.equal(mayInterrupt(policy, running, prompt('U2')), false, 'someone else waits their turn');
+  assert.equal(mayInterrupt(policy, running, from('U1')), true, 'its requester');
+  assert.equal(mayInterrupt(policy, running, from('U9')), true, 'an admin');
+  assert.equal(mayInterrupt(policy, running, from('U2')), false, 'someone else waits their turn');
   assert.equal(
-    mayInterrupt(policy, running, { ...prompt('x'), author: { userId: 'event', userName: 'event x' } }),
+    mayInterrupt(policy, running, personOf({ ...prompt('x'), author: { userId: 'event', userName: 'event x' } })),
     false,
     'an event waits too',
   );
-  assert.equal(mayInterrupt(undefined, running, prompt('U2')), true, 'without a policy, as before');
-  assert.equal(mayInterrupt(policy, undefined, prompt('U2')), true, 'nothing running');
+  assert.equal(mayInterrupt(undefined, running, from('U2')), true, 'without a policy, as before');
+  assert.equal(mayInterrupt(policy, undefined, from('U2')), true, 'nothing running');
 });

@@ -9,7 +9,8 @@ import { slotHolders, slotsTaken } from '../../shared/run/capacity.ts';
 import { deploymentRunsKey } from '../../shared/table.ts';
 import { operatorStopCause, operatorStopNotice, resume } from '../../shared/policy/kill-switch.ts';
 import { isPaused, pause, pauseState } from '../../shared/policy/pause.ts';
-import { parseOpsCommand } from '../../shared/commands/ops.ts';
+import { commandIn, COMMANDS } from '../../shared/commands/answer.ts';
+import { opsCommand } from '../../shared/commands/ops.ts';
 import type { RunInput } from '../../shared/schemas.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { tableForFile } from '../support/dynamo.ts';
@@ -119,6 +120,11 @@ test('a run that ends while paused hands its thread to nothing: its queue waits 
 });
 
 test('chat commands: runs, stop all, pause, resume after a mention; anything else is a prompt', () => {
+  // What the registry finds for a message, when it is the ops command.
+  const parseOpsCommand = (text: string) => {
+    const found = commandIn(COMMANDS, text);
+    return found?.command === opsCommand ? found.args : undefined;
+  };
   assert.equal(parseOpsCommand('<@U0BOT> runs'), 'runs');
   assert.equal(parseOpsCommand('@bot Stop   all'), 'stop-all');
   assert.equal(parseOpsCommand('pause.'), 'pause');

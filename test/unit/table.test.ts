@@ -50,6 +50,7 @@ const PINNED: Record<keyof typeof table, () => void> = {
   slotHolderKey: () => assert.deepEqual(table.slotHolderKey(thread), { pk: 'limits#holders', sk: thread }),
   SANDBOXES: () => assert.equal(table.SANDBOXES, 'sandboxes'),
   sandboxKey: () => assert.deepEqual(table.sandboxKey(thread), { pk: 'sandboxes', sk: thread }),
+  workspaceVersionKey: () => assert.deepEqual(table.workspaceVersionKey('slack/C0123'), { pk: 'workspace#slack/C0123', sk: 'version' }),
   spendKey: () => {
     assert.deepEqual(table.spendKey('day', day, 'channel', 'slack:C0123'), { pk: 'spend#2026-11-24', sk: 'channel#slack:C0123#all' });
     assert.deepEqual(table.spendKey('month', day, 'deployment', '*', 'schedule'), { pk: 'spend#2026-11', sk: 'deployment#*#schedule' });

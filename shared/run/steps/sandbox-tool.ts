@@ -1,16 +1,20 @@
 // The sandbox side of a tool call, in the sandbox-step Lambda (inside the VPC, next to the task):
 // bring the workspace up to date from S3, run the tool, write what changed back to S3, save the
-// result in the context. A sandbox that stopped answering is marked lost and the call goes back to
+// result in the context. S3 is listed only for a new task, at a run's first call, and when the
+// channel's workspace version moved (another writer changed what the sandbox mirrors, see
+// shared/sandbox/workspace-version.ts); a call that changed nothing lists and writes nothing in S3. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
 import type { ActorDeps } from '../actor.ts';
+import { dataKeys } from '../../ids.ts';
 import { eventWriteMetadata } from '../../events/chain.ts';
 import { eventFileSaveRefusal, takeEventFileSave } from '../../events/run-writes.ts';
 import type { JsonLogger } from '../../observability/log.ts';
 import { cancel, SandboxUnreachable } from '../../sandbox/client.ts';
-import { addressOf, getSandbox, markLost, type SandboxStoreDeps, touchSandbox, waitUntilAnswering } from '../../sandbox/lifecycle.ts';
-import { loadSyncState, saveSyncState } from '../../sandbox/sync-state.ts';
+import { addressOf, markLost, type SandboxStoreDeps, touchSandbox, waitUntilAnswering } from '../../sandbox/lifecycle.ts';
+import { type Listed, loadSyncState, saveSyncState } from '../../sandbox/sync-state.ts';
 import { syncOut } from '../../sandbox/sync-out.ts';
-import { syncIn, workspaceLayout } from '../../sandbox/workspace.ts';
+import { emptyStats, sameSyncState, syncIn, workspaceLayout } from '../../sandbox/workspace.ts';
+import { bumpWorkspaceVersion, getSandboxAndVersion } from '../../sandbox/workspace-version.ts';
 import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-notes.ts';
 import type { LoopState, RunInput } from '../../schemas.ts';
 import { loadContext, loadSettings, type StoreDeps, saveLoadedContext } from '../../context/store.ts';
@@ -42,7 +46,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   if (!call || !deps.tools.runsInSandbox(call.name)) return routeAfterTool(context.entries, loop.step);
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
-  const item = await getSandbox(deps.sandboxes, run.threadId);
+  const { item, version } = await getSandboxAndVersion(deps.sandboxes, run.threadId);
   const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
   if (!item || !address) return { step: loop.step, next: 'tool' };
   if (!(await waitUntilAnswering(deps.sandboxes, item, address))) {
@@ -62,7 +66,11 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       refusal: (key: string) => eventFileSaveRefusal(key, max),
     };
     const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventWrites };
-    const before = await syncIn(sync, layout, Object.keys(recorded).length ? recorded : (item.synced ?? {}));
+    const known = Object.keys(recorded.files).length ? recorded.files : (item.synced ?? {});
+    // The version was read before listing: a write bumped after it is seen by the next call.
+    const fresh = recorded.listed?.runId === run.runId && recorded.listed.version === version;
+    const before = fresh ? { state: known, stats: emptyStats() } : await syncIn(sync, layout, known);
+    let listed: Listed = fresh ? recorded.listed! : { runId: run.runId, version };
     // A stop kills the running command's whole process tree at once.
     const stopWatch = watchForStop(deps, run);
     stopWatch.signal.addEventListener('abort', () => void cancel(address, call.toolUseId).catch(() => undefined));
@@ -72,7 +80,14 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       return stoppedAt(loop.step);
     }
     const after = await syncOut(sync, layout, before.state, syncLimits(settings));
-    await saveSyncState(deps.store, run.threadId, item.taskArn, after.state);
+    if (after.sharedWrites > 0) {
+      // Other threads' sandboxes list again; this one need not, unless someone else wrote meanwhile.
+      const bumped = await bumpWorkspaceVersion(deps.sandboxes, dataKeys(run.threadId).channelDir);
+      if (bumped === listed.version + 1) listed = { ...listed, version: bumped };
+    }
+    const unchanged =
+      sameSyncState(after.state, recorded.files) && recorded.listed?.runId === listed.runId && recorded.listed.version === listed.version;
+    if (!unchanged) await saveSyncState(deps.store, run.threadId, item.taskArn, { files: after.state, listed });
     await touchSandbox(deps.sandboxes, run.threadId, item.taskArn);
     const notes = syncNotes(after, settings);
     if (notes.length) {

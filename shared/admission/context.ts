@@ -1,0 +1,115 @@
+// One prompt's admission: what is known of it, computed once before the first gate (settings, the
+// person, the thread's replies, the channel), and what a gate decides: end the admission here (the
+// prompt was refused, answered, or admitted to its thread) or pass it on with what it found.
+import type { StateAdapter } from 'chat';
+import type { Admission, ActorItem, AdmitOptions } from '../run/actor.ts';
+import { controlPolicy, type ControlPolicy, type Person } from '../policy/access.ts';
+import type { AppliedBudget } from '../policy/budgets.ts';
+import type { Command, CommandDeps } from '../commands/command.ts';
+import type { JsonLogger } from '../observability/log.ts';
+import type { MetricsSink } from '../observability/metrics.ts';
+import { channelKeyOf, runIdFor } from '../ids.ts';
+import type { Prompt, Settings } from '../schemas.ts';
+import { personOf } from './person.ts';
+
+/** Where a prompt's answers go. */
+export interface ThreadReplies {
+  /** Tells the prompt's author: ephemerally where the platform can, else in the thread. */
+  tell(text: string): Promise<void>;
+  /** Says it to the whole thread. */
+  post(text: string): Promise<void>;
+}
+
+export interface AdmissionContext {
+  /** The prompt as it goes on (a long text moved to the data bucket once `storeLongText` ran). */
+  prompt: Prompt;
+  /** The prompt as the inbox carried it. */
+  received: Prompt;
+  /** settings.json, read once for the whole admission. */
+  settings: Settings;
+  /** Who sent it; none for an event file's or a trigger's prompt. */
+  person: Person | undefined;
+  /** `adapter:channel` */
+  channel: string;
+  thread: ThreadReplies;
+  runId: string;
+  now: Date;
+  /** Who may stop or steer the thread's runs (settings.json `access`), kept in the thread's actor item. */
+  control: ControlPolicy | undefined;
+  /** The channel's queue mode; `interrupt` turns to `queue` for someone who may not stop the running run. */
+  mode: 'queue' | 'interrupt';
+  /** The deployment is paused: the prompt waits in its thread's queue and starts nothing. */
+  paused: boolean;
+}
+
+/** What a gate may find out for the gates after it. */
+export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'paused'>>;
+
+/** How an admission ended: refused (its author told why), answered without a run (a command), or the thread's admission. */
+export type Ending = 'refused' | 'answered' | Admission;
+
+export type Outcome = { next: Found } | { end: Ending };
+
+export const next = (found: Found = {}): Outcome => ({ next: found });
+export const end = (ending: Ending): Outcome => ({ end: ending });
+
+/** The chat's state, as the gates use it: who was told of a refusal, which threads the bot follows. */
+export type ChatState = Pick<StateAdapter, 'setIfNotExists' | 'delete' | 'unsubscribe'>;
+
+/** A thread's actor and runs, as admission uses them (shared/run/actor.ts, shared/run/control.ts). */
+export interface Threads {
+  actor(threadId: string): Promise<ActorItem | undefined>;
+  admit(prompt: Prompt, options: AdmitOptions): Promise<Admission>;
+  /** Starts the first of the thread's waiting prompts, if it is idle. */
+  startWaiting(threadId: string): Promise<void>;
+  stop(threadId: string, reason: string): Promise<void>;
+  /** Releases the thread's lease when its run has ended and the release was lost; true when it did. */
+  reclaimStaleLease(threadId: string, arrivingMessageId: string): Promise<boolean>;
+  /** The same for every slot holder of the channel (or, without one, the deployment); how many were freed. */
+  reclaimStaleSlots(channel: string | undefined): Promise<number>;
+  isPaused(): Promise<boolean>;
+}
+
+/** What the gates use: each an interface, so a test gives plain in-memory fakes. */
+export interface AdmissionDeps {
+  logger: JsonLogger;
+  metrics: MetricsSink;
+  settings(): Promise<Settings>;
+  replies(prompt: Prompt): ThreadReplies;
+  chatState(): Promise<ChatState>;
+  /** The agent's periodic event files the thread belongs to, renewed while people use it; the ones renewed. */
+  renewEventFiles(threadId: string, days: number, now: Date): Promise<string[]>;
+  /** The first of `applied` that is spent, with what was spent. */
+  spentBudget(applied: readonly AppliedBudget[]): Promise<{ refused: AppliedBudget; spentUsd: number } | undefined>;
+  /** The prompt as it may wait and run: a long text moved to the data bucket, under the run's key. */
+  storePromptBody(prompt: Prompt, runId: string): Promise<Prompt>;
+  commands: readonly Command[];
+  /** What the commands answered at dispatch use, besides the admission's settings. */
+  commandDeps: Omit<CommandDeps, 'settings'>;
+  threads: Threads;
+}
+
+export type Gate = (ctx: AdmissionContext, deps: AdmissionDeps) => Promise<Outcome>;
+
+/** What admission knows of `prompt` before its first gate. */
+export async function admissionContext(
+  prompt: Prompt,
+  deps: Pick<AdmissionDeps, 'settings' | 'replies'>,
+  now = new Date(),
+): Promise<AdmissionContext> {
+  const settings = await deps.settings();
+  const channel = channelKeyOf(prompt.threadId);
+  return {
+    prompt,
+    received: prompt,
+    settings,
+    person: personOf(prompt),
+    channel,
+    thread: deps.replies(prompt),
+    runId: runIdFor(prompt.threadId, prompt.messageId),
+    now,
+    control: controlPolicy(settings.access, channel),
+    mode: settings.channels[channel]?.queueMode ?? settings.queueMode,
+    paused: false,
+  };
+}

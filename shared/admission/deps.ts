@@ -1,0 +1,65 @@
+// The gates' dependencies over the real stores: the actor table (DynamoDB), the data bucket (S3),
+// the Step Functions runs and the chat.
+import type { SerializedThread } from 'chat';
+import { threadFromJSON, type AgentChat } from '../platforms/chat.ts';
+import { admitPrompt, getActor, startWaiting } from '../run/actor.ts';
+import { reclaimStaleLease, reclaimStaleSlots, stopThread, type ControlDeps } from '../run/control.ts';
+import { isPaused } from '../policy/pause.ts';
+import { spentBudget } from '../policy/budgets.ts';
+import { renewForThread } from '../events/expiry.ts';
+import type { StoreDeps } from '../context/store.ts';
+import type { JsonLogger } from '../observability/log.ts';
+import type { MetricsSink } from '../observability/metrics.ts';
+import { lazy } from '../support/lazy.ts';
+import type { Prompt, Settings } from '../schemas.ts';
+import { COMMANDS } from '../commands/answer.ts';
+import { storePromptBody } from './prompt-body.ts';
+import type { AdmissionDeps, ThreadReplies } from './context.ts';
+
+export interface AdmissionStores {
+  control: ControlDeps;
+  store: StoreDeps;
+  loadChat(): Promise<AgentChat>;
+  settings(): Promise<Settings>;
+  logger: JsonLogger;
+  metrics: MetricsSink;
+}
+
+/** The prompt's thread, made from the chat when the first answer goes out. */
+function threadReplies(loadChat: () => Promise<AgentChat>, prompt: Prompt): ThreadReplies {
+  const thread = lazy(async () => threadFromJSON(await loadChat(), prompt.thread as SerializedThread));
+  return {
+    async tell(text) {
+      const ephemeral = await (await thread()).postEphemeral(prompt.author.userId, text, { fallbackToDM: false });
+      if (!ephemeral) await (await thread()).post(text);
+    },
+    async post(text) {
+      await (await thread()).post(text);
+    },
+  };
+}
+
+export function admissionDeps({ control, store, loadChat, settings, logger, metrics }: AdmissionStores): AdmissionDeps {
+  const actor = control.actor;
+  return {
+    logger,
+    metrics,
+    settings,
+    replies: (prompt) => threadReplies(loadChat, prompt),
+    chatState: async () => (await loadChat()).getState(),
+    renewEventFiles: (threadId, days, now) => renewForThread(actor, threadId, days, now.getTime()),
+    spentBudget: (applied) => spentBudget(actor, applied),
+    storePromptBody: (prompt, runId) => storePromptBody(store, prompt, runId),
+    commands: COMMANDS,
+    commandDeps: { control, store, logger },
+    threads: {
+      actor: (threadId) => getActor(actor, threadId),
+      admit: (prompt, options) => admitPrompt(actor, prompt, options),
+      startWaiting: async (threadId) => void (await startWaiting(actor, threadId)),
+      stop: async (threadId, reason) => void (await stopThread(control, threadId, reason)),
+      reclaimStaleLease: (threadId, arrivingMessageId) => reclaimStaleLease(control, threadId, arrivingMessageId),
+      reclaimStaleSlots: (channel) => reclaimStaleSlots(control, channel),
+      isPaused: () => isPaused(actor),
+    },
+  };
+}

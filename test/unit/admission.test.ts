@@ -1,0 +1,375 @@
+// Admission's gates, each decision on its own, over plain in-memory fakes of what they use: no
+// emulator. (The dispatch handler around them, on DynamoDB Local and fauxqs, is test/unit/dispatch.test.ts;
+// whole conversations are the e2e tests'.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { admit, ADMISSION_GATES } from '../../shared/admission/admit.ts';
+import {
+  admissionContext,
+  type AdmissionContext,
+  type AdmissionDeps,
+  type ChatState,
+  type Outcome,
+} from '../../shared/admission/context.ts';
+import { refuseWithoutAccess } from '../../shared/admission/gates/access.ts';
+import { REFUSAL_TEXTS } from '../../shared/policy/access.ts';
+import { renewPeriodicEvents } from '../../shared/admission/gates/periodic-events.ts';
+import { answerCommands } from '../../shared/admission/gates/commands.ts';
+import { refuseOverBudget } from '../../shared/admission/gates/budget.ts';
+import { refuseTooLarge, storeLongText } from '../../shared/admission/gates/prompt-size.ts';
+import { holdWhilePaused, queueUnlessMayInterrupt, reclaimStaleLease } from '../../shared/admission/gates/queue.ts';
+import { admitToThread, busyText, fullText, PAUSED_TEXT } from '../../shared/admission/gates/thread.ts';
+import { MAX_QUEUED_PROMPT_BYTES } from '../../shared/admission/prompt-body.ts';
+import { defineCommand, type Command } from '../../shared/commands/command.ts';
+import type { Admission, ActorItem, AdmitOptions } from '../../shared/run/actor.ts';
+import { EVENT_AUTHOR_ID } from '../../shared/policy/access.ts';
+import type { AppliedBudget } from '../../shared/policy/budgets.ts';
+import type { ControlDeps } from '../../shared/run/control.ts';
+import { createLogger } from '../../shared/observability/log.ts';
+import { settingsSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
+import { promptFor } from '../support/prompts.ts';
+
+const THREAD = 'slack:C1:1.0001';
+
+/** A prompt from `userId` in THREAD (the fixture's author is U1). */
+const from = (userId: string, text = 'hello'): Prompt => ({
+  ...promptFor(THREAD, `m-${userId}`),
+  text,
+  author: { userId, userName: userId },
+});
+const fromEvent = (text = 'heartbeat'): Prompt => ({
+  ...from(EVENT_AUTHOR_ID, text),
+  author: { userId: EVENT_AUTHOR_ID, userName: 'event heartbeat' },
+});
+const settingsOf = (json: Record<string, unknown> = {}): Settings => settingsSchema.parse(json);
+
+/** Stands in for a dependency a test's gate must not touch. */
+function untouched<T extends object>(what: string): T {
+  return new Proxy({} as T, {
+    get: (_target, key) => {
+      throw new Error(`${what}.${String(key)} used`);
+    },
+  });
+}
+
+interface Fakes {
+  deps: AdmissionDeps;
+  told: string[];
+  posted: string[];
+  logs: { message: string; level: string }[];
+  metrics: { name: string; dimensions: unknown }[];
+  state: Map<string, unknown>;
+  unsubscribed: string[];
+  renewed: { threadId: string; days: number }[];
+  calls: string[];
+  admitted: AdmitOptions[];
+  settingsReads: number;
+}
+
+/** Every dependency as plain data; `admissions` are what the thread's actor answers, in turn. */
+function fakes(
+  settings: Settings,
+  options: {
+    admissions?: Admission[];
+    spent?: { refused: AppliedBudget; spentUsd: number };
+    paused?: boolean;
+    actor?: ActorItem;
+    freedSlots?: number;
+    commands?: readonly Command[];
+    failTell?: boolean;
+  } = {},
+): Fakes {
+  const f: Fakes = {
+    told: [],
+    posted: [],
+    logs: [],
+    metrics: [],
+    state: new Map(),
+    unsubscribed: [],
+    renewed: [],
+    calls: [],
+    admitted: [],
+    settingsReads: 0,
+    deps: undefined as unknown as AdmissionDeps,
+  };
+  const admissions = [...(options.admissions ?? ['started'])];
+  const chatState: ChatState = {
+    setIfNotExists: async (key, value) => {
+      if (f.state.has(key)) return false;
+      f.state.set(key, value);
+      return true;
+    },
+    delete: async (key) => void f.state.delete(key),
+    unsubscribe: async (threadId) => void f.unsubscribed.push(threadId),
+  };
+  const logger = createLogger({ level: 'info', write: (line) => f.logs.push(JSON.parse(line) as { message: string; level: string }) });
+  f.deps = {
+    logger,
+    metrics: { put: (name, _value, dimensions) => void f.metrics.push({ name, dimensions }) },
+    settings: async () => {
+      f.settingsReads++;
+      return settings;
+    },
+    replies: () => ({
+      tell: async (text) => {
+        if (options.failTell) throw new Error('the chat is down');
+        f.told.push(text);
+      },
+      post: async (text) => void f.posted.push(text),
+    }),
+    chatState: async () => chatState,
+    renewEventFiles: async (threadId, days) => {
+      f.renewed.push({ threadId, days });
+      return ['events/slack/C1/daily.json'];
+    },
+    spentBudget: async () => options.spent,
+    storePromptBody: async (prompt, runId) => ({ ...prompt, text: 'stored', textKey: `prompts/${runId}.txt` }),
+    commands: options.commands ?? [],
+    commandDeps: { control: untouched<ControlDeps>('control'), logger },
+    threads: {
+      actor: async () => options.actor,
+      admit: async (prompt, admitOptions) => {
+        f.calls.push(`admit ${prompt.text}`);
+        f.admitted.push(admitOptions);
+        return admissions.shift() ?? 'started';
+      },
+      startWaiting: async (threadId) => void f.calls.push(`startWaiting ${threadId}`),
+      stop: async (threadId, reason) => void f.calls.push(`stop ${threadId}: ${reason}`),
+      reclaimStaleLease: async (threadId, messageId) => {
+        f.calls.push(`reclaimStaleLease ${threadId} ${messageId}`);
+        return false;
+      },
+      reclaimStaleSlots: async (channel) => {
+        f.calls.push(`reclaimStaleSlots ${channel ?? 'deployment'}`);
+        return options.freedSlots ?? 0;
+      },
+      isPaused: async () => options.paused ?? false,
+    },
+  };
+  return f;
+}
+
+const contextFor = (prompt: Prompt, f: Fakes, change: Partial<AdmissionContext> = {}) =>
+  admissionContext(prompt, f.deps).then((ctx) => ({ ...ctx, ...change }));
+
+const NEXT: Outcome = { next: {} };
+
+test('access: an allowed prompt goes on; a refused person is told once per thread, and the refusal logged', async () => {
+  const settings = settingsOf({ access: { users: ['slack:U1'] } });
+  const f = fakes(settings);
+  assert.deepEqual(await refuseWithoutAccess(await contextFor(from('U1'), f), f.deps), NEXT);
+  assert.deepEqual(await refuseWithoutAccess(await contextFor(from('U2'), f), f.deps), { end: 'refused' });
+  assert.deepEqual(await refuseWithoutAccess(await contextFor(from('U2', 'again'), f), f.deps), { end: 'refused' });
+  assert.deepEqual(f.told, [REFUSAL_TEXTS.user], 'told once');
+  assert.deepEqual(
+    f.logs.filter((l) => l.message === 'prompt refused: access').map((l) => (l as unknown as { told: boolean }).told),
+    [true, false],
+  );
+  assert.deepEqual(f.unsubscribed, [], 'the bot still follows the thread: the channel is allowed');
+});
+
+test("access: in a channel the agent does not work in, the bot stops following the thread; an event's prompt tells nobody", async () => {
+  const f = fakes(settingsOf({ access: { channels: ['slack:C9'] } }));
+  assert.deepEqual(await refuseWithoutAccess(await contextFor(fromEvent(), f), f.deps), { end: 'refused' });
+  assert.deepEqual(f.told, []);
+  assert.deepEqual(f.unsubscribed, [THREAD]);
+  assert.deepEqual(await refuseWithoutAccess(await contextFor(from('U1'), f), f.deps), { end: 'refused' });
+  assert.deepEqual(f.told, [REFUSAL_TEXTS.channel]);
+});
+
+test('access: a refusal that could not be told is not marked told, so the redelivery tells it', async () => {
+  const f = fakes(settingsOf({ access: { users: ['slack:U1'] } }), { failTell: true });
+  await assert.rejects(refuseWithoutAccess(await contextFor(from('U2'), f), f.deps), /the chat is down/);
+  assert.equal(f.state.size, 0);
+});
+
+test('periodic event files are renewed by a person, not by an event', async () => {
+  const f = fakes(settingsOf({ agentPeriodicEventDays: 9 }));
+  assert.deepEqual(await renewPeriodicEvents(await contextFor(fromEvent(), f), f.deps), NEXT);
+  assert.deepEqual(f.renewed, []);
+  assert.deepEqual(await renewPeriodicEvents(await contextFor(from('U1'), f), f.deps), NEXT);
+  assert.deepEqual(f.renewed, [{ threadId: THREAD, days: 9 }]);
+  assert.ok(f.logs.some((l) => l.message === 'periodic event files renewed'));
+});
+
+/** A command of each audience, answering with what it was given. */
+const echo = (name: string, who: Command['who'], runsAt: Command['runsAt'] = 'dispatch', toThread = false) =>
+  defineCommand({
+    name,
+    parse: (text) => (text.toLowerCase() === name ? { words: text } : undefined),
+    runsAt,
+    who,
+    refused: `only admins may ${name}`,
+    async answer({ who: person, channel, prompt }, deps) {
+      const { maxQueueDepth } = await deps.settings();
+      return { text: `${name} for ${person?.userId} in ${channel} about ${prompt?.messageId} (depth ${maxQueueDepth})`, toThread };
+    },
+  });
+
+test('commands: a command answered at dispatch ends the admission with its answer; anything else goes on', async () => {
+  const commands = [echo('hi', 'anyone'), echo('announce', 'anyone', 'dispatch', true), echo('halt', 'requester', 'webhook')];
+  const f = fakes(settingsOf({ maxQueueDepth: 7 }), { commands });
+  assert.deepEqual(await answerCommands(await contextFor(from('U1', 'hello'), f), f.deps), NEXT);
+  // The webhook answers its own commands: one that reaches dispatch anyway is a prompt.
+  assert.deepEqual(await answerCommands(await contextFor(from('U1', 'halt'), f), f.deps), NEXT);
+  assert.deepEqual(await answerCommands(await contextFor(from('U1', '<@U0BOT> Hi'), f), f.deps), { end: 'answered' });
+  assert.deepEqual(f.told, ['hi for U1 in slack:C1 about m-U1 (depth 7)']);
+  assert.deepEqual(await answerCommands(await contextFor(from('U1', 'announce'), f), f.deps), { end: 'answered' });
+  assert.deepEqual(f.posted, ['announce for U1 in slack:C1 about m-U1 (depth 7)'], 'said to the whole thread');
+  assert.equal(f.settingsReads, 4, "the command used the admission's settings: one read per admission");
+});
+
+test("commands: an admins' command is a prompt where no admins are named, refused to others, answered for admins", async () => {
+  const commands = [echo('purge', 'admin')];
+  const open = fakes(settingsOf(), { commands });
+  assert.deepEqual(await answerCommands(await contextFor(from('U1', 'purge'), open), open.deps), NEXT);
+  const f = fakes(settingsOf({ access: { admins: ['slack:U9'] } }), { commands });
+  assert.deepEqual(await answerCommands(await contextFor(from('U1', 'purge'), f), f.deps), { end: 'answered' });
+  assert.deepEqual(await answerCommands(await contextFor(fromEvent('purge'), f), f.deps), { end: 'answered' });
+  assert.deepEqual(await answerCommands(await contextFor(from('U9', 'purge'), f), f.deps), { end: 'answered' });
+  assert.deepEqual(f.told, ['only admins may purge', 'only admins may purge', 'purge for U9 in slack:C1 about m-U9 (depth 5)']);
+  assert.equal(f.logs.filter((l) => l.message === 'purge command refused: not an admin').length, 2);
+});
+
+const monthly = (usd: number): AppliedBudget => ({
+  budget: { scope: 'channel', period: 'month', usd },
+  key: { pk: 'spend#month', sk: 'channel#slack:C1' },
+  label: `the monthly budget of $${usd} for each channel (here slack:C1)`,
+  resetsAt: new Date(Date.UTC(2031, 0, 1)),
+});
+
+test('budget: a spent budget refuses the prompt without a run; a person is told each time, a scheduled thread once', async () => {
+  const settings = settingsOf({ budgets: [{ scope: 'channel', period: 'month', usd: 1 }] });
+  const unspent = fakes(settings);
+  assert.deepEqual(await refuseOverBudget(await contextFor(from('U1'), unspent), unspent.deps), NEXT);
+  const f = fakes(settings, { spent: { refused: monthly(1), spentUsd: 1.2 } });
+  for (const prompt of [from('U1'), from('U1', 'again'), fromEvent(), fromEvent('later')]) {
+    assert.deepEqual(await refuseOverBudget(await contextFor(prompt, f), f.deps), { end: 'refused' });
+  }
+  assert.equal(f.told.length, 3, 'the person twice, the event once');
+  assert.match(f.told[0]!, /the monthly budget of \$1 for each channel/);
+  assert.deepEqual(
+    f.metrics.map((m) => m.name),
+    ['BudgetRefusals', 'BudgetRefusals', 'BudgetRefusals', 'BudgetRefusals'],
+  );
+});
+
+test('prompt size: a long text is stored and the stored prompt goes on; a prompt too heavy to queue is refused with the limit', async () => {
+  const f = fakes(settingsOf());
+  const ctx = await contextFor(from('U1'), f);
+  assert.deepEqual(await storeLongText(ctx, f.deps), {
+    next: { prompt: { ...ctx.prompt, text: 'stored', textKey: `prompts/${ctx.runId}.txt` } },
+  });
+  assert.deepEqual(await refuseTooLarge(ctx, f.deps), NEXT);
+  const heavy = { ...from('U1'), thread: { ...from('U1').thread, padding: 'x'.repeat(MAX_QUEUED_PROMPT_BYTES) } };
+  assert.deepEqual(await refuseTooLarge(await contextFor(heavy, f), f.deps), { end: 'refused' });
+  assert.match(f.told[0]!, /^That message carries too much to queue \(13 KB of message data, over the 12 KB limit\)/);
+  assert.ok(f.logs.some((l) => l.message === 'prompt refused: too large to queue' && l.level === 'ERROR'));
+});
+
+test('stale lease: the thread is checked with the arriving message, and the prompt goes on', async () => {
+  const f = fakes(settingsOf());
+  assert.deepEqual(await reclaimStaleLease(await contextFor(from('U1'), f), f.deps), NEXT);
+  assert.deepEqual(f.calls, [`reclaimStaleLease ${THREAD} m-U1`]);
+});
+
+const runningFor = (userId: string): ActorItem => ({
+  threadId: THREAD,
+  status: 'running',
+  version: 1,
+  current: { runId: 'r1', threadId: THREAD, prompt: from(userId) },
+});
+
+test("interrupt mode: kept for whoever may stop the running run, turned to queue for anyone else's prompt", async () => {
+  const requesterOnly = settingsOf({ queueMode: 'interrupt', access: { control: 'requester', admins: ['slack:U9'] } });
+  const f = fakes(requesterOnly, { actor: runningFor('U1') });
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U1'), f), f.deps), NEXT, 'its requester');
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U9'), f), f.deps), NEXT, 'an admin');
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), f), f.deps), { next: { mode: 'queue' } });
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(fromEvent(), f), f.deps), { next: { mode: 'queue' } });
+  // Queue mode, or nobody limited: nothing to look up.
+  const queueing = fakes(settingsOf({ access: { control: 'requester' } }), { actor: untouched<ActorItem>('actor') });
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), queueing), queueing.deps), NEXT);
+  const open = fakes(settingsOf({ queueMode: 'interrupt' }), { actor: untouched<ActorItem>('actor') });
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), open), open.deps), NEXT);
+  // The channel's own mode wins over the deployment's.
+  const perChannel = fakes(settingsOf({ channels: { 'slack:C1': { queueMode: 'interrupt' } } }));
+  assert.equal((await contextFor(from('U1'), perChannel)).mode, 'interrupt');
+});
+
+test('pause: found once, for the last gate', async () => {
+  const f = fakes(settingsOf(), { paused: true });
+  assert.deepEqual(await holdWhilePaused(await contextFor(from('U1'), f), f.deps), { next: { paused: true } });
+  const g = fakes(settingsOf());
+  assert.deepEqual(await holdWhilePaused(await contextFor(from('U1'), g), g.deps), { next: { paused: false } });
+});
+
+test("the thread's admission: the options it is given, and what each outcome tells", async () => {
+  const settings = settingsOf({ maxQueueDepth: 3, limits: { maxConcurrentRuns: 4, maxConcurrentRunsPerChannel: 2 } });
+  const outcome = async (admissions: Admission[], change: Partial<AdmissionContext> = {}, freedSlots = 0) => {
+    const f = fakes(settings, { admissions, freedSlots });
+    const ended = await admitToThread(await contextFor(from('U1'), f, change), f.deps);
+    return { ended, f };
+  };
+  const started = await outcome(['started']);
+  assert.deepEqual(started.ended, { end: 'started' });
+  assert.deepEqual(started.f.admitted, [
+    { maxQueueDepth: 3, mode: 'queue', control: undefined, hold: false, caps: { perChannel: 2, perDeployment: 4 } },
+  ]);
+  assert.deepEqual([...started.f.told, ...started.f.posted], []);
+
+  const busy = await outcome(['busy']);
+  assert.deepEqual(
+    [busy.ended, busy.f.told, busy.f.metrics],
+    [{ end: 'busy' }, [busyText(3)], [{ name: 'BusyReplies', dimensions: { adapter: 'slack' } }]],
+  );
+
+  // Slots all taken: those whose runs ended are freed, and the prompt tries once more.
+  const freed = await outcome(['channel-full', 'started'], {}, 1);
+  assert.deepEqual([freed.ended, freed.f.calls], [{ end: 'started' }, ['admit hello', 'reclaimStaleSlots slack:C1', 'admit hello']]);
+  const full = await outcome(['deployment-full']);
+  assert.deepEqual(
+    [full.ended, full.f.calls, full.f.told],
+    [{ end: 'deployment-full' }, ['admit hello', 'reclaimStaleSlots deployment'], [fullText('deployment-full', settings.limits)]],
+  );
+  assert.match(full.f.told[0]!, /^4 runs are already running across this deployment/);
+
+  const paused = await outcome(['queued'], { paused: true });
+  assert.deepEqual([paused.f.posted, paused.f.admitted[0]!.hold], [[PAUSED_TEXT], true]);
+  const interrupting = await outcome(['queued'], { mode: 'interrupt' });
+  assert.deepEqual(interrupting.f.calls, ['admit hello', `stop ${THREAD}: interrupted by a newer message`]);
+  const queued = await outcome(['queued']);
+  assert.deepEqual(queued.f.calls, ['admit hello', `startWaiting ${THREAD}`]);
+  const duplicate = await outcome(['duplicate']);
+  assert.deepEqual([duplicate.ended, duplicate.f.calls], [{ end: 'duplicate' }, ['admit hello']]);
+});
+
+test('the gates in order, over one context: a refusal stops the rest; a prompt that passes them all joins its thread as stored', async () => {
+  assert.deepEqual(
+    ADMISSION_GATES.map((gate) => gate.name),
+    [
+      'refuseWithoutAccess',
+      'renewPeriodicEvents',
+      'answerCommands',
+      'refuseOverBudget',
+      'storeLongText',
+      'refuseTooLarge',
+      'reclaimStaleLease',
+      'queueUnlessMayInterrupt',
+      'holdWhilePaused',
+      'admitToThread',
+    ],
+  );
+  const refused = fakes(settingsOf({ access: { users: ['slack:U1'] } }));
+  assert.equal(await admit(from('U2'), refused.deps), 'refused');
+  assert.deepEqual(refused.calls, [], 'nothing reached the thread');
+
+  const f = fakes(settingsOf({ access: { control: 'requester' }, queueMode: 'interrupt' }), {
+    admissions: ['queued'],
+    actor: runningFor('U7'),
+  });
+  assert.equal(await admit(from('U1'), f.deps), 'queued');
+  assert.deepEqual(f.calls, [`reclaimStaleLease ${THREAD} m-U1`, 'admit stored', `startWaiting ${THREAD}`]);
+  assert.equal(f.admitted[0]!.mode, 'queue', "another person's run is not interrupted");
+  assert.equal(f.settingsReads, 1, 'settings.json read once for the whole admission');
+});
