@@ -12,6 +12,7 @@
 //   BENCH_ONLY=7  run section 7 (context that lasts) alone, with its summary lines
 //   BENCH_ONLY=4  run section 4 (Lambda bundle sizes) alone: no local cloud
 //   BENCH_ONLY=5  run section 5 (tool calls through the sandbox) alone, with its summary lines
+//   BENCH_ONLY=6  run sections 3 and 6 (calls per run; stops and dispatcher throughput) alone, with 6's summary lines
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
 import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
 import {
@@ -866,6 +867,28 @@ async function main(): Promise<void> {
     printContext(context);
     section('Summary (section 7 only)');
     console.log(table(['measure', 'value', 'relative to'], contextLines(context)));
+    console.log(`\nbench finished in ${elapsed(started)}`);
+    return;
+  }
+  if (config.only === '6') {
+    let calls: CallsResult, stops: StopResult, throughput: ThroughputResult;
+    try {
+      stack = await startStack();
+      console.log(`[${elapsed(started)}] local cloud up; BENCH_ONLY=6: sections 3 and 6 alone`);
+      const counter = awsCallRecorder(stack);
+      // Section 6b's reading of its figures names section 3's calls per admission.
+      calls = await countOneRun(stack, counter);
+      stops = await measureStops(stack, config.stops);
+      await setEarlySandboxStart(stack, false);
+      throughput = await measureThroughput(stack, config.threads, config.dispatch);
+      console.log(`[${elapsed(started)}] stops and dispatcher throughput measured`);
+    } finally {
+      await stopEverything(stack);
+    }
+    printCalls(calls);
+    printActors(stops, throughput, calls);
+    section('Summary (sections 3 and 6 only)');
+    console.log(table(['measure', 'value', 'relative to'], actorLines(stops, throughput)));
     console.log(`\nbench finished in ${elapsed(started)}`);
     return;
   }
