@@ -4,13 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admit, ADMISSION_GATES } from '../../shared/admission/admit.ts';
-import {
-  admissionContext,
-  type AdmissionContext,
-  type AdmissionDeps,
-  type ChatState,
-  type Outcome,
-} from '../../shared/admission/context.ts';
+import { admissionContext, type AdmissionContext, type Outcome } from '../../shared/admission/context.ts';
 import { refuseWithoutAccess } from '../../shared/admission/gates/access.ts';
 import { REFUSAL_TEXTS } from '../../shared/policy/access.ts';
 import { renewPeriodicEvents } from '../../shared/admission/gates/periodic-events.ts';
@@ -21,13 +15,12 @@ import { holdWhilePaused, queueUnlessMayInterrupt, reclaimStaleLease } from '../
 import { admitToThread, busyText, fullText, PAUSED_TEXT } from '../../shared/admission/gates/thread.ts';
 import { MAX_QUEUED_PROMPT_BYTES } from '../../shared/admission/prompt-body.ts';
 import { defineCommand, type Command } from '../../shared/commands/command.ts';
-import type { Admission, ActorItem, AdmitOptions } from '../../shared/run/actor.ts';
+import type { Admission, ActorItem } from '../../shared/run/actor.ts';
 import { EVENT_AUTHOR_ID } from '../../shared/policy/access.ts';
 import type { AppliedBudget } from '../../shared/policy/budgets.ts';
-import type { ControlDeps } from '../../shared/run/control.ts';
-import { createLogger } from '../../shared/observability/log.ts';
 import { settingsSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
 import { promptFor } from '../support/prompts.ts';
+import { fakes, untouched, type Fakes } from '../support/admission-fakes.ts';
 
 const THREAD = 'slack:C1:1.0001';
 
@@ -42,112 +35,6 @@ const fromEvent = (text = 'heartbeat'): Prompt => ({
   author: { userId: EVENT_AUTHOR_ID, userName: 'event heartbeat' },
 });
 const settingsOf = (json: Record<string, unknown> = {}): Settings => settingsSchema.parse(json);
-
-/** Stands in for a dependency a test's gate must not touch. */
-function untouched<T extends object>(what: string): T {
-  return new Proxy({} as T, {
-    get: (_target, key) => {
-      throw new Error(`${what}.${String(key)} used`);
-    },
-  });
-}
-
-interface Fakes {
-  deps: AdmissionDeps;
-  told: string[];
-  posted: string[];
-  logs: { message: string; level: string }[];
-  metrics: { name: string; dimensions: unknown }[];
-  state: Map<string, unknown>;
-  unsubscribed: string[];
-  renewed: { threadId: string; days: number }[];
-  calls: string[];
-  admitted: AdmitOptions[];
-  settingsReads: number;
-}
-
-/** Every dependency as plain data; `admissions` are what the thread's actor answers, in turn. */
-function fakes(
-  settings: Settings,
-  options: {
-    admissions?: Admission[];
-    spent?: { refused: AppliedBudget; spentUsd: number };
-    paused?: boolean;
-    actor?: ActorItem;
-    freedSlots?: number;
-    commands?: readonly Command[];
-    failTell?: boolean;
-  } = {},
-): Fakes {
-  const f: Fakes = {
-    told: [],
-    posted: [],
-    logs: [],
-    metrics: [],
-    state: new Map(),
-    unsubscribed: [],
-    renewed: [],
-    calls: [],
-    admitted: [],
-    settingsReads: 0,
-    deps: undefined as unknown as AdmissionDeps,
-  };
-  const admissions = [...(options.admissions ?? ['started'])];
-  const chatState: ChatState = {
-    setIfNotExists: async (key, value) => {
-      if (f.state.has(key)) return false;
-      f.state.set(key, value);
-      return true;
-    },
-    delete: async (key) => void f.state.delete(key),
-    unsubscribe: async (threadId) => void f.unsubscribed.push(threadId),
-  };
-  const logger = createLogger({ level: 'info', write: (line) => f.logs.push(JSON.parse(line) as { message: string; level: string }) });
-  f.deps = {
-    logger,
-    metrics: { put: (name, _value, dimensions) => void f.metrics.push({ name, dimensions }) },
-    settings: async () => {
-      f.settingsReads++;
-      return settings;
-    },
-    replies: () => ({
-      tell: async (text) => {
-        if (options.failTell) throw new Error('the chat is down');
-        f.told.push(text);
-      },
-      post: async (text) => void f.posted.push(text),
-    }),
-    chatState: async () => chatState,
-    renewEventFiles: async (threadId, days) => {
-      f.renewed.push({ threadId, days });
-      return ['events/slack/C1/daily.json'];
-    },
-    spentBudget: async () => options.spent,
-    storePromptBody: async (prompt, runId) => ({ ...prompt, text: 'stored', textKey: `prompts/${runId}.txt` }),
-    commands: options.commands ?? [],
-    commandDeps: { control: untouched<ControlDeps>('control'), logger },
-    threads: {
-      actor: async () => options.actor,
-      admit: async (prompt, admitOptions) => {
-        f.calls.push(`admit ${prompt.text}`);
-        f.admitted.push(admitOptions);
-        return admissions.shift() ?? 'started';
-      },
-      startWaiting: async (threadId) => void f.calls.push(`startWaiting ${threadId}`),
-      stop: async (threadId, reason) => void f.calls.push(`stop ${threadId}: ${reason}`),
-      reclaimStaleLease: async (threadId, messageId) => {
-        f.calls.push(`reclaimStaleLease ${threadId} ${messageId}`);
-        return false;
-      },
-      reclaimStaleSlots: async (channel) => {
-        f.calls.push(`reclaimStaleSlots ${channel ?? 'deployment'}`);
-        return options.freedSlots ?? 0;
-      },
-      isPaused: async () => options.paused ?? false,
-    },
-  };
-  return f;
-}
 
 const contextFor = (prompt: Prompt, f: Fakes, change: Partial<AdmissionContext> = {}) =>
   admissionContext(prompt, f.deps).then((ctx) => ({ ...ctx, ...change }));
