@@ -40,6 +40,9 @@ export function fakes(
     paused?: boolean;
     actor?: ActorItem;
     freedSlots?: number;
+    /** The stale lease check releases the thread, which is then `actorAfterReclaim`. */
+    reclaims?: boolean;
+    actorAfterReclaim?: ActorItem;
     commands?: readonly Command[];
     failTell?: boolean;
     /** Awaited inside each thread admission, after it is recorded: to hold it or make it fail. */
@@ -94,7 +97,14 @@ export function fakes(
     commands: options.commands ?? [],
     commandDeps: { control: untouched<ControlDeps>('control'), logger },
     threads: {
-      actor: async () => options.actor,
+      read: async (threadId) => {
+        f.calls.push(`read ${threadId}`);
+        return { actor: options.actor, paused: options.paused ?? false };
+      },
+      actor: async (threadId) => {
+        f.calls.push(`actor ${threadId}`);
+        return options.reclaims ? options.actorAfterReclaim : options.actor;
+      },
       admit: async (prompt, admitOptions) => {
         f.calls.push(`admit ${prompt.text}`);
         f.admitted.push(admitOptions);
@@ -103,15 +113,14 @@ export function fakes(
       },
       startWaiting: async (threadId) => void f.calls.push(`startWaiting ${threadId}`),
       stop: async (threadId, reason) => void f.calls.push(`stop ${threadId}: ${reason}`),
-      reclaimStaleLease: async (threadId, messageId) => {
-        f.calls.push(`reclaimStaleLease ${threadId} ${messageId}`);
-        return false;
+      reclaimStaleLease: async (actor, messageId) => {
+        f.calls.push(`reclaimStaleLease ${actor?.current?.runId ?? 'no run'} ${messageId}`);
+        return options.reclaims ?? false;
       },
       reclaimStaleSlots: async (channel) => {
         f.calls.push(`reclaimStaleSlots ${channel ?? 'deployment'}`);
         return options.freedSlots ?? 0;
       },
-      isPaused: async () => options.paused ?? false,
     },
   };
   return f;
