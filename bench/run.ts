@@ -393,7 +393,7 @@ function bottleneck(t: ThroughputResult, calls: CallsResult): string {
       `the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}.`
     );
   }
-  const serial = `it admits a batch's records one after another (${dispatchCalls(calls)} AWS round trips each, section 3) on ${DISPATCH_LANES} pollers locally`;
+  const serial = `it admits a batch's threads at the same time (${dispatchCalls(calls)} AWS round trips each, section 3) on ${DISPATCH_LANES} pollers locally`;
   const lanes = r.direct / dispatchRate(t.direct.isolated, true);
   const cpu =
     lanes < 1.3
