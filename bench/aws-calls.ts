@@ -27,6 +27,9 @@ export interface AwsCall extends Pick<RecordedCall, 'method' | 'path' | 'request
   fn?: FunctionRole;
   /** HTTP status; 0 for model calls (the Bedrock fake does not record its answers). */
   status: number;
+  /** Front door: request arrival → response sent, and of it the wait on the emulator; unknown for model and platform calls. */
+  durationMs?: number;
+  upstreamMs?: number;
 }
 
 const SERVICE_NAMES: Record<string, string> = {
@@ -122,6 +125,8 @@ export function awsCallRecorder(stack: TestStack): AwsCallRecorder {
           requestBytes: c.requestBytes,
           responseBytes: c.responseBytes,
           at: c.at,
+          durationMs: c.durationMs,
+          upstreamMs: c.upstreamMs,
         }));
       const model = stack.bedrock.requests.slice(from.bedrock).map((r): AwsCall => ({
         service: 'Bedrock Runtime',

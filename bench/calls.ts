@@ -9,6 +9,8 @@ import { waitForQuiet, runsSummary } from './quiet.ts';
 export interface CallsResult {
   /** `${service}\t${operation}` → calls per phase. */
   aws: Map<string, Record<Phase, number>>;
+  /** The same keys → summed front-door time (ms) per phase; model calls have none (no front door). */
+  awsMs: Map<string, Record<Phase, number>>;
   /** The event source mapping's own SQS calls during the run. */
   platform: Map<string, number>;
   slack: Map<string, Record<Phase, number>>;
@@ -20,7 +22,7 @@ export interface CallsResult {
 }
 
 /** Where a moment of the run falls: before the acks → webhook, then the run's states. */
-function phaseAt(at: number, t: Timeline): Phase {
+export function phaseAt(at: number, t: Timeline): Phase {
   const e = t.entered;
   if (at <= t.ackedAt) return 'webhook';
   if (at < (e.Prepare ?? Infinity)) return 'dispatch';
@@ -33,7 +35,7 @@ function phaseAt(at: number, t: Timeline): Phase {
  * The phase of an AWS call: the webhook's and dispatch's by the role that signed it; agent-step's
  * by when it ended, against the states of the run (prepare, model and finish are all agent-step).
  */
-function phaseOf(call: AwsCall, t: Timeline): Phase {
+export function phaseOf(call: AwsCall, t: Timeline): Phase {
   if (call.fn === 'webhook' || call.fn === 'dispatch') return call.fn;
   const at = phaseAt(call.at, t);
   return call.fn === 'agentStep' && (at === 'webhook' || at === 'dispatch') ? 'prepare' : at;
@@ -41,11 +43,17 @@ function phaseOf(call: AwsCall, t: Timeline): Phase {
 
 const zero = (): Record<Phase, number> => ({ webhook: 0, dispatch: 0, prepare: 0, model: 0, finish: 0 });
 
-function tally<T>(items: T[], key: (item: T) => string, phase: (item: T) => Phase): Map<string, Record<Phase, number>> {
+/** Per key and phase: how many items, or the sum of `value` over them. */
+function tally<T>(
+  items: T[],
+  key: (item: T) => string,
+  phase: (item: T) => Phase,
+  value: (item: T) => number = () => 1,
+): Map<string, Record<Phase, number>> {
   const counts = new Map<string, Record<Phase, number>>();
   for (const item of items) {
     const row = counts.get(key(item)) ?? zero();
-    row[phase(item)]++;
+    row[phase(item)] += value(item);
     counts.set(key(item), row);
   }
   return new Map([...counts].sort(([a], [b]) => a.localeCompare(b)));
@@ -81,6 +89,12 @@ export async function countOneRun(stack: TestStack, counter: AwsCallRecorder): P
       handlerCalls,
       (c) => `${c.service}\t${c.operation}`,
       (c) => phaseOf(c, timeline),
+    ),
+    awsMs: tally(
+      handlerCalls,
+      (c) => `${c.service}\t${c.operation}`,
+      (c) => phaseOf(c, timeline),
+      (c) => c.durationMs ?? 0,
     ),
     platform,
     slack: tally(

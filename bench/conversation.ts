@@ -21,12 +21,29 @@ export interface Timeline {
   endedAt: number;
   /** The bot's reply was complete in Slack (its last stream call). */
   replyAt: number;
+  /** The first characters of a bot reply were visible in the thread (time to first token). */
+  firstTextAt: number;
+  /** The Web API method that made them visible (chat.startStream, chat.appendStream, chat.postMessage…). */
+  firstTextVia: string;
 }
 
 function botReplyDone(stack: TestStack, channel: string, threadTs: string) {
   const replies = stack.slack.messages.thread(channel, threadTs).filter((m) => m.bot_id && !m.local.deleted);
   const open = replies.some((m) => m.local.stream?.state === 'streaming');
   return replies.length > 0 && !open ? replies.at(-1) : undefined;
+}
+
+/**
+ * When the thread first showed the bot's text: the earliest version of any bot message in it with
+ * characters in it (a stream opened empty shows nothing until its first append).
+ */
+function firstBotText(stack: TestStack, channel: string, threadTs: string): { at: number; via: string } {
+  const shown = stack.slack.messages
+    .thread(channel, threadTs)
+    .filter((m) => m.bot_id)
+    .flatMap((m) => m.local.versions.filter((v) => v.text.trim() !== ''))
+    .sort((a, b) => a.at - b.at);
+  return { at: shown[0]?.at ?? Number.NaN, via: shown[0]?.method ?? 'none' };
 }
 
 async function actorStatus(stack: TestStack, threadId: string): Promise<unknown> {
@@ -48,6 +65,7 @@ export async function converse(stack: TestStack, text: string): Promise<Timeline
   // Correctness, not timing: a run that ends must leave its thread idle.
   const status = await actorStatus(stack, threadId);
   if (status !== 'idle') throw new Error(`Thread ${threadId} is ${String(status)} after its run ended`);
+  const firstText = firstBotText(stack, posted.channel, posted.threadTs);
   return {
     threadId,
     postedAt,
@@ -56,5 +74,7 @@ export async function converse(stack: TestStack, text: string): Promise<Timeline
     entered: Object.fromEntries(execution.history.map((h) => [h.name, h.enteredAt])),
     endedAt: execution.stopDate?.getTime() ?? Date.now(),
     replyAt: reply.local.versions.at(-1)?.at ?? reply.local.createdAt,
+    firstTextAt: firstText.at,
+    firstTextVia: firstText.via,
   };
 }

@@ -9,10 +9,8 @@
 //   BENCH_THREADS  mentions in new threads for the dispatcher throughput series (default 300)
 //   BENCH_DISPATCH  new threads' prompts given to the dispatch handler directly, back to back (default 100)
 //   BENCH_LOG_LEVEL  the handlers' log level (default silent)
-//   BENCH_ONLY=7  run section 7 (context that lasts) alone, with its summary lines
-//   BENCH_ONLY=4  run section 4 (Lambda bundle sizes) alone: no local cloud
-//   BENCH_ONLY=5  run section 5 (tool calls through the sandbox) alone, with its summary lines
-//   BENCH_ONLY=6  run sections 3 and 6 (calls per run; stops and dispatcher throughput) alone, with 6's summary lines
+//   --only 2,3 (or BENCH_ONLY=2,3)  run those sections alone, with their summary lines (6 brings 3
+//                along; 4, the bundle sizes, needs no local cloud)
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
 import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
 import {
@@ -28,7 +26,9 @@ import {
   type StopResult,
   type ThroughputResult,
 } from './actors.ts';
-import { awsCallRecorder, PHASES } from './aws-calls.ts';
+import { awsCallRecorder, PHASES, type Phase } from './aws-calls.ts';
+import { converse } from './conversation.ts';
+import { allAtMost, atLeast, atMost, GOALS } from './goals.ts';
 import { CONVERSATION_SIZES, LOOP_TOOLS, measureContext, SCALED_COMPACTION, type ContextResult, type StepFigures } from './context.ts';
 import { BUNDLE_LIMIT, measureBundles, LAMBDA_UNZIPPED_LIMIT, LAMBDA_ZIPPED_LIMIT, type BundleResult } from './bundles.ts';
 import { bundleBudgetOf } from '../infra/constructs/agent-function.ts';
@@ -93,6 +93,10 @@ function printAcks(result: AckResult): void {
       `${ms(result.coldMs)} = ${percent(result.coldMs / SLACK_ACK_BUDGET_MS)} of the budget`,
   );
   console.log(`  After the last back-to-back ack, the runs still going drained in ${ms(burst.drainMs)}.`);
+  console.log(
+    `  goals (issue 21): p99 isolated ${ms(http.stats.p99)} ${atMost(http.stats.p99, GOALS.ackP99IsolatedMs, `${GOALS.ackP99IsolatedMs} ms`)}; ` +
+      `p99 back-to-back ${ms(burst.stats.p99)} ${atMost(burst.stats.p99, GOALS.ackP99BackToBackMs, `${GOALS.ackP99BackToBackMs} ms`)}`,
+  );
   note(
     "isolated = the next request waits for the previous mention's run to end; back-to-back = it does not, so runs compete with acks for the CPU.",
   );
@@ -107,6 +111,7 @@ function printSteps(result: StepResult): void {
   const rows = [
     ['whole path: post → run ended (reply done, thread idle)', result.wholePath],
     ['post → reply complete in Slack', result.replyVisible],
+    ['post → first characters in the thread (time to first token)', result.firstToken],
     ...result.phases.map((p) => [`  ${p.name}`, p.stats] as const),
     ['direct ConverseStream call to the fake (same request)', result.direct],
     ["Model state − direct call (paired): the step's own work", result.modelStepExtra],
@@ -123,25 +128,111 @@ function printSteps(result: StepResult): void {
     `  per model step: whole path p50 ${ms(result.wholePath.p50)}, p90 ${ms(result.wholePath.p90)}; direct model call p50 ${ms(result.direct.p50)}`,
   );
   console.log(
-    `  orchestration overhead (p50 whole path − p50 direct): ${ms(overhead)}; whole path / direct call = ${ratio(result.wholePath.p50 / result.direct.p50)}`,
+    `  orchestration overhead (p50 whole path − p50 direct): ${ms(overhead)}; whole path / direct call = ${ratio(result.wholePath.p50 / result.direct.p50)}` +
+      `  [goal ${atMost(overhead, GOALS.overheadPerStepMs, `${GOALS.overheadPerStepMs} ms`)}]`,
   );
+  console.log(
+    `  time to first token (post → first characters of the reply in the thread): p50 ${ms(result.firstToken.p50)}, p90 ${ms(result.firstToken.p90)}, ` +
+      `max ${ms(result.firstToken.max)}; they came with ${[...result.firstTokenVia].map(([via, n]) => `${via} (${n})`).join(', ')}  [no goal in issue 21]`,
+  );
+  printStepCosts(result);
   note('phases overlap slightly: the run can start before the second delivery (app_mention) is acked.');
+  note(
+    "time to first token: the fake's first text chunk comes at once, so it is orchestration alone. Slack's chat stream helper (@slack/web-api chatStream, which",
+  );
+  note(
+    "@chat-adapter/slack uses) holds text until 256 characters or the stream ends, so a short answer such as the fake's shows with chat.stopStream.",
+  );
   note('a real model takes seconds per step, so the overhead is what matters here, not the ratio.');
   note(
     'sections 1 and 2 run with settings.json sandbox.startEarly off: no sandbox task per new thread (each is a process on this machine).',
   );
 }
 
+const STEP_NAMES: Record<Phase, [step: string, fn: string]> = {
+  webhook: ['webhook (both deliveries)', 'webhook'],
+  dispatch: ['dispatch (lease, StartExecution)', 'dispatch'],
+  prepare: ['Prepare', 'agent-step'],
+  model: ['model step (Model state)', 'agent-step'],
+  finish: ['Finish', 'agent-step'],
+};
+
+/** Section 2's breakdown: one model step's milliseconds and calls, by the function that spent them. */
+function printStepCosts(result: StepResult): void {
+  const { steps, between } = result.costs;
+  console.log();
+  console.log(
+    `  where one model step goes, by function (p50 over the ${result.n} conversations; times summed over a step's invocations and calls):`,
+  );
+  console.log();
+  const count = (s: Summary) => (Number.isInteger(s.p50) ? String(s.p50) : s.p50.toFixed(1));
+  const row = (name: string, fn: string, c: (typeof steps)['total']) => [
+    name,
+    fn,
+    count(c.invocations),
+    ms(c.functionMs.p50),
+    count(c.awsCalls),
+    ms(c.awsMs.p50),
+    ms(c.upstreamMs.p50),
+    ms(c.outsideAwsMs.p50),
+    count(c.slackCalls),
+  ];
+  console.log(
+    table(
+      [
+        'step',
+        'function',
+        'invocations',
+        'in the function',
+        'AWS calls',
+        'AWS call time',
+        'of it in the emulator',
+        'outside AWS calls',
+        'Slack calls',
+      ],
+      [
+        ...PHASES.map((p) => row(...STEP_NAMES[p], steps[p])),
+        row('all functions', '', steps.total),
+        ['between the functions', 'SQS, Step Functions, invokes', '', ms(between.p50), '', '', '', '', ''],
+      ],
+    ),
+  );
+  console.log();
+  note(
+    'in the function = Lambda invocation, invoked → returned (local Lambda record); AWS call time = front door, request arrival → response sent (local IAM and',
+  );
+  note(
+    "limits included, the SDK's signing and parsing not); the model call is counted but has no time there (section 2's direct call is its cost).",
+  );
+  note(
+    'outside AWS calls = in the function − AWS call time: the code, the Slack calls and the SDK client side. between the functions = whole path − the time',
+  );
+  note(
+    "some function of the run was running (the second delivery's webhook overlaps the run). Each column's p50 is taken on its own: rows need not add up,",
+  );
+  note('and calls a function makes concurrently can sum to more than its own time (then "outside AWS calls" is negative).');
+}
+
 function printCalls(result: CallsResult): void {
   section('3. API calls per run (prepare + 1 model step + finish), by the function that made them');
   const header = ['service', 'operation', ...PHASES.map((p) => (p === 'model' ? 'model step' : p)), 'total'];
+  const sumOf = (row: Record<Phase, number> | undefined) => PHASES.reduce((sum, p) => sum + (row?.[p] ?? 0), 0);
+  // Time per call: what the front doors measured (request arrival → response sent); none for the model call.
+  const timed = (key: string, n: number) => {
+    const total = sumOf(result.awsMs.get(key));
+    return key.startsWith('Bedrock Runtime\t') ? ['n/a', 'n/a'] : [ms(total), ms(total / Math.max(1, n))];
+  };
   const rows = [...result.aws].map(([key, counts]) => {
     const [service, operation] = key.split('\t');
-    return [service!, operation!, ...PHASES.map((p) => counts[p]), PHASES.reduce((sum, p) => sum + counts[p], 0)];
+    return [service!, operation!, ...PHASES.map((p) => counts[p]), sumOf(counts), ...timed(key, sumOf(counts))];
   });
   const totals = PHASES.map((p) => [...result.aws.values()].reduce((sum, c) => sum + c[p], 0));
-  rows.push(['all AWS', '', ...totals, totals.reduce((a, b) => a + b, 0)]);
-  console.log(table(header, rows));
+  const timeTotals = PHASES.map((p) => [...result.awsMs.values()].reduce((sum, c) => sum + c[p], 0));
+  const allCalls = totals.reduce((a, b) => a + b, 0);
+  const allMs = timeTotals.reduce((a, b) => a + b, 0);
+  rows.push(['all AWS', '', ...totals, allCalls, ms(allMs), ms(allMs / Math.max(1, allCalls - result.placedByTime))]);
+  rows.push(['AWS call time', '(front doors)', ...timeTotals.map(ms), ms(allMs), '']);
+  console.log(table([...header, 'time', 'per call'], rows));
   console.log();
   const byService = new Map<string, number>();
   for (const [key, counts] of result.aws) {
@@ -153,7 +244,17 @@ function printCalls(result: CallsResult): void {
   }
   console.log(`  per run, by service: ${[...byService].map(([s, n]) => `${s} ${n}`).join(', ')}`);
   const modelStep = [...result.aws.values()].reduce((sum, c) => sum + c.model, 0);
-  console.log(`  per model step (Model state only): ${modelStep} AWS calls; the fake saw ${result.bedrockRequestsSeen} Bedrock request(s)`);
+  console.log(
+    `  per model step (Model state only): ${modelStep} AWS calls; the fake saw ${result.bedrockRequestsSeen} Bedrock request(s)` +
+      `  [goal ${allAtMost([
+        [allCalls, GOALS.awsCallsPerRun, `${GOALS.awsCallsPerRun} per run`],
+        [modelStep, GOALS.awsCallsPerModelStep, `${GOALS.awsCallsPerModelStep} per model step`],
+      ])}]`,
+  );
+  const webhookCalls = totals[PHASES.indexOf('webhook')]!;
+  console.log(
+    `  webhook AWS calls for one mention (both deliveries): ${webhookCalls}  [goal ${atMost(webhookCalls, GOALS.webhookCallsPerMention, String(GOALS.webhookCallsPerMention))}]`,
+  );
   const slackRows = [...result.slack].map(([method, counts]) => [
     method,
     ...PHASES.map((p) => counts[p]),
@@ -176,6 +277,12 @@ function printCalls(result: CallsResult): void {
   );
   note(
     'in AWS each cold container of webhook and agent-step reads the Slack secret once. ReceiveMessage counts depend on long-poll timing.',
+  );
+  note(
+    "time = summed front-door time of the calls (request arrival → response sent: the emulator, the local IAM and limits; not the SDK's client side), one run;",
+  );
+  note(
+    'per call = time / calls. In AWS a DynamoDB or S3 call is a network round trip of several ms: the count is what carries over, not the local time.',
   );
   note(
     "prepare starts the thread's sandbox (sandbox.startEarly, the default): the sandbox item in DynamoDB and ECS RunTask, not waited for.",
@@ -211,6 +318,16 @@ function printBundles(results: BundleResult[], pinnedSdk: BundleResult[]): void 
       (over.length ? `; over it: ${over.map((r) => `${r.role} ${ratio(r.codeBytes / bundleBudgetOf(r.role))}`).join(', ')}` : ''),
   );
   console.log('  headroom: ' + results.map((r) => `${r.role} ${bytes(bundleBudgetOf(r.role) - r.codeBytes)}`).join(', '));
+  const goals = (
+    [
+      ['teamsWebhook', GOALS.teamsWebhookBundleBytes],
+      ['agentStep', GOALS.agentStepBundleBytes],
+    ] as const
+  ).flatMap(([role, goal]) => {
+    const r = results.find((x) => x.role === role);
+    return r ? [`${role} ${bytes(r.codeBytes)} ${atMost(r.codeBytes, goal, bytes(goal))}`] : [];
+  });
+  console.log(`  goals (issue 21): ${goals.join('; ')}`);
   console.log(
     '  with bundleAwsSdk (the pinned AWS SDK inside): ' +
       pinnedSdk.map((r) => `${r.role} ${bytes(r.codeBytes)} (${percent(r.codeBytes / BUNDLE_LIMIT)})`).join(', '),
@@ -277,7 +394,10 @@ function printTools(result: ToolsResult): void {
     `  whole path / spawn from a small process: p50 ${ratio(whole.p50 / result.spawnSmall.p50)}; ` +
       `direct exec / spawn from a small process: p50 ${ratio(exec.p50 / result.spawnSmall.p50)}`,
   );
-  console.log(`  runtime overhead per tool call (p50 whole path − p50 direct exec): ${ms(whole.p50 - exec.p50)}`);
+  console.log(
+    `  runtime overhead per tool call (p50 whole path − p50 direct exec): ${ms(whole.p50 - exec.p50)}` +
+      `  [goal ${atMost(whole.p50 - exec.p50, GOALS.toolCallOverheadMs, `${GOALS.toolCallOverheadMs} ms`)}]`,
+  );
   const firsts = result.firstCalls.map(
     (f, i) =>
       `thread ${i + 1}: ${ms(f.whole)} (Tool state waiting for the task: ${ms(f.toolState)}; ${ms(f.sincePrepare)} after Prepare sent RunTask)`,
@@ -286,6 +406,10 @@ function printTools(result: ToolsResult): void {
   const aws = result.awsPerCall.map(([op, n]) => `${op} ${n}`).join(', ');
   const slack = result.slackPerCall.map(([method, n]) => `${method} ${n}`).join(', ') || 'none';
   console.log(`  calls per tool call (median): ${aws}; Slack ${slack}`);
+  const lists = result.awsPerCall.find(([op]) => op === 'S3 ListObjectsV2')?.[1] ?? 0;
+  console.log(
+    `  S3 listings per \`true\` call (it changes nothing): ${lists}  [goal ≤ ${GOALS.s3ListsPerToolCall} per tool call, 0 when nothing changed: ${lists === 0 ? 'met' : 'not met'}]`,
+  );
 
   console.log();
   console.log(
@@ -509,6 +633,9 @@ function printActors(stops: StopResult, t: ThroughputResult, calls: CallsResult)
     `  the event source mapping handed dispatch ${t.received.messages} messages in ${t.pollerBatches} batches ` +
       `(${(t.received.messages / Math.max(1, t.pollerBatches)).toFixed(1)} per batch); ${t.received.redelivered} were redeliveries (a 2 s visibility timeout ran out: a duplicate, admitted once)`,
   );
+  console.log(
+    `  goal (issue 21): prompts admitted, ${t.threads} new threads: ${perSecond(t.threads, t.lastStartMs)} ${atLeast(r.admitted, GOALS.admittedPerSecond, `${GOALS.admittedPerSecond}/s`)}`,
+  );
   console.log(`  bottleneck: ${bottleneck(t, calls)}`);
   note("admitted = the execution's startDate in the Step Functions stand-in (dispatch took the lease and called StartExecution).");
   note(
@@ -696,72 +823,150 @@ function contextLines(result: ContextResult): string[][] {
   return lines;
 }
 
-function printSummary(
-  acks: AckResult,
-  steps: StepResult,
-  calls: CallsResult,
-  bundles: BundleResult[],
-  tools: ToolsResult,
-  stops: StopResult,
-  throughput: ThroughputResult,
-  context: ContextResult,
-): void {
-  section('Summary');
-  const awsTotal = [...calls.aws.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
-  const modelStep = [...calls.aws.values()].reduce((sum, c) => sum + c.model, 0);
-  const slackTotal = [...calls.slack.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
-  const largest = bundles.reduce((a, b) => (b.unzipped > a.unzipped ? b : a));
+/** What the sections measured; a section left out (--only) has none. */
+interface Results {
+  acks?: AckResult;
+  steps?: StepResult;
+  calls?: CallsResult;
+  bundles?: BundleResult[];
+  tools?: ToolsResult;
+  stops?: StopResult;
+  throughput?: ThroughputResult;
+  context?: ContextResult;
+}
+
+/** Summary lines: measure, value, relative to, and the issue-21 goal where it sets one. */
+function summaryLines(r: Results): string[][] {
+  const lines: string[][] = [];
+  const { acks, steps, calls, bundles, tools, stops, throughput, context } = r;
+  if (acks) {
+    lines.push(
+      [
+        'ack p50 / p99, HTTP isolated',
+        `${ms(acks.isolatedHttp.stats.p50)} / ${ms(acks.isolatedHttp.stats.p99)}`,
+        `p99 = ${percent(acks.isolatedHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`,
+        `p99 ${atMost(acks.isolatedHttp.stats.p99, GOALS.ackP99IsolatedMs, `${GOALS.ackP99IsolatedMs} ms`)}`,
+      ],
+      [
+        'ack p50 / p99, handler direct',
+        `${ms(acks.isolatedDirect.stats.p50)} / ${ms(acks.isolatedDirect.stats.p99)}`,
+        `HTTP/direct p50 ${ratio(acks.isolatedHttp.stats.p50 / acks.isolatedDirect.stats.p50)}`,
+      ],
+      [
+        'ack p50 / p99, HTTP back-to-back',
+        `${ms(acks.burstHttp.stats.p50)} / ${ms(acks.burstHttp.stats.p99)}`,
+        `p99 = ${percent(acks.burstHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`,
+        `p99 ${atMost(acks.burstHttp.stats.p99, GOALS.ackP99BackToBackMs, `${GOALS.ackP99BackToBackMs} ms`)}`,
+      ],
+      ['ack, first call (cold)', ms(acks.coldMs), `${percent(acks.coldMs / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`],
+    );
+  }
+  if (steps) {
+    const overhead = steps.wholePath.p50 - steps.direct.p50;
+    lines.push(
+      [
+        'whole path per model step p50 / p90',
+        `${ms(steps.wholePath.p50)} / ${ms(steps.wholePath.p90)}`,
+        `${ratio(steps.wholePath.p50 / steps.direct.p50)} the direct model call`,
+      ],
+      ['direct model call p50', ms(steps.direct.p50), 'Bedrock fake, zero latency'],
+      [
+        'orchestration overhead per step p50',
+        ms(overhead),
+        'whole path − direct call',
+        atMost(overhead, GOALS.overheadPerStepMs, `${GOALS.overheadPerStepMs} ms`),
+      ],
+      [
+        'time to first token p50 / p90 / max',
+        `${ms(steps.firstToken.p50)} / ${ms(steps.firstToken.p90)} / ${ms(steps.firstToken.max)}`,
+        'post → first characters in the thread',
+        'no goal set (measured)',
+      ],
+    );
+  }
+  if (calls) {
+    const awsTotal = [...calls.aws.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
+    const modelStep = [...calls.aws.values()].reduce((sum, c) => sum + c.model, 0);
+    const webhook = [...calls.aws.values()].reduce((sum, c) => sum + c.webhook, 0);
+    const slackTotal = [...calls.slack.values()].reduce((sum, c) => sum + PHASES.reduce((s, p) => s + c[p], 0), 0);
+    lines.push(
+      [
+        'AWS calls per run / per model step',
+        `${awsTotal} / ${modelStep}`,
+        'warm; see section 3 by service',
+        allAtMost([
+          [awsTotal, GOALS.awsCallsPerRun, String(GOALS.awsCallsPerRun)],
+          [modelStep, GOALS.awsCallsPerModelStep, String(GOALS.awsCallsPerModelStep)],
+        ]),
+      ],
+      [
+        'webhook AWS calls for one mention',
+        String(webhook),
+        'both deliveries (message + app_mention)',
+        atMost(webhook, GOALS.webhookCallsPerMention, String(GOALS.webhookCallsPerMention)),
+      ],
+      ['Slack Web API calls per run', String(slackTotal), 'warm'],
+    );
+  }
+  if (tools) {
+    const lists = tools.awsPerCall.find(([op]) => op === 'S3 ListObjectsV2')?.[1] ?? 0;
+    const none = tools.scenarios[0];
+    const syncLists = none ? spread(none.traffic, (t) => t.lists) : 'n/a';
+    lines.push(
+      [
+        'bash `true` tool call p50 / p90, whole path',
+        `${ms(tools.wholePath.p50)} / ${ms(tools.wholePath.p90)}`,
+        `${ratio(tools.wholePath.p50 / tools.execTool.p50)} direct /exec, ${ratio(tools.wholePath.p50 / tools.spawn.p50)} direct spawn (p50)`,
+      ],
+      [
+        'tool call overhead p50',
+        ms(tools.wholePath.p50 - tools.execTool.p50),
+        'whole path − direct /exec',
+        atMost(tools.wholePath.p50 - tools.execTool.p50, GOALS.toolCallOverheadMs, `${GOALS.toolCallOverheadMs} ms`),
+      ],
+      ['first tool call (sandbox start)', tools.firstCalls.map((f) => ms(f.whole)).join(', '), 'two threads; a local process, not Fargate'],
+      ...toolTraffic(tools),
+      [
+        'S3 listings per tool call',
+        String(lists),
+        `median per \`true\` call (changes nothing); sync alone ${syncLists}`,
+        `≤ ${GOALS.s3ListsPerToolCall}, 0 when nothing changed: ${lists === 0 ? 'met' : 'not met'}`,
+      ],
+    );
+  }
+  if (stops && throughput) lines.push(...actorLines(stops, throughput));
+  if (context) lines.push(...contextLines(context));
+  if (bundles) {
+    const largest = bundles.reduce((a, b) => (b.unzipped > a.unzipped ? b : a));
+    lines.push([
+      `largest bundle (${largest.role})`,
+      `${bytes(largest.codeBytes)} = ${percent(largest.codeBytes / BUNDLE_LIMIT)} of 1 MB (${bytes(largest.zipped)} gz)`,
+      `${percent(largest.zipped / LAMBDA_ZIPPED_LIMIT)} of 50 MB, ${percent(largest.unzipped / LAMBDA_UNZIPPED_LIMIT)} of 250 MB`,
+    ]);
+    const bundle = (role: string, label: string, goal: number) => {
+      const b = bundles.find((x) => x.role === role);
+      if (b) lines.push([label, bytes(b.codeBytes), `index.mjs, ${bytes(b.codeGzip)} gzip`, atMost(b.codeBytes, goal, bytes(goal))]);
+    };
+    bundle('teamsWebhook', 'Teams webhook bundle', GOALS.teamsWebhookBundleBytes);
+    bundle('agentStep', 'agent-step bundle', GOALS.agentStepBundleBytes);
+  }
+  return lines;
+}
+
+function printSummary(results: Results, title: string): void {
+  section(title);
+  const lines = summaryLines(results);
   console.log(
     table(
-      ['measure', 'value', 'relative to'],
-      [
-        [
-          'ack p50 / p99, HTTP isolated',
-          `${ms(acks.isolatedHttp.stats.p50)} / ${ms(acks.isolatedHttp.stats.p99)}`,
-          `p99 = ${percent(acks.isolatedHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`,
-        ],
-        [
-          'ack p50 / p99, handler direct',
-          `${ms(acks.isolatedDirect.stats.p50)} / ${ms(acks.isolatedDirect.stats.p99)}`,
-          `HTTP/direct p50 ${ratio(acks.isolatedHttp.stats.p50 / acks.isolatedDirect.stats.p50)}`,
-        ],
-        [
-          'ack p50 / p99, HTTP back-to-back',
-          `${ms(acks.burstHttp.stats.p50)} / ${ms(acks.burstHttp.stats.p99)}`,
-          `p99 = ${percent(acks.burstHttp.stats.p99 / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`,
-        ],
-        ['ack, first call (cold)', ms(acks.coldMs), `${percent(acks.coldMs / SLACK_ACK_BUDGET_MS)} of Slack's 3 s`],
-        [
-          'whole path per model step p50 / p90',
-          `${ms(steps.wholePath.p50)} / ${ms(steps.wholePath.p90)}`,
-          `${ratio(steps.wholePath.p50 / steps.direct.p50)} the direct model call`,
-        ],
-        ['direct model call p50', ms(steps.direct.p50), 'Bedrock fake, zero latency'],
-        ['orchestration overhead per step p50', ms(steps.wholePath.p50 - steps.direct.p50), 'whole path − direct call'],
-        ['AWS calls per run / per model step', `${awsTotal} / ${modelStep}`, 'warm; see section 3 by service'],
-        ['Slack Web API calls per run', String(slackTotal), 'warm'],
-        [
-          'bash `true` tool call p50 / p90, whole path',
-          `${ms(tools.wholePath.p50)} / ${ms(tools.wholePath.p90)}`,
-          `${ratio(tools.wholePath.p50 / tools.execTool.p50)} direct /exec, ${ratio(tools.wholePath.p50 / tools.spawn.p50)} direct spawn (p50)`,
-        ],
-        ['tool call overhead p50', ms(tools.wholePath.p50 - tools.execTool.p50), 'whole path − direct /exec'],
-        [
-          'first tool call (sandbox start)',
-          tools.firstCalls.map((f) => ms(f.whole)).join(', '),
-          'two threads; a local process, not Fargate',
-        ],
-        ...toolTraffic(tools),
-        ...actorLines(stops, throughput),
-        ...contextLines(context),
-        [
-          `largest bundle (${largest.role})`,
-          `${bytes(largest.codeBytes)} = ${percent(largest.codeBytes / BUNDLE_LIMIT)} of 1 MB (${bytes(largest.zipped)} gz)`,
-          `${percent(largest.zipped / LAMBDA_ZIPPED_LIMIT)} of 50 MB, ${percent(largest.unzipped / LAMBDA_UNZIPPED_LIMIT)} of 250 MB`,
-        ],
-      ],
+      ['measure', 'value', 'relative to', 'goal (issue 21)'],
+      lines.map((l) => [...l, ...Array<string>(Math.max(0, 4 - l.length)).fill('')]),
     ),
   );
+  console.log();
+  note(
+    'issue 21 also sets goals side by side with an in-process reference bot (added per model step ≤ 80 ms; 1-step reply / 4-step tool turn ≤ 1.10x / ≤ 1.08x):',
+  );
+  note('this bench has no reference bot, so those rows are not measured here.');
 }
 
 /** Summary lines for section 6. */
@@ -783,6 +988,7 @@ function actorLines(stops: StopResult, t: ThroughputResult): string[][] {
       `prompts admitted, ${t.threads} new threads`,
       perSecond(t.threads, t.lastStartMs),
       `acked ${perSecond(t.threads, t.lastAckMs)}; dispatch alone ${dispatchRate(t.direct.backToBack, false).toFixed(1)}/s back to back`,
+      atLeast(rate(t.threads, t.lastStartMs), GOALS.admittedPerSecond, `${GOALS.admittedPerSecond}/s`),
     ],
     [`all ${t.threads} runs completed`, ms(t.allDoneMs), `${perSecond(t.threads, t.allDoneMs)} from the first post`],
   ];
@@ -818,128 +1024,104 @@ async function stopEverything(stack: TestStack | undefined): Promise<void> {
   await stack.stop();
 }
 
+const ALL_SECTIONS = [1, 2, 3, 4, 5, 6, 7] as const;
+type SectionNumber = (typeof ALL_SECTIONS)[number];
+
+/**
+ * The sections to run: `--only 2,3` (or BENCH_ONLY=2,3), else all. Section 6's bottleneck reading
+ * uses section 3's call counts, so 6 brings 3 along.
+ */
+function selectedSections(argv: string[], env: string | undefined): Set<SectionNumber> {
+  const flag = argv.indexOf('--only');
+  const inline = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+  const list = inline ?? (flag >= 0 ? argv[flag + 1] : undefined) ?? env;
+  if (!list) return new Set(ALL_SECTIONS);
+  const numbers = list.split(',').map((x) => Number(x.trim()));
+  const unknown = numbers.filter((n) => !ALL_SECTIONS.includes(n as SectionNumber));
+  if (unknown.length || numbers.length === 0) {
+    throw new Error(`--only takes section numbers ${ALL_SECTIONS.join(',')} separated by commas; got "${list}"`);
+  }
+  const chosen = new Set(numbers as SectionNumber[]);
+  if (chosen.has(6)) chosen.add(3);
+  return chosen;
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   // `npm run bench | head` closes stdout early: keep going, so the emulators are still stopped.
   process.stdout.on('error', () => {});
+  const only = selectedSections(process.argv.slice(2), config.only);
+  const partial = only.size < ALL_SECTIONS.length;
   console.log(
     `threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}, ` +
-      `BENCH_STOPS=${config.stops}, BENCH_THREADS=${config.threads}, BENCH_DISPATCH=${config.dispatch}`,
+      `BENCH_STOPS=${config.stops}, BENCH_THREADS=${config.threads}, BENCH_DISPATCH=${config.dispatch}` +
+      (partial ? `; sections ${[...only].sort().join(', ')} only` : ''),
   );
   console.log('Figures, not assertions: the machine is shared and noisy; compare ratios rather than absolute times.');
   let stack: TestStack | undefined;
   process.once('SIGINT', () => void stopEverything(stack).finally(() => process.exit(130)));
-  if (config.only === '4') {
-    printBundles(await measureBundles(), await measureBundles(true));
-    console.log(`\nbench finished in ${elapsed(started)}`);
-    return;
-  }
-  if (config.only === '5') {
-    let tools: ToolsResult;
+  const results: Results = {};
+  const needsCloud = [...only].some((n) => n !== 4);
+  if (needsCloud) {
     try {
       stack = await startStack();
-      console.log(`[${elapsed(started)}] local cloud up; BENCH_ONLY=5: section 5 alone`);
+      console.log(`[${elapsed(started)}] local cloud up (DynamoDB Local, fauxqs, Step Functions, Slack and Bedrock stand-ins)`);
       const counter = awsCallRecorder(stack);
+      // Hundreds of mentions, none using tools: no sandbox process per thread (see setEarlySandboxStart).
+      await setEarlySandboxStart(stack, false);
+      if (only.has(1)) {
+        results.acks = await measureAcks(stack, config.acks);
+        console.log(`[${elapsed(started)}] acks measured`);
+      }
+      if (only.has(2)) {
+        results.steps = await measureSteps(stack, config.steps);
+        console.log(`[${elapsed(started)}] conversations measured`);
+      }
+      // From here on, the default: a run starts its thread's sandbox in Prepare.
       await setEarlySandboxStart(stack, true);
-      tools = await measureTools(stack, counter, config.tools);
-      console.log(`[${elapsed(started)}] tool calls measured`);
-    } finally {
-      await stopEverything(stack);
-    }
-    printTools(tools);
-    section('Summary (section 5 only)');
-    console.log(table(['measure', 'value', 'relative to'], toolTraffic(tools)));
-    console.log(`\nbench finished in ${elapsed(started)}`);
-    return;
-  }
-  if (config.only === '7') {
-    let context: ContextResult;
-    try {
-      stack = await startStack();
-      console.log(`[${elapsed(started)}] local cloud up; BENCH_ONLY=7: section 7 alone`);
-      context = await measureContext(stack);
-      console.log(`[${elapsed(started)}] context measured`);
+      if (only.has(3)) {
+        // Counted warm: without section 2 before it, one conversation first takes the cold starts.
+        if (!only.has(2)) await converse(stack, 'warm up before counting calls');
+        results.calls = await countOneRun(stack, counter);
+        console.log(`[${elapsed(started)}] calls counted`);
+      }
+      if (only.has(5)) {
+        results.tools = await measureTools(stack, counter, config.tools);
+        console.log(`[${elapsed(started)}] tool calls measured`);
+      }
+      if (only.has(6)) {
+        // One thread with a sandbox (startEarly on), then hundreds of plain conversations (off again).
+        results.stops = await measureStops(stack, config.stops);
+        console.log(`[${elapsed(started)}] stops measured`);
+        await setEarlySandboxStart(stack, false);
+        results.throughput = await measureThroughput(stack, config.threads, config.dispatch);
+        console.log(`[${elapsed(started)}] dispatcher throughput measured`);
+      }
+      if (only.has(7)) {
+        // Long threads (settings.json startEarly off, compaction scaled), then one tool loop (the default settings again).
+        results.context = await measureContext(stack);
+        console.log(`[${elapsed(started)}] context measured`);
+      }
       if (stack.errors.length)
         console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
     } finally {
       await stopEverything(stack);
     }
-    printContext(context);
-    section('Summary (section 7 only)');
-    console.log(table(['measure', 'value', 'relative to'], contextLines(context)));
-    console.log(`\nbench finished in ${elapsed(started)}`);
-    return;
   }
-  if (config.only === '6') {
-    let calls: CallsResult, stops: StopResult, throughput: ThroughputResult;
-    try {
-      stack = await startStack();
-      console.log(`[${elapsed(started)}] local cloud up; BENCH_ONLY=6: sections 3 and 6 alone`);
-      const counter = awsCallRecorder(stack);
-      // Section 6b's reading of its figures names section 3's calls per admission.
-      calls = await countOneRun(stack, counter);
-      stops = await measureStops(stack, config.stops);
-      await setEarlySandboxStart(stack, false);
-      throughput = await measureThroughput(stack, config.threads, config.dispatch);
-      console.log(`[${elapsed(started)}] stops and dispatcher throughput measured`);
-    } finally {
-      await stopEverything(stack);
-    }
-    printCalls(calls);
-    printActors(stops, throughput, calls);
-    section('Summary (sections 3 and 6 only)');
-    console.log(table(['measure', 'value', 'relative to'], actorLines(stops, throughput)));
-    console.log(`\nbench finished in ${elapsed(started)}`);
-    return;
+  let pinnedSdkBundles: BundleResult[] | undefined;
+  if (only.has(4)) {
+    results.bundles = await measureBundles();
+    pinnedSdkBundles = await measureBundles(true);
+    console.log(`[${elapsed(started)}] bundles built`);
   }
-  let acks: AckResult,
-    steps: StepResult,
-    calls: CallsResult,
-    tools: ToolsResult,
-    stops: StopResult,
-    throughput: ThroughputResult,
-    context: ContextResult;
-  try {
-    stack = await startStack();
-    console.log(`[${elapsed(started)}] local cloud up (DynamoDB Local, fauxqs, Step Functions, Slack and Bedrock stand-ins)`);
-    const counter = awsCallRecorder(stack);
-    // Hundreds of mentions, none using tools: no sandbox process per thread (see setEarlySandboxStart).
-    await setEarlySandboxStart(stack, false);
-    acks = await measureAcks(stack, config.acks);
-    console.log(`[${elapsed(started)}] acks measured`);
-    steps = await measureSteps(stack, config.steps);
-    console.log(`[${elapsed(started)}] conversations measured`);
-    // From here on, the default: a run starts its thread's sandbox in Prepare.
-    await setEarlySandboxStart(stack, true);
-    calls = await countOneRun(stack, counter);
-    console.log(`[${elapsed(started)}] calls counted`);
-    tools = await measureTools(stack, counter, config.tools);
-    console.log(`[${elapsed(started)}] tool calls measured`);
-    // One thread with a sandbox (startEarly on), then hundreds of plain conversations (off again).
-    stops = await measureStops(stack, config.stops);
-    console.log(`[${elapsed(started)}] stops measured`);
-    await setEarlySandboxStart(stack, false);
-    throughput = await measureThroughput(stack, config.threads, config.dispatch);
-    console.log(`[${elapsed(started)}] dispatcher throughput measured`);
-    // Long threads (settings.json startEarly off, compaction scaled), then one tool loop (the default settings again).
-    context = await measureContext(stack);
-    console.log(`[${elapsed(started)}] context measured`);
-    if (stack.errors.length)
-      console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
-  } finally {
-    await stopEverything(stack);
-  }
-  const bundles = await measureBundles();
-  const pinnedSdkBundles = await measureBundles(true);
-  console.log(`[${elapsed(started)}] bundles built`);
-  printAcks(acks);
-  printSteps(steps);
-  printCalls(calls);
-  printBundles(bundles, pinnedSdkBundles);
-  printTools(tools);
-  printActors(stops, throughput, calls);
-  printContext(context);
-  printSummary(acks, steps, calls, bundles, tools, stops, throughput, context);
+  if (results.acks) printAcks(results.acks);
+  if (results.steps) printSteps(results.steps);
+  if (results.calls) printCalls(results.calls);
+  if (results.bundles && pinnedSdkBundles) printBundles(results.bundles, pinnedSdkBundles);
+  if (results.tools) printTools(results.tools);
+  if (results.stops && results.throughput && results.calls) printActors(results.stops, results.throughput, results.calls);
+  if (results.context) printContext(results.context);
+  printSummary(results, partial ? `Summary (sections ${[...only].sort().join(', ')} only)` : 'Summary');
   console.log(`\nbench finished in ${elapsed(started)}`);
 }
 

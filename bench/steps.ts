@@ -5,6 +5,8 @@
 // Bedrock Runtime client, so both samples see the same machine state.
 import { BedrockRuntimeClient, ConverseStreamCommand, type ConverseStreamCommandInput } from '@aws-sdk/client-bedrock-runtime';
 import type { TestStack } from '../test/support/local-stack.ts';
+import { awsCallRecorder } from './aws-calls.ts';
+import { conversationCost, marksOf, summarizeCosts, type ConversationCost } from './breakdown.ts';
 import { converse, type Timeline } from './conversation.ts';
 import { summarize, type Summary } from './stats.ts';
 
@@ -16,6 +18,12 @@ export interface StepResult {
   wholePath: Summary;
   /** User message posted → reply complete in Slack. */
   replyVisible: Summary;
+  /** User message posted → the reply's first characters visible in the thread (time to first token). */
+  firstToken: Summary;
+  /** How the first characters came (Web API method → conversations). */
+  firstTokenVia: Map<string, number>;
+  /** Where the milliseconds and AWS calls of each conversation went, by function (p50 over the conversations). */
+  costs: ReturnType<typeof summarizeCosts>;
   /** Where the time goes, per phase of the path. */
   phases: { name: string; stats: Summary }[];
   /** The same ConverseStream request, sent directly (send → stream fully read). */
@@ -49,6 +57,7 @@ function phasesOf(t: Timeline): Record<string, number> {
     'Prepare state (agent-step: prepare)': (e.Model ?? Number.NaN) - (e.Prepare ?? Number.NaN),
     'Model state (agent-step: model, incl. Bedrock)': (e.NextStep ?? Number.NaN) - (e.Model ?? Number.NaN),
     'NextStep + Finish → execution ended': t.endedAt - (e.NextStep ?? Number.NaN),
+    'Model entered → first characters in the thread': t.firstTextAt - (e.Model ?? Number.NaN),
   };
 }
 
@@ -64,13 +73,20 @@ export async function measureSteps(stack: TestStack, count: number): Promise<Ste
   });
   const timelines: Timeline[] = [];
   const direct: number[] = [];
+  const costs: ConversationCost[] = [];
+  const recorder = awsCallRecorder(stack);
   try {
     for (let i = 0; i < WARM_UP + count; i++) {
+      const marks = marksOf(stack);
+      recorder.start();
       const timeline = await converse(stack, `step bench ${i}`);
+      // Before the direct call: that model request is the bench's, not the run's.
+      const calls = recorder.stop();
       const ms = await directModelCall(bedrock, lastModelRequest(stack));
       if (i < WARM_UP) continue;
       timelines.push(timeline);
       direct.push(ms);
+      costs.push(conversationCost(stack, timeline, marks, calls));
     }
   } finally {
     bedrock.destroy();
@@ -82,6 +98,9 @@ export async function measureSteps(stack: TestStack, count: number): Promise<Ste
     n: timelines.length,
     wholePath: summarize(timelines.map((t) => t.endedAt - t.postedAt)),
     replyVisible: summarize(timelines.map((t) => t.replyAt - t.postedAt)),
+    firstToken: summarize(timelines.map((t) => t.firstTextAt - t.postedAt)),
+    firstTokenVia: timelines.reduce((m, t) => m.set(t.firstTextVia, (m.get(t.firstTextVia) ?? 0) + 1), new Map<string, number>()),
+    costs: summarizeCosts(costs),
     phases: names.map((name) => ({ name, stats: summarize(phaseSamples.map((p) => p[name]!)) })),
     direct: summarize(direct),
     // Paired: each model step against the direct call made right after it.

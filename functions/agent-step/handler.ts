@@ -5,8 +5,8 @@ import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { lazy } from '../../shared/support/lazy.ts';
+import { stepEventSchema } from '../../shared/contracts.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
-import { stepEventSchema } from '../../shared/schemas.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
 
 const logger = handlerLogger('agent-step');

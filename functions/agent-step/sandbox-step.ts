@@ -8,8 +8,9 @@ import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/
 import { countStep } from '../../shared/run/steps/run-control.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { sandboxToolStep } from '../../shared/run/steps/sandbox-tool.ts';
+import { recentSnapshots } from '../../shared/run/steps/snapshot.ts';
+import { stepEventSchema } from '../../shared/contracts.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
-import { stepEventSchema } from '../../shared/schemas.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
 
 const logger = handlerLogger('sandbox-step');
@@ -20,6 +21,7 @@ const init = lazy(() => {
   return {
     deps: {
       store: { s3: s3Client(), bucket: env.DATA_BUCKET },
+      snapshots: recentSnapshots(),
       sandboxes: table,
       actor: table,
       port: env.SANDBOX_PORT,

@@ -6,12 +6,12 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { admitBatch } from '../../shared/admission/batch.ts';
 import { admissionDeps } from '../../shared/admission/deps.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
-import { cachedSettings } from '../../shared/context/store.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
 import { chatFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
+import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 
 const logger = handlerLogger('dispatch');
@@ -19,9 +19,9 @@ const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(dispatchEnv);
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
-  const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const settings = settingsFromEnv(env, logger);
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
-  return admissionDeps({ control: controlFromEnv(logger, env, metrics), store, loadChat, settings, logger, metrics });
+  return admissionDeps({ control: controlFromEnv(logger, env, metrics), store, loadChat, settings: () => settings.get(), logger, metrics });
 });
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {

@@ -22,6 +22,7 @@ import { agentRunDefinition } from './agent-run-definition.ts';
 import { bedrockInvokeStatements } from './bedrock-access.ts';
 import type { SandboxLauncher } from './sandbox-task.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
+import { agentEnv, handlerEnvironment } from '../../shared/env.ts';
 
 export interface AgentRunProps {
   readonly table: ITable;
@@ -71,13 +72,13 @@ export class AgentRun extends Construct {
       memorySize: 1024,
       retainVersions: true,
       logRetention: props.logRetention,
-      environment: {
+      environment: handlerEnvironment(agentEnv, {
         TABLE_NAME: props.table.tableName,
         DATA_BUCKET: props.bucket.bucketName,
         STATE_MACHINE_ARN: this.stateMachineArn,
         BEDROCK_MODEL_ID: props.modelId,
         ...props.sandbox.launchEnvironment,
-      },
+      }),
     });
     // Chat SDK state, the actor, the reply ledger, the thread's sandbox record.
     grantTableActions(props.table, this.agentStep, CHAT_STATE_ACTIONS);

@@ -8,6 +8,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
+import type { HandlerEnvironment } from '../../shared/env.ts';
 import { createAgentFunction } from './agent-function.ts';
 
 export interface DeployTimeProviderProps {
@@ -16,7 +17,7 @@ export interface DeployTimeProviderProps {
   readonly description: string;
   /** How long one event may take (the framework waits for the handler at most 15 minutes). */
   readonly timeout: Duration;
-  readonly environment?: Record<string, string>;
+  readonly environment?: HandlerEnvironment;
   readonly logRetention: RetentionDays;
 }
 

@@ -17,6 +17,7 @@ import { createAgentFunction } from './agent-function.ts';
 import { grantOptionalRead, grantWriteKey, grantWriteUnder } from './data-bucket.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
+import { dispatchEnv, handlerEnvironment } from '../../shared/env.ts';
 
 /** Every thread's context.jsonl (adapter/channel/thread/context.jsonl). */
 export const RUN_CONTEXTS = '*/context.jsonl';
@@ -46,11 +47,11 @@ export class Dispatch extends Construct {
       description: 'Takes the per-thread lease and starts one agent run per prompt',
       timeout: DISPATCH_TIMEOUT,
       logRetention: props.logRetention,
-      environment: {
+      environment: handlerEnvironment(dispatchEnv, {
         TABLE_NAME: props.table.tableName,
         STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
         DATA_BUCKET: props.bucket.bucketName,
-      },
+      }),
     });
     // Chat SDK state, and the actor (its admission transaction puts a marker and updates the actor);
     // Query lists the threads holding run slots when a limit is reached (shared/run/capacity.ts);

@@ -33,6 +33,7 @@ import type { EventSchedules } from './event-schedules.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { grantSendToInbox } from './inbox.ts';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
+import { handlerEnvironment, schedulerEnv } from '../../shared/env.ts';
 
 /** Where event files live in the data bucket, and what they are called. */
 export const EVENT_FILES = { prefix: 'events/', suffix: '.json' } as const;
@@ -91,7 +92,7 @@ export class AgentEventBus extends Construct {
       timeout: Duration.seconds(60),
       memorySize: 512,
       logRetention: props.logRetention,
-      environment: {
+      environment: handlerEnvironment(schedulerEnv, {
         TABLE_NAME: props.table.tableName,
         DATA_BUCKET: bucket.bucketName,
         INBOX_QUEUE_URL: props.inbox.queueUrl,
@@ -99,7 +100,7 @@ export class AgentEventBus extends Construct {
         SCHEDULER_ROLE_ARN: schedules.role.roleArn,
         SCHEDULER_TARGET_ARN: schedules.targetArn,
         SCHEDULE_DLQ_ARN: schedules.deadLetterQueue.queueArn,
-      },
+      }),
     });
     // Named, so schedules (and the schedule role) can name it by its computed ARN.
     (this.handler.node.defaultChild as CfnFunction).functionName = schedules.targetFunctionName;

@@ -17,6 +17,7 @@ import { createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
+import { agentEnv, handlerEnvironment } from '../../shared/env.ts';
 
 /** Execution statuses after which no step of the run will clean up by itself. */
 export const UNFINISHED_RUN_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'];
@@ -42,11 +43,11 @@ export class RunEnded extends Construct {
       description: 'Releases the thread lease after a failed, timed-out or aborted run',
       timeout: Duration.seconds(60),
       logRetention: props.logRetention,
-      environment: {
+      environment: handlerEnvironment(agentEnv, {
         TABLE_NAME: props.table.tableName,
         STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
         DATA_BUCKET: props.bucket.bucketName,
-      },
+      }),
     });
     // Chat SDK state, the actor's release, the reply ledger.
     grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);

@@ -13,6 +13,7 @@ import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
 import type { SandboxTask } from './sandbox-task.ts';
 import { grantTableActions } from './state-table.ts';
+import { handlerEnvironment, sandboxReaperEnv } from '../../shared/env.ts';
 
 export const REAPER_INTERVAL = Duration.minutes(1);
 
@@ -34,11 +35,11 @@ export class SandboxReaper extends Construct {
       description: 'Stops sandbox tasks that have been idle for the configured number of minutes',
       timeout: Duration.seconds(60),
       logRetention: props.logRetention,
-      environment: {
+      environment: handlerEnvironment(sandboxReaperEnv, {
         TABLE_NAME: props.table.tableName,
         SANDBOX_CLUSTER_ARN: props.task.cluster.clusterArn,
         SANDBOX_IDLE_MINUTES: String(props.idleMinutes),
-      },
+      }),
     });
     // Lists the sandbox records (one partition), claims one for stopping, forgets it once stopped.
     grantTableActions(props.table, this.handler, ['Query', 'UpdateItem', 'DeleteItem']);

@@ -16,6 +16,7 @@ import type { SandboxNetwork } from './sandbox-network.ts';
 import type { SandboxSecurityGroups } from './sandbox-security-groups.ts';
 import { SANDBOX_PORT } from './sandbox-task.ts';
 import { grantTableActions } from './state-table.ts';
+import { handlerEnvironment, sandboxStepEnv } from '../../shared/env.ts';
 
 export interface SandboxStepProps {
   readonly table: ITable;
@@ -37,11 +38,11 @@ export class SandboxStep extends Construct {
       memorySize: 1024,
       retainVersions: true,
       logRetention: props.logRetention,
-      environment: {
+      environment: handlerEnvironment(sandboxStepEnv, {
         TABLE_NAME: props.table.tableName,
         DATA_BUCKET: props.bucket.bucketName,
         SANDBOX_PORT: String(SANDBOX_PORT),
-      },
+      }),
       vpc: {
         vpc: props.network.vpc,
         subnets: props.network.subnets,

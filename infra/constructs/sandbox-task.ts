@@ -25,6 +25,7 @@ import { Construct } from 'constructs';
 import { SandboxImage } from './sandbox-image.ts';
 import type { SandboxNetwork } from './sandbox-network.ts';
 import type { SandboxSecurityGroups } from './sandbox-security-groups.ts';
+import { sandboxLaunchEnv, type EnvironmentFor } from '../../shared/env.ts';
 
 export const SANDBOX_CONTAINER_NAME = 'sandbox';
 export const SANDBOX_PORT = 8080;
@@ -34,7 +35,7 @@ export const SANDBOX_WRITABLE_PATHS = { workspace: '/workspace', tmp: '/tmp' } a
 
 /** What a function that starts sandbox tasks is given: its environment and its permissions. */
 export interface SandboxLauncher {
-  readonly launchEnvironment: Record<string, string>;
+  readonly launchEnvironment: EnvironmentFor<typeof sandboxLaunchEnv>;
   grantLaunch(grantee: IGrantable): void;
 }
 
@@ -58,7 +59,7 @@ export class SandboxTask extends Construct implements SandboxLauncher {
   readonly image: SandboxImage;
   readonly logGroup: LogGroup;
   /** What a function that starts sandboxes (RunTask) needs to know, as environment variables. */
-  readonly launchEnvironment: Record<string, string>;
+  readonly launchEnvironment: EnvironmentFor<typeof sandboxLaunchEnv>;
 
   constructor(scope: Construct, id: string, props: SandboxTaskProps) {
     super(scope, id);

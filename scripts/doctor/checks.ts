@@ -9,7 +9,7 @@ import { bedrockQuotas, fargateVcpus, lambdaConcurrency } from './quotas.ts';
 import { problem, skipped, withOutputs, withoutOutputs, type CheckResult } from './result.ts';
 import { sandboxImage, sandboxRoundTrip } from './sandbox.ts';
 import { settingsFile } from './settings.ts';
-import type { Settings } from '../../shared/schemas.ts';
+import type { Settings } from '../../shared/settings/schema.ts';
 import { credentials, stack } from './stack.ts';
 
 export type { CheckResult } from './result.ts';

@@ -6,7 +6,7 @@ import { GetAccountSettingsCommand } from '@aws-sdk/client-lambda';
 import { GetServiceQuotaCommand, paginateListServiceQuotas, type ServiceQuota } from '@aws-sdk/client-service-quotas';
 import { parseModelId } from '../../shared/model/ids.ts';
 import { FARGATE_VCPU_QUOTA, LAMBDA_CONCURRENCY_QUOTA } from '../../infra/quota-codes.ts';
-import type { Settings } from '../../shared/schemas.ts';
+import type { Settings } from '../../shared/settings/schema.ts';
 import { agentFunctionProblem, type AgentFunctionRead } from './agent-function.ts';
 import type { DoctorDeps } from './deps.ts';
 import { errorText, isAccessDenied, ok, problem, type CheckResult } from './result.ts';

@@ -1,9 +1,8 @@
 // settings.json in the data bucket, read and validated as the functions read it: a file that does
 // not parse, or a value out of bounds, means the defaults (and for `access`, nobody) apply.
-import { loadSettings } from '../../shared/context/store.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
-import type { Settings } from '../../shared/schemas.ts';
-import { settingsSchema } from '../../shared/schemas.ts';
+import { loadSettings } from '../../shared/settings/load.ts';
+import { settingsSchema, type Settings } from '../../shared/settings/schema.ts';
 import type { DoctorDeps } from './deps.ts';
 import { errorText, ok, problem, type CheckResult } from './result.ts';
 

@@ -2,7 +2,7 @@
 // (shared/admission/context.ts). A gate ends the admission (refused, answered, or admitted to its
 // thread) or passes the prompt on; the last one always ends it.
 import type { SQSRecord } from 'aws-lambda';
-import { promptSchema, type Prompt } from '../schemas.ts';
+import { promptSchema, type Prompt } from '../contracts.ts';
 import { formatIssues } from '../support/validation.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import { admissionContext, type AdmissionDeps, type Ending, type Gate } from './context.ts';

@@ -9,7 +9,8 @@ import type { Command, CommandDeps } from '../commands/command.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import { channelKeyOf, runIdFor } from '../ids.ts';
-import type { Prompt, Settings } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
+import type { Settings } from '../settings/schema.ts';
 import { personOf } from './person.ts';
 
 /** Where a prompt's answers go. */

@@ -1,13 +1,13 @@
 // Who sent something, as settings.json `access` names people: their platform, id and workspace.
 import { EVENT_AUTHOR_ID, workspaceOf, type Person } from '../policy/access.ts';
 import { parseThreadId } from '../ids.ts';
-import type { Prompt } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
 
 /** The sender of a platform payload (`raw`: a message's, a slash command's, a button press's). */
 export const personFrom = (adapter: string, author: { userId: string }, raw: unknown): Person => ({
   adapter,
   userId: author.userId,
-  workspace: workspaceOf(raw),
+  workspace: workspaceOf(adapter, raw),
 });
 
 /** The person behind a prompt; none for an event's prompt. */

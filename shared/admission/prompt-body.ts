@@ -3,7 +3,7 @@
 // and state hold the running one (Step Functions' 256 KB). So whatever people paste, those stay a
 // few KB per prompt; the steps that need the words read them back with promptText.
 import { ROOT_KEYS } from '../ids.ts';
-import { type Prompt, utf8Bytes } from '../schemas.ts';
+import { type Prompt, utf8Bytes } from '../contracts.ts';
 import { readText, type StoreDeps, writeText } from '../context/store.ts';
 
 /** Texts longer than this (UTF-8 bytes) are stored in the bucket. */

@@ -2,7 +2,7 @@
 // webhook (messages, slash commands, buttons) and admission (shared/admission/gates/commands.ts) share.
 import { getActor } from '../run/actor.ts';
 import { controlRefusal, isAdmin, REFUSAL_TEXTS, useRefusal, type ControlRefusal } from '../policy/access.ts';
-import type { Settings } from '../schemas.ts';
+import type { Settings } from '../settings/schema.ts';
 import { withoutMention, type Answer, type Command, type CommandDeps, type CommandRequest } from './command.ts';
 import * as registry from './registry.ts';
 

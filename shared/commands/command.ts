@@ -4,7 +4,8 @@
 import type { ControlDeps } from '../run/control.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { Person } from '../policy/access.ts';
-import type { Prompt, RunInput, Settings } from '../schemas.ts';
+import type { Prompt, RunInput } from '../contracts.ts';
+import type { Settings } from '../settings/schema.ts';
 import type { StoreDeps } from '../context/store.ts';
 
 /**

@@ -6,7 +6,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
 import { forChat } from '../support/display.ts';
 import { ROOT_KEYS } from '../ids.ts';
-import { settingsSchema, type Settings } from '../schemas.ts';
+import { settingsSchema, type Settings } from '../settings/schema.ts';
 import type { StoreDeps } from '../context/store.ts';
 import { issueLines } from '../support/validation.ts';
 import { defineCommand, storeOf } from './command.ts';

@@ -3,7 +3,7 @@
 // (shared/commands/answer.ts), to its sender only or, where the command says, to the whole thread.
 import type { Message, Thread } from 'chat';
 import { channelKeyOf, sha256Hex } from '../ids.ts';
-import type { Settings } from '../schemas.ts';
+import type { Settings } from '../settings/schema.ts';
 import type { AgentChat } from '../platforms/chat.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { ControlDeps } from '../run/control.ts';

@@ -7,7 +7,7 @@ import type { Message, Thread } from 'chat';
 import type { ContextEntry, LogEntry, StoreDeps } from './store.ts';
 import { SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
 import { appendLog, loadLog } from './store.ts';
-import type { RunInput } from '../schemas.ts';
+import type { RunInput } from '../contracts.ts';
 import { contextText } from './context-text.ts';
 import { OPEN_ACCESS, workspaceOf, useRefusal, type Access } from '../policy/access.ts';
 import { channelKeyOf, parseThreadId } from '../ids.ts';
@@ -41,7 +41,7 @@ export async function backfill(
 ): Promise<BackfillResult> {
   const { adapter } = parseThreadId(run.threadId);
   const admitted = (m: Message) =>
-    !useRefusal(access, { adapter, userId: m.author.userId, workspace: workspaceOf(m.raw) }, channelKeyOf(run.threadId));
+    !useRefusal(access, { adapter, userId: m.author.userId, workspace: workspaceOf(adapter, m.raw) }, channelKeyOf(run.threadId));
   const logged = new Set((await loadLog(store, run.threadId)).map((e) => e.messageId));
   const inContext = new Set(context.flatMap((e) => (e.meta.messageId ? [e.meta.messageId] : [])));
   // The thread's messages oldest first. Timestamps can tie at millisecond precision, so "before the

@@ -1,14 +1,12 @@
-// The S3 data tree: settings, identity, and per-thread context.jsonl / log.jsonl. Plain files in
-// one bucket, so a team can read, edit and back up what the agent knows with the tools they have.
+// The S3 data tree: per-thread context.jsonl / log.jsonl, and plain reads and writes of its files
+// (settings.json is read by shared/settings/). Plain files in one bucket, so a team can read, edit and
+// back up what the agent knows with the tools they have.
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
-import { dataKeys, ROOT_KEYS } from '../ids.ts';
-import { settingsSchema, type Settings } from '../schemas.ts';
+import { dataKeys } from '../ids.ts';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
 import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
-import { issueLines } from '../support/validation.ts';
 import { redactSecrets, SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
-import { accessSchema, LOCKED_ACCESS, OPEN_ACCESS, type Access } from '../policy/access.ts';
 
 export interface StoreDeps {
   s3: S3Client;
@@ -61,69 +59,6 @@ export async function readText(deps: StoreDeps, key: string): Promise<string | u
 
 export async function writeText(deps: StoreDeps, key: string, body: string, contentType = 'text/plain; charset=utf-8'): Promise<void> {
   await deps.s3.send(new PutObjectCommand({ Bucket: deps.bucket, Key: key, Body: body, ContentType: contentType }));
-}
-
-export interface LoadedSettings {
-  settings: Settings;
-  /** Why settings.json was not used as written; the defaults (or the valid rest) apply instead. */
-  problems: string[];
-}
-
-export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
-  const raw = await readText(deps, ROOT_KEYS.settings);
-  if (raw === undefined) return { settings: settingsSchema.parse({}), problems: [] };
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (error) {
-    return {
-      settings: { ...settingsSchema.parse({}), access: LOCKED_ACCESS },
-      problems: [`settings.json is not valid JSON: ${(error as Error).message}; until it is fixed, nobody may use the agent`],
-    };
-  }
-  const parsed = settingsSchema.safeParse(json);
-  if (parsed.success) return { settings: parsed.data, problems: [] };
-  const problems = issueLines(parsed.error.issues).map((line) => `settings.json ${line}`);
-  return { settings: { ...settingsSchema.parse({}), access: accessDespiteProblems(json, problems) }, problems };
-}
-
-/**
- * settings.json, read at most once per `cacheMs` per container (what needs it need not see a change
- * at once); each read's problems are logged. A failed read is not cached.
- */
-export function cachedSettings(
-  deps: StoreDeps,
-  cacheMs: number,
-  logger: { warn(message: string, extra?: Record<string, unknown>): void },
-  now: () => number = Date.now,
-): () => Promise<Settings> {
-  let settings: { value: Settings; at: number } | undefined;
-  return async () => {
-    if (!settings || now() - settings.at >= cacheMs) {
-      const loaded = await loadSettings(deps);
-      for (const problem of loaded.problems) logger.warn('settings.json ignored', { problem });
-      settings = { value: loaded.settings, at: now() };
-    }
-    return settings.value;
-  };
-}
-
-/**
- * The defaults stand in for an invalid file, except for who may use the agent: an allow-list that
- * cannot be read must not let everyone in. A valid `access` block still applies; an invalid one
- * (or a file that is not an object) lets nobody in until the file is fixed.
- */
-function accessDespiteProblems(json: unknown, problems: string[]): Access {
-  if (!json || typeof json !== 'object' || Array.isArray(json)) {
-    problems.push('settings.json: until it is fixed, nobody may use the agent');
-    return LOCKED_ACCESS;
-  }
-  const block = (json as { access?: unknown }).access;
-  if (block === undefined) return OPEN_ACCESS;
-  const access = accessSchema.safeParse(block);
-  if (access.success) return access.data;
-  problems.push('settings.json access is invalid: until it is fixed, nobody may use the agent');
-  return LOCKED_ACCESS;
 }
 
 export function parseJsonl<T>(raw: string | undefined, what: string): T[] {

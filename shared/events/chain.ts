@@ -8,21 +8,14 @@
 //   so a spent budget cannot be escaped by having the agent schedule the work. Operators' files, and
 //   files written by runs no person started, have nobody.
 // - the thread whose run wrote it, where the agent's periodic files say how long they run.
-import * as z from 'zod';
 import { parseThreadId } from '../ids.ts';
-import type { Prompt } from '../schemas.ts';
+import { causedBySchema, type Prompt } from '../contracts.ts';
 import { triggerKindOf } from '../run/trigger-kind.ts';
 
 /** S3 user metadata keys (x-amz-meta-…). */
 export const EVENT_DEPTH_METADATA = 'event-depth';
 export const EVENT_CAUSED_BY_METADATA = 'event-caused-by';
 export const EVENT_THREAD_METADATA = 'event-thread';
-
-/** `adapter:userId`, as budgets and access lists name a person. */
-export const causedBySchema = z
-  .string()
-  .max(300)
-  .regex(/^[a-z][a-z0-9-]*:\S+$/);
 
 /** Where an event file came from, as its metadata says. */
 export interface EventOrigin {

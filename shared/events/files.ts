@@ -33,7 +33,7 @@ import { randomUUID } from 'node:crypto';
 import { claimRecord, type LedgerDeps } from '../run/ledger.ts';
 import { EVENT_RECORD, EVENTS_LEDGER } from '../table.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import { utf8Bytes, type Prompt } from '../schemas.ts';
+import { utf8Bytes, type Prompt } from '../contracts.ts';
 
 export interface EventFileDeps extends ScheduleTargetDeps {
   s3: S3Client;

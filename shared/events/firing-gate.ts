@@ -8,7 +8,7 @@ import { budgetSpentText, budgetsFor, spentBudget } from '../policy/budgets.ts';
 import { slotsTaken } from '../run/capacity.ts';
 import { channelRunsKeyOf, deploymentRunsKey } from '../table.ts';
 import { pauseState, type TableDeps } from '../policy/pause.ts';
-import type { Settings } from '../schemas.ts';
+import type { Settings } from '../settings/schema.ts';
 import { triggerKindOf } from '../run/trigger-kind.ts';
 import type { Firing } from './fire.ts';
 

@@ -26,7 +26,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { DEFAULT_MIN_EVENT_INTERVAL_MINUTES } from '../defaults.ts';
-import { promptTextProblem } from '../schemas.ts';
+import { promptTextProblem } from '../contracts.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 import { forTerminal } from '../support/display.ts';

@@ -2,17 +2,19 @@ import type { SerializedThread } from 'chat';
 import { bedrockClient } from '../aws/bedrock.ts';
 import { dbClient } from '../aws/dynamodb.ts';
 import { s3Client } from '../aws/s3.ts';
-import { adapterFor, threadFromJSON, type TeamsAdapter } from '../platforms/chat.ts';
+import { adapterFor, threadFromJSON } from '../platforms/chat.ts';
+import { platformOf } from '../platforms/platforms.ts';
 import { parseThreadId } from '../ids.ts';
 import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
+import { recentSnapshots } from '../run/steps/snapshot.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import { cachedSettings } from '../context/store.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
+import { settingsFromEnv } from './settings.ts';
 
 /**
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
@@ -26,10 +28,12 @@ export function agentFromEnv(
   metrics?: MetricsSink,
 ): { deps(logger: JsonLogger): Promise<AgentDeps> } {
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
-  const settings = cachedSettings(store, env.SETTINGS_CACHE_SECONDS * 1000, logger);
+  const settings = settingsFromEnv(env, logger);
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const base = {
     store,
+    settings,
+    snapshots: recentSnapshots(),
     actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },
@@ -47,15 +51,8 @@ export function agentFromEnv(
         thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
         rehydrateAttachment: (attachment, threadId) => {
           const { adapter } = parseThreadId(threadId);
-          // Teams: the bot's token goes only to the Connector of the thread's own conversation.
-          if (adapter === 'teams') {
-            const teams: TeamsAdapter = adapterFor(chat, adapter);
-            return teams.rehydrateAttachment?.(attachment, threadId) ?? attachment;
-          }
-          // One workspace, one bot token: without the team id the Slack adapter downloads with that token
-          // (with it, it would look up a per-team installation, which a single-workspace app has none of).
-          const slim = { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined };
-          return adapterFor(chat, adapter).rehydrateAttachment?.(slim) ?? attachment;
+          const served = adapterFor(chat, adapter);
+          return platformOf(adapter).rehydrateAttachment(served, attachment, threadId);
         },
         logger: invocationLogger,
         now: Date.now,

@@ -12,9 +12,9 @@ import { RUN_RECORD } from '../table.ts';
 import { totalUsage } from '../model/pricing.ts';
 import type { StepFailure } from '../run/failures.ts';
 import type { JsonLogger } from './log.ts';
-import type { LoopState, RunInput } from '../schemas.ts';
-import { type ContextEntry, loadContext, type StoreDeps } from '../context/store.ts';
-import { loadSnapshot, type RunSnapshot } from '../run/steps/snapshot.ts';
+import type { LoopState, RunInput } from '../contracts.ts';
+import { type ContextEntry, loadContext } from '../context/store.ts';
+import { loadSnapshot, type RunSnapshot, type SnapshotDeps } from '../run/steps/snapshot.ts';
 import { triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
 
 export const AUDIT_PREFIX = 'audit/';
@@ -137,8 +137,7 @@ export function auditKey(runId: string, endedAt: number): string {
   return `${AUDIT_PREFIX}year=${year}/month=${month}/day=${day}/${runId}.json`;
 }
 
-export interface AuditDeps {
-  store: StoreDeps;
+export interface AuditDeps extends SnapshotDeps {
   ledger: LedgerDeps;
   /** Epoch milliseconds. */
   now: () => number;
@@ -156,7 +155,7 @@ export async function recordRunEnd(
   const claimed = await claimRecord<RunEnd>(deps.ledger, run.runId, RUN_RECORD.auditEnd, { ...end, endedAt: deps.now() });
   const [{ entries }, snapshot] = await Promise.all([
     loadContext(deps.store, run.threadId),
-    loadSnapshot(deps.store, run).catch(() => undefined),
+    loadSnapshot(deps, run).catch(() => undefined),
   ]);
   const key = auditKey(run.runId, claimed.endedAt);
   try {

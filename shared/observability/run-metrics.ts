@@ -3,7 +3,7 @@
 import { readRecord, writeRecord, type LedgerDeps } from '../run/ledger.ts';
 import { RUN_RECORD } from '../table.ts';
 import type { MetricsSink } from './metrics.ts';
-import type { Prompt, RunInput } from '../schemas.ts';
+import type { Prompt, RunInput } from '../contracts.ts';
 import { triggerKindOf } from '../run/trigger-kind.ts';
 
 /** The platform of a thread id (`slack:…`, `teams:…`). */

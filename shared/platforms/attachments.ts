@@ -6,7 +6,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ContentBlock, ImageFormat, Message } from '@aws-sdk/client-bedrock-runtime';
 import type { Attachment } from 'chat';
 import { dataKeys } from '../ids.ts';
-import type { RunInput } from '../schemas.ts';
+import type { RunInput } from '../contracts.ts';
 import type { StoreDeps } from '../context/store.ts';
 
 /** Bedrock's limits for an image block. */

@@ -18,7 +18,7 @@ import { isConditionalCheckFailed, transactionCancellationReasons } from '../aws
 import { channelKeyOf, parseThreadId } from '../ids.ts';
 import type { Price, StepUsage } from '../model/pricing.ts';
 import { causedByOf } from '../events/chain.ts';
-import type { Prompt } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
 import { TRIGGER_KINDS, triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
 import { spendKey, spendPeriodOf, threadSpendKey, type TableKey } from '../table.ts';
 

@@ -16,7 +16,7 @@ import { queryPartition } from '../aws/dynamodb.ts';
 import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
 import { actorKey, admittedPromptKey, recentThreadKey, WAITING_THREADS, waitingThreadKey } from '../table.ts';
 import { runIdFor } from '../ids.ts';
-import type { Prompt, RunInput } from '../schemas.ts';
+import type { Prompt, RunInput } from '../contracts.ts';
 import type { ControlPolicy } from '../policy/access.ts';
 
 export interface ActorDeps {

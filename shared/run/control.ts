@@ -4,7 +4,7 @@ import { DescribeExecutionCommand, StopExecutionCommand, type SFNClient } from '
 import { isExecutionDoesNotExist } from '../aws/errors.ts';
 import { slotHolders } from './capacity.ts';
 import { addSteer, getActor, releaseLease, requestStop, startAndMark, type ActorDeps, type ActorItem } from './actor.ts';
-import { type RunInput, utf8Bytes } from '../schemas.ts';
+import { type RunInput, utf8Bytes } from '../contracts.ts';
 import type { JsonLogger } from '../observability/log.ts';
 
 /** The Stop button's action id, on the card a run posts while it works. */

@@ -2,7 +2,7 @@
 // start (a redelivered prompt, a retried hand-over) is harmless.
 import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { isExecutionAlreadyExists } from '../aws/errors.ts';
-import type { RunInput } from '../schemas.ts';
+import type { RunInput } from '../contracts.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import { countRunStarted } from '../observability/run-metrics.ts';

@@ -1,7 +1,7 @@
 // What started a run, in three low-cardinality kinds: a metric dimension, a budget's `trigger`, and
 // a field of the audit record. Heartbeats and bus events count as schedule: no person asked.
 import { EVENT_AUTHOR_ID } from '../policy/access.ts';
-import type { Prompt } from '../schemas.ts';
+import type { Prompt } from '../contracts.ts';
 
 export const TRIGGER_KINDS = ['message', 'schedule', 'trigger'] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];

@@ -1,7 +1,10 @@
 // What a sync tells the model and the thread: files not saved and why, in the tool's result; a sync
 // that failed outright, under its own name (not as the model's error).
-import type { Settings } from '../schemas.ts';
+import type { Settings } from '../settings/schema.ts';
 import type { SyncLimits, SyncOutResult } from './sync-out.ts';
+
+/** What of settings.json a sync obeys: as its run began (the run's snapshot). */
+export type SyncSettings = Pick<Settings, 'sandbox' | 'maxEventFilesPerRun'>;
 
 const WORKSPACE_ROOT = '/workspace';
 const MIB = 1024 * 1024;
@@ -10,14 +13,14 @@ export const READ_ONLY_REASON =
   'shared by every channel (global and platform-wide memory, standing notes and skills), so read-only here: only an operator changes them';
 export const READ_ONLY_ADVICE = 'Put what this channel should remember in its own MEMORY.md, and its own skills in its skills/ folder.';
 
-export function syncLimits(settings: Settings): SyncLimits {
+export function syncLimits(settings: SyncSettings): SyncLimits {
   return { maxFiles: settings.sandbox.maxSyncedFiles, maxBytes: settings.sandbox.maxSyncedMegabytes * MIB };
 }
 
 const shown = (paths: string[]) => paths.map((path) => `${WORKSPACE_ROOT}/${path}`).join(', ');
 
 /** One sentence per kind of file the sync did not save, for the tool result. */
-export function syncNotes(result: SyncOutResult, settings: Settings): string[] {
+export function syncNotes(result: SyncOutResult, settings: SyncSettings): string[] {
   const notes: string[] = [];
   if (result.conflicts.length > 0) {
     notes.push(

@@ -5,7 +5,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { safeName } from '../platforms/attachments.ts';
 import { dataKeys } from '../ids.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import type { PromptFile } from '../schemas.ts';
+import type { PromptFile } from '../contracts.ts';
 
 export interface ObjectCopyDeps {
   s3: S3Client;

@@ -6,7 +6,7 @@
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { isS3NotFound } from '../aws/errors.ts';
 import type { AttachFiles, Firing } from '../events/fire.ts';
-import type { Settings } from '../schemas.ts';
+import type { Settings } from '../settings/schema.ts';
 import { claimFiring, hash, releaseFiring, settleFiring, type ClaimDeps } from './fire.ts';
 import { copyIntoThread, tooLargeNote, type ObjectCopyDeps } from './objects.ts';
 import { uploadPartition } from '../table.ts';

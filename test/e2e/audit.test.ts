@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import type { AuditRecord } from '../../shared/observability/audit.ts';
-import type { RunInput } from '../../shared/schemas.ts';
+import type { RunInput } from '../../shared/contracts.ts';
 import { type ContextEntry } from '../../shared/context/store.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import { deleteData, putData, readData } from '../support/data-bucket.ts';

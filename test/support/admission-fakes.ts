@@ -6,7 +6,8 @@ import { createLogger } from '../../shared/observability/log.ts';
 import type { AppliedBudget } from '../../shared/policy/budgets.ts';
 import type { Admission, ActorItem, AdmitOptions } from '../../shared/run/actor.ts';
 import type { ControlDeps } from '../../shared/run/control.ts';
-import type { Prompt, Settings } from '../../shared/schemas.ts';
+import type { Prompt } from '../../shared/contracts.ts';
+import type { Settings } from '../../shared/settings/schema.ts';
 
 /** Stands in for a dependency a test's gate must not touch. */
 export function untouched<T extends object>(what: string): T {

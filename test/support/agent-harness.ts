@@ -10,10 +10,12 @@ import { startBedrockFake, type BedrockFake } from '../../packages/local-cloud/s
 import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
 import { admitPrompt } from '../../shared/run/actor.ts';
 import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/platforms/chat.ts';
+import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
 import { runIdFor } from '../../shared/ids.ts';
 import { createLogger } from '../../shared/observability/log.ts';
-import type { Prompt, RunInput } from '../../shared/schemas.ts';
+import type { Prompt, RunInput } from '../../shared/contracts.ts';
 import type { AgentDeps } from '../../shared/run/steps/deps.ts';
+import { settingsSource } from '../../shared/settings/source.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { conditionalS3 } from './conditional-s3.ts';
 import { startTestTable, type TestTable } from './dynamo.ts';
@@ -50,12 +52,12 @@ export async function startStepHarness(): Promise<StepHarness> {
   const started: RunInput[] = [];
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line)) });
+  const chatLogger = createLogger({ level: 'silent' });
   const chat: AgentChat = createAgentChat({
-    slack: { signingSecret: 'steps-secret', botToken: BOT_TOKEN },
+    adapters: { slack: slackAdapter({ signingSecret: 'steps-secret', botToken: BOT_TOKEN }, { logger: chatLogger, apiUrl: slack.apiUrl }) },
     db: table.db,
     tableName: table.tableName,
-    logger: createLogger({ level: 'silent' }),
-    slackApiUrl: slack.apiUrl,
+    logger: chatLogger,
     streamUpdateIntervalMs: 250,
   });
   const bedrockClient = new BedrockRuntimeClient({
@@ -67,6 +69,7 @@ export async function startStepHarness(): Promise<StepHarness> {
   const store = { s3: s3.client, bucket: 'bucket' };
   const deps: AgentDeps = {
     store,
+    settings: settingsSource(store, { maxAgeMs: 0, logger }),
     actor: { db: table.db, tableName: table.tableName, startRun: async (run) => void started.push(run), now: () => clock.ms },
     ledger: { db: table.db, tableName: table.tableName, now: () => clock.ms },
     model: { bedrock: bedrockClient, retry: { attempts: 2, baseDelayMs: 1 } },

@@ -1,5 +1,5 @@
 // A prompt as the inbox carries it, for tests that admit prompts without a chat.
-import type { Prompt } from '../../shared/schemas.ts';
+import type { Prompt } from '../../shared/contracts.ts';
 
 export function promptFor(threadId: string, messageId: string): Prompt {
   return {

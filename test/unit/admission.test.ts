@@ -18,7 +18,8 @@ import { defineCommand, type Command } from '../../shared/commands/command.ts';
 import type { Admission, ActorItem } from '../../shared/run/actor.ts';
 import { EVENT_AUTHOR_ID } from '../../shared/policy/access.ts';
 import type { AppliedBudget } from '../../shared/policy/budgets.ts';
-import { settingsSchema, type Prompt, type Settings } from '../../shared/schemas.ts';
+import { type Prompt } from '../../shared/contracts.ts';
+import { settingsSchema, type Settings } from '../../shared/settings/schema.ts';
 import { promptFor } from '../support/prompts.ts';
 import { fakes, untouched, type Fakes } from '../support/admission-fakes.ts';
 

@@ -7,7 +7,7 @@ import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client
 import type { Attachment } from 'chat';
 import { startSqsAndS3, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
 import { attachmentBlocks, materializeImages, MAX_IMAGE_BYTES, saveAttachments } from '../../shared/platforms/attachments.ts';
-import type { RunInput } from '../../shared/schemas.ts';
+import type { RunInput } from '../../shared/contracts.ts';
 
 let emulator: Emulator;
 let s3: S3Client;

@@ -13,7 +13,7 @@ import {
   type AuditRecord,
 } from '../../shared/observability/audit.ts';
 import { dataKeys } from '../../shared/ids.ts';
-import type { RunInput } from '../../shared/schemas.ts';
+import type { RunInput } from '../../shared/contracts.ts';
 import type { ContextEntry } from '../../shared/context/store.ts';
 import type { RunSnapshot } from '../../shared/run/steps/snapshot.ts';
 import { appendToolResult, toolTime } from '../../shared/context/tool-calls.ts';

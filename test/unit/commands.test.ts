@@ -9,7 +9,7 @@ import { REFUSAL_TEXTS } from '../../shared/policy/access.ts';
 import { readSlackManifest } from '../../infra/slack-manifest.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import type { ControlDeps } from '../../shared/run/control.ts';
-import { settingsSchema, type Settings } from '../../shared/schemas.ts';
+import { settingsSchema, type Settings } from '../../shared/settings/schema.ts';
 
 /** Each text, and the command (with its arguments) it is; undefined: a prompt for the model. */
 const SAMPLES: [string, string | undefined, unknown?][] = [

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { admitBatch, inGroupOrder } from '../../shared/admission/batch.ts';
-import { settingsSchema, type Prompt } from '../../shared/schemas.ts';
+import type { Prompt } from '../../shared/contracts.ts';
+import { settingsSchema } from '../../shared/settings/schema.ts';
 import { fakes } from '../support/admission-fakes.ts';
 import { promptFor } from '../support/prompts.ts';
 

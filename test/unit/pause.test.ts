@@ -11,7 +11,7 @@ import { operatorStopCause, operatorStopNotice, resume } from '../../shared/poli
 import { isPaused, pause, pauseState, withPauseFlag } from '../../shared/policy/pause.ts';
 import { commandIn, COMMANDS } from '../../shared/commands/answer.ts';
 import { opsCommand } from '../../shared/commands/ops.ts';
-import type { RunInput } from '../../shared/schemas.ts';
+import type { RunInput } from '../../shared/contracts.ts';
 import { promptFor as prompt } from '../support/prompts.ts';
 import { tableForFile } from '../support/dynamo.ts';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { costFooter, costOf, DEFAULT_PRICES, FARGATE_PRICES, priceOf, sandboxCostOf, totalUsage } from '../../shared/model/pricing.ts';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
-import { settingsSchema } from '../../shared/schemas.ts';
+import { settingsSchema } from '../../shared/settings/schema.ts';
 
 test('cost per step: each kind of token at its price, cache reads and writes included', () => {
   const sonnet = priceOf('global.anthropic.claude-sonnet-4-5-20250929-v1:0')!;

@@ -32,7 +32,7 @@ import {
   sweepOrphanedTasks,
   waitUntilAnswering,
 } from '../../shared/sandbox/lifecycle.ts';
-import type { Prompt } from '../../shared/schemas.ts';
+import type { Prompt } from '../../shared/contracts.ts';
 import { LOCAL_CREDENTIALS, startTestTable, type TestTable } from '../support/dynamo.ts';
 
 const STATE_MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:recovery';

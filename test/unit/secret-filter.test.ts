@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStreamRedactor, redactSecrets, SECRET_PATTERNS, secretPatternsWith } from '../../shared/policy/secret-filter.ts';
-import { settingsSchema } from '../../shared/schemas.ts';
+import { settingsSchema } from '../../shared/settings/schema.ts';
 import { issueLines } from '../../shared/support/validation.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 

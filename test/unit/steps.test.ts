@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { MODEL_STEP_LOG_MESSAGE } from '../../infra/constructs/dashboard.ts';
 import { addSteer, getActor, requestStop } from '../../shared/run/actor.ts';
 import { dataKeys } from '../../shared/ids.ts';
-import type { LoopState, RunInput } from '../../shared/schemas.ts';
+import type { LoopState, RunInput } from '../../shared/contracts.ts';
 import { STEER_SKIPPED } from '../../shared/run/steer.ts';
 import { fail, finish } from '../../shared/run/steps/finish.ts';
 import { handoff } from '../../shared/run/steps/handoff.ts';
@@ -17,7 +17,7 @@ import { HEARTBEAT_OK } from '../../shared/run/steps/reply.ts';
 import { countStep, routeAfterTool } from '../../shared/run/steps/run-control.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { defineTool } from '../../shared/tools/tool.ts';
-import { loadSnapshot } from '../../shared/run/steps/snapshot.ts';
+import { loadSnapshot, recentSnapshots } from '../../shared/run/steps/snapshot.ts';
 import { toolStep } from '../../shared/run/steps/tool.ts';
 import { loadContext, loadLog } from '../../shared/context/store.ts';
 import { startStepHarness, type StepHarness } from '../support/agent-harness.ts';
@@ -60,7 +60,7 @@ test('prepare fixes the run snapshot (channel model over deployment model) and a
   );
   await h.writeObject('MEMORY.md', 'the deploy freeze starts on Friday');
   assert.deepEqual(await prepare(h.deps, run), { step: 0, next: 'model' });
-  const snapshot = await loadSnapshot(h.deps.store, run);
+  const snapshot = await loadSnapshot(h.deps, run);
   assert.equal(snapshot.modelId, 'channel-model');
   assert.equal(snapshot.maxOutputTokens, 99);
   assert.equal(snapshot.startedAt, h.clock.ms, 'the run limit counts from the injected clock');
@@ -328,3 +328,68 @@ test('the snapshot and the context live under the thread, keyed by run', async (
   assert.ok(h.s3.objects.has(`${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`));
   assert.ok(h.s3.objects.has(dataKeys(run.threadId).context));
 });
+
+test('the steps after prepare keep the settings the run began with: they read the snapshot, never settings.json', async () => {
+  const run = await preparedRun('use the sandbox', {
+    limits: { maxRunningSandboxes: 3 },
+    sandbox: { maxSyncedFiles: 7 },
+    maxEventFilesPerRun: 2,
+  });
+  const snapshot = await loadSnapshot(h.deps, run);
+  assert.equal(snapshot.maxRunningSandboxes, 3);
+  assert.deepEqual(snapshot.sandbox, { startEarly: true, maxSyncedFiles: 7, maxSyncedMegabytes: 1024 });
+  assert.equal(snapshot.maxEventFilesPerRun, 2);
+  // settings.json changes, and nothing but prepare may ask for it: the run goes on as it began.
+  await h.writeObject('settings.json', JSON.stringify({ maxModelSteps: 1, limits: { maxRunningSandboxes: 9 } }));
+  let reads = 0;
+  const counted = {
+    ...h.deps.store,
+    s3: countingCalls(
+      h.deps.store.s3,
+      (key) => key === 'settings.json',
+      () => reads++,
+    ),
+  };
+  const deps = { ...h.deps, store: counted, settings: { get: () => Promise.reject(new Error('a step after prepare read settings.json')) } };
+  h.bedrock.script({ toolUses: [toolUse('search_channel', { query: 'x' })] });
+  assert.deepEqual(await modelStep(deps, run, { step: 0, next: 'model' }), { step: 1, next: 'tool', stopReason: 'tool_use' });
+  assert.deepEqual(await toolStep(deps, run, { step: 1, next: 'tool' }), { step: 1, next: 'model' });
+  h.bedrock.script({ text: 'Found it.' });
+  assert.deepEqual(await modelStep(deps, run, { step: 1, next: 'model' }), { step: 2, next: 'finish', stopReason: 'end_turn' });
+  await finish(deps, run, { step: 2, next: 'finish' });
+  assert.equal(reads, 0);
+  await h.writeObject('settings.json', '{}');
+});
+
+test("a container reads each run's snapshot once; it keeps the most recent runs'", async () => {
+  const run = await preparedRun('read me once');
+  let reads = 0;
+  const s3 = h.deps.store.s3;
+  const counting = countingCalls(
+    s3,
+    (key) => key.endsWith(`/runs/${run.runId}.json`),
+    () => reads++,
+  );
+  const snapshots = recentSnapshots(2);
+  const deps = { store: { ...h.deps.store, s3: counting }, snapshots };
+  const first = await loadSnapshot(deps, run);
+  assert.equal(await loadSnapshot(deps, run), first);
+  assert.equal(reads, 1);
+  snapshots.set('other-1', first);
+  snapshots.set('other-2', first);
+  await loadSnapshot(deps, run);
+  assert.equal(reads, 2, 'the oldest of three was let go');
+});
+
+/** An S3 client that counts the calls it sends on the keys `counted` picks. */
+function countingCalls(s3: StepHarness['deps']['store']['s3'], counted: (key: string) => boolean, count: () => void): typeof s3 {
+  return new Proxy(s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? (command: { input?: { Key?: string } }) => {
+            if (counted(command.input?.Key ?? '')) count();
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+}

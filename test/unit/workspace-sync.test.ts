@@ -15,7 +15,7 @@ import * as sandbox from '../../shared/sandbox/client.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { runSandboxTool } from '../../shared/tools/run.ts';
 import { syncNotes } from '../../shared/sandbox/sync-notes.ts';
-import { settingsSchema, type Settings } from '../../shared/schemas.ts';
+import { settingsSchema, type Settings } from '../../shared/settings/schema.ts';
 
 const LIMITS: SyncLimits = { maxFiles: 5000, maxBytes: 1024 * 1024 * 1024 };
 const syncOut = (deps: Parameters<typeof syncOutWithin>[0], layout: Parameters<typeof syncOutWithin>[1], state: SyncState) =>

@@ -1,7 +1,7 @@
 // The last gate: the prompt joins its thread's actor (takes the lease and starts a run, or waits
 // behind the running one), or is refused as busy past the queue depth or past a concurrent-run limit.
 import { adapterOf } from '../../observability/run-metrics.ts';
-import type { Settings } from '../../schemas.ts';
+import type { Settings } from '../../settings/schema.ts';
 import { end, type Gate } from '../context.ts';
 
 /** A new thread's prompt past a concurrent-run limit: the author is told how many run, and which limit. */

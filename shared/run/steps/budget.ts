@@ -14,7 +14,7 @@ import {
 } from '../../policy/budgets.ts';
 import { estimateTokens } from '../../context/compaction.ts';
 import type { StepUsage } from '../../model/pricing.ts';
-import type { RunInput } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
 import type { ContextEntry } from '../../context/store.ts';
 import type { AgentDeps } from './deps.ts';
 import type { RunSnapshot } from './snapshot.ts';

@@ -2,7 +2,7 @@
 // kept together, the recent part verbatim), the full context first archived in S3 for good. If the
 // summary fails, the older part is dropped with a notice instead: a thread never gets stuck.
 import { archiveKey, bedrockSummarizer, compactContext, estimateTokens, needsCompaction } from '../../context/compaction.ts';
-import type { RunInput } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
 import { type LoadedContext, saveLoadedContext, writeText } from '../../context/store.ts';
 import type { AgentDeps } from './deps.ts';
 import type { RunSnapshot } from './snapshot.ts';

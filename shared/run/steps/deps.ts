@@ -6,12 +6,15 @@ import type { JsonLogger } from '../../observability/log.ts';
 import type { ModelDeps } from '../../model/converse.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
 import type { LifecycleDeps } from '../../sandbox/lifecycle.ts';
-import type { RunInput } from '../../schemas.ts';
-import type { StoreDeps } from '../../context/store.ts';
+import type { RunInput } from '../../contracts.ts';
+import type { SettingsSource } from '../../settings/source.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
+import type { SnapshotDeps } from './snapshot.ts';
 
-export interface AgentDeps {
-  store: StoreDeps;
+/** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
+export interface AgentDeps extends SnapshotDeps {
+  /** settings.json: prepare reads it as it is now; the later steps use the run's snapshot. */
+  settings: SettingsSource;
   actor: ActorDeps;
   ledger: LedgerDeps;
   model: ModelDeps;

@@ -8,7 +8,7 @@ import { promptText } from '../../admission/prompt-body.ts';
 import { postedMessage, postOnce, readRecord, type PostedMessage } from '../ledger.ts';
 import { textOf } from '../../model/converse.ts';
 import { costFooter, totalUsage } from '../../model/pricing.ts';
-import type { LoopState, RunInput, StepEvent } from '../../schemas.ts';
+import type { LoopState, RunInput, StepEvent } from '../../contracts.ts';
 import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../../context/store.ts';
 import type { AgentDeps } from './deps.ts';
 import { loadSnapshot } from './snapshot.ts';
@@ -60,7 +60,7 @@ async function logExchange(deps: AgentDeps, run: RunInput, outcome: string, extr
   const text = await promptText(deps.store, run.prompt).catch(() => run.prompt.text);
   const log = exchangeLog(run, text, entries, replies);
   // The deployment's own patterns as the run began (the log lines' filter knows only the built-in ones).
-  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   const secrets = secretPatternsWith(snapshot?.secretPatterns);
   await appendLog(deps.store, run.threadId, log, secrets);
   const share = snapshot && (await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined));
@@ -104,7 +104,7 @@ async function postCostFooter(deps: AgentDeps, run: RunInput, usage: ReturnType<
 export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
   await removeStopCard(deps, run);
   const usage = await logExchange(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', { steps: loop?.step ?? 0 });
-  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   await countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
     startedAt: snapshot?.startedAt,
     sandboxCostUsd: usage.sandboxCostUsd,
@@ -124,7 +124,7 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
   const failure = parseStepFailure(error);
   deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
   await removeStopCard(deps, run);
-  const snapshot = await loadSnapshot(deps.store, run).catch(() => undefined);
+  const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   const modelId = snapshot?.modelId ?? deps.defaultModelId;
   try {
     await postOnce(deps.ledger, run.runId, RUN_RECORD.errorReply, () =>

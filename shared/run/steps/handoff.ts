@@ -1,7 +1,7 @@
 // Hand-over: a long run continues in a fresh execution, which resumes the loop where this one was;
 // this execution then ends (HandedOff). The step counting that triggers it is in run-control.ts.
 import { setExecution } from '../actor.ts';
-import type { LoopState, RunInput } from '../../schemas.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
 import type { AgentDeps } from './deps.ts';
 
 export async function handoff(deps: Pick<AgentDeps, 'actor' | 'logger'>, run: RunInput, loop: LoopState): Promise<LoopState> {

@@ -5,7 +5,7 @@
 // Each step is idempotent: Step Functions and Lambda retries re-run code, so every effect is keyed
 // by (run, step). The sandbox step runs in its own function, inside the VPC (sandbox-tool.ts).
 import type { Release } from '../actor.ts';
-import type { LoopState, StepEvent } from '../../schemas.ts';
+import type { LoopState, StepEvent } from '../../contracts.ts';
 import type { AgentDeps } from './deps.ts';
 import { fail, finish } from './finish.ts';
 import { handoff } from './handoff.ts';

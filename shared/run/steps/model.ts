@@ -7,7 +7,7 @@ import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { takeSteer } from '../actor.ts';
 import { materializeImages } from '../../platforms/attachments.ts';
 import { mergeConsecutiveRoles, streamModel, textOf } from '../../model/converse.ts';
-import type { LoopState, RunInput } from '../../schemas.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
 import { applySteer } from '../steer.ts';
 import { type ContextEntry, loadContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
 import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
@@ -76,7 +76,7 @@ function answerContent(content: ContentBlock[], cutOff: boolean): ContentBlock[]
 }
 
 export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  const [snapshot, context] = await Promise.all([loadSnapshot(deps.store, run), loadContext(deps.store, run.threadId)]);
+  const [snapshot, context] = await Promise.all([loadSnapshot(deps, run), loadContext(deps.store, run.threadId)]);
   const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
   if (done) return routeAfterAnswer(loop.step, done.content, 'end_turn');
   if (await isStopped(deps, run)) return stoppedAt(loop.step);

@@ -10,10 +10,11 @@ import { channelKeyOf, ROOT_KEYS } from '../../ids.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
-import type { LoopState, RunInput, Settings } from '../../schemas.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
+import type { Settings } from '../../settings/schema.ts';
 import { formatSkillsForPrompt, loadSkills, selectSkills, type Skill } from '../../context/skills.ts';
 import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
-import { type LoadedContext, loadContext, loadSettings, readText, saveLoadedContext } from '../../context/store.ts';
+import { type LoadedContext, loadContext, readText, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
@@ -86,16 +87,16 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const layout = workspaceLayout(run.threadId);
   // Memory is read fresh for every run: another thread may have written it a moment ago.
   const skillProblems: string[] = [];
-  const [text, { settings, problems }, skills, identity, systemNotes, context, ...memory] = await Promise.all([
+  const [text, settings, skills, identity, systemNotes, context, ...memory] = await Promise.all([
     promptText(deps.store, run.prompt),
-    loadSettings(deps.store),
+    // As it is now: the run keeps what it reads here, in its snapshot.
+    deps.settings.get({ maxAgeMs: 0 }),
     loadSkills(deps.store, run.threadId, (problem) => skillProblems.push(problem)),
     readText(deps.store, ROOT_KEYS.identity),
     readText(deps.store, ROOT_KEYS.system),
     loadContext(deps.store, run.threadId),
     ...layout.memoryKeys.map((key) => readText(deps.store, key)),
   ]);
-  for (const problem of problems) deps.logger.warn('settings.json ignored', { problem, runId: run.runId });
   for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
@@ -128,6 +129,9 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     compaction: settings.compaction,
     ...(offeredSkills.toolPolicy ? { toolPolicy: offeredSkills.toolPolicy } : {}),
     ...(settings.secretPatterns.length ? { secretPatterns: settings.secretPatterns } : {}),
+    maxRunningSandboxes: settings.limits.maxRunningSandboxes,
+    sandbox: settings.sandbox,
+    maxEventFilesPerRun: settings.maxEventFilesPerRun,
     system: buildSystemPrompt({
       identity,
       systemNotes,

@@ -4,7 +4,7 @@
 // are redacted where every message leaves, in the chat's adapters (shared/platforms/redacting-adapter.ts).
 import type { Thread } from 'chat';
 import { postedMessage, readRecord, writeRecord, type PostedMessage } from '../ledger.ts';
-import type { RunInput } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
 import { createTextPipe } from '../../model/text-pipe.ts';
 import { RUN_RECORD } from '../../table.ts';
 import type { AgentDeps } from './deps.ts';

@@ -4,7 +4,7 @@
 import type { ContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { type ActorDeps, runFlags, takeSteer } from '../actor.ts';
 import type { JsonLogger } from '../../observability/log.ts';
-import type { LoopState, RunInput } from '../../schemas.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
 import { applySteer } from '../steer.ts';
 import { type LoadedContext, type StoreDeps, saveLoadedContext, type ContextEntry } from '../../context/store.ts';
 import { pendingToolCall } from '../../context/tool-calls.ts';

@@ -3,7 +3,7 @@
 import { sandboxCostOf } from '../../model/pricing.ts';
 import { countRunEnded, type RunEnd } from '../../observability/run-metrics.ts';
 import { getSandbox } from '../../sandbox/lifecycle.ts';
-import type { RunInput } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
 import type { AgentDeps } from './deps.ts';
 import { loadSnapshot } from './snapshot.ts';
 
@@ -35,7 +35,7 @@ export async function countRunEnd(
   try {
     let costs = known;
     if (!costs) {
-      const startedAt = (await loadSnapshot(deps.store, run).catch(() => undefined))?.startedAt;
+      const startedAt = (await loadSnapshot(deps, run).catch(() => undefined))?.startedAt;
       const share = startedAt === undefined ? undefined : await sandboxShare(deps, run, startedAt);
       costs = { startedAt, sandboxCostUsd: share?.sandboxCostUsd };
     }

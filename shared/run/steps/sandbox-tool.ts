@@ -16,8 +16,8 @@ import { syncOut } from '../../sandbox/sync-out.ts';
 import { emptyStats, sameSyncState, syncIn, workspaceLayout } from '../../sandbox/workspace.ts';
 import { bumpWorkspaceVersion, getSandboxAndVersion } from '../../sandbox/workspace-version.ts';
 import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-notes.ts';
-import type { LoopState, RunInput } from '../../schemas.ts';
-import { loadContext, loadSettings, type StoreDeps, saveLoadedContext } from '../../context/store.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
+import { loadContext, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import { runSandboxTool } from '../../tools/run.ts';
@@ -25,9 +25,10 @@ import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
 import { countToolCall } from './step-metrics.ts';
+import { loadSnapshot, type SnapshotDeps } from './snapshot.ts';
 
-export interface SandboxStepDeps {
-  store: StoreDeps;
+/** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
+export interface SandboxStepDeps extends SnapshotDeps {
   sandboxes: SandboxStoreDeps;
   /** The thread's actor item: stop and steer flags. */
   actor: Pick<ActorDeps, 'db' | 'tableName'>;
@@ -58,8 +59,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   const layout = workspaceLayout(run.threadId);
   let status: 'success' | 'error';
   try {
-    const [recorded, { settings }] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSettings(deps.store)]);
-    const max = settings.maxEventFilesPerRun;
+    const [recorded, snapshot] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSnapshot(deps, run)]);
+    const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
       metadata: eventWriteMetadata(run.threadId, run.prompt),
       take: () => takeEventFileSave(deps.actor, run.runId, max, deps.now()),
@@ -79,7 +80,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
       return stoppedAt(loop.step);
     }
-    const after = await syncOut(sync, layout, before.state, syncLimits(settings));
+    const after = await syncOut(sync, layout, before.state, syncLimits(snapshot));
     if (after.sharedWrites > 0) {
       // Other threads' sandboxes list again; this one need not, unless someone else wrote meanwhile.
       const bumped = await bumpWorkspaceVersion(deps.sandboxes, dataKeys(run.threadId).channelDir);
@@ -89,7 +90,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       sameSyncState(after.state, recorded.files) && recorded.listed?.runId === listed.runId && recorded.listed.version === listed.version;
     if (!unchanged) await saveSyncState(deps.store, run.threadId, item.taskArn, { files: after.state, listed });
     await touchSandbox(deps.sandboxes, run.threadId, item.taskArn);
-    const notes = syncNotes(after, settings);
+    const notes = syncNotes(after, snapshot);
     if (notes.length) {
       outcome.status = 'error';
       outcome.text += notes.map((note) => `\n[${note}]`).join('');

@@ -1,7 +1,12 @@
-// What prepare decides once per run, so every step of the run uses the same prompt and model.
+// What prepare decides once per run, so every step of the run uses the same prompt, model and
+// settings: the steps after prepare never read settings.json.
 import type { SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys } from '../../ids.ts';
-import type { RunInput, Settings } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
+import type { Settings } from '../../settings/schema.ts';
+import { EVENT_DEFAULTS } from '../../settings/groups/events.ts';
+import { LIMIT_DEFAULTS } from '../../settings/groups/limits.ts';
+import { SANDBOX_DEFAULTS } from '../../settings/groups/sandbox.ts';
 import { readText, type StoreDeps, writeText } from '../../context/store.ts';
 import type { ToolPolicy } from '../../tools/allowed-tools.ts';
 import type { Price } from '../../model/pricing.ts';
@@ -29,6 +34,47 @@ export interface RunSnapshot {
   system: SystemContentBlock[];
   /** settings.json `secretPatterns` as the run began: its replies and log are redacted with them too. */
   secretPatterns?: Settings['secretPatterns'];
+  /** settings.json `limits.maxRunningSandboxes` as the run began: a tool call past it starts no sandbox. */
+  maxRunningSandboxes: number;
+  /** settings.json `sandbox` as the run began: what the sandbox step keeps of /workspace/data. */
+  sandbox: Settings['sandbox'];
+  /** settings.json `maxEventFilesPerRun` as the run began. */
+  maxEventFilesPerRun: number;
+}
+
+/**
+ * A run prepared by the version before these were in the snapshot, and handed over to a fresh
+ * execution of this one across a deploy, goes on under the defaults.
+ */
+const ADDED_SINCE = {
+  maxRunningSandboxes: LIMIT_DEFAULTS.maxRunningSandboxes,
+  sandbox: SANDBOX_DEFAULTS,
+  maxEventFilesPerRun: EVENT_DEFAULTS.maxEventFilesPerRun,
+} satisfies Partial<RunSnapshot>;
+
+/** Snapshots a handler container has read, by run id: a run's snapshot is written once, by prepare, before any step reads it. */
+export interface SnapshotCache {
+  get(runId: string): RunSnapshot | undefined;
+  set(runId: string, snapshot: RunSnapshot): void;
+}
+
+/** The `max` most recently read snapshots (a container steps a few runs at a time; a system prompt can be large). */
+export function recentSnapshots(max = 20): SnapshotCache {
+  const kept = new Map<string, RunSnapshot>();
+  return {
+    get: (runId) => kept.get(runId),
+    set(runId, snapshot) {
+      kept.delete(runId);
+      kept.set(runId, snapshot);
+      if (kept.size > max) kept.delete(kept.keys().next().value!);
+    },
+  };
+}
+
+export interface SnapshotDeps {
+  store: StoreDeps;
+  /** Absent: every load reads S3. */
+  snapshots?: SnapshotCache;
 }
 
 const snapshotKey = (run: RunInput) => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`;
@@ -37,8 +83,12 @@ export async function saveSnapshot(store: StoreDeps, run: RunInput, snapshot: Ru
   await writeText(store, snapshotKey(run), JSON.stringify(snapshot), 'application/json');
 }
 
-export async function loadSnapshot(store: StoreDeps, run: RunInput): Promise<RunSnapshot> {
-  const raw = await readText(store, snapshotKey(run));
+export async function loadSnapshot(deps: SnapshotDeps, run: RunInput): Promise<RunSnapshot> {
+  const known = deps.snapshots?.get(run.runId);
+  if (known) return known;
+  const raw = await readText(deps.store, snapshotKey(run));
   if (!raw) throw new Error(`Run snapshot missing for ${run.runId}: prepare did not complete`);
-  return JSON.parse(raw) as RunSnapshot;
+  const snapshot: RunSnapshot = { ...ADDED_SINCE, ...(JSON.parse(raw) as RunSnapshot) };
+  deps.snapshots?.set(run.runId, snapshot);
+  return snapshot;
 }

@@ -3,7 +3,7 @@
 import type { MetricsSink } from '../../observability/metrics.ts';
 import type { StepUsage } from '../../model/pricing.ts';
 import { adapterOf, runDimensions } from '../../observability/run-metrics.ts';
-import type { RunInput } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
 
 export interface ModelStepMeasures {
   modelId: string;

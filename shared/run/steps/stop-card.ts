@@ -2,7 +2,7 @@
 import { Actions, Button, Card, CardText, type Thread } from 'chat';
 import { STOP_ACTION } from '../control.ts';
 import { postedMessage, postOnce, readRecord, type PostedMessage } from '../ledger.ts';
-import type { RunInput } from '../../schemas.ts';
+import type { RunInput } from '../../contracts.ts';
 import { RUN_RECORD } from '../../table.ts';
 import type { AgentDeps } from './deps.ts';
 

@@ -3,21 +3,22 @@
 // sandbox step inside the VPC. Stop and steer are checked before every call.
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
-import type { LoopState, RunInput } from '../../schemas.ts';
-import { loadContext, loadSettings, saveLoadedContext } from '../../context/store.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
+import { loadContext, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runAgentTool } from '../../tools/run.ts';
 import type { ToolOutcome } from '../../tools/tool.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
+import { loadSnapshot } from './snapshot.ts';
 import { countToolCall } from './step-metrics.ts';
 
 /** A sandbox tool's call when the sandbox cannot take it: ready to go on, or the error result. */
 async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome | 'ready'> {
   if (!deps.sandbox) return { status: 'error', text: 'This deployment has no sandbox, so files and commands are unavailable.' };
   try {
-    // The cap is read only when a sandbox would start: a running one costs no settings read.
-    await ensureSandbox(deps.sandbox, run.threadId, async () => (await loadSettings(deps.store)).settings.limits.maxRunningSandboxes);
+    // The cap is read only when a sandbox would start: a running one costs no read of the snapshot.
+    await ensureSandbox(deps.sandbox, run.threadId, async () => (await loadSnapshot(deps, run)).maxRunningSandboxes);
     return 'ready';
   } catch (error) {
     if (error instanceof SandboxLimitReached) {

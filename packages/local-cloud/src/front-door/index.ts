@@ -21,6 +21,14 @@ export interface AwsCall {
   requestBytes: number;
   responseBytes: number;
   at: number;
+  /**
+   * Request arrival → response sent, in ms (high resolution): what the call costs here, IAM and
+   * limits included. The functions run in worker threads, so the front door is where the bench can
+   * time each call (their SDK's own signing and parsing are not in it).
+   */
+  durationMs: number;
+  /** Of durationMs, the wait on the emulator behind the door (0 when the door answered itself). */
+  upstreamMs: number;
   /** Why IAM refused the call, when it did. */
   denied?: string;
 }
@@ -88,6 +96,8 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
   const upstream = new URL(options.upstream);
   const oneWriterPerKey = keyedSerializer();
   const serve = async (incoming: IncomingMessage, response: ServerResponse) => {
+    const arrived = performance.now();
+    let upstreamMs = 0;
     const body = await readRequestBytes(incoming);
     const url = new URL(incoming.url ?? '/', `http://${incoming.headers.host ?? 'localhost'}`);
     const { accessKeyId, service = 'unknown' } = signedBy(incoming.headers, url);
@@ -114,6 +124,8 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
         requestBytes: body.length,
         responseBytes,
         at: Date.now(),
+        durationMs: performance.now() - arrived,
+        upstreamMs,
         denied,
       });
     const deny = (status: number, decision: Pick<Decision, 'message'>) => {
@@ -129,6 +141,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
     if (violation) return record(sendError(response, service, violation), 0);
 
     const conditions = service === 's3' ? putConditions(authorizations, incoming) : undefined;
+    const upstreamFrom = performance.now();
     const reply = conditions
       ? await oneWriterPerKey(url.pathname, async () => {
           const failed = await checkPutConditions(upstream, url.pathname, conditions);
@@ -137,6 +150,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<FrontDo
             : forward(upstream, incoming, body);
         })
       : await forward(upstream, incoming, body);
+    upstreamMs = performance.now() - upstreamFrom;
     const read = authorizations.find((a) => a.action === 's3:GetObject');
     if (reply.status === 404 && read && (await iam.missingKeyStatus(principal, read.resource.split('/')[0]!)) === 403) {
       // S3 tells a caller that may not list the bucket nothing about which keys exist: 403, not 404.

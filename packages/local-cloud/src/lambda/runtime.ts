@@ -27,6 +27,8 @@ export interface Invocation {
   functionId: string;
   version: number;
   at: number;
+  /** When it returned or failed (epoch ms, as `at`): the bench reads each function's own time from these two. */
+  endedAt?: number;
   /** The error's name, when the invocation failed (what Lambda counts in its Errors metric). */
   error?: string;
 }
@@ -177,10 +179,13 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
       }
       const invocation: Invocation = { functionId, version: number, at: Date.now() };
       invocations.push(invocation);
-      const result = await worker.invoke(payload).catch((error: unknown) => {
-        invocation.error = error instanceof Error ? error.name : 'Error';
-        throw error;
-      });
+      const result = await worker
+        .invoke(payload)
+        .catch((error: unknown) => {
+          invocation.error = error instanceof Error ? error.name : 'Error';
+          throw error;
+        })
+        .finally(() => (invocation.endedAt = Date.now()));
       if (Buffer.byteLength(result) > SYNC_RESPONSE_LIMIT) {
         throw new LambdaLimitExceeded(
           'Function.ResponseSizeTooLarge',

@@ -3,7 +3,7 @@
 // retry policy).
 import { MAX_SCHEDULE_INPUT_BYTES } from '../../../../shared/events/one-shot.ts';
 import { timeZoneProblem } from '../../../../shared/events/schedule-expressions.ts';
-import { utf8Bytes } from '../../../../shared/schemas.ts';
+import { utf8Bytes } from '../../../../shared/contracts.ts';
 import { ApiError, isPlainObject } from '../aws-protocol.ts';
 import { fromSchedulerExpression } from './expressions.ts';
 import { DEFAULT_GROUP, type ActionAfterCompletion, type LocalSchedule, type ScheduleState, type ScheduleTarget } from './schedules.ts';

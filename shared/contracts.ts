@@ -1,0 +1,115 @@
+// The typed contracts between components: what the inbox carries, what a run is, what a step gets.
+// settings.json's schema is shared/settings/schema.ts.
+import * as z from 'zod';
+import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './run/step-contract.ts';
+
+/**
+ * Longest prompt text, in UTF-8 bytes (a character is 1 to 4 of them): every 40,000-character Slack
+ * message of Latin or CJK text fits, and the inbox message (256 KB) keeps room for the rest.
+ */
+export const MAX_PROMPT_BYTES = 128 * 1024;
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/** Why `text` cannot be a prompt, naming the limit; undefined when it can. */
+export function promptTextProblem(text: string, what = 'That message'): string | undefined {
+  const bytes = utf8Bytes(text);
+  if (bytes <= MAX_PROMPT_BYTES) return undefined;
+  return `${what} is ${kib(bytes)} KB; the limit is ${kib(MAX_PROMPT_BYTES)} KB (UTF-8).`;
+}
+
+/** A prompt's (or an event's) text, bounded by MAX_PROMPT_BYTES. */
+export const promptTextSchema = z.string().superRefine((text, ctx) => {
+  const problem = promptTextProblem(text, 'The text');
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const kib = (bytes: number) => (Math.ceil((bytes / 1024) * 10) / 10).toLocaleString('en-US');
+
+/** `adapter:userId`, as budgets and access lists name a person (the person an event's run works for). */
+export const causedBySchema = z
+  .string()
+  .max(300)
+  .regex(/^[a-z][a-z0-9-]*:\S+$/);
+
+export const serializedThreadSchema = z
+  .object({
+    _type: z.literal('chat:Thread'),
+    id: z.string(),
+    adapterName: z.string(),
+    channelId: z.string(),
+    isDM: z.boolean(),
+  })
+  .passthrough();
+
+/** A file already stored in the thread's attachments/ (by a trigger or an upload) for the prompt. */
+export const promptFileSchema = z.object({
+  original: z.string().min(1),
+  key: z.string().min(1),
+  mimeType: z.string().min(1),
+  size: z.number().int().nonnegative(),
+});
+export type PromptFile = z.infer<typeof promptFileSchema>;
+
+/** Where a prompt that no person wrote came from (a declared trigger or an upload). */
+export const promptSourceSchema = z.object({
+  trigger: z.string().min(1).optional(),
+  eventId: z.string().min(1).optional(),
+  objectKey: z.string().min(1).optional(),
+});
+
+export const promptSchema = z.object({
+  threadId: z.string().min(1),
+  messageId: z.string().min(1),
+  /** The prompt's text; its beginning only when `textKey` is set. */
+  text: promptTextSchema,
+  /** Where a long text was stored in the data bucket (see shared/admission/prompt-body.ts). */
+  textKey: z.string().optional(),
+  author: z.object({ userId: z.string(), userName: z.string() }),
+  postedAt: z.string(),
+  /** `thread.toJSON()` with the triggering message, so a step can rebuild the thread and stream natively. */
+  thread: serializedThreadSchema,
+  /** A heartbeat's prompt: its answer is posted only if there is something to say (not HEARTBEAT_OK). */
+  heartbeat: z.boolean().optional(),
+  /** Started by an event that a run wrote, this many events deep (absent: a person or an operator). */
+  eventDepth: z.number().int().min(1).optional(),
+  /** An event's prompt: the person (`adapter:userId`) whose run wrote its file, whose budgets it spends. */
+  causedBy: causedBySchema.optional(),
+  /** Files stored for this prompt before it was queued. */
+  files: z.array(promptFileSchema).max(10).optional(),
+  source: promptSourceSchema.optional(),
+});
+export type Prompt = z.infer<typeof promptSchema>;
+
+export const runInputSchema = z.object({
+  runId: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+  threadId: z.string(),
+  prompt: promptSchema,
+  /** The execution running the run now, when it was handed over from the first one (named runId). */
+  executionName: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,80}$/)
+    .optional(),
+});
+export type RunInput = z.infer<typeof runInputSchema>;
+
+export const loopStateSchema = z.object({
+  step: z.number().int().nonnegative(),
+  next: z.enum(NEXT_VALUES),
+  stopReason: z.string().optional(),
+  /** Steps taken in this execution; past a bound the run hands over to a fresh execution. */
+  work: z.number().int().nonnegative().optional(),
+  /** Where a handed-over run resumes. */
+  resume: z.enum(CONTINUING_STEPS).optional(),
+});
+export type LoopState = z.infer<typeof loopStateSchema>;
+
+export const stepEventSchema = z.object({
+  action: z.enum(STEP_ACTIONS),
+  state: runInputSchema.extend({
+    loop: loopStateSchema.optional(),
+    /** Set by the state machine's Catch: `{ Error, Cause }`. */
+    error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+  }),
+});
+export type StepEvent = z.infer<typeof stepEventSchema>;
