@@ -14,9 +14,8 @@ import type { AgentEventBus } from './constructs/event-bus.ts';
 import type { Triggers } from './constructs/triggers.ts';
 import type { EventSchedules } from './constructs/event-schedules.ts';
 import type { RunEnded } from './constructs/run-ended.ts';
-import type { SlackSecret } from './constructs/slack-secret.ts';
-import type { TeamsSecret } from './constructs/teams-secret.ts';
-import { TEAMS_MESSAGES_PATH, type WebhookApi } from './constructs/webhook-api.ts';
+import type { ChatSecrets } from './constructs/chat-secrets.ts';
+import type { WebhookApi } from './constructs/webhook-api.ts';
 import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import type { SandboxStep } from './constructs/sandbox-step.ts';
@@ -28,6 +27,8 @@ import type { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import type { FunctionVersionPruning } from './constructs/function-version-pruning.ts';
 import { anyRegionFoundationModelArn, parseModelId } from './constructs/bedrock-access.ts';
 import { ROOT_KEYS } from '../shared/ids.ts';
+import { PLATFORM_DESCRIPTORS } from '../shared/platforms/descriptors.ts';
+import type { PlatformDescriptor } from '../shared/platforms/platform.ts';
 
 /**
  * Runs cdk-nag's AwsSolutions rules on every synth of the app. cdk-nag v3 is a policy validation
@@ -40,8 +41,7 @@ export function checkWithCdkNag(app: App): void {
 
 export interface NagScope {
   readonly data: DataBucket;
-  readonly slack?: SlackSecret;
-  readonly teams?: TeamsSecret;
+  readonly chatSecrets: ChatSecrets;
   readonly webhook: WebhookApi;
   readonly dispatch: Dispatch;
   readonly agentRun: AgentRun;
@@ -66,12 +66,12 @@ const LIST_TASKS_REASON =
   'ecs:ListTasks of a whole cluster is authorized against "*" (AWS denies it "on resource: *" to a grant of the cluster\'s container instances); the statement requires ecs:cluster to be the sandbox cluster, so no other cluster\'s tasks can be listed.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, slack, teams, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox, versionPruning } = parts;
+  const { data, chatSecrets, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox, versionPruning } = parts;
+  const webhooks = [webhook.handler, ...Object.values(webhook.platformHandlers)];
 
   // Every Lambda function (built by createAgentFunction).
   const functions = [
-    webhook.handler,
-    ...(webhook.teamsHandler ? [webhook.teamsHandler] : []),
+    ...webhooks,
     dispatch.handler,
     agentRun.agentStep,
     runEnded.handler,
@@ -96,20 +96,17 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     );
   }
 
-  // WebhookApi: neither platform can present IAM or Lambda-authorizer credentials; each webhook verifies its own.
+  // WebhookApi: no platform can present IAM or Lambda-authorizer credentials; each webhook verifies its own
+  // requests, as its descriptor says. The health check runs on the `webhook` function: its platform's words cover it.
+  const platforms: readonly PlatformDescriptor[] = PLATFORM_DESCRIPTORS;
+  const healthPlatform = platforms.find((platform) => platform.deployment.webhook.role === 'webhook')!;
   for (const route of webhook.routes) {
-    const teamsRoute = route.path === TEAMS_MESSAGES_PATH;
-    acknowledge(
-      resourceOf(route),
-      'AwsSolutions-APIG4',
-      teamsRoute
-        ? "Teams cannot send API Gateway credentials; its Bot Framework JWT is checked by the Teams webhook function (signature against the Bot Framework's published keys, issuer, audience, expiry, serviceUrl, tenant) before any work."
-        : 'Slack cannot send API Gateway credentials; the webhook function verifies the Slack request signature (HMAC-SHA256 of timestamp and body with the signing secret) before any work, and /health returns no data.',
-    );
+    const platform = platforms.find((p) => p.deployment.webhook.path === route.path) ?? healthPlatform;
+    acknowledge(resourceOf(route), 'AwsSolutions-APIG4', platform.deployment.webhook.verification);
   }
 
   // Stop and the lease check act on the one running execution, named by its run id.
-  for (const fn of [webhook.handler, ...(webhook.teamsHandler ? [webhook.teamsHandler] : []), dispatch.handler]) {
+  for (const fn of [...webhooks, dispatch.handler]) {
     acknowledge(
       roleOf(fn),
       iam5Resource(agentRun, agentRun.executionArns),
@@ -128,20 +125,9 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     "Admins' `runs` command shows each running run's model steps and cost from its thread's context.jsonl; threads are not known in advance. GetObject of context.jsonl files only, nothing else in the bucket.",
   );
 
-  // SlackSecret, TeamsSecret
-  if (slack) {
-    acknowledge(
-      resourceOf(slack.secret),
-      'AwsSolutions-SMG4',
-      'Slack signing secrets and bot tokens are issued and rotated in the Slack app settings, not by a rotation Lambda; the operator stores the new values with put-secret-value.',
-    );
-  }
-  if (teams) {
-    acknowledge(
-      resourceOf(teams.secret),
-      'AwsSolutions-SMG4',
-      "The Teams app's client secret is issued and rotated in the Azure Bot's Entra app registration, not by a rotation Lambda; the operator stores the new value with put-secret-value.",
-    );
+  // The chat secrets: each platform issues and rotates its own credentials.
+  for (const { platform, secret } of chatSecrets) {
+    acknowledge(resourceOf(secret), 'AwsSolutions-SMG4', platform.deployment.secretRotation);
   }
 
   // AgentRun: the agent-step function and the state machine.

@@ -8,9 +8,10 @@ import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from '../shared/defaults.ts';
 import { parseTriggers, type TriggerDeclaration } from '../shared/triggers/declaration.ts';
 import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
+import { PLATFORM_NAMES } from '../shared/platforms/descriptors.ts';
 
-export const CHAT_PLATFORMS = ['slack', 'teams'] as const;
-export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
+/** Every platform this runtime knows (shared/platforms/descriptors.ts). */
+export const CHAT_PLATFORMS = PLATFORM_NAMES;
 
 export const SANDBOX_NETWORK_MODES = ['isolated', 'egress', 'public'] as const;
 export type SandboxNetworkMode = (typeof SANDBOX_NETWORK_MODES)[number];
@@ -60,7 +61,7 @@ const wholeNumber = (min: number, max: number) =>
   );
 const flag = z.preprocess(cliBoolean, z.boolean({ error: 'must be true or false' }));
 const AZ_IDS = `must be 1 to ${MAX_SANDBOX_AZS} different AZ IDs such as use1-az1 (aws ec2 describe-availability-zones shows them)`;
-const PLATFORMS = `must be one or both of ${CHAT_PLATFORMS.join(', ')}`;
+const PLATFORMS = `must be one or more of ${CHAT_PLATFORMS.join(', ')}`;
 /** A list (cdk.json) or comma-separated (-c key=a,b) of distinct items, each also refused with `error`. */
 const distinctList = <T extends z.ZodType<string>>(item: T, min: number, max: number, error: string) =>
   z.preprocess(

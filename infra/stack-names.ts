@@ -2,6 +2,7 @@
 // AWS limit each must fit. The constructs name things through derivedName(), and the stack checks its
 // name against the tightest limit before building anything, so a name that is too long fails the synth
 // with the reason instead of failing a deploy halfway.
+import { PLATFORM_DESCRIPTORS, type PlatformName } from '../shared/platforms/descriptors.ts';
 
 /** The stack's name when the stackName context is not set. */
 export const DEFAULT_STACK_NAME = 'Threadwork';
@@ -12,6 +13,14 @@ interface DerivedName {
   readonly maxLength: number;
   readonly of: (stackName: string) => string;
 }
+
+/** Each chat platform's secret (infra/constructs/chat-secrets.ts): `<stack>/<Title>Credentials`. */
+const chatSecretNames = Object.fromEntries(
+  PLATFORM_DESCRIPTORS.map(({ name, title }) => [
+    `${name}Secret`,
+    { what: `the ${title} secret name`, maxLength: 512, of: (s: string) => `${s}/${title}Credentials` },
+  ]),
+) as Record<`${PlatformName}Secret`, DerivedName>;
 
 export const DERIVED_NAMES = {
   stack: { what: 'the CloudFormation stack name', maxLength: 128, of: (s: string) => s },
@@ -25,8 +34,7 @@ export const DERIVED_NAMES = {
     // Step Functions' vended logs prefix: such groups need no CloudWatch Logs resource policy entry.
     of: (s: string) => `/aws/vendedlogs/states/${s}-AgentRun`,
   },
-  slackSecret: { what: 'the Slack secret name', maxLength: 512, of: (s: string) => `${s}/SlackCredentials` },
-  teamsSecret: { what: 'the Teams secret name', maxLength: 512, of: (s: string) => `${s}/TeamsCredentials` },
+  ...chatSecretNames,
 } as const satisfies Record<string, DerivedName>;
 
 export type DerivedNameKey = keyof typeof DERIVED_NAMES;

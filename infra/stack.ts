@@ -2,7 +2,7 @@
 //
 //   Slack, Teams --> WebhookApi (HTTP API + a webhook fn each) --> Inbox (SQS FIFO) --> Dispatch (lease, start)
 //         --> AgentRun (Step Functions + agent-step fn, Bedrock) --> RunEnded (cleanup rule)
-//   with the state they share: StateTable (DynamoDB), DataBucket (S3), SlackSecret, TeamsSecret;
+//   with the state they share: StateTable (DynamoDB), DataBucket (S3), a ChatSecret per served platform;
 //   and the sandbox the agent's tools run in: SandboxNetwork (VPC) + SandboxSecurityGroups,
 //   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop);
 //   and the event bus: event files in DataBucket, EventSchedules (EventBridge Scheduler) and a custom
@@ -17,7 +17,7 @@ import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Rule } from 'aws-cdk-lib/aws-events';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
-import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
@@ -33,8 +33,7 @@ import { EventSchedules } from './constructs/event-schedules.ts';
 import { Triggers } from './constructs/triggers.ts';
 import { Inbox } from './constructs/inbox.ts';
 import { RunEnded } from './constructs/run-ended.ts';
-import { SlackSecret } from './constructs/slack-secret.ts';
-import { TeamsSecret } from './constructs/teams-secret.ts';
+import { ChatSecret, type ServedPlatform } from './constructs/chat-secrets.ts';
 import { StateTable } from './constructs/state-table.ts';
 import { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
@@ -46,20 +45,22 @@ import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
 import { SandboxStep } from './constructs/sandbox-step.ts';
 import { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
-import { SLACK_EVENTS_PATH, TEAMS_MESSAGES_PATH, WebhookApi } from './constructs/webhook-api.ts';
-import type { FunctionRole } from './function-entries.ts';
+import { WebhookApi } from './constructs/webhook-api.ts';
+import type { FunctionRole, PlatformWebhookRole } from './function-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import { checkStackName, derivedName } from './stack-names.ts';
 import type { DeploymentSettings } from './settings.ts';
+import { PLATFORM_DESCRIPTORS, type PlatformName } from '../shared/platforms/descriptors.ts';
+import type { PlatformDescriptor } from '../shared/platforms/platform.ts';
 
 export interface AgentRuntimeStackProps extends StackProps {
   readonly settings: DeploymentSettings;
 }
 
 /** The functions by role; FUNCTION_ENTRIES (same keys) names each one's handler module. */
-export type AgentRuntimeFunctions = { readonly [role in Exclude<FunctionRole, 'teamsWebhook'>]: NodejsFunction } & {
-  /** Only where the deployment serves Teams. */
-  readonly teamsWebhook?: NodejsFunction;
+export type AgentRuntimeFunctions = { readonly [role in Exclude<FunctionRole, PlatformWebhookRole>]: NodejsFunction } & {
+  /** A platform's own webhook function (the Teams one), only where the deployment serves that platform. */
+  readonly [role in PlatformWebhookRole]?: NodejsFunction;
 };
 
 /** What watches the runtime, for tests. */
@@ -88,9 +89,8 @@ export class AgentRuntimeStack extends Stack {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly inbox: Queue;
-  /** Absent when the deployment does not serve that platform. */
-  readonly slackSecret?: Secret;
-  readonly teamsSecret?: Secret;
+  /** Each served platform's secret, by platform name. */
+  readonly chatSecrets: Readonly<Partial<Record<PlatformName, ISecret>>>;
   readonly api: HttpApi;
   readonly runEndedRule: Rule;
   readonly sandbox: AgentRuntimeSandbox;
@@ -111,10 +111,14 @@ export class AgentRuntimeStack extends Stack {
     // Shared state.
     const state = new StateTable(this, 'State');
     const data = new DataBucket(this, 'Data');
-    const { chatPlatforms, teamsMultiTenant } = props.settings;
-    const slack = chatPlatforms.includes('slack') ? new SlackSecret(this, 'Slack') : undefined;
-    const teams = chatPlatforms.includes('teams') ? new TeamsSecret(this, 'Teams') : undefined;
-    const chatSecrets = { slack: slack?.secret, teams: teams?.secret, teamsMultiTenant };
+    const platforms: readonly PlatformDescriptor[] = PLATFORM_DESCRIPTORS;
+    const chatSecrets = platforms
+      .filter((platform) => (props.settings.chatPlatforms as readonly string[]).includes(platform.name))
+      .map((platform): ServedPlatform => ({
+        platform,
+        secret: new ChatSecret(this, platform).secret,
+        environment: platform.deployment.environment?.(props.settings) ?? {},
+      }));
     const shared = { table: state.table, chatSecrets, logRetention };
 
     // The sandbox: where the agent's tools run, one Fargate task per thread.
@@ -135,7 +139,7 @@ export class AgentRuntimeStack extends Stack {
       logRetention,
       prebuiltImageUri: sandboxImageUri,
     });
-    // Neither sandbox function gets the Slack secret: they never talk to Slack.
+    // Neither sandbox function gets a chat secret: they never talk to chat.
     const sandboxStep = new SandboxStep(this, 'SandboxStep', {
       table: state.table,
       bucket: data.bucket,
@@ -216,7 +220,7 @@ export class AgentRuntimeStack extends Stack {
 
     this.functions = {
       webhook: webhook.handler,
-      ...(webhook.teamsHandler ? { teamsWebhook: webhook.teamsHandler } : {}),
+      ...webhook.platformHandlers,
       dispatch: dispatch.handler,
       runEnded: runEnded.handler,
       agentStep: agentRun.agentStep,
@@ -228,8 +232,7 @@ export class AgentRuntimeStack extends Stack {
     this.table = state.table;
     this.bucket = data.bucket;
     this.inbox = inbox.queue;
-    this.slackSecret = slack?.secret;
-    this.teamsSecret = teams?.secret;
+    this.chatSecrets = Object.fromEntries(chatSecrets.map(({ platform, secret }) => [platform.name, secret]));
     this.api = webhook.api;
     this.runEndedRule = runEnded.rule;
     this.sandbox = { availabilityZones, network, securityGroups, prefixLists, task: sandboxTask, reaperRule: sandboxReaper.rule, teardown };
@@ -271,24 +274,12 @@ export class AgentRuntimeStack extends Stack {
     this.monitoring = { topic: alarmTopic, alarms: runtimeAlarms, allAlarms, dashboard };
 
     new CfnOutput(this, 'ApiUrl', { value: webhook.stage.url, description: 'Base URL of the webhook API' });
-    if (slack) {
-      new CfnOutput(this, 'SlackEventsUrl', {
-        value: `${webhook.api.apiEndpoint}${SLACK_EVENTS_PATH}`,
-        description: 'Request URL for the Slack app (Event Subscriptions and Interactivity)',
-      });
-      new CfnOutput(this, 'SlackSecretName', {
-        value: slack.secret.secretName,
-        description: 'Secrets Manager secret to fill with {"signingSecret": "...", "botToken": "xoxb-..."}',
-      });
-    }
-    if (teams) {
-      new CfnOutput(this, 'TeamsMessagingEndpoint', {
-        value: `${webhook.api.apiEndpoint}${TEAMS_MESSAGES_PATH}`,
-        description: 'Messaging endpoint for the Azure Bot (Configuration > Messaging endpoint)',
-      });
-      new CfnOutput(this, 'TeamsSecretName', {
-        value: teams.secret.secretName,
-        description: 'Secrets Manager secret to fill with {"appId": "...", "appPassword": "...", "tenantId": "..."}',
+    for (const { platform, secret } of chatSecrets) {
+      const { path, urlOutput } = platform.deployment.webhook;
+      new CfnOutput(this, urlOutput.id, { value: `${webhook.api.apiEndpoint}${path}`, description: urlOutput.description });
+      new CfnOutput(this, `${platform.title}SecretName`, {
+        value: secret.secretName,
+        description: `Secrets Manager secret to fill with ${platform.secret.shape}`,
       });
     }
     new CfnOutput(this, 'ModelId', { value: modelId, description: 'The Bedrock model (or inference profile) the agent may call' });
@@ -335,8 +326,7 @@ export class AgentRuntimeStack extends Stack {
       agentRun,
       dispatch,
       runEnded,
-      slack,
-      teams,
+      chatSecrets,
       eventBus,
       eventSchedules,
       triggers,

@@ -3,112 +3,42 @@
 import * as z from 'zod';
 import { DEFAULT_MODEL_ID } from './defaults.ts';
 import { parseOrThrow } from './support/validation.ts';
-import { BOT_CONNECTOR_ORIGINS, BOT_FRAMEWORK_OPENID_METADATA_URL } from './platforms/teams/endpoints.ts';
-
-const required = z.string({ error: 'is not set' }).min(1, 'is empty');
-const optional = z.string().optional();
-
-/** A number `ok` accepts; `fallback` when unset (or empty). */
-function numberVar<F extends number | undefined>(ok: (n: number) => boolean, expected: string, fallback: F) {
-  return z
-    .string()
-    .optional()
-    .transform((raw, ctx): number | F => {
-      if (raw === undefined || raw.trim() === '') return fallback;
-      const value = Number(raw);
-      if (ok(value)) return value;
-      ctx.addIssue({ code: 'custom', message: `must be ${expected}, not ${JSON.stringify(raw)}` });
-      return z.NEVER;
-    });
-}
-const wholeFrom = <F extends number | undefined>(min: number, fallback: F) =>
-  numberVar((n) => Number.isInteger(n) && n >= min, `a whole number from ${min}`, fallback);
-const positive = <F extends number | undefined>(fallback: F) =>
-  numberVar((n) => Number.isFinite(n) && n > 0, 'a positive number', fallback);
-const nonNegative = <F extends number | undefined>(fallback: F) =>
-  numberVar((n) => Number.isFinite(n) && n >= 0, 'a number from 0', fallback);
-
-/** Comma-separated ids (subnets, security groups). */
-const list = optional.transform((value) =>
-  (value ?? '')
-    .split(',')
-    .map((v) => v.trim())
-    .filter(Boolean),
-);
+import { list, nonNegative, optional, positive, required, wholeFrom } from './support/env-vars.ts';
+import { PLATFORM_DESCRIPTORS, platformEnvShape, servedPlatforms, type PlatformEnvShape } from './platforms/descriptors.ts';
+import type { PlatformDescriptor } from './platforms/platform.ts';
+import { slackDescriptor } from './platforms/slack/descriptor.ts';
+import { teamsDescriptor } from './platforms/teams/descriptor.ts';
 
 const table = { TABLE_NAME: required };
 const bucket = { DATA_BUCKET: required };
 const stateMachine = { STATE_MACHINE_ARN: required };
 const inbox = { INBOX_QUEUE_URL: required };
 
-/** The Slack app: a Secrets Manager secret in AWS, or plain variables in the local cloud. */
-const slack = {
-  SLACK_SECRET_ARN: optional,
-  SLACK_SIGNING_SECRET: optional,
-  SLACK_BOT_TOKEN: optional,
-  /** How long a read of the secret is reused: a rotated secret is picked up within this time. */
-  SLACK_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
-  /** After a request's signature fails, the secret is re-read at once, but at most this often. */
-  SLACK_SECRET_REREAD_SECONDS: wholeFrom(1, 10),
+/** What every chat function's Chat SDK instance takes, whichever platforms it serves. */
+const chat = {
   BOT_USER_NAME: optional,
   /** How often a post-and-edit streamed reply is edited (Slack rate-limits chat.update). */
   STREAM_UPDATE_INTERVAL_MS: wholeFrom(250, 1000),
 };
+/** The chat platforms' own variables (each platform's descriptor: shared/platforms/<name>/descriptor.ts). */
+const platforms = { ...chat, ...platformEnvShape };
 
-/** The Teams app: a Secrets Manager secret in AWS, or plain variables in the local cloud. */
-const teams = {
-  TEAMS_SECRET_ARN: optional,
-  TEAMS_APP_ID: optional,
-  TEAMS_APP_PASSWORD: optional,
-  TEAMS_APP_TENANT_ID: optional,
-  /** "true": accept activities from any tenant (the bot is registered multi-tenant). */
-  TEAMS_MULTI_TENANT: z
-    .enum(['true', 'false', ''])
-    .optional()
-    .transform((v) => v === 'true'),
-  TEAMS_SECRET_MAX_AGE_SECONDS: wholeFrom(0, 60),
-  /** After a request's token fails verification, the secret is re-read at once, but at most this often. */
-  TEAMS_SECRET_REREAD_SECONDS: wholeFrom(1, 10),
-  /** Where the keys signing inbound activities are published (a local stand-in sets its own). */
-  TEAMS_OPENID_METADATA_URL: z.string().url().default(BOT_FRAMEWORK_OPENID_METADATA_URL),
-  /** The client-credentials endpoint for outbound tokens (unset: Microsoft's, for the tenant). */
-  TEAMS_TOKEN_URL: z.string().url().optional(),
-  /**
-   * Where a conversation no verified activity has named yet may be reached (comma-separated origins;
-   * unset: Microsoft's Bot Connector origins; the local cloud sets its Teams stand-in's).
-   */
-  TEAMS_CONNECTOR_ORIGINS: optional.transform((value, ctx) => {
-    const listed = (value ?? '')
-      .split(',')
-      .map((v) => v.trim())
-      .filter(Boolean);
-    if (listed.length === 0) return BOT_CONNECTOR_ORIGINS;
-    return listed.map((origin) => {
-      const url = URL.canParse(origin) ? new URL(origin) : undefined;
-      if (url?.protocol === 'https:' || url?.protocol === 'http:') return url.origin;
-      ctx.addIssue({
-        code: 'custom',
-        message: `must list http(s) origins like https://smba.trafficmanager.net, not ${JSON.stringify(origin)}`,
-      });
-      return z.NEVER;
-    });
-  }),
+const missing = (platform: PlatformDescriptor) => `${platform.env.secretArn} or ${platform.env.instead.join(' and ')}`;
+
+/** A function that serves `platform` (its webhook) has its secret, or the variables standing in for it. */
+const serving = (platform: PlatformDescriptor) => (env: Record<string, unknown>, ctx: z.RefinementCtx) => {
+  if (servedPlatforms(env).includes(platform)) return;
+  ctx.addIssue({ code: 'custom', path: [platform.env.secretArn], message: `is not set, nor are ${platform.env.instead.join(' and ')}` });
 };
 
-type PlatformVariables = Partial<Record<'SLACK_SECRET_ARN' | 'SLACK_SIGNING_SECRET' | 'SLACK_BOT_TOKEN', string>> &
-  Partial<Record<'TEAMS_SECRET_ARN' | 'TEAMS_APP_ID' | 'TEAMS_APP_PASSWORD', string>>;
-
-export const slackConfigured = (env: PlatformVariables) =>
-  Boolean(env.SLACK_SECRET_ARN || (env.SLACK_SIGNING_SECRET && env.SLACK_BOT_TOKEN));
-export const teamsConfigured = (env: PlatformVariables) => Boolean(env.TEAMS_SECRET_ARN || (env.TEAMS_APP_ID && env.TEAMS_APP_PASSWORD));
-
-/** A deployment serves Slack, Teams or both, never neither. */
-function chatSource(env: PlatformVariables, ctx: z.RefinementCtx) {
-  if (slackConfigured(env) || teamsConfigured(env)) return;
+/** A deployment serves at least one platform, never none. */
+function chatSource(env: Record<string, unknown>, ctx: z.RefinementCtx) {
+  if (servedPlatforms(env).length > 0) return;
+  const [first, ...others] = PLATFORM_DESCRIPTORS as readonly PlatformDescriptor[];
   ctx.addIssue({
     code: 'custom',
-    path: ['SLACK_SECRET_ARN'],
-    message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN, nor TEAMS_SECRET_ARN or TEAMS_APP_ID and TEAMS_APP_PASSWORD',
+    path: [first!.env.secretArn],
+    message: `is not set, nor are ${first!.env.instead.join(' and ')}${others.map((platform) => `, nor ${missing(platform)}`).join('')}`,
   });
 }
 
@@ -133,27 +63,22 @@ const settingsCache = { SETTINGS_CACHE_SECONDS: nonNegative(60) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
 const handoff = { HANDOFF_AFTER_STEPS: wholeFrom(2, undefined) };
 
-/** The Slack webhook (and the health check); settings.json for `/usage`. */
-export const webhookEnv = z
-  .object({ ...table, ...bucket, ...stateMachine, ...inbox, ...slack, ...teams, ...settingsCache })
-  .superRefine((env, ctx) => {
-    if (!slackConfigured(env))
-      ctx.addIssue({ code: 'custom', path: ['SLACK_SECRET_ARN'], message: 'is not set, nor are SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN' });
-  });
+/** A platform's webhook: the Chat SDK state, the inbox and stop, with that platform's credentials. */
+const platformWebhookEnv = <S extends z.ZodRawShape>(platform: PlatformDescriptor, extra: S) =>
+  z.object({ ...table, ...stateMachine, ...inbox, ...platforms, ...extra }).superRefine(serving(platform));
+
+/** The Slack webhook (and the health check); `/usage` reads settings.json. */
+export const webhookEnv = platformWebhookEnv(slackDescriptor, { ...bucket, ...settingsCache });
 
 /** The Teams webhook. */
-export const teamsWebhookEnv = z.object({ ...table, ...stateMachine, ...inbox, ...slack, ...teams }).superRefine((env, ctx) => {
-  if (!teamsConfigured(env))
-    ctx.addIssue({ code: 'custom', path: ['TEAMS_SECRET_ARN'], message: 'is not set, nor are TEAMS_APP_ID and TEAMS_APP_PASSWORD' });
-});
+export const teamsWebhookEnv = platformWebhookEnv(teamsDescriptor, {});
 
 export const dispatchEnv = z
   .object({
     ...table,
     ...stateMachine,
     ...bucket,
-    ...slack,
-    ...teams,
+    ...platforms,
     ...settingsCache,
   })
   .superRefine(chatSource);
@@ -164,8 +89,7 @@ export const agentEnv = z
     ...table,
     ...stateMachine,
     ...bucket,
-    ...slack,
-    ...teams,
+    ...platforms,
     BEDROCK_MODEL_ID: optional.transform((id) => id || DEFAULT_MODEL_ID),
     /** The throttling retry (unset: shared/model/converse.ts's defaults). */
     BEDROCK_RETRY_ATTEMPTS: wholeFrom(1, undefined),
@@ -189,8 +113,7 @@ export const schedulerEnv = z
     ...table,
     ...bucket,
     ...inbox,
-    ...slack,
-    ...teams,
+    ...platforms,
     SCHEDULE_GROUP_NAME: required,
     /** The role EventBridge Scheduler assumes, the function it invokes, and where failed firings go. */
     SCHEDULER_ROLE_ARN: required,
@@ -201,7 +124,7 @@ export const schedulerEnv = z
   .superRefine(chatSource);
 
 /** What the Chat SDK instance is built from. */
-export type ChatEnv = z.output<z.ZodObject<typeof slack & typeof teams>> & { TABLE_NAME: string };
+export type ChatEnv = z.output<z.ZodObject<typeof chat & PlatformEnvShape>> & { TABLE_NAME: string };
 export type AgentEnv = z.output<typeof agentEnv>;
 export type SandboxLaunchEnv = Pick<z.output<typeof agentEnv>, keyof typeof sandboxLaunch | 'SANDBOX_PORT'>;
 

@@ -1,6 +1,8 @@
 // Thread ids, run ids and the S3 data layout: {adapter}/{channel}/{thread}/..., so that what a
 // thread, a channel or an adapter owns sits under one prefix (one IAM condition, one listing).
 import { createHash } from 'node:crypto';
+import { descriptorNamed } from './platforms/descriptors.ts';
+import { plainScope } from './platforms/platform.ts';
 
 export interface ThreadAddress {
   adapter: string;
@@ -9,26 +11,18 @@ export interface ThreadAddress {
 }
 
 /**
- * Chat SDK thread ids are `adapter:channel:thread`; the thread part may itself contain ':'. Teams ids
- * are `teams:<conversation id>:<serviceUrl>` (base64url each), and a channel thread's conversation id
- * is the channel's id plus `;messageid=<root post>`: its channel is the Teams channel id as Teams
- * shows it (`19:…@thread.tacv2`; a chat's own id for group and personal chats), so every thread of a
- * Teams channel shares the channel's scope (settings, memory, skills), as in Slack.
+ * Chat SDK thread ids are `adapter:channel:thread`; the thread part may itself contain ':'. Where
+ * a platform writes them otherwise, its descriptor says which channel and thread an id names
+ * (Teams: shared/platforms/teams/descriptor.ts), so every thread of a channel shares its scope.
  */
 export function parseThreadId(threadId: string): ThreadAddress {
   const [adapter, channel, ...rest] = threadId.split(':');
   if (!adapter || !channel || rest.length === 0 || !/^[a-z][a-z0-9-]*$/.test(adapter)) {
     throw new Error(`Not a thread id (expected adapter:channel:thread): ${JSON.stringify(threadId)}`);
   }
-  if (adapter === 'teams') {
-    const conversationId = Buffer.from(channel, 'base64url').toString('utf8');
-    return { adapter, channel: conversationId.replace(TEAMS_THREAD_SUFFIX, ''), thread: [channel, ...rest].join(':') };
-  }
-  return { adapter, channel, thread: rest.join(':') };
+  const platform = descriptorNamed(adapter);
+  return { adapter, ...(platform ? platform.scopeOf(channel, rest) : plainScope(channel, rest)) };
 }
-
-/** What a Teams channel thread's conversation id adds to the channel's id. */
-const TEAMS_THREAD_SUFFIX = /;messageid=[^;]*$/;
 
 /**
  * `adapter:channel` of a thread id: the key of per-channel settings and of a user's recent thread

@@ -11,9 +11,11 @@ import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { jsonResult } from '../../shared/platforms/http.ts';
-import { sqsEnqueue, wireIngress } from '../../shared/admission/ingress.ts';
+import { wireIngress } from '../../shared/admission/ingress.ts';
+import { sqsEnqueue } from '../../shared/admission/enqueue.ts';
 import { lazy } from '../../shared/support/lazy.ts';
-import { teamsAdapter } from '../../shared/platforms/teams/adapter.ts';
+import { teamsReceivingAdapter } from '../../shared/platforms/teams/adapter.ts';
+import { teamsDescriptor } from '../../shared/platforms/teams/descriptor.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
 
 const logger = handlerLogger('teams-webhook');
@@ -21,11 +23,11 @@ const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(teamsWebhookEnv);
   const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger };
-  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), teamsAdapter });
+  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), adapters: { teams: teamsReceivingAdapter } });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
-  if (route !== 'POST /api/messages') return jsonResult(404, { error: `No route ${route}` });
-  return publishingMetrics(metrics, () => platformWebhook(event, 'teams', init, logger));
+  if (route !== `POST ${teamsDescriptor.deployment.webhook.path}`) return jsonResult(404, { error: `No route ${route}` });
+  return publishingMetrics(metrics, () => platformWebhook(event, teamsDescriptor.name, init, logger));
 }

@@ -11,11 +11,13 @@ import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import { bodyText, jsonResult } from '../../shared/platforms/http.ts';
-import { sqsEnqueue, wireIngress, type IngressDeps } from '../../shared/admission/ingress.ts';
+import { wireIngress, type IngressDeps } from '../../shared/admission/ingress.ts';
+import { sqsEnqueue } from '../../shared/admission/enqueue.ts';
 import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
 import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
+import { slackDescriptor } from '../../shared/platforms/slack/descriptor.ts';
 
 const logger = handlerLogger('webhook');
 const metrics = handlerMetrics();
@@ -27,7 +29,6 @@ const init = lazy(() => {
     control: controlFromEnv(logger, env, metrics),
     logger,
     // Read for `/usage` alone: a message or a stop never waits on S3.
-    // Read for `/usage` alone: a message or a stop never waits on S3.
     settings: () => settings.get(),
   };
   return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress) });
@@ -36,12 +37,12 @@ const init = lazy(() => {
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const route = `${event.requestContext.http.method} ${event.rawPath}`;
   if (route === 'GET /health') return jsonResult(200, { ok: true });
-  if (route !== 'POST /slack/events') return jsonResult(404, { error: `No route ${route}` });
+  if (route !== `POST ${slackDescriptor.deployment.webhook.path}`) return jsonResult(404, { error: `No route ${route}` });
   // Before the app's signing secret can be stored, Slack already checks this URL.
   const challenge = urlVerificationChallenge(event.headers['content-type'], bodyText(event));
   if (challenge !== undefined) {
     logger.info('answered a url_verification challenge without a signature: it carries no data');
     return jsonResult(200, { challenge });
   }
-  return publishingMetrics(metrics, () => platformWebhook(event, 'slack', init, logger));
+  return publishingMetrics(metrics, () => platformWebhook(event, slackDescriptor.name, init, logger));
 }

@@ -12,10 +12,10 @@ import { decodeS3EventKey } from '../../shared/aws/s3-event-keys.ts';
 import { schedulerClient } from '../../shared/aws/scheduler.ts';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, schedulerEnv } from '../../shared/env.ts';
-import { chatFromEnv, serviceUrlTrustFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
+import { chatFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
-import { sqsEnqueue } from '../../shared/admission/ingress.ts';
+import { sqsEnqueue } from '../../shared/admission/enqueue.ts';
 import { busDetailSchema, fireEvent, firingSchema, type Firing } from '../../shared/events/fire.ts';
 import { onEventFile, onFiring, type EventFileDeps, type EventLimits } from '../../shared/events/files.ts';
 import { firingRefusal } from '../../shared/events/firing-gate.ts';
@@ -31,7 +31,7 @@ import {
   type TriggerDeps,
 } from '../../shared/triggers/fire.ts';
 import { onUpload, UPLOADS_PREFIX } from '../../shared/triggers/uploads.ts';
-import { serviceUrlProblem } from '../../shared/platforms/teams/service-url.ts';
+import { threadProblem } from '../../shared/platforms/platforms.ts';
 
 // The function's timeout is 60 s: a firing claimed longer ago than this belongs to a dead attempt.
 const CLAIM_TIMEOUT_MS = 90_000;
@@ -43,7 +43,7 @@ const init = lazy(() => {
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   const enqueue = sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL);
   const ledger = { db: dbClient(), tableName: env.TABLE_NAME };
-  const serviceUrls = serviceUrlTrustFromEnv(env);
+  const platform = { env, store: ledger, logger };
   const fire = async (firing: Firing, attach?: AttachFiles) =>
     fireEvent({ chat: await loadChat(), enqueue, ledger, logger: logger.with({ firingId: firing.firingId }) }, firing, attach);
   const schedules = {
@@ -65,7 +65,7 @@ const init = lazy(() => {
       await (await loadChat()).thread(threadId).post(text);
     },
     limits: async () => (await settings.get()) satisfies EventLimits,
-    threadProblem: (threadId) => serviceUrlProblem(serviceUrls, threadId),
+    threadProblem: (threadId) => threadProblem(platform, threadId),
     logger,
   };
   const triggers: TriggerDeps = {

@@ -14,6 +14,7 @@ import type { Construct } from 'constructs';
 import { PROJECT_ROOT, type FunctionRole } from '../function-entries.ts';
 import { readBundleAwsSdk } from '../settings.ts';
 import type { HandlerEnvironment } from '../../shared/env.ts';
+import { webhookOfRole } from '../../shared/platforms/descriptors.ts';
 
 // esbuild's ESM output cannot call `require`, which bundled CommonJS dependencies still do for Node
 // built-ins; defining it from import.meta.url makes those calls work. The alias avoids clashing with
@@ -44,7 +45,8 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
 /**
  * Also replaced by default: mime-db, whose only user in these bundles is form-data's guess of a
  * multipart file's media type, a call this deployment never makes (infra/bundled/mime-db-empty.ts).
- * The Teams webhook keeps it: the Teams SDK's Express reads media types of requests with it.
+ * A platform's webhook that carries its SDK may keep it (its descriptor's `bundle`: Teams' Express
+ * reads media types of requests with it).
  */
 export const DEFAULT_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ...BUNDLE_ALIASES,
@@ -55,16 +57,16 @@ export const DEFAULT_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
 export const BUNDLE_BUDGET = 1024 * 1024;
 
 /**
- * A function's budget. The Teams webhook has its own: it alone carries the Chat SDK Teams adapter,
- * whose inbound path runs on the Teams SDK (its Bot Framework app with Express, MSAL, the Graph
- * endpoint catalogue: about 2.7 MB minified). Every other function answers Teams threads through
- * the Connector adapter (shared/platforms/teams/connector.ts, a few KB), so only that cold start pays for it.
+ * A function's budget. A platform's webhook that carries the platform's SDK has its own, in its
+ * descriptor (the Teams one: the Teams SDK under the Chat SDK Teams adapter, about 2.7 MB
+ * minified); every other function answers threads through light adapters, so only that cold start
+ * pays for it.
  */
-export const bundleBudgetOf = (role: FunctionRole): number => (role === 'teamsWebhook' ? 3.5 * 1024 * 1024 : BUNDLE_BUDGET);
+export const bundleBudgetOf = (role: FunctionRole): number => webhookOfRole(role)?.bundle?.budgetBytes ?? BUNDLE_BUDGET;
 
-/** The modules replaced in a function's bundle: the Teams webhook keeps mime-db. */
+/** The modules replaced in a function's bundle: a webhook whose platform needs mime-db keeps it. */
 export const bundleAliasesOf = (role: FunctionRole): Readonly<Record<string, string>> =>
-  role === 'teamsWebhook' ? BUNDLE_ALIASES : DEFAULT_BUNDLE_ALIASES;
+  webhookOfRole(role)?.bundle?.keepsMimeDb ? BUNDLE_ALIASES : DEFAULT_BUNDLE_ALIASES;
 
 export interface AgentFunctionProps {
   /** Path of the handler module relative to the repository root; it must export `handler`. */

@@ -1,5 +1,6 @@
-// The public entry point: an HTTP API whose routes go to the webhook function. Neither platform can
-// send IAM credentials, so the routes are open and the function verifies each request before doing
+// The public entry point: an HTTP API with a POST route per served chat platform, each to that
+// platform's webhook function (its descriptor's), and GET /health. No platform can send IAM
+// credentials, so the routes are open and each function verifies every request before doing
 // anything: Slack's request signature (HMAC of the body with the signing secret), or the Bot
 // Framework JWT Teams sends (shared/platforms/teams/auth.ts).
 import { Duration } from 'aws-cdk-lib';
@@ -11,7 +12,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { FUNCTION_ENTRIES } from '../function-entries.ts';
+import { FUNCTION_ENTRIES, type FunctionRole, type PlatformWebhookRole, type WebhookRole } from '../function-entries.ts';
 import { bundleAliasesOf, createAgentFunction } from './agent-function.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { grantSendToInbox } from './inbox.ts';
@@ -20,9 +21,9 @@ import { ROOT_KEYS } from '../../shared/ids.ts';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { useChatSecrets, type ChatSecrets } from './chat-secrets.ts';
 import { handlerEnvironment, teamsWebhookEnv, webhookEnv, type HandlerEnvironment } from '../../shared/env.ts';
+import { PLATFORM_DESCRIPTORS } from '../../shared/platforms/descriptors.ts';
+import type { PlatformDescriptor } from '../../shared/platforms/platform.ts';
 
-export const SLACK_EVENTS_PATH = '/slack/events';
-export const TEAMS_MESSAGES_PATH = '/api/messages';
 export const HEALTH_PATH = '/health';
 
 export interface WebhookApiProps {
@@ -36,41 +37,48 @@ export interface WebhookApiProps {
   readonly executionArns: string;
 }
 
+/** Each webhook function's environment, checked by the typecheck against its handler's schema (shared/env.ts). */
+const webhookEnvironment = (props: WebhookApiProps) => {
+  const common = { TABLE_NAME: props.table.tableName, INBOX_QUEUE_URL: props.inbox.queueUrl, STATE_MACHINE_ARN: props.stateMachineArn };
+  return {
+    webhook: handlerEnvironment(webhookEnv, { ...common, DATA_BUCKET: props.bucket.bucketName }),
+    teamsWebhook: handlerEnvironment(teamsWebhookEnv, common),
+  } satisfies Record<WebhookRole, HandlerEnvironment>;
+};
+
+/** The function with this role is the one that answers the health check too. */
+const HEALTH_ROLE = 'webhook';
+
 export class WebhookApi extends Construct {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly routes: HttpRoute[];
-  /** Slack's events and the health check. */
+  /** The webhook function: the health check, and the platform whose webhook role is `webhook` (Slack). */
   readonly handler: NodejsFunction;
-  /** Teams' activities, when the deployment serves Teams: a function of its own, the only one carrying the Teams SDK. */
-  readonly teamsHandler?: NodejsFunction;
+  /**
+   * Each other platform's webhook function, where the deployment serves it: a function of its own
+   * (the Teams one is the only function carrying the Teams SDK).
+   */
+  readonly platformHandlers: Partial<Record<PlatformWebhookRole, NodejsFunction>> = {};
 
   constructor(scope: Construct, id: string, props: WebhookApiProps) {
     super(scope, id);
-    const { slack, teams, teamsMultiTenant } = props.chatSecrets;
+    const platforms: readonly PlatformDescriptor[] = PLATFORM_DESCRIPTORS;
+    const servedOf = (platform: PlatformDescriptor) => props.chatSecrets.filter((served) => served.platform.name === platform.name);
 
-    const environment = {
-      TABLE_NAME: props.table.tableName,
-      INBOX_QUEUE_URL: props.inbox.queueUrl,
-      STATE_MACHINE_ARN: props.stateMachineArn,
-    };
-    this.handler = this.webhookFunction('Handler', props, {
-      entry: FUNCTION_ENTRIES.webhook,
-      description: 'Verifies Slack webhooks, acks fast, enqueues prompts and sets stop/steer flags',
-      // `/usage` answers with the budgets of settings.json: that one object, nothing else in the bucket.
-      environment: handlerEnvironment(webhookEnv, { ...environment, DATA_BUCKET: props.bucket.bucketName }),
-      secrets: { slack },
-    });
-    grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
-    if (teams) {
-      this.teamsHandler = this.webhookFunction('TeamsHandler', props, {
-        entry: FUNCTION_ENTRIES.teamsWebhook,
-        description: 'Verifies Teams activities (Bot Framework tokens), acks fast, enqueues prompts and sets stop/steer flags',
-        environment: handlerEnvironment(teamsWebhookEnv, environment),
-        secrets: { teams, teamsMultiTenant },
-        bundleAliases: bundleAliasesOf('teamsWebhook'),
-      });
+    const handlers = new Map<string, NodejsFunction>();
+    for (const platform of platforms) {
+      const { role } = platform.deployment.webhook;
+      const served = servedOf(platform);
+      if (served.length === 0 && role !== HEALTH_ROLE) continue;
+      handlers.set(role, this.webhookFunction(role === HEALTH_ROLE ? 'Handler' : `${platform.title}Handler`, props, platform, served));
     }
+    this.handler = handlers.get(HEALTH_ROLE)!;
+    for (const [role, handler] of handlers) {
+      if (role !== HEALTH_ROLE) this.platformHandlers[role as PlatformWebhookRole] = handler;
+    }
+    // `/usage` answers with the budgets of settings.json: that one object, nothing else in the bucket.
+    grantOptionalRead(props.bucket, this.handler, [ROOT_KEYS.settings]);
 
     // The default stage is declared explicitly: the one HttpApi creates cannot take access logs
     // or throttling.
@@ -89,44 +97,33 @@ export class WebhookApi extends Construct {
 
     const integration = new HttpLambdaIntegration('Webhook', this.handler);
     this.routes = [
-      ...(slack ? this.api.addRoutes({ path: SLACK_EVENTS_PATH, methods: [HttpMethod.POST], integration }) : []),
-      ...(this.teamsHandler
-        ? this.api.addRoutes({
-            path: TEAMS_MESSAGES_PATH,
-            methods: [HttpMethod.POST],
-            integration: new HttpLambdaIntegration('TeamsWebhook', this.teamsHandler),
-          })
-        : []),
+      ...platforms.flatMap((platform) => {
+        const { role, path } = platform.deployment.webhook;
+        if (servedOf(platform).length === 0) return [];
+        const own = role === HEALTH_ROLE ? integration : new HttpLambdaIntegration(`${platform.title}Webhook`, handlers.get(role)!);
+        return this.api.addRoutes({ path, methods: [HttpMethod.POST], integration: own });
+      }),
       ...this.api.addRoutes({ path: HEALTH_PATH, methods: [HttpMethod.GET], integration }),
     ];
   }
 
-  /** A webhook function: it reads its platform's secret only, keeps Chat SDK state, enqueues, and stops runs. */
-  private webhookFunction(
-    id: string,
-    props: WebhookApiProps,
-    fn: {
-      entry: string;
-      description: string;
-      environment: HandlerEnvironment;
-      secrets: ChatSecrets;
-      bundleAliases?: Readonly<Record<string, string>>;
-    },
-  ): NodejsFunction {
+  /** A platform's webhook function: it reads its platform's secret only, keeps Chat SDK state, enqueues, and stops runs. */
+  private webhookFunction(id: string, props: WebhookApiProps, platform: PlatformDescriptor, secrets: ChatSecrets): NodejsFunction {
+    const { role, description } = platform.deployment.webhook;
     const handler = createAgentFunction(this, id, {
-      entry: fn.entry,
-      description: fn.description,
+      entry: FUNCTION_ENTRIES[role as FunctionRole],
+      description,
       // Slack retries a delivery that is not acked within 3 s (Teams within 15 s); the handler only enqueues.
       timeout: Duration.seconds(10),
       memorySize: 512,
       logRetention: props.logRetention,
-      bundleAliases: fn.bundleAliases,
-      environment: fn.environment,
+      bundleAliases: bundleAliasesOf(role as FunctionRole),
+      environment: webhookEnvironment(props)[role as WebhookRole],
     });
     // Chat SDK state (dedupe, subscriptions, locks), and stop/steer on the actor.
     grantTableActions(props.table, handler, CHAT_STATE_ACTIONS);
     grantSendToInbox(props.inbox, handler);
-    useChatSecrets(handler, fn.secrets);
+    useChatSecrets(handler, secrets);
     handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
     return handler;
   }

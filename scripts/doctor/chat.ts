@@ -2,12 +2,10 @@
 // secret (placeholders left by the deploy, and whether Slack or Microsoft accepts them), and its
 // webhook route, which must refuse an unsigned request.
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { parseSlackSecret } from '../../shared/platforms/slack/credentials.ts';
-import { parseTeamsSecret } from '../../shared/platforms/teams/credentials.ts';
+import { BOT_TOKEN_PLACEHOLDER, slackDescriptor } from '../../shared/platforms/slack/descriptor.ts';
+import { TEAMS_PLACEHOLDER, teamsDescriptor } from '../../shared/platforms/teams/descriptor.ts';
 import { clientCredentialsTokens, defaultTokenUrl } from '../../shared/platforms/teams/token.ts';
 import { BOT_SCOPE } from '../../shared/platforms/teams/connector.ts';
-import { BOT_TOKEN_PLACEHOLDER } from '../../infra/constructs/slack-secret.ts';
-import { TEAMS_PLACEHOLDER } from '../../infra/constructs/teams-secret.ts';
 import type { DoctorDeps } from './deps.ts';
 import { errorText, isAccessDenied, ok, problem, withOutputs, type CheckResult, type Outputs } from './result.ts';
 
@@ -45,7 +43,7 @@ function slackSecret(deps: DoctorDeps, outputs: Outputs): Promise<CheckResult> {
   const name = 'slack secret';
   return withOutputs(name, outputs, ['SlackSecretName'], async ({ SlackSecretName: secretName }) => {
     const put = `Put the Slack app's credentials into it: aws secretsmanager put-secret-value --secret-id ${secretName} --secret-string '{"signingSecret":"<Basic Information, Signing Secret>","botToken":"xoxb-<Install App, Bot User OAuth Token>"}'`;
-    const read = await readCredentials(deps, name, secretName, parseSlackSecret, put);
+    const read = await readCredentials(deps, name, secretName, slackDescriptor.secret.parse, put);
     if ('result' in read) return read.result;
     const { credentials } = read;
     const placeholders: string[] = [];
@@ -77,7 +75,7 @@ function teamsSecret(deps: DoctorDeps, outputs: Outputs): Promise<CheckResult> {
   const name = 'teams secret';
   return withOutputs(name, outputs, ['TeamsSecretName'], async ({ TeamsSecretName: secretName }) => {
     const put = `Put the Azure Bot's credentials into it: aws secretsmanager put-secret-value --secret-id ${secretName} --secret-string '{"appId":"<Microsoft App ID>","appPassword":"<client secret value>","tenantId":"<App Tenant ID>"}'`;
-    const read = await readCredentials(deps, name, secretName, parseTeamsSecret, put);
+    const read = await readCredentials(deps, name, secretName, teamsDescriptor.secret.parse, put);
     if ('result' in read) return read.result;
     const { credentials } = read;
     const placeholders = (['appId', 'tenantId'] as const).filter((key) => credentials[key] === TEAMS_PLACEHOLDER);

@@ -2,12 +2,12 @@
 // every prompt (a mention, or any message in a subscribed thread) goes to the FIFO inbox, unless it
 // is a command answered at once (shared/commands/webhook.ts). Nothing else happens in the request,
 // so Slack gets its ack in well under 3 s.
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Message, Thread } from 'chat';
-import { channelKeyOf, dedupIdFor } from '../ids.ts';
+import { channelKeyOf } from '../ids.ts';
 import { promptSchema, promptTextProblem, type Prompt } from '../contracts.ts';
 import { type Settings } from '../settings/schema.ts';
 import type { AgentChat } from '../platforms/chat.ts';
+import { platformNamed } from '../platforms/platforms.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { ControlDeps } from '../run/control.ts';
 import { rememberRecentThread } from '../run/actor.ts';
@@ -69,12 +69,11 @@ export function toPrompt(thread: Thread, message: Message): Prompt {
 }
 
 export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
-  // Every Teams activity that reaches a handler was verified: it says where its conversation lives
-  // (its serviceUrl), and that is where the bot's replies there may go (shared/platforms/teams/service-url.ts).
-  // Recorded before anything is enqueued, so a run's first reply finds it.
+  // Every message or action that reaches a handler was verified: its platform may learn from it (Teams
+  // records where the conversation lives, the only place the bot's replies there may go), before
+  // anything is enqueued, so that a run's first reply finds it.
   const rememberConversation = async (adapterName: string, threadId: string) => {
-    if (adapterName === 'teams')
-      await (await import('../platforms/teams/conversations.ts')).rememberTeamsConversation(deps.control.actor, threadId);
+    await platformNamed(adapterName)?.received(deps.control.actor, threadId);
   };
   const commands = wireCommands(chat, { ...deps, onThread: rememberConversation });
   const admit = async (thread: Thread, message: Message) => {
@@ -96,17 +95,4 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     await admit(thread, message);
   });
   chat.onSubscribedMessage(admit);
-}
-
-export function sqsEnqueue(sqs: SQSClient, queueUrl: string): IngressDeps['enqueue'] {
-  return async (prompt) => {
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: queueUrl,
-        MessageBody: JSON.stringify(prompt),
-        MessageGroupId: prompt.threadId,
-        MessageDeduplicationId: dedupIdFor(prompt.threadId, prompt.messageId),
-      }),
-    );
-  };
 }

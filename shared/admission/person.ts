@@ -7,7 +7,7 @@ import type { Prompt } from '../contracts.ts';
 export const personFrom = (adapter: string, author: { userId: string }, raw: unknown): Person => ({
   adapter,
   userId: author.userId,
-  workspace: workspaceOf(raw),
+  workspace: workspaceOf(adapter, raw),
 });
 
 /** The person behind a prompt; none for an event's prompt. */

@@ -41,7 +41,7 @@ export async function backfill(
 ): Promise<BackfillResult> {
   const { adapter } = parseThreadId(run.threadId);
   const admitted = (m: Message) =>
-    !useRefusal(access, { adapter, userId: m.author.userId, workspace: workspaceOf(m.raw) }, channelKeyOf(run.threadId));
+    !useRefusal(access, { adapter, userId: m.author.userId, workspace: workspaceOf(adapter, m.raw) }, channelKeyOf(run.threadId));
   const logged = new Set((await loadLog(store, run.threadId)).map((e) => e.messageId));
   const inContext = new Set(context.flatMap((e) => (e.meta.messageId ? [e.meta.messageId] : [])));
   // The thread's messages oldest first. Timestamps can tie at millisecond precision, so "before the

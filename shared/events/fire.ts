@@ -4,6 +4,7 @@
 import type { SerializedThread } from 'chat';
 import * as z from 'zod';
 import type { AgentChat } from '../platforms/chat.ts';
+import { platformOf } from '../platforms/platforms.ts';
 import { postOnce, type LedgerDeps } from '../run/ledger.ts';
 import { EVENT_RECORD, EVENTS_LEDGER } from '../table.ts';
 import { causedBySchema, promptSourceSchema, promptTextSchema, type Prompt, type PromptFile } from '../contracts.ts';
@@ -52,27 +53,13 @@ const safeId = (firingId: string) => firingId.replace(/[^A-Za-z0-9._-]/g, '_').s
 
 async function threadForChannel(deps: FireDeps, firing: Firing): Promise<{ threadId: string; messageId: string }> {
   const record = EVENT_RECORD.channelPost(safeId(firing.firingId));
-  const posted = await postOnce(deps.ledger, EVENTS_LEDGER, record, () => postInChannel(deps, firing));
+  const platform = platformOf(firing.adapterId!);
+  const posted = await postOnce(deps.ledger, EVENTS_LEDGER, record, () =>
+    platform.openThread(deps.chat, deps.ledger, firing.channelId!, firing.announcement ?? firing.text),
+  );
   // The bot keeps answering in the thread it started, as in one it was mentioned in.
   await deps.chat.thread(posted.threadId).subscribe();
   return posted;
-}
-
-async function postInChannel(deps: FireDeps, firing: Firing): Promise<{ threadId: string; messageId: string }> {
-  if (firing.adapterId === 'teams') {
-    // A Teams channel is reached through the serviceUrl its activities named (stored per channel).
-    const { chatChannelIdOf, teamsConversation, threadIdOfPost } = await import('../platforms/teams/conversations.ts');
-    const reference = await teamsConversation(deps.ledger, firing.channelId!);
-    if (!reference) {
-      throw new Error(
-        `No Teams conversation ${JSON.stringify(firing.channelId)} is known: mention the bot there once first (Teams tells a bot where a channel lives only when someone writes to it)`,
-      );
-    }
-    const sent = await deps.chat.channel(chatChannelIdOf(reference)).post(firing.announcement ?? firing.text);
-    return { threadId: threadIdOfPost(reference, sent.id), messageId: sent.id };
-  }
-  const sent = await deps.chat.channel(`${firing.adapterId}:${firing.channelId}`).post(firing.announcement ?? firing.text);
-  return { threadId: sent.threadId, messageId: sent.id };
 }
 
 /** Stores files for the prompt in its thread (known only once a channel firing has opened it). */

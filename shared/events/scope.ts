@@ -4,15 +4,16 @@
 // that channel, whatever its JSON says. Every other file under `events/` is an operator's (written
 // with access to the bucket) and may target any thread or channel.
 import { dataKeys, parseThreadId } from '../ids.ts';
+import { PLATFORM_NAMES } from '../platforms/descriptors.ts';
 import { q } from './fields.ts';
 
 export const EVENTS_PREFIX = 'events/';
 
 /**
- * Chat adapters whose folder under `events/` holds channel folders. An operator's own subfolders
- * under `events/` must not use these names.
+ * Chat adapters whose folder under `events/` holds channel folders: every platform's. An operator's
+ * own subfolders under `events/` must not use these names.
  */
-export const CHANNEL_EVENT_ADAPTERS: readonly string[] = ['slack', 'teams'];
+export const CHANNEL_EVENT_ADAPTERS: readonly string[] = PLATFORM_NAMES;
 
 export type EventScope = { kind: 'operator' } | { kind: 'channel'; adapterId: string; channelId: string; prefix: string };
 

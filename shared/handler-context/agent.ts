@@ -3,7 +3,8 @@ import type { SerializedThread } from 'chat';
 import { bedrockClient } from '../aws/bedrock.ts';
 import { dbClient } from '../aws/dynamodb.ts';
 import { s3Client } from '../aws/s3.ts';
-import { adapterFor, threadFromJSON, type TeamsAdapter } from '../platforms/chat.ts';
+import { adapterFor, threadFromJSON } from '../platforms/chat.ts';
+import { platformOf } from '../platforms/platforms.ts';
 import { parseThreadId } from '../ids.ts';
 import type { AgentEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
@@ -62,15 +63,8 @@ export function agentFromEnv(
         thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
         rehydrateAttachment: (attachment, threadId) => {
           const { adapter } = parseThreadId(threadId);
-          // Teams: the bot's token goes only to the Connector of the thread's own conversation.
-          if (adapter === 'teams') {
-            const teams: TeamsAdapter = adapterFor(chat, adapter);
-            return teams.rehydrateAttachment?.(attachment, threadId) ?? attachment;
-          }
-          // One workspace, one bot token: without the team id the Slack adapter downloads with that token
-          // (with it, it would look up a per-team installation, which a single-workspace app has none of).
-          const slim = { ...attachment, fetchMetadata: attachment.fetchMetadata?.url ? { url: attachment.fetchMetadata.url } : undefined };
-          return adapterFor(chat, adapter).rehydrateAttachment?.(slim) ?? attachment;
+          const served = adapterFor(chat, adapter);
+          return platformOf(adapter).rehydrateAttachment(served, attachment, threadId);
         },
         logger: invocationLogger,
         now: Date.now,

@@ -1,64 +1,42 @@
 // The Chat SDK instance every function uses: the adapters of the platforms this deployment serves
-// (Slack, Teams or both) over our DynamoDB state adapter. concurrency 'concurrent': the SDK must never
-// drop or serialise messages itself; the FIFO inbox and the actor lease do the ordering. Every
-// adapter is wrapped in the secret filter here (shared/platforms/redacting-adapter.ts): whatever posts through
-// this chat, its messages are redacted.
-import { Chat, type Adapter, type Attachment, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
-import { createSlackAdapter } from '@chat-adapter/slack';
+// over our DynamoDB state adapter. concurrency 'concurrent': the SDK must never drop or serialise
+// messages itself; the FIFO inbox and the actor lease do the ordering. Every adapter is wrapped in
+// the secret filter here (shared/platforms/redacting-adapter.ts): whatever posts through this chat,
+// its messages are redacted.
+import { Chat, type Adapter, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbStateAdapter } from './chat-state.ts';
 import { redactingAdapter } from './redacting-adapter.ts';
 import { secretPatternsWith, type CustomSecretPattern } from '../policy/secret-filter.ts';
-import type { SlackCredentials } from './slack/credentials.ts';
+import type { PLATFORMS } from './platforms.ts';
+
+/** Each platform's adapter, by its name (what its `adapter` builds, or its webhook's receiving one). */
+export type PlatformAdapters = { [P in (typeof PLATFORMS)[number] as P['name']]: ReturnType<P['adapter']> };
+
+/** Only the served platforms' adapters exist: `adapterFor` says so when a thread's is missing. */
+export type AgentChat = Chat<PlatformAdapters>;
 
 export interface ChatDeps {
-  /** The platforms served: at least one. */
-  slack?: SlackCredentials;
-  /** The Teams webhook's full adapter (shared/platforms/teams/adapter.ts), or elsewhere the Connector adapter (shared/platforms/teams/connector.ts). */
-  teams?: TeamsAdapter;
+  /** The served platforms' adapters: at least one. */
+  adapters: Partial<PlatformAdapters>;
   db: DynamoDBDocumentClient;
   tableName: string;
   logger: Logger;
   userName?: string;
-  /** Base URL of the Slack Web API; defaults to SLACK_API_URL, then slack.com. */
-  slackApiUrl?: string;
   streamUpdateIntervalMs?: number;
   /** The deployment's own secret patterns (settings.json secretPatterns), redacted with the built-in ones; none when absent. */
   secretPatterns?: () => Promise<readonly CustomSecretPattern[]>;
 }
 
-export type SlackAdapter = ReturnType<typeof createSlackAdapter>;
-/**
- * Either Teams adapter: they share thread ids and the name `teams`. The Connector adapter checks a
- * file's download against the conversation of the thread it was posted in.
- */
-export type TeamsAdapter = Adapter & { rehydrateAttachment?(attachment: Attachment, threadId?: string): Attachment };
-/** Only the configured platforms' adapters exist: ask `hasPlatform` before using one by name. */
-export type AgentChat = Chat<{ slack: SlackAdapter; teams: TeamsAdapter }>;
-export type Platform = 'slack' | 'teams';
-
-export function hasPlatform(chat: AgentChat, platform: Platform): boolean {
-  return Boolean((chat.getAdapter as (name: string) => Adapter | undefined)(platform));
-}
-
 export function createAgentChat(deps: ChatDeps): AgentChat {
-  if (!deps.slack && !deps.teams) throw new Error('No chat platform configured: set up Slack, Teams or both');
+  const served = Object.entries(deps.adapters).filter((entry): entry is [string, Adapter] => entry[1] !== undefined);
+  if (served.length === 0) throw new Error('No chat platform configured: set up at least one platform (see README, "Deploying")');
   const state = createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName });
   const custom = deps.secretPatterns;
   const secrets = async () => secretPatternsWith(custom ? await custom() : undefined);
-  const adapters: Partial<{ slack: SlackAdapter; teams: TeamsAdapter }> = {};
-  if (deps.slack) {
-    const slack = createSlackAdapter({
-      botToken: deps.slack.botToken,
-      signingSecret: deps.slack.signingSecret,
-      apiUrl: deps.slackApiUrl,
-      logger: deps.logger.child('slack'),
-    });
-    adapters.slack = redactingAdapter(slack, secrets, state);
-  }
-  if (deps.teams) adapters.teams = redactingAdapter(deps.teams, secrets, state);
+  const adapters = Object.fromEntries(served.map(([name, adapter]) => [name, redactingAdapter(adapter, secrets, state)]));
   const chat = new Chat({
-    adapters: adapters as { slack: SlackAdapter; teams: TeamsAdapter },
+    adapters: adapters as PlatformAdapters,
     state,
     userName: deps.userName ?? 'agent',
     concurrency: 'concurrent',

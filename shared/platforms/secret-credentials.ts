@@ -6,7 +6,6 @@
 // credentials as they are. They never enter logs or the model's context.
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import type * as z from 'zod';
 
 export type CredentialSource<T> = { secretArn: string; maxAgeSeconds: number; rereadSeconds: number } | { credentials: T };
 
@@ -18,19 +17,6 @@ export interface CredentialReader<T> {
    * the credentials differ from the last ones `current` or `reread` gave.
    */
   reread(): Promise<boolean>;
-}
-
-/** A secret's value as JSON of `schema`'s shape, or `shapeError` (which says what it must be, never its value). */
-export function parseSecret<S extends z.ZodType>(raw: unknown, schema: S, shapeError: string): z.output<S> {
-  let json: unknown;
-  try {
-    json = JSON.parse(typeof raw === 'string' ? raw : '');
-  } catch {
-    json = undefined;
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new Error(shapeError);
-  return parsed.data;
 }
 
 export function secretCredentials<T>(

@@ -1,15 +1,15 @@
 // One chat platform's webhook request: the body limit, the adapter's verification and parsing, a
 // second verification with the secret re-read when the first fails, and our handlers' enqueues
-// awaited before the ack. The Slack and the Teams webhook functions each serve one platform.
+// awaited before the ack. Each platform's webhook function serves that one platform.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Platform } from './chat.ts';
+import type { PlatformName } from './descriptors.ts';
 import type { ChatLoader } from '../handler-context/chat.ts';
 import { bodyBytes, jsonResult, MAX_BODY_BYTES, toRequest, toResult } from './http.ts';
 import type { JsonLogger } from '../observability/log.ts';
 
 export async function platformWebhook(
   event: APIGatewayProxyEventV2,
-  platform: Platform,
+  platform: PlatformName,
   chats: () => Promise<ChatLoader>,
   logger: JsonLogger,
 ): Promise<APIGatewayProxyStructuredResultV2> {

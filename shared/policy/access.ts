@@ -2,6 +2,7 @@
 // every prompt against it before admitting it; the webhook (which does not read settings.json) gets
 // what stop and steer need from the thread's actor item, where dispatch puts it at each admission.
 import * as z from 'zod';
+import { descriptorNamed } from '../platforms/descriptors.ts';
 
 /** `adapter:id`, e.g. `slack:U0123ABC`: ids are only unique per platform. */
 const qualifiedId = z
@@ -110,25 +111,10 @@ export function controlRefusal(policy: ControlPolicy | undefined, requesterId: s
 }
 
 /**
- * The workspace of whoever sent a payload. Slack: the author's own team for messages (in a channel
- * shared between workspaces it differs from the one the app is installed in), the clicker's for
- * buttons, the invoking workspace for slash commands. Teams: the tenant the activity comes from.
+ * The workspace of whoever sent a payload on `adapter`'s platform, as its descriptor reads it (Slack:
+ * the author's team; Teams: the tenant); none for a platform this runtime does not know.
  */
-export function workspaceOf(raw: unknown): string | undefined {
+export function workspaceOf(adapter: string, raw: unknown): string | undefined {
   if (!raw || typeof raw !== 'object') return undefined;
-  const r = raw as {
-    user?: unknown;
-    team?: unknown;
-    team_id?: unknown;
-    user_team?: unknown;
-    channelData?: unknown;
-    conversation?: unknown;
-  };
-  const tenant =
-    (r.channelData as { tenant?: { id?: unknown } } | undefined)?.tenant?.id ??
-    (r.conversation as { tenantId?: unknown } | undefined)?.tenantId;
-  const userTeam = r.user && typeof r.user === 'object' ? (r.user as { team_id?: unknown }).team_id : undefined;
-  const team = r.team && typeof r.team === 'object' ? (r.team as { id?: unknown }).id : r.team;
-  const found = [tenant, userTeam, r.user_team, team, r.team_id].find((v) => typeof v === 'string' && v !== '');
-  return found as string | undefined;
+  return descriptorNamed(adapter)?.workspaceOf(raw as Record<string, unknown>);
 }

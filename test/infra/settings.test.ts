@@ -208,7 +208,7 @@ test('chatPlatforms: Slack, Teams or both, as a list or comma-separated; teamsMu
   assert.deepEqual(settingsFrom({ chatPlatforms: 'slack, teams' }).chatPlatforms, ['slack', 'teams']);
   assert.deepEqual(settingsFrom({ chatPlatforms: ['slack'] }).chatPlatforms, ['slack']);
   for (const bad of ['', 'discord', 'slack,slack', []]) {
-    assert.throws(() => settingsFrom({ chatPlatforms: bad }), /context chatPlatforms must be one or both of slack, teams/);
+    assert.throws(() => settingsFrom({ chatPlatforms: bad }), /context chatPlatforms must be one or more of slack, teams/);
   }
   assert.equal(settingsFrom({ teamsMultiTenant: 'true' }).teamsMultiTenant, true);
   assert.throws(() => settingsFrom({ teamsMultiTenant: 'yes' }), /context teamsMultiTenant must be true or false/);

@@ -98,8 +98,8 @@ test('the stack exposes each function, keyed like FUNCTION_ENTRIES, and the reso
     [stack.table, 'AWS::DynamoDB::Table'],
     [stack.bucket, 'AWS::S3::Bucket'],
     [stack.inbox, 'AWS::SQS::Queue'],
-    [stack.slackSecret!, 'AWS::SecretsManager::Secret'],
-    [stack.teamsSecret!, 'AWS::SecretsManager::Secret'],
+    [stack.chatSecrets.slack!, 'AWS::SecretsManager::Secret'],
+    [stack.chatSecrets.teams!, 'AWS::SecretsManager::Secret'],
     [stack.api, 'AWS::ApiGatewayV2::Api'],
     [stack.runEndedRule, 'AWS::Events::Rule'],
     [stack.sandbox.network.vpc, 'AWS::EC2::VPC'],
@@ -344,8 +344,8 @@ test('functions: nodejs22.x on arm64, X-Ray active, source maps on, own log grou
 
 test('functions: environment, timeout and memory per role', () => {
   const table = { Ref: idOf(stack.table) };
-  const secret = { Ref: idOf(stack.slackSecret!) };
-  const teamsSecret = { Ref: idOf(stack.teamsSecret!) };
+  const secret = { Ref: idOf(stack.chatSecrets.slack!) };
+  const teamsSecret = { Ref: idOf(stack.chatSecrets.teams!) };
   const bucket = { Ref: idOf(stack.bucket) };
   const stateMachine = { Ref: idOf(stack.stateMachine) };
   const clusterArn = { 'Fn::GetAtt': [idOf(stack.sandbox.task.cluster), 'Arn'] };
@@ -493,7 +493,7 @@ test('run-ended rule: this state machine, FAILED/TIMED_OUT/ABORTED, retried targ
 });
 
 test('secret: TeamsCredentials JSON with a generated app password and placeholders for the app id and tenant', () => {
-  const secret = props(stack.teamsSecret!);
+  const secret = props(stack.chatSecrets.teams!);
   assert.equal(secret.Name, `${STACK_NAME}/TeamsCredentials`);
   const generate = secret.GenerateSecretString as { SecretStringTemplate: string; GenerateStringKey: string };
   assert.equal(generate.GenerateStringKey, 'appPassword');
@@ -513,7 +513,7 @@ test('Slack only or Teams only: one secret, one webhook route, one pair of outpu
     for (const name of ['SlackEventsUrl', 'SlackSecretName', 'TeamsMessagingEndpoint', 'TeamsSecretName']) {
       assert.equal(outputNames.includes(name), (outputs as readonly string[]).includes(name), `${platform}: ${name}`);
     }
-    const secret = { Ref: idOf(platform === 'slack' ? only.stack.slackSecret! : only.stack.teamsSecret!) };
+    const secret = { Ref: idOf(platform === 'slack' ? only.stack.chatSecrets.slack! : only.stack.chatSecrets.teams!) };
     // Each platform has its webhook function; a Teams-only stack keeps the Slack one for /health, with no secret.
     assert.equal(only.stack.functions.teamsWebhook !== undefined, platform === 'teams');
     const webhook = platform === 'slack' ? 'webhook' : 'teamsWebhook';
@@ -530,7 +530,7 @@ test('Slack only or Teams only: one secret, one webhook route, one pair of outpu
 });
 
 test('secret: SlackCredentials JSON with a generated signing secret and a bot token placeholder', () => {
-  const secret = props(stack.slackSecret!);
+  const secret = props(stack.chatSecrets.slack!);
   assert.equal(secret.Name, `${STACK_NAME}/SlackCredentials`);
   const generate = secret.GenerateSecretString as { SecretStringTemplate: string; GenerateStringKey: string };
   assert.equal(generate.GenerateStringKey, 'signingSecret');
@@ -565,7 +565,7 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
       for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
       const actions = list(s.Action);
       if (actions.some((a) => a.startsWith('secretsmanager:'))) {
-        const chatSecrets = [stack.slackSecret!, stack.teamsSecret!].map((secret) => ({ Ref: idOf(secret) }));
+        const chatSecrets = [stack.chatSecrets.slack!, stack.chatSecrets.teams!].map((secret) => ({ Ref: idOf(secret) }));
         // Each chat function reads the Slack and the Teams secret (CDK merges both grants into one statement).
         for (const r of list(s.Resource))
           assert.ok(
@@ -907,7 +907,7 @@ test('cdk-nag registered as in infra/app.ts: synth passes and the validation rep
     const synthesized = JSON.parse(readFileSync(join(assembly.directory, `${STACK_NAME}.template.json`), 'utf8')) as {
       Resources: Record<string, { Metadata?: { cdk_nag?: { rules_to_suppress: { id: string; reason: string }[] } } }>;
     };
-    const secretAudit = synthesized.Resources[idOf(stack.slackSecret!)]?.Metadata?.cdk_nag?.rules_to_suppress ?? [];
+    const secretAudit = synthesized.Resources[idOf(stack.chatSecrets.slack!)]?.Metadata?.cdk_nag?.rules_to_suppress ?? [];
     assert.deepEqual(
       secretAudit.map((r) => r.id).filter((id) => !isCdkOwnAcknowledgement(id)),
       ['AwsSolutions-SMG4'],
@@ -959,7 +959,8 @@ test('settings from context: a plain foundation model id is granted in this Regi
 // (or, with bundleAwsSdk, carries them) and no other.
 const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   webhook: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
-  teamsWebhook: ['client-dynamodb', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
+  // S3: the command registry's settings command (answered at dispatch, but registered in both webhooks).
+  teamsWebhook: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
@@ -971,7 +972,7 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
 // the package has no side effects), so a function also loads from the runtime the clients of shared
 // modules it imports for other exports: sandbox-step the ECS commands of shared/sandbox/lifecycle.ts,
 // the scheduler a Step Functions command.
-const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'], scheduler: ['client-sfn'] };
+const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'] };
 // Functions that never talk to Slack: the Chat SDK (~700 KB minified) stays out of their bundles.
 const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
 // The package whose presence marks the Teams SDK in a bundle.
@@ -1075,7 +1076,11 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
   const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
     webhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
     teamsWebhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
-    dispatch: { dynamodb: [...chatState, 'dynamodb:Query'].sort(), send: [], secret: ['secretsmanager:GetSecretValue'] },
+    dispatch: {
+      dynamodb: [...chatState, 'dynamodb:Query', 'dynamodb:BatchGetItem'].sort(),
+      send: [],
+      secret: ['secretsmanager:GetSecretValue'],
+    },
     runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
     // A model step checks the run's flags and its reply record inside its budget transactions.
     agentStep: { dynamodb: ['dynamodb:ConditionCheckItem', ...chatState], send: [], secret: ['secretsmanager:GetSecretValue'] },

@@ -10,6 +10,7 @@ import { startBedrockFake, type BedrockFake } from '../../packages/local-cloud/s
 import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
 import { admitPrompt } from '../../shared/run/actor.ts';
 import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/platforms/chat.ts';
+import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
 import { runIdFor } from '../../shared/ids.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import type { Prompt, RunInput } from '../../shared/contracts.ts';
@@ -51,12 +52,12 @@ export async function startStepHarness(): Promise<StepHarness> {
   const started: RunInput[] = [];
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line)) });
+  const chatLogger = createLogger({ level: 'silent' });
   const chat: AgentChat = createAgentChat({
-    slack: { signingSecret: 'steps-secret', botToken: BOT_TOKEN },
+    adapters: { slack: slackAdapter({ signingSecret: 'steps-secret', botToken: BOT_TOKEN }, { logger: chatLogger, apiUrl: slack.apiUrl }) },
     db: table.db,
     tableName: table.tableName,
-    logger: createLogger({ level: 'silent' }),
-    slackApiUrl: slack.apiUrl,
+    logger: chatLogger,
     streamUpdateIntervalMs: 250,
   });
   const bedrockClient = new BedrockRuntimeClient({

@@ -78,18 +78,22 @@ test('control: anyone allowed by default; with control "requester" only the requ
   assert.equal(controlRefusal(workspaces, 'U1', person('U2', 'T2')), 'not-allowed');
 });
 
-test("the workspace of a message, a button press and a slash command is the sender's", () => {
-  assert.equal(workspaceOf({ team: 'T1', team_id: 'T0' }), 'T1', "a message's author team (shared channels)");
-  assert.equal(workspaceOf({ user: { id: 'U1', team_id: 'T2' }, team: { id: 'T0' } }), 'T2', 'block_actions');
-  assert.equal(workspaceOf({ team_id: 'T3', user_id: 'U1' }), 'T3', 'a slash command');
+test("the workspace of a message, a button press and a slash command is the sender's, as its platform says", () => {
+  assert.equal(workspaceOf('slack', { team: 'T1', team_id: 'T0' }), 'T1', "a message's author team (shared channels)");
+  assert.equal(workspaceOf('slack', { user: { id: 'U1', team_id: 'T2' }, team: { id: 'T0' } }), 'T2', 'block_actions');
+  assert.equal(workspaceOf('slack', { team_id: 'T3', user_id: 'U1' }), 'T3', 'a slash command');
   // Teams: the tenant of the recorded channel mention (test/fixtures/chat-sdk-replay/teams.json).
   const teams = JSON.parse(readFileSync(new URL('../fixtures/chat-sdk-replay/teams.json', import.meta.url), 'utf8')) as {
     mention: unknown;
   };
-  assert.equal(workspaceOf(teams.mention), 'a1b2c3d4-e5f6-7890-abcd-ef1234567890', 'a Teams activity');
-  assert.equal(workspaceOf({ conversation: { tenantId: 'tenant-2' } }), 'tenant-2');
-  assert.equal(workspaceOf({}), undefined);
-  assert.equal(workspaceOf(null), undefined);
+  assert.equal(workspaceOf('teams', teams.mention), 'a1b2c3d4-e5f6-7890-abcd-ef1234567890', 'a Teams activity');
+  assert.equal(workspaceOf('teams', { conversation: { tenantId: 'tenant-2' } }), 'tenant-2');
+  // Each platform reads only its own fields: a Slack team in a Teams activity, or a tenant in a Slack payload, is no workspace.
+  assert.equal(workspaceOf('teams', { team: 'T1', team_id: 'T0' }), undefined);
+  assert.equal(workspaceOf('slack', { conversation: { tenantId: 'tenant-2' } }), undefined);
+  assert.equal(workspaceOf('discord', { team: 'T1' }), undefined, 'a platform this runtime does not know');
+  assert.equal(workspaceOf('slack', {}), undefined);
+  assert.equal(workspaceOf('slack', null), undefined);
 });
 
 const s3With = (raw: string | undefined) =>

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Card, CardText, ConsoleLogger, type Thread } from 'chat';
 import { createAgentChat, type AgentChat } from '../../shared/platforms/chat.ts';
+import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { TeamsConnectorAdapter } from '../../shared/platforms/teams/connector.ts';
 import { encodeTeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
@@ -47,9 +48,10 @@ before(async () => {
     },
   });
   chat = createAgentChat({
-    slack: SLACK,
-    slackApiUrl: slack.apiUrl,
-    teams: paceTeamsReplies(connector, { minEditIntervalMs: 0 }),
+    adapters: {
+      slack: slackAdapter(SLACK, { logger, apiUrl: slack.apiUrl }),
+      teams: paceTeamsReplies(connector, { minEditIntervalMs: 0 }),
+    },
     // Posting never touches the chat state: no table is reached.
     db: documentClient(new DynamoDBClient({ endpoint: 'http://127.0.0.1:9', region: 'local' })),
     tableName: 'unused',

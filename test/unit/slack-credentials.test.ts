@@ -2,12 +2,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { slackCredentials } from '../../shared/platforms/slack/credentials.ts';
+import { secretCredentials, type CredentialSource } from '../../shared/platforms/secret-credentials.ts';
+import { slackDescriptor, type SlackCredentials } from '../../shared/platforms/slack/descriptor.ts';
 import { startLocalSecretsManager, type LocalSecret, type LocalSecretsManager } from '../../packages/local-cloud/src/secrets-manager.ts';
 import { LOCAL_CREDENTIALS } from '../support/dynamo.ts';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-AbCdEf';
 const REREAD_MS = 10_000;
+/** The Slack app's credentials as the functions read them (shared/handler-context/chat.ts). */
+const slackCredentials = (source: CredentialSource<SlackCredentials>, client: () => SecretsManagerClient, now?: () => number) =>
+  secretCredentials(source, client, slackDescriptor.secret.parse, now);
 const secret = (botToken: string, signingSecret = 'signing-1') => JSON.stringify({ signingSecret, botToken });
 
 let secrets: LocalSecretsManager;

@@ -3,8 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { SLACK_EVENTS_PATH } from '../../infra/constructs/webhook-api.ts';
+import { slackDescriptor } from '../../shared/platforms/slack/descriptor.ts';
 import { describeRequestUrls, readSlackManifest, requestUrls, SLACK_MANIFEST_FILE } from '../../infra/slack-manifest.ts';
+
+const SLACK_EVENTS_PATH = slackDescriptor.deployment.webhook.path;
 
 const read = (name: string) => readFileSync(new URL(`../../${name}`, import.meta.url), 'utf8');
 

@@ -7,6 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SocketModeClient, SOCKET_MODE_UNUSED } from '../../infra/bundled/socket-mode-unused.ts';
 import { createAgentChat } from '../../shared/platforms/chat.ts';
+import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 
 test('the socket mode stand-in throws a clear error if a client is ever constructed', () => {
@@ -15,11 +16,12 @@ test('the socket mode stand-in throws a clear error if a client is ever construc
 });
 
 test("the functions' Slack adapter runs in webhook mode: Slack events arrive over HTTP", () => {
+  const logger = createLogger({ level: 'silent' });
   const chat = createAgentChat({
-    slack: { signingSecret: 'secret', botToken: 'xoxb-test' },
+    adapters: { slack: slackAdapter({ signingSecret: 'secret', botToken: 'xoxb-test' }, { logger }) },
     db: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })),
     tableName: 'unused',
-    logger: createLogger({ level: 'silent' }),
+    logger,
   });
   assert.equal(chat.getAdapter('slack').isSocketMode, false);
 });

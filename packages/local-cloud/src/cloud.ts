@@ -11,7 +11,10 @@ import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-sch
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChatPlatform, SandboxNetworkMode } from '../../../infra/settings.ts';
+import type { SandboxNetworkMode } from '../../../infra/settings.ts';
+import type { SlackCredentials } from '../../../shared/platforms/slack/descriptor.ts';
+import type { TeamsCredentials } from '../../../shared/platforms/teams/descriptor.ts';
+import { descriptorNamed, PLATFORM_DESCRIPTORS, type PlatformName } from '../../../shared/platforms/descriptors.ts';
 import { PROJECT_ROOT, type FunctionRole } from '../../../infra/function-entries.ts';
 import { freePort, startDynamoDbLocal, startSqsAndS3 } from './emulators.ts';
 import { startApiGateway, type ApiGatewayStandIn } from './api-gateway.ts';
@@ -58,21 +61,18 @@ export interface LocalCloudOptions {
   /** Port of the API Gateway stand-in (0: any free port). */
   port?: number;
   /** The Slack app's credentials: the stack's Slack secret starts with them. */
-  slack: { signingSecret: string; botToken: string; apiUrl?: string };
+  slack: SlackCredentials & { apiUrl?: string };
   /**
    * The Teams app, where its tokens come from, and the Bot Connector origins a first message may go
    * to (TEAMS_CONNECTOR_ORIGINS): a stand-in's URLs, or Microsoft's when unset.
    */
-  teams?: {
-    appId: string;
-    appPassword: string;
-    tenantId: string;
+  teams?: TeamsCredentials & {
     openIdMetadataUrl?: string;
     tokenUrl?: string;
     connectorOrigins?: string;
   };
   /** The chatPlatforms deployment setting; default Slack, and Teams too when `teams` is given. */
-  chatPlatforms?: ChatPlatform[];
+  chatPlatforms?: PlatformName[];
   /** The alarmEmail deployment setting: the alarm topic's email subscription. */
   alarmEmail?: string;
   modelId?: string;
@@ -160,16 +160,14 @@ export interface LocalCloud {
   authorizeModelRequest: ModelAuthorizer;
   /** Invokes each function by role, as its trigger would (synchronously). */
   handlers: Record<FunctionRole, Handler>;
-  /** slackSecretArn and teamsSecretArn: where the stack serves that platform. */
+  /** `<platform>SecretArn` (slackSecretArn, teamsSecretArn): where the stack serves that platform. */
   names: {
     table: string;
     bucket: string;
     inboxUrl: string;
     dlqUrl: string;
     scheduleGroup: string;
-    slackSecretArn?: string;
-    teamsSecretArn?: string;
-  };
+  } & Partial<Record<`${PlatformName}SecretArn`, string>>;
   /** The operator's clients: full access, as a person with the account's admin role. */
   clients: { dynamodb: DynamoDBClient; s3: S3Client; sqs: SQSClient };
   /** What every function's environment shares (endpoints, region). */
@@ -198,25 +196,28 @@ function stateMachineDefinition(template: Template, stateMachineId: string): obj
   return JSON.parse(String(resolveCloudFormation(template, template.Resources[stateMachineId]!.Properties.DefinitionString))) as object;
 }
 
-const platformsOf = (options: Pick<LocalCloudOptions, 'teams' | 'chatPlatforms'>): ChatPlatform[] =>
+const platformsOf = (options: Pick<LocalCloudOptions, 'teams' | 'chatPlatforms'>): PlatformName[] =>
   options.chatPlatforms ?? (options.teams ? ['slack', 'teams'] : ['slack']);
 
-/** The logical id of the stack's secret for a platform (its construct is named after the platform). */
-const secretIdOf = (template: Template, platform: 'Slack' | 'Teams') =>
-  resourcesOfType(template, 'AWS::SecretsManager::Secret').find(([id]) => id.startsWith(platform))?.[0];
+/** The logical id of the stack's secret for a platform (its construct is named after the platform's title). */
+const secretIdOf = (template: Template, name: PlatformName) =>
+  resourcesOfType(template, 'AWS::SecretsManager::Secret').find(([id]) => id.startsWith(descriptorNamed(name)!.title))?.[0];
 
 /** The template's secrets, as CloudFormation creates them; each platform's holds the given credentials. */
 function startStackSecrets(template: Template, options: Pick<LocalCloudOptions, 'slack' | 'teams'>): Promise<LocalSecretsManager> {
   const { slack, teams } = options;
   const values = {
-    [secretIdOf(template, 'Slack') ?? '']: JSON.stringify({ signingSecret: slack.signingSecret, botToken: slack.botToken }),
+    [secretIdOf(template, 'slack') ?? '']: JSON.stringify({
+      signingSecret: slack.signingSecret,
+      botToken: slack.botToken,
+    } satisfies SlackCredentials),
     ...(teams
       ? {
-          [secretIdOf(template, 'Teams') ?? '']: JSON.stringify({
+          [secretIdOf(template, 'teams') ?? '']: JSON.stringify({
             appId: teams.appId,
             appPassword: teams.appPassword,
             tenantId: teams.tenantId,
-          }),
+          } satisfies TeamsCredentials),
         }
       : {}),
   };
@@ -487,8 +488,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   ) as Record<FunctionRole, Handler>;
   const cloud: LocalCloud = {
     apiUrl: api.url,
-    slackEventsUrl: `${api.url}/slack/events`,
-    teamsMessagesUrl: `${api.url}/api/messages`,
+    slackEventsUrl: `${api.url}${descriptorNamed('slack')!.deployment.webhook.path}`,
+    teamsMessagesUrl: `${api.url}${descriptorNamed('teams')!.deployment.webhook.path}`,
     template,
     stateMachineArn: resources.stateMachineArn,
     stepFunctions,
@@ -516,9 +517,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       dlqUrl: resources.dlqUrl,
       scheduleGroup: localPhysicalName(template, resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')[0]![0]),
       ...Object.fromEntries(
-        (['Slack', 'Teams'] as const).flatMap((platform) => {
-          const id = secretIdOf(template, platform);
-          return id ? [[`${platform.toLowerCase()}SecretArn`, String(resolveCloudFormation(template, { Ref: id }))]] : [];
+        PLATFORM_DESCRIPTORS.flatMap(({ name }) => {
+          const id = secretIdOf(template, name);
+          return id ? [[`${name}SecretArn`, String(resolveCloudFormation(template, { Ref: id }))]] : [];
         }),
       ),
     },

@@ -4,12 +4,16 @@
 // module: the adapter brings the Teams SDK (over 2 MB bundled). Every other function answers Teams
 // threads through shared/platforms/teams/connector.ts.
 import { createTeamsAdapter } from '@chat-adapter/teams';
-import type { Logger } from 'chat';
-import type { TeamsAdapterParts } from '../../handler-context/chat.ts';
+import type { PlatformContext } from '../platform.ts';
 import { botFrameworkVerifier } from './auth.ts';
+import type { TeamsCredentials, TeamsEnv } from './descriptor.ts';
+import { teamsAdapterParts, type TeamsAdapter } from './platform.ts';
 
-export function teamsAdapter(parts: TeamsAdapterParts, logger: Logger, userName: string | undefined) {
+/** The adapter that also receives: the Teams webhook passes it in place of the platform's Connector adapter. */
+export function teamsReceivingAdapter(credentials: TeamsCredentials, context: PlatformContext<TeamsEnv>): TeamsAdapter {
+  const parts = teamsAdapterParts(credentials, context);
   const { appId, tenantId, multiTenant, openIdMetadataUrl } = parts;
+  const { logger } = context;
   // Only the webhook verifies tokens: the verifier (and jose under it) stays out of the other bundles.
   const verify = botFrameworkVerifier({ appId, openIdMetadataUrl, tenantId: multiTenant ? undefined : tenantId });
   return createTeamsAdapter({
@@ -27,6 +31,6 @@ export function teamsAdapter(parts: TeamsAdapterParts, logger: Logger, userName:
       }
     },
     logger: logger.child('teams'),
-    userName,
+    userName: context.userName,
   });
 }

@@ -1,5 +1,6 @@
 // Searches the channel's message history through the chat platform. It runs in the agent step.
 import * as z from 'zod';
+import { descriptorNamed } from '../../platforms/descriptors.ts';
 import { ToolError } from '../text.ts';
 import { defineTool } from '../tool.ts';
 
@@ -34,12 +35,9 @@ export const searchChannel = defineTool({
         if (found.length >= limit) break;
       }
     } catch (error) {
-      if (thread.adapter.name !== 'teams') throw error;
-      // Teams offers a bot no history of its own: it is read through Microsoft Graph, with permissions
-      // an admin grants the bot's app registration.
-      throw new ToolError(
-        `search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions (ChannelMessage.Read.All for channels, Chat.Read.All for chats) granted to the bot's app registration by an admin. The read failed with: ${(error as Error).message}`,
-      );
+      const problem = descriptorNamed(thread.adapter.name)?.historyProblem(error as Error);
+      if (!problem) throw error;
+      throw new ToolError(problem);
     }
     if (found.length === 0)
       return { status: 'success', text: `no messages containing "${query}" in the last ${scanned} messages of this channel` };

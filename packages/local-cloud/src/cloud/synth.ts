@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { PROJECT_ROOT, type FunctionRole } from '../../../../infra/function-entries.ts';
-import type { ChatPlatform, SandboxNetworkMode } from '../../../../infra/settings.ts';
+import type { SandboxNetworkMode } from '../../../../infra/settings.ts';
+import type { PlatformName } from '../../../../shared/platforms/descriptors.ts';
 import type { Template } from './resources.ts';
 
 /** The deployment settings a local stack is synthesized with; the rest are the defaults. */
@@ -18,7 +19,7 @@ export interface LocalStackSettings {
   modelId?: string;
   /** Declared triggers, as `triggers` in cdk.json (validated as `cdk synth` does). */
   triggers?: unknown;
-  chatPlatforms?: readonly ChatPlatform[];
+  chatPlatforms?: readonly PlatformName[];
   sandboxNetwork?: SandboxNetworkMode;
   alarmEmail?: string;
 }
