@@ -491,51 +491,32 @@ test('model: a retry of a step that posted its reply and died before saving edit
 });
 
 test('the context a step saved goes on to the next step in the same container unread; a kept one S3 no longer has is read again', async () => {
-  const contexts = recentContexts();
-  const deps = { ...h.deps, contexts, snapshots: recentSnapshots() };
+  const deps = { ...h.deps, contexts: recentContexts(), snapshots: recentSnapshots() };
   await h.writeObject('settings.json', '{}');
-  const run = await h.newRun('carry my context');
-  let reads = 0;
-  const counting = {
-    ...deps,
-    store: {
-      ...h.deps.store,
-      s3: countingCalls(
-        h.deps.store.s3,
-        (key) => key === dataKeys(run.threadId).context || key.endsWith(`/runs/${run.runId}.json`),
-        () => reads++,
-      ),
-    },
+  /** `deps` whose S3 counts the calls on the run's context and snapshot. */
+  const counting = (run: RunInput) => {
+    const counted = { calls: 0 };
+    const key = (k: string) => k === dataKeys(run.threadId).context || k.endsWith(`/runs/${run.runId}.json`);
+    return { counted, deps: { ...deps, store: { ...h.deps.store, s3: countingCalls(h.deps.store.s3, key, () => counted.calls++) } } };
   };
+  const run = await h.newRun('carry my context');
   const prepared = await prepareAt(deps, run);
   assert.ok(prepared.contextVersion, 'prepare names the version it saved');
   // Another attempt of the step, elsewhere, answered and saved after what this container kept.
   h.bedrock.script({ text: 'Answered elsewhere.' });
   const elsewhere = await modelStepAt(h.deps, run, prepared);
   assert.notEqual(elsewhere.contextVersion, prepared.contextVersion);
-  const stale = structuredClone(prepared);
   h.bedrock.script({ text: 'Answered here.' });
-  assert.deepEqual(routeOf(await modelStepAt(counting, run, stale)), { step: 1, next: 'finish', stopReason: 'end_turn' });
+  assert.deepEqual(routeOf(await modelStepAt(counting(run).deps, run, prepared)), { step: 1, next: 'finish', stopReason: 'end_turn' });
   const answers = (await entries(run)).filter((e) => e.role === 'assistant');
   assert.equal(answers.length, 1, 'the step ran again on what S3 has, and found its answer there');
   // The plain case: prepare's context and snapshot are kept, so the model step reads neither.
   const next = await h.newRun('carry my context again');
   const nextPrepared = await prepareAt(deps, next);
-  reads = 0;
   h.bedrock.script({ text: 'No reads.' });
-  const counted = {
-    ...counting,
-    store: {
-      ...h.deps.store,
-      s3: countingCalls(
-        h.deps.store.s3,
-        (key) => key === dataKeys(next.threadId).context || key.endsWith(`/runs/${next.runId}.json`),
-        () => reads++,
-      ),
-    },
-  };
-  const answered = await modelStepAt(counted, next, nextPrepared);
+  const { counted, deps: countedDeps } = counting(next);
+  const answered = await modelStepAt(countedDeps, next, nextPrepared);
   assert.deepEqual(routeOf(answered), { step: 1, next: 'finish', stopReason: 'end_turn' });
-  assert.equal(reads, 1, 'only the save: neither the context nor the snapshot was read');
+  assert.equal(counted.calls, 1, 'only the save: neither the context nor the snapshot was read');
   assert.equal((await loadContext(h.deps.store, next.threadId)).version, answered.contextVersion);
 });
