@@ -17,13 +17,18 @@ import { lazy } from '../../shared/support/lazy.ts';
 import { teamsReceivingAdapter } from '../../shared/platforms/teams/adapter.ts';
 import { teamsDescriptor } from '../../shared/platforms/teams/descriptor.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
+import { webhookState } from '../../shared/platforms/webhook-state.ts';
 
 const logger = handlerLogger('teams-webhook');
 const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(teamsWebhookEnv);
   const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger };
-  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), adapters: { teams: teamsReceivingAdapter } });
+  return chatFromEnv(logger, env, {
+    setup: (chat) => wireIngress(chat, ingress),
+    state: webhookState,
+    adapters: { teams: teamsReceivingAdapter },
+  });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
