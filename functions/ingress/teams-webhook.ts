@@ -1,8 +1,7 @@
 // POST /api/messages: Teams activities. Every request's Bot Framework token is checked by our
-// verifier (shared/platforms/teams/auth.ts), run by the Chat SDK Teams adapter before anything else; parsing
-// and redelivery dedupe are the adapter's; our handlers only enqueue (shared/admission/ingress.ts). The one
-// function that loads the Teams adapter and the Teams SDK under it: the others answer Teams
-// threads through the Connector adapter (shared/platforms/teams/connector.ts).
+// verifier (shared/platforms/teams/auth.ts) before anything else; the Connector adapter reads the
+// activity (shared/platforms/teams/receive.ts), the Chat SDK dedupes redeliveries, and our handlers
+// only enqueue (shared/admission/ingress.ts). No function loads the Teams SDK.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, teamsWebhookEnv } from '../../shared/env.ts';

@@ -1,9 +1,8 @@
-// The Teams side of the functions that only talk back (dispatch, agent-step, run-ended, scheduler):
-// a Chat SDK adapter that sends activities straight to the conversation's Bot Connector serviceUrl
-// with plain fetch (the Teams adapter package's own SDK-free Connector, card and Graph helpers) and
-// an app token from the cached client-credentials grant. The full Teams adapter brings the Teams
-// SDK (over 2 MB bundled) for what only the Teams webhook does: receiving activities. Thread ids are
-// the adapter's, so a thread received there is answered here. This is the one place the bot's token
+// Teams for every function: a Chat SDK adapter that sends activities straight to the conversation's
+// Bot Connector serviceUrl with plain fetch (the Teams adapter package's own SDK-free Connector,
+// card and Graph helpers) and an app token from the cached client-credentials grant; in the Teams
+// webhook it also receives (receive.ts). The full Teams adapter would bring the Teams SDK (over
+// 2 MB bundled); thread ids are its, so ids stored before stay valid. This is the one place the bot's token
 // goes to a serviceUrl: each call first checks that the thread's serviceUrl is the conversation's
 // own (shared/platforms/teams/service-url.ts), whoever wrote the thread id.
 import { Buffer } from 'node:buffer';
@@ -48,8 +47,10 @@ import {
   type RawMessage,
   type StreamChunk,
   type ThreadInfo,
+  type WebhookOptions,
 } from 'chat';
 import { streamNatively } from './native-stream.ts';
+import { receiveTeamsRequest, type TeamsReceiving } from './receive.ts';
 import { assertTrustedServiceUrl, attachmentUrlProblem, type ServiceUrlTrust } from './service-url.ts';
 import { baseConversationId, decodeTeamsThreadId, encodeTeamsThreadId, teamsConversationType, type TeamsThreadId } from './thread-id.ts';
 import { CHAT_VALUE } from '../../table.ts';
@@ -68,6 +69,8 @@ export interface TeamsConnectorConfig {
   graphUrl?: string;
   /** Which serviceUrls the bot's token may go to (shared/platforms/teams/service-url.ts). */
   serviceUrls: ServiceUrlTrust;
+  /** Only the Teams webhook's adapter receives activities (receive.ts): how it verifies them. */
+  receiving?: TeamsReceiving;
 }
 
 type Activity = Parameters<typeof postTeamsMessage>[0];
@@ -102,6 +105,8 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
   readonly botUserId: string;
   private chat?: ChatInstance;
   private readonly logger: Logger;
+  /** Graph contexts this instance wrote, so an unchanged one is not written again. */
+  private readonly written = new Map<string, string>();
 
   constructor(private readonly config: TeamsConnectorConfig) {
     this.userName = config.userName ?? 'agent';
@@ -133,8 +138,10 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
     this.chat = chat;
   }
 
-  async handleWebhook(): Promise<Response> {
-    return new Response('Teams activities are received by the Teams webhook function', { status: 404 });
+  async handleWebhook(request: Request, options?: WebhookOptions): Promise<Response> {
+    const { receiving } = this.config;
+    if (!receiving || !this.chat) return new Response('Teams activities are received by the Teams webhook function', { status: 404 });
+    return receiveTeamsRequest(this, this.chat, receiving, request, options, this.written);
   }
 
   encodeThreadId(platformData: TeamsThreadId): string {
