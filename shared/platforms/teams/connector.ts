@@ -50,7 +50,6 @@ import {
   type WebhookOptions,
 } from 'chat';
 import { streamNatively } from './native-stream.ts';
-import { receiveTeamsRequest, type TeamsReceiving } from './receive.ts';
 import { assertTrustedServiceUrl, attachmentUrlProblem, type ServiceUrlTrust } from './service-url.ts';
 import { baseConversationId, decodeTeamsThreadId, encodeTeamsThreadId, teamsConversationType, type TeamsThreadId } from './thread-id.ts';
 import { CHAT_VALUE } from '../../table.ts';
@@ -69,8 +68,11 @@ export interface TeamsConnectorConfig {
   graphUrl?: string;
   /** Which serviceUrls the bot's token may go to (shared/platforms/teams/service-url.ts). */
   serviceUrls: ServiceUrlTrust;
-  /** Only the Teams webhook's adapter receives activities (receive.ts): how it verifies them. */
-  receiving?: TeamsReceiving;
+  /**
+   * Only the Teams webhook's adapter receives activities: adapter.ts passes receive.ts here, so the
+   * other functions' bundles do not carry it.
+   */
+  receive?(adapter: Adapter, chat: ChatInstance, request: Request, options?: WebhookOptions): Promise<Response>;
 }
 
 type Activity = Parameters<typeof postTeamsMessage>[0];
@@ -105,8 +107,6 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
   readonly botUserId: string;
   private chat?: ChatInstance;
   private readonly logger: Logger;
-  /** Graph contexts this instance wrote, so an unchanged one is not written again. */
-  private readonly written = new Map<string, string>();
 
   constructor(private readonly config: TeamsConnectorConfig) {
     this.userName = config.userName ?? 'agent';
@@ -139,9 +139,9 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
   }
 
   async handleWebhook(request: Request, options?: WebhookOptions): Promise<Response> {
-    const { receiving } = this.config;
-    if (!receiving || !this.chat) return new Response('Teams activities are received by the Teams webhook function', { status: 404 });
-    return receiveTeamsRequest(this, this.chat, receiving, request, options, this.written);
+    const { receive } = this.config;
+    if (!receive || !this.chat) return new Response('Teams activities are received by the Teams webhook function', { status: 404 });
+    return receive(this, this.chat, request, options);
   }
 
   encodeThreadId(platformData: TeamsThreadId): string {

@@ -6,8 +6,7 @@
 // tells a bot where a channel lives only in the activities it sends (conversations.ts).
 import type { Adapter, Attachment } from 'chat';
 import type { ChannelPoster, ChatPlatform, PlatformContext, PlatformStore } from '../platform.ts';
-import { TeamsConnectorAdapter } from './connector.ts';
-import type { TeamsReceiving } from './receive.ts';
+import { TeamsConnectorAdapter, type TeamsConnectorConfig } from './connector.ts';
 import { chatChannelIdOf, rememberTeamsConversation, teamsConversation, threadIdOfPost } from './conversations.ts';
 import { teamsDescriptor, type TeamsCredentials, type TeamsEnv } from './descriptor.ts';
 import { paceTeamsReplies } from './pacing.ts';
@@ -61,7 +60,11 @@ export function teamsAdapterParts(credentials: TeamsCredentials, { env, store }:
 }
 
 /** The adapter every function but the Teams webhook sends with: the Connector adapter, its edits paced. */
-export function teamsConnectorAdapter(credentials: TeamsCredentials, context: TeamsContext, receiving?: TeamsReceiving): TeamsAdapter {
+export function teamsConnectorAdapter(
+  credentials: TeamsCredentials,
+  context: TeamsContext,
+  receive?: TeamsConnectorConfig['receive'],
+): TeamsAdapter {
   const parts = teamsAdapterParts(credentials, context);
   return paceTeamsReplies(
     new TeamsConnectorAdapter({
@@ -70,7 +73,7 @@ export function teamsConnectorAdapter(credentials: TeamsCredentials, context: Te
       serviceUrls: parts.serviceUrls,
       logger: context.logger,
       userName: context.userName,
-      receiving,
+      receive,
     }),
   );
 }
