@@ -533,7 +533,7 @@ function bottleneck(t: ThroughputResult, calls: CallsResult): string {
       `the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}.`
     );
   }
-  const serial = `it admits a batch's records one after another (${dispatchCalls(calls)} AWS round trips each, section 3) on ${DISPATCH_LANES} pollers locally`;
+  const howItAdmits = `it admits a batch's threads at the same time (${dispatchCalls(calls)} AWS round trips each, section 3) on ${DISPATCH_LANES} pollers locally`;
   const lanes = r.direct / dispatchRate(t.direct.isolated, true);
   const cpu =
     lanes < 1.3
@@ -542,7 +542,7 @@ function bottleneck(t: ThroughputResult, calls: CallsResult): string {
   if (r.afterPosting >= 0.6 * r.direct) {
     return (
       `the dispatcher. ${t.backlogAtLastAck} of ${t.threads} prompts were still waiting when the last post was acked; they were admitted at ` +
-      `${r.afterPosting.toFixed(1)}/s, ${ratio(r.afterPosting / r.direct)} the dispatch handler's own rate back to back (${r.direct.toFixed(1)}/s): ${serial}. ` +
+      `${r.afterPosting.toFixed(1)}/s, ${ratio(r.afterPosting / r.direct)} the dispatch handler's own rate back to back (${r.direct.toFixed(1)}/s): ${howItAdmits}. ` +
       `While the posts went on (${r.acked.toFixed(1)}/s acked) it admitted only ${r.whilePosting.toFixed(1)}/s, the webhook requests and the runs taking the CPU.${cpu}`
     );
   }

@@ -1,10 +1,9 @@
 // The inbox consumer: each prompt passes admission (shared/admission/admit.ts) and joins its
-// thread's actor, or is answered or refused. Powertools' SQS FIFO batch processor runs the records
-// in order; with skipGroupOnError a failure fails the rest of that message group's records in the
-// batch too, so a retry never reorders a thread's prompts, while other threads' prompts go on.
-import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { admitRecord } from '../../shared/admission/admit.ts';
+// thread's actor, or is answered or refused. A batch's threads are admitted at the same time, each
+// thread's prompts in order; a failure fails the rest of that thread's records in the batch too, so a
+// retry never reorders a thread's prompts, while other threads' prompts go on (shared/admission/batch.ts).
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { admitBatch } from '../../shared/admission/batch.ts';
 import { admissionDeps } from '../../shared/admission/deps.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
@@ -27,12 +26,5 @@ const init = lazy(() => {
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const deps = await init();
-  // A processor per invocation: it holds the batch's state. A batch that failed whole is reported
-  // like a partial one (every record listed), not thrown.
-  return publishingMetrics(metrics, () =>
-    processPartialResponse(event, (record: SQSRecord) => admitRecord(record, deps), new SqsFifoPartialProcessorAsync(), {
-      skipGroupOnError: true,
-      throwOnFullBatchFailure: false,
-    }),
-  );
+  return publishingMetrics(metrics, () => admitBatch(event, deps));
 }

@@ -27,7 +27,7 @@ export class StateTable extends Construct {
 }
 
 /** The item-level actions the code calls; transactions are authorized as the item actions inside them. */
-export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
 
 /**
  * What every function holding a Chat SDK instance needs: its state adapter (shared/platforms/chat-state.ts)

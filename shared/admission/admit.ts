@@ -11,7 +11,7 @@ import { renewPeriodicEvents } from './gates/periodic-events.ts';
 import { answerCommands } from './gates/commands.ts';
 import { refuseOverBudget } from './gates/budget.ts';
 import { refuseTooLarge, storeLongText } from './gates/prompt-size.ts';
-import { holdWhilePaused, queueUnlessMayInterrupt, reclaimStaleLease } from './gates/queue.ts';
+import { queueUnlessMayInterrupt, readThread, reclaimStaleLease } from './gates/queue.ts';
 import { admitToThread } from './gates/thread.ts';
 
 export const ADMISSION_GATES: readonly Gate[] = [
@@ -21,9 +21,9 @@ export const ADMISSION_GATES: readonly Gate[] = [
   refuseOverBudget,
   storeLongText,
   refuseTooLarge,
+  readThread,
   reclaimStaleLease,
   queueUnlessMayInterrupt,
-  holdWhilePaused,
   admitToThread,
 ];
 

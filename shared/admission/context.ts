@@ -39,12 +39,14 @@ export interface AdmissionContext {
   control: ControlPolicy | undefined;
   /** The channel's queue mode; `interrupt` turns to `queue` for someone who may not stop the running run. */
   mode: 'queue' | 'interrupt';
+  /** The thread's actor item, as `readThread` found it (read with the pause flag); none before that gate or for a new thread. */
+  actor: ActorItem | undefined;
   /** The deployment is paused: the prompt waits in its thread's queue and starts nothing. */
   paused: boolean;
 }
 
 /** What a gate may find out for the gates after it. */
-export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'paused'>>;
+export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' | 'paused'>>;
 
 /** How an admission ended: refused (its author told why), answered without a run (a command), or the thread's admission. */
 export type Ending = 'refused' | 'answered' | Admission;
@@ -59,16 +61,17 @@ export type ChatState = Pick<StateAdapter, 'setIfNotExists' | 'delete' | 'unsubs
 
 /** A thread's actor and runs, as admission uses them (shared/run/actor.ts, shared/run/control.ts). */
 export interface Threads {
+  /** The thread's actor item and the deployment's pause flag, read together. */
+  read(threadId: string): Promise<{ actor: ActorItem | undefined; paused: boolean }>;
   actor(threadId: string): Promise<ActorItem | undefined>;
   admit(prompt: Prompt, options: AdmitOptions): Promise<Admission>;
   /** Starts the first of the thread's waiting prompts, if it is idle. */
   startWaiting(threadId: string): Promise<void>;
   stop(threadId: string, reason: string): Promise<void>;
-  /** Releases the thread's lease when its run has ended and the release was lost; true when it did. */
-  reclaimStaleLease(threadId: string, arrivingMessageId: string): Promise<boolean>;
+  /** Releases the lease of the thread whose actor item is `actor` when its run has ended and the release was lost; true when it did. */
+  reclaimStaleLease(actor: ActorItem | undefined, arrivingMessageId: string): Promise<boolean>;
   /** The same for every slot holder of the channel (or, without one, the deployment); how many were freed. */
   reclaimStaleSlots(channel: string | undefined): Promise<number>;
-  isPaused(): Promise<boolean>;
 }
 
 /** What the gates use: each an interface, so a test gives plain in-memory fakes. */
@@ -111,6 +114,7 @@ export async function admissionContext(
     now,
     control: controlPolicy(settings.access, channel),
     mode: settings.channels[channel]?.queueMode ?? settings.queueMode,
+    actor: undefined,
     paused: false,
   };
 }

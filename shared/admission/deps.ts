@@ -2,9 +2,10 @@
 // the Step Functions runs and the chat.
 import type { SerializedThread } from 'chat';
 import { threadFromJSON, type AgentChat } from '../platforms/chat.ts';
-import { admitPrompt, getActor, startWaiting } from '../run/actor.ts';
-import { reclaimStaleLease, reclaimStaleSlots, stopThread, type ControlDeps } from '../run/control.ts';
-import { isPaused } from '../policy/pause.ts';
+import { admitPrompt, getActor, startWaiting, type ActorItem } from '../run/actor.ts';
+import { reclaimStaleLeaseOf, reclaimStaleSlots, stopThread, type ControlDeps } from '../run/control.ts';
+import { withPauseFlag } from '../policy/pause.ts';
+import { actorKey } from '../table.ts';
 import { spentBudget } from '../policy/budgets.ts';
 import { renewForThread } from '../events/expiry.ts';
 import type { StoreDeps } from '../context/store.ts';
@@ -54,13 +55,16 @@ export function admissionDeps({ control, store, loadChat, settings, logger, metr
     commands: COMMANDS,
     commandDeps: { control, store, logger },
     threads: {
+      read: async (threadId) => {
+        const { item, paused } = await withPauseFlag(actor, actorKey(threadId));
+        return { actor: item as ActorItem | undefined, paused };
+      },
       actor: (threadId) => getActor(actor, threadId),
       admit: (prompt, options) => admitPrompt(actor, prompt, options),
       startWaiting: async (threadId) => void (await startWaiting(actor, threadId)),
       stop: async (threadId, reason) => void (await stopThread(control, threadId, reason)),
-      reclaimStaleLease: (threadId, arrivingMessageId) => reclaimStaleLease(control, threadId, arrivingMessageId),
+      reclaimStaleLease: (read, arrivingMessageId) => reclaimStaleLeaseOf(control, read, arrivingMessageId),
       reclaimStaleSlots: (channel) => reclaimStaleSlots(control, channel),
-      isPaused: () => isPaused(actor),
     },
   };
 }

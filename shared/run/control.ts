@@ -75,7 +75,16 @@ export async function reclaimStaleLease(
   arrivingMessageId: string,
   now = Date.now(),
 ): Promise<boolean> {
-  const actor = await getActor(deps.actor, threadId);
+  return reclaimStaleLeaseOf(deps, await getActor(deps.actor, threadId), arrivingMessageId, now);
+}
+
+/** The same, for a thread whose actor item (`actor`) the caller has just read (strongly consistent). */
+export async function reclaimStaleLeaseOf(
+  deps: ControlDeps,
+  actor: ActorItem | undefined,
+  arrivingMessageId: string,
+  now = Date.now(),
+): Promise<boolean> {
   const run = actor?.current;
   if (actor?.status !== 'running' || !run || now - (actor.leaseTakenAt ?? now) < LEASE_CHECK_AFTER_MS) return false;
   // The lease holder's own redelivery: admitting it resumes its start.
@@ -92,8 +101,8 @@ export async function reclaimStaleLease(
     if (!actor.started) return startOrReclaim(deps, actor, run);
   }
   if (status === 'RUNNING' || status === 'PENDING_REDRIVE') return false;
-  const release = await releaseLease(deps.actor, threadId, run.runId);
-  deps.logger.warn('reclaimed a lease whose run had ended', { threadId, runId: run.runId, status, release: release.outcome });
+  const release = await releaseLease(deps.actor, run.threadId, run.runId);
+  deps.logger.warn('reclaimed a lease whose run had ended', { threadId: run.threadId, runId: run.runId, status, release: release.outcome });
   return true;
 }
 

@@ -113,7 +113,12 @@ test('a channel budget spent mid-run ends the run before its next model call, wi
 });
 
 test('twenty threads racing against one small budget: each overshoots by at most one step, and every one ends with the budget message', async () => {
-  await putSettings({ budgets: [{ scope: 'adapter', match: 'slack', period: 'month', usd: 0.1 }] });
+  // All twenty in one channel may run at once (dispatch admits them concurrently): the channel's run
+  // limit (10 by default, test/e2e/capacity.test.ts) must not answer before the budget does.
+  await putSettings({
+    budgets: [{ scope: 'adapter', match: 'slack', period: 'month', usd: 0.1 }],
+    limits: { maxConcurrentRunsPerChannel: 20 },
+  });
   const monthBefore = await readSpend(db(), spendKey('month', new Date(), 'adapter', 'slack'));
   // Every call asks for a tool, so without a budget each run would go on for maxModelSteps.
   stack.bedrock.setDefault((req) => searchTurn(`race-${req.time}-${Math.random()}`));

@@ -1089,7 +1089,11 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
   const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
     webhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
     teamsWebhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
-    dispatch: { dynamodb: [...chatState, 'dynamodb:Query'].sort(), send: [], secret: ['secretsmanager:GetSecretValue'] },
+    dispatch: {
+      dynamodb: [...chatState, 'dynamodb:Query', 'dynamodb:BatchGetItem'].sort(),
+      send: [],
+      secret: ['secretsmanager:GetSecretValue'],
+    },
     runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
     agentStep: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },

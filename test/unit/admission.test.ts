@@ -4,31 +4,24 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admit, ADMISSION_GATES } from '../../shared/admission/admit.ts';
-import {
-  admissionContext,
-  type AdmissionContext,
-  type AdmissionDeps,
-  type ChatState,
-  type Outcome,
-} from '../../shared/admission/context.ts';
+import { admissionContext, type AdmissionContext, type Outcome } from '../../shared/admission/context.ts';
 import { refuseWithoutAccess } from '../../shared/admission/gates/access.ts';
 import { REFUSAL_TEXTS } from '../../shared/policy/access.ts';
 import { renewPeriodicEvents } from '../../shared/admission/gates/periodic-events.ts';
 import { answerCommands } from '../../shared/admission/gates/commands.ts';
 import { refuseOverBudget } from '../../shared/admission/gates/budget.ts';
 import { refuseTooLarge, storeLongText } from '../../shared/admission/gates/prompt-size.ts';
-import { holdWhilePaused, queueUnlessMayInterrupt, reclaimStaleLease } from '../../shared/admission/gates/queue.ts';
+import { queueUnlessMayInterrupt, readThread, reclaimStaleLease } from '../../shared/admission/gates/queue.ts';
 import { admitToThread, busyText, fullText, PAUSED_TEXT } from '../../shared/admission/gates/thread.ts';
 import { MAX_QUEUED_PROMPT_BYTES } from '../../shared/admission/prompt-body.ts';
 import { defineCommand, type Command } from '../../shared/commands/command.ts';
-import type { Admission, ActorItem, AdmitOptions } from '../../shared/run/actor.ts';
+import type { Admission, ActorItem } from '../../shared/run/actor.ts';
 import { EVENT_AUTHOR_ID } from '../../shared/policy/access.ts';
 import type { AppliedBudget } from '../../shared/policy/budgets.ts';
-import type { ControlDeps } from '../../shared/run/control.ts';
-import { createLogger } from '../../shared/observability/log.ts';
 import { type Prompt } from '../../shared/contracts.ts';
 import { settingsSchema, type Settings } from '../../shared/settings/schema.ts';
 import { promptFor } from '../support/prompts.ts';
+import { fakes, untouched, type Fakes } from '../support/admission-fakes.ts';
 
 const THREAD = 'slack:C1:1.0001';
 
@@ -43,112 +36,6 @@ const fromEvent = (text = 'heartbeat'): Prompt => ({
   author: { userId: EVENT_AUTHOR_ID, userName: 'event heartbeat' },
 });
 const settingsOf = (json: Record<string, unknown> = {}): Settings => settingsSchema.parse(json);
-
-/** Stands in for a dependency a test's gate must not touch. */
-function untouched<T extends object>(what: string): T {
-  return new Proxy({} as T, {
-    get: (_target, key) => {
-      throw new Error(`${what}.${String(key)} used`);
-    },
-  });
-}
-
-interface Fakes {
-  deps: AdmissionDeps;
-  told: string[];
-  posted: string[];
-  logs: { message: string; level: string }[];
-  metrics: { name: string; dimensions: unknown }[];
-  state: Map<string, unknown>;
-  unsubscribed: string[];
-  renewed: { threadId: string; days: number }[];
-  calls: string[];
-  admitted: AdmitOptions[];
-  settingsReads: number;
-}
-
-/** Every dependency as plain data; `admissions` are what the thread's actor answers, in turn. */
-function fakes(
-  settings: Settings,
-  options: {
-    admissions?: Admission[];
-    spent?: { refused: AppliedBudget; spentUsd: number };
-    paused?: boolean;
-    actor?: ActorItem;
-    freedSlots?: number;
-    commands?: readonly Command[];
-    failTell?: boolean;
-  } = {},
-): Fakes {
-  const f: Fakes = {
-    told: [],
-    posted: [],
-    logs: [],
-    metrics: [],
-    state: new Map(),
-    unsubscribed: [],
-    renewed: [],
-    calls: [],
-    admitted: [],
-    settingsReads: 0,
-    deps: undefined as unknown as AdmissionDeps,
-  };
-  const admissions = [...(options.admissions ?? ['started'])];
-  const chatState: ChatState = {
-    setIfNotExists: async (key, value) => {
-      if (f.state.has(key)) return false;
-      f.state.set(key, value);
-      return true;
-    },
-    delete: async (key) => void f.state.delete(key),
-    unsubscribe: async (threadId) => void f.unsubscribed.push(threadId),
-  };
-  const logger = createLogger({ level: 'info', write: (line) => f.logs.push(JSON.parse(line) as { message: string; level: string }) });
-  f.deps = {
-    logger,
-    metrics: { put: (name, _value, dimensions) => void f.metrics.push({ name, dimensions }) },
-    settings: async () => {
-      f.settingsReads++;
-      return settings;
-    },
-    replies: () => ({
-      tell: async (text) => {
-        if (options.failTell) throw new Error('the chat is down');
-        f.told.push(text);
-      },
-      post: async (text) => void f.posted.push(text),
-    }),
-    chatState: async () => chatState,
-    renewEventFiles: async (threadId, days) => {
-      f.renewed.push({ threadId, days });
-      return ['events/slack/C1/daily.json'];
-    },
-    spentBudget: async () => options.spent,
-    storePromptBody: async (prompt, runId) => ({ ...prompt, text: 'stored', textKey: `prompts/${runId}.txt` }),
-    commands: options.commands ?? [],
-    commandDeps: { control: untouched<ControlDeps>('control'), logger },
-    threads: {
-      actor: async () => options.actor,
-      admit: async (prompt, admitOptions) => {
-        f.calls.push(`admit ${prompt.text}`);
-        f.admitted.push(admitOptions);
-        return admissions.shift() ?? 'started';
-      },
-      startWaiting: async (threadId) => void f.calls.push(`startWaiting ${threadId}`),
-      stop: async (threadId, reason) => void f.calls.push(`stop ${threadId}: ${reason}`),
-      reclaimStaleLease: async (threadId, messageId) => {
-        f.calls.push(`reclaimStaleLease ${threadId} ${messageId}`);
-        return false;
-      },
-      reclaimStaleSlots: async (channel) => {
-        f.calls.push(`reclaimStaleSlots ${channel ?? 'deployment'}`);
-        return options.freedSlots ?? 0;
-      },
-      isPaused: async () => options.paused ?? false,
-    },
-  };
-  return f;
-}
 
 const contextFor = (prompt: Prompt, f: Fakes, change: Partial<AdmissionContext> = {}) =>
   admissionContext(prompt, f.deps).then((ctx) => ({ ...ctx, ...change }));
@@ -268,12 +155,6 @@ test('prompt size: a long text is stored and the stored prompt goes on; a prompt
   assert.ok(f.logs.some((l) => l.message === 'prompt refused: too large to queue' && l.level === 'ERROR'));
 });
 
-test('stale lease: the thread is checked with the arriving message, and the prompt goes on', async () => {
-  const f = fakes(settingsOf());
-  assert.deepEqual(await reclaimStaleLease(await contextFor(from('U1'), f), f.deps), NEXT);
-  assert.deepEqual(f.calls, [`reclaimStaleLease ${THREAD} m-U1`]);
-});
-
 const runningFor = (userId: string): ActorItem => ({
   threadId: THREAD,
   status: 'running',
@@ -281,28 +162,45 @@ const runningFor = (userId: string): ActorItem => ({
   current: { runId: 'r1', threadId: THREAD, prompt: from(userId) },
 });
 
+test("the thread's actor and the pause flag: read together, once, for the gates after", async () => {
+  const f = fakes(settingsOf(), { paused: true, actor: runningFor('U1') });
+  assert.deepEqual(await readThread(await contextFor(from('U1'), f), f.deps), { next: { actor: runningFor('U1'), paused: true } });
+  const g = fakes(settingsOf());
+  assert.deepEqual(await readThread(await contextFor(from('U1'), g), g.deps), { next: { actor: undefined, paused: false } });
+  assert.deepEqual([...f.calls, ...g.calls], [`read ${THREAD}`, `read ${THREAD}`]);
+});
+
+test('stale lease: checked on the actor as read, with the arriving message; a reclaim has the thread read again', async () => {
+  const f = fakes(settingsOf());
+  assert.deepEqual(await reclaimStaleLease(await contextFor(from('U1'), f, { actor: runningFor('U7') }), f.deps), NEXT);
+  assert.deepEqual(f.calls, ['reclaimStaleLease r1 m-U1'], 'nothing reclaimed: the actor as read goes on');
+  // The lease was released: the thread moved on (here to its next prompt, U2's), and the gates after see that.
+  const next = { ...runningFor('U2'), current: { ...runningFor('U2').current!, runId: 'r2' } };
+  const reclaimed = fakes(settingsOf(), { reclaims: true, actorAfterReclaim: next });
+  assert.deepEqual(await reclaimStaleLease(await contextFor(from('U1'), reclaimed, { actor: runningFor('U7') }), reclaimed.deps), {
+    next: { actor: next },
+  });
+  assert.deepEqual(reclaimed.calls, ['reclaimStaleLease r1 m-U1', `actor ${THREAD}`]);
+});
+
 test("interrupt mode: kept for whoever may stop the running run, turned to queue for anyone else's prompt", async () => {
   const requesterOnly = settingsOf({ queueMode: 'interrupt', access: { control: 'requester', admins: ['slack:U9'] } });
-  const f = fakes(requesterOnly, { actor: runningFor('U1') });
-  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U1'), f), f.deps), NEXT, 'its requester');
-  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U9'), f), f.deps), NEXT, 'an admin');
-  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), f), f.deps), { next: { mode: 'queue' } });
-  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(fromEvent(), f), f.deps), { next: { mode: 'queue' } });
-  // Queue mode, or nobody limited: nothing to look up.
-  const queueing = fakes(settingsOf({ access: { control: 'requester' } }), { actor: untouched<ActorItem>('actor') });
-  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), queueing), queueing.deps), NEXT);
-  const open = fakes(settingsOf({ queueMode: 'interrupt' }), { actor: untouched<ActorItem>('actor') });
-  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), open), open.deps), NEXT);
+  const f = fakes(requesterOnly);
+  const running = { actor: runningFor('U1') };
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U1'), f, running), f.deps), NEXT, 'its requester');
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U9'), f, running), f.deps), NEXT, 'an admin');
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), f, running), f.deps), { next: { mode: 'queue' } });
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(fromEvent(), f, running), f.deps), { next: { mode: 'queue' } });
+  assert.deepEqual(f.calls, [], 'the actor as read with the pause flag: not read again');
+  // Queue mode, or nobody limited: the actor is not even looked at.
+  const unlooked = { actor: untouched<ActorItem>('actor') };
+  const queueing = fakes(settingsOf({ access: { control: 'requester' } }));
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), queueing, unlooked), queueing.deps), NEXT);
+  const open = fakes(settingsOf({ queueMode: 'interrupt' }));
+  assert.deepEqual(await queueUnlessMayInterrupt(await contextFor(from('U2'), open, unlooked), open.deps), NEXT);
   // The channel's own mode wins over the deployment's.
   const perChannel = fakes(settingsOf({ channels: { 'slack:C1': { queueMode: 'interrupt' } } }));
   assert.equal((await contextFor(from('U1'), perChannel)).mode, 'interrupt');
-});
-
-test('pause: found once, for the last gate', async () => {
-  const f = fakes(settingsOf(), { paused: true });
-  assert.deepEqual(await holdWhilePaused(await contextFor(from('U1'), f), f.deps), { next: { paused: true } });
-  const g = fakes(settingsOf());
-  assert.deepEqual(await holdWhilePaused(await contextFor(from('U1'), g), g.deps), { next: { paused: false } });
 });
 
 test("the thread's admission: the options it is given, and what each outcome tells", async () => {
@@ -355,9 +253,9 @@ test('the gates in order, over one context: a refusal stops the rest; a prompt t
       'refuseOverBudget',
       'storeLongText',
       'refuseTooLarge',
+      'readThread',
       'reclaimStaleLease',
       'queueUnlessMayInterrupt',
-      'holdWhilePaused',
       'admitToThread',
     ],
   );
@@ -370,7 +268,11 @@ test('the gates in order, over one context: a refusal stops the rest; a prompt t
     actor: runningFor('U7'),
   });
   assert.equal(await admit(from('U1'), f.deps), 'queued');
-  assert.deepEqual(f.calls, [`reclaimStaleLease ${THREAD} m-U1`, 'admit stored', `startWaiting ${THREAD}`]);
+  assert.deepEqual(
+    f.calls,
+    [`read ${THREAD}`, 'reclaimStaleLease r1 m-U1', 'admit stored', `startWaiting ${THREAD}`],
+    'the thread read once',
+  );
   assert.equal(f.admitted[0]!.mode, 'queue', "another person's run is not interrupted");
   assert.equal(f.settingsReads, 1, 'settings.json read once for the whole admission');
 });

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { admitPrompt, getActor, releaseLease, waitingThreads, type ActorDeps } from '../../shared/run/actor.ts';
 import { slotHolders, slotsTaken } from '../../shared/run/capacity.ts';
-import { deploymentRunsKey } from '../../shared/table.ts';
+import { actorKey, deploymentRunsKey } from '../../shared/table.ts';
 import { operatorStopCause, operatorStopNotice, resume } from '../../shared/policy/kill-switch.ts';
-import { isPaused, pause, pauseState } from '../../shared/policy/pause.ts';
+import { isPaused, pause, pauseState, withPauseFlag } from '../../shared/policy/pause.ts';
 import { commandIn, COMMANDS } from '../../shared/commands/answer.ts';
 import { opsCommand } from '../../shared/commands/ops.ts';
 import type { RunInput } from '../../shared/contracts.ts';
@@ -59,6 +59,23 @@ test('paused: prompts wait in order (a redelivery once), start nothing, past the
     ['m1', 'm2', 'm3', 'm5'],
   );
   assert.equal(await slotsTaken(d, deploymentRunsKey), 0, 'every slot given back');
+});
+
+test("dispatch's one read: a thread's actor item and the pause flag together, each as it is now", async () => {
+  const d = deps();
+  const thread = 'slack:C1:6.0001';
+  assert.deepEqual(await withPauseFlag(d, actorKey(thread)), { item: undefined, paused: false }, 'a new thread, not paused');
+  assert.equal(await admitPrompt(d, prompt(thread, 'm1'), { caps }), 'started');
+  await pause(d, 'an operator');
+  const read = await withPauseFlag(d, actorKey(thread));
+  assert.deepEqual(
+    [read.paused, read.item?.status, (read.item?.current as RunInput | undefined)?.prompt.messageId],
+    [true, 'running', 'm1'],
+  );
+  await resume(d);
+  assert.equal((await withPauseFlag(d, actorKey(thread))).paused, false);
+  await releaseLease(d, thread, d.started[0]!.runId);
+  assert.equal((await withPauseFlag(d, actorKey(thread))).item?.status, 'idle');
 });
 
 test('an idle thread with prompts waiting (a resume that did not reach it) queues a new prompt behind them, never ahead', async () => {
