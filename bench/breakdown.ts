@@ -47,7 +47,7 @@ export const marksOf = (stack: TestStack): RecordMarks => ({
 
 const ROLE_OF_ENTRY = new Map(Object.entries(FUNCTION_ENTRIES).map(([role, entry]) => [entry as string, role as FunctionRole]));
 
-function roleOf(stack: TestStack, invocation: Invocation): FunctionRole | undefined {
+export function roleOf(stack: TestStack, invocation: Invocation): FunctionRole | undefined {
   return ROLE_OF_ENTRY.get(stack.cloud.lambda.configuration(invocation.functionId)?.entry ?? '');
 }
 

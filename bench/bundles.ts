@@ -4,14 +4,15 @@
 // --minify --sourcemap --sources-content=false --banner:js=... --main-fields=module,main, the
 // construct's externals (the runtime's AWS SDK unless bundleAwsSdk) and its --alias entries).
 // The asset CDK zips is the output directory: index.mjs and index.mjs.map. Bundles go to a
-// temporary directory, removed afterwards.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// temporary directory under node_modules/.cache (so a bundle's imports of the runtime's AWS SDK
+// resolve when its cold start is measured), removed afterwards.
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { FUNCTION_ENTRIES, PROJECT_ROOT, type FunctionRole } from '../infra/function-entries.ts';
 import { BUNDLE_BUDGET, bundleAliasesOf, bundleExternals, REQUIRE_SHIM } from '../infra/constructs/agent-function.ts';
+import { bundleImportMs } from './cold-starts.ts';
 
 /** This project's own budget for each function's index.mjs: what a cold start loads and parses. */
 export const BUNDLE_LIMIT = BUNDLE_BUDGET;
@@ -34,6 +35,8 @@ export interface BundleResult {
   zipped: number;
   warnings: number;
   composition: Composition;
+  /** Cold start: a fresh Node process importing index.mjs (median ms); measured for the default bundles only. */
+  importMs?: number;
 }
 
 /** What index.mjs is made of (bytes of minified output per source). */
@@ -157,12 +160,15 @@ async function bundleOne(role: FunctionRole, entry: string, outDir: string, bund
     zipped: codeGzip + mapGzip,
     warnings: result.warnings.length,
     composition: compositionOf(result.metafile, outfile),
+    importMs: bundleAwsSdk ? undefined : bundleImportMs(outfile),
   };
 }
 
 /** Every function's bundle, as deployed by default or (bundleAwsSdk) with the pinned AWS SDK inside. */
 export async function measureBundles(bundleAwsSdk = false): Promise<BundleResult[]> {
-  const outDir = await mkdtemp(join(tmpdir(), 'threadwork-bench-bundles-'));
+  const cache = join(PROJECT_ROOT, 'node_modules', '.cache');
+  await mkdir(cache, { recursive: true });
+  const outDir = await mkdtemp(join(cache, 'threadwork-bench-bundles-'));
   try {
     const results: BundleResult[] = [];
     // One at a time, so each build time is its own.

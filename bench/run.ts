@@ -33,6 +33,8 @@ import { CONVERSATION_SIZES, LOOP_TOOLS, measureContext, SCALED_COMPACTION, type
 import { BUNDLE_LIMIT, measureBundles, LAMBDA_UNZIPPED_LIMIT, LAMBDA_ZIPPED_LIMIT, type BundleResult } from './bundles.ts';
 import { bundleBudgetOf } from '../infra/constructs/agent-function.ts';
 import { countOneRun, type CallsResult } from './calls.ts';
+import { IMPORT_RUNS, localInitTimes } from './cold-starts.ts';
+import type { FunctionRole } from '../infra/function-entries.ts';
 import { stopWatching } from './quiet.ts';
 import { loadMention } from './slack-events.ts';
 import { measureSteps, type StepResult } from './steps.ts';
@@ -289,6 +291,15 @@ function printCalls(result: CallsResult): void {
   );
 }
 
+function printLocalInit(init: Partial<Record<FunctionRole, number[]>>): void {
+  const lines = Object.entries(init).map(([role, times]) => `${role} ${times.map((t) => ms(t)).join(' / ')}`);
+  console.log();
+  console.log(`  cold starts in the local cloud (init: loading the handler module, per cold start): ${lines.join(', ') || 'none'}`);
+  note(
+    'the local Lambda loads a test bundle (packages outside it, not minified): compare functions with each other; section 4 times the deployed bundles.',
+  );
+}
+
 function printBundles(results: BundleResult[], pinnedSdk: BundleResult[]): void {
   section("4. Lambda bundle sizes (esbuild as the CDK construct runs it: ESM, node22, minified, linked source map, the runtime's AWS SDK)");
   const rows = results.map((r) => [
@@ -313,11 +324,16 @@ function printBundles(results: BundleResult[], pinnedSdk: BundleResult[]): void 
   console.log();
   console.log('  exact bytes (index.mjs / gzip): ' + results.map((r) => `${r.role} ${r.codeBytes} / ${r.codeGzip}`).join(', '));
   const over = results.filter((r) => r.codeBytes > bundleBudgetOf(r.role));
+  const own = results.filter((r) => bundleBudgetOf(r.role) !== BUNDLE_LIMIT);
   console.log(
-    `  ${results.length - over.length} of ${results.length} functions within their budget (${bytes(BUNDLE_LIMIT)}; the Teams webhook ${bytes(bundleBudgetOf('teamsWebhook'))})` +
+    `  ${results.length - over.length} of ${results.length} functions within their budget (${bytes(BUNDLE_LIMIT)}${own.length ? `; ${own.map((r) => `${r.role} ${bytes(bundleBudgetOf(r.role))}`).join(', ')}` : ''})` +
       (over.length ? `; over it: ${over.map((r) => `${r.role} ${ratio(r.codeBytes / bundleBudgetOf(r.role))}`).join(', ')}` : ''),
   );
   console.log('  headroom: ' + results.map((r) => `${r.role} ${bytes(bundleBudgetOf(r.role) - r.codeBytes)}`).join(', '));
+  console.log(
+    `  cold start, index.mjs imported by a fresh Node process (median of ${IMPORT_RUNS}, the runtime's AWS SDK clients included): ` +
+      results.map((r) => `${r.role} ${r.importMs === undefined ? 'failed to load' : ms(r.importMs)}`).join(', '),
+  );
   const goals = (
     [
       ['teamsWebhook', GOALS.teamsWebhookBundleBytes],
@@ -833,6 +849,8 @@ interface Results {
   stops?: StopResult;
   throughput?: ThroughputResult;
   context?: ContextResult;
+  /** Init times of the cold starts the local cloud saw, by function. */
+  localInit?: Partial<Record<FunctionRole, number[]>>;
 }
 
 /** Summary lines: measure, value, relative to, and the issue-21 goal where it sets one. */
@@ -1102,6 +1120,7 @@ async function main(): Promise<void> {
         results.context = await measureContext(stack);
         console.log(`[${elapsed(started)}] context measured`);
       }
+      results.localInit = localInitTimes(stack);
       if (stack.errors.length)
         console.log(`  (${stack.errors.length} error(s) reported by the local cloud, first: ${String(stack.errors[0]?.error)})`);
     } finally {
@@ -1117,6 +1136,7 @@ async function main(): Promise<void> {
   if (results.acks) printAcks(results.acks);
   if (results.steps) printSteps(results.steps);
   if (results.calls) printCalls(results.calls);
+  if (results.localInit) printLocalInit(results.localInit);
   if (results.bundles && pinnedSdkBundles) printBundles(results.bundles, pinnedSdkBundles);
   if (results.tools) printTools(results.tools);
   if (results.stops && results.throughput && results.calls) printActors(results.stops, results.throughput, results.calls);

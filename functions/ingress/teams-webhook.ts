@@ -1,8 +1,7 @@
 // POST /api/messages: Teams activities. Every request's Bot Framework token is checked by our
-// verifier (shared/platforms/teams/auth.ts), run by the Chat SDK Teams adapter before anything else; parsing
-// and redelivery dedupe are the adapter's; our handlers only enqueue (shared/admission/ingress.ts). The one
-// function that loads the Teams adapter and the Teams SDK under it: the others answer Teams
-// threads through the Connector adapter (shared/platforms/teams/connector.ts).
+// verifier (shared/platforms/teams/auth.ts) before anything else; the Connector adapter reads the
+// activity (shared/platforms/teams/receive.ts), the Chat SDK dedupes redeliveries, and our handlers
+// only enqueue (shared/admission/ingress.ts). No function loads the Teams SDK.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { sqsClient } from '../../shared/aws/sqs.ts';
 import { readEnv, teamsWebhookEnv } from '../../shared/env.ts';
@@ -17,13 +16,18 @@ import { lazy } from '../../shared/support/lazy.ts';
 import { teamsReceivingAdapter } from '../../shared/platforms/teams/adapter.ts';
 import { teamsDescriptor } from '../../shared/platforms/teams/descriptor.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
+import { webhookState } from '../../shared/platforms/webhook-state.ts';
 
 const logger = handlerLogger('teams-webhook');
 const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(teamsWebhookEnv);
   const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger };
-  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), adapters: { teams: teamsReceivingAdapter } });
+  return chatFromEnv(logger, env, {
+    setup: (chat) => wireIngress(chat, ingress),
+    state: webhookState,
+    adapters: { teams: teamsReceivingAdapter },
+  });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {

@@ -16,6 +16,7 @@ import { sqsEnqueue } from '../../shared/admission/enqueue.ts';
 import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
+import { webhookState } from '../../shared/platforms/webhook-state.ts';
 import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
 import { slackDescriptor } from '../../shared/platforms/slack/descriptor.ts';
 
@@ -31,7 +32,7 @@ const init = lazy(() => {
     // Read for `/usage` alone: a message or a stop never waits on S3.
     settings: () => settings.get(),
   };
-  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress) });
+  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), state: webhookState });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {

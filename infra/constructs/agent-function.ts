@@ -45,8 +45,7 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
 /**
  * Also replaced by default: mime-db, whose only user in these bundles is form-data's guess of a
  * multipart file's media type, a call this deployment never makes (infra/bundled/mime-db-empty.ts).
- * A platform's webhook that carries its SDK may keep it (its descriptor's `bundle`: Teams' Express
- * reads media types of requests with it).
+ * A platform's webhook that carries an SDK needing it may keep it (its descriptor's `bundle`).
  */
 export const DEFAULT_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ...BUNDLE_ALIASES,
@@ -57,10 +56,8 @@ export const DEFAULT_BUNDLE_ALIASES: Readonly<Record<string, string>> = {
 export const BUNDLE_BUDGET = 1024 * 1024;
 
 /**
- * A function's budget. A platform's webhook that carries the platform's SDK has its own, in its
- * descriptor (the Teams one: the Teams SDK under the Chat SDK Teams adapter, about 2.7 MB
- * minified); every other function answers threads through light adapters, so only that cold start
- * pays for it.
+ * A function's budget. A platform's webhook that had to carry a heavy platform SDK would state its
+ * own in its descriptor; none does (Teams is received and answered without the Teams SDK).
  */
 export const bundleBudgetOf = (role: FunctionRole): number => webhookOfRole(role)?.bundle?.budgetBytes ?? BUNDLE_BUDGET;
 

@@ -56,8 +56,7 @@ export class WebhookApi extends Construct {
   /** The webhook function: the health check, and the platform whose webhook role is `webhook` (Slack). */
   readonly handler: NodejsFunction;
   /**
-   * Each other platform's webhook function, where the deployment serves it: a function of its own
-   * (the Teams one is the only function carrying the Teams SDK).
+   * Each other platform's webhook function, where the deployment serves it: a function of its own.
    */
   readonly platformHandlers: Partial<Record<PlatformWebhookRole, NodejsFunction>> = {};
 

@@ -1,6 +1,6 @@
 import { dbClient } from '../aws/dynamodb.ts';
 import { secretsClient } from '../aws/secrets.ts';
-import { createAgentChat, type AgentChat, type PlatformAdapters } from '../platforms/chat.ts';
+import { createAgentChat, type AgentChat, type ChatDeps, type PlatformAdapters } from '../platforms/chat.ts';
 import type { ChatEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { SettingsSource } from '../settings/source.ts';
@@ -26,6 +26,8 @@ export interface ChatOptions {
   adapters?: Partial<Record<keyof PlatformAdapters, AdapterFactory>>;
   /** The deployment's own secret patterns, redacted in every message with the built-in ones (see settingsSecretPatterns). */
   secretPatterns?: () => Promise<readonly CustomSecretPattern[]>;
+  /** The webhooks' narrower Chat SDK state (shared/platforms/webhook-state.ts). */
+  state?: ChatDeps['state'];
 }
 
 /**
@@ -48,7 +50,7 @@ export function settingsSecretPatterns(settings: SettingsSource, logger: JsonLog
  * secret gets a new instance, so it is used without a cold start.
  */
 export function chatFromEnv(logger: JsonLogger, env: ChatEnv, options: ChatOptions = {}): ChatLoader {
-  const { setup, adapters: instead = {}, secretPatterns } = options;
+  const { setup, adapters: instead = {}, secretPatterns, state } = options;
   const served = (PLATFORMS as readonly ChatPlatform[]).flatMap((platform) => {
     const source = platform.env.credentials(env);
     return source ? [{ platform, reader: secretCredentials(source, secretsClient, (raw) => platform.secret.parse(raw)) }] : [];
@@ -74,6 +76,7 @@ export function chatFromEnv(logger: JsonLogger, env: ChatEnv, options: ChatOptio
         userName: env.BOT_USER_NAME,
         streamUpdateIntervalMs: env.STREAM_UPDATE_INTERVAL_MS,
         secretPatterns,
+        state,
       });
       setup?.(chat);
       current = { key, chat };

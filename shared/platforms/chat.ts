@@ -3,7 +3,7 @@
 // messages itself; the FIFO inbox and the actor lease do the ordering. Every adapter is wrapped in
 // the secret filter here (shared/platforms/redacting-adapter.ts): whatever posts through this chat,
 // its messages are redacted.
-import { Chat, type Adapter, type Logger, type SerializedThread, type Thread, ThreadImpl } from 'chat';
+import { Chat, type Adapter, type Logger, type SerializedThread, type StateAdapter, type Thread, ThreadImpl } from 'chat';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbStateAdapter } from './chat-state.ts';
 import { redactingAdapter } from './redacting-adapter.ts';
@@ -26,12 +26,15 @@ export interface ChatDeps {
   streamUpdateIntervalMs?: number;
   /** The deployment's own secret patterns (settings.json secretPatterns), redacted with the built-in ones; none when absent. */
   secretPatterns?: () => Promise<readonly CustomSecretPattern[]>;
+  /** Narrows the state the SDK sees: the webhooks' (shared/platforms/webhook-state.ts) skips what they need not read or write. */
+  state?: (state: StateAdapter) => StateAdapter;
 }
 
 export function createAgentChat(deps: ChatDeps): AgentChat {
   const served = Object.entries(deps.adapters).filter((entry): entry is [string, Adapter] => entry[1] !== undefined);
   if (served.length === 0) throw new Error('No chat platform configured: set up at least one platform (see README, "Deploying")');
-  const state = createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName });
+  const stored = createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName });
+  const state = deps.state ? deps.state(stored) : stored;
   const custom = deps.secretPatterns;
   const secrets = async () => secretPatternsWith(custom ? await custom() : undefined);
   const adapters = Object.fromEntries(served.map(([name, adapter]) => [name, redactingAdapter(adapter, secrets, state)]));

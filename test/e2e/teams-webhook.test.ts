@@ -175,3 +175,24 @@ test('a recorded Action.Submit click on the Stop button with nothing running tel
   assert.equal(notice.targeted, true, 'only the clicker sees it');
   assert.equal(runsFor(activity.conversation.id).length, 0);
 });
+
+// The same button as an Adaptive Card Action.Execute: Teams sends an invoke and waits for its
+// answer in the response (an empty message activity result), not for a message.
+test('an Adaptive Card invoke of the Stop button is answered with the invoke result and tells the clicker nothing is running', async () => {
+  const activity = structuredClone(recorded('actions-reactions/teams.json').action);
+  activity.type = 'invoke';
+  activity.name = 'adaptiveCard/action';
+  activity.serviceUrl = stack.teams.serviceUrl;
+  activity.conversation.id = `19:d441d38c655c47a085215b2726e76927@thread.tacv2;messageid=${Date.now()}`;
+  activity.value = { action: { type: 'Action.Execute', data: { actionId: 'stop-run', value: 'run-none' } } };
+  const token = await stack.teams.signToken({ serviceUrl: activity.serviceUrl });
+  const response = await post(activity, token);
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { statusCode: 200, type: 'application/vnd.microsoft.activity.message', value: '' });
+  const notice = await stack.teams.waitFor(
+    () => stack.teams.botMessages(activity.conversation.id).find((m) => /Nothing is running/.test(m.text ?? '')),
+    15_000,
+  );
+  assert.equal(notice.targeted, true, 'only the clicker sees it');
+  assert.equal(runsFor(activity.conversation.id).length, 0);
+});

@@ -51,6 +51,15 @@ test('each function has its own environment, and a new version leaves the old on
   );
 });
 
+test('the invocation that cold-starts a function carries its init time (loading the handler module); a warm one does not', async () => {
+  lambda.publish([version('timed', { mode: 'public', functionName: 'timed' })]);
+  await lambda.invoke('timed', { env: [] });
+  await lambda.invoke('timed', { env: [] });
+  const [cold, warm] = lambda.invocations.filter((i) => i.functionId === 'timed');
+  assert.ok(typeof cold?.initMs === 'number' && cold.initMs > 0, `cold start init ${cold?.initMs}`);
+  assert.equal(warm?.initMs, undefined);
+});
+
 test("a function's error keeps its name and message", async () => {
   lambda.publish([version('failing', { mode: 'public', functionName: 'failing' })]);
   await assert.rejects(lambda.invoke('failing', { fail: 'no such thread' }), { name: 'ProbeFailure', message: 'no such thread' });

@@ -42,8 +42,8 @@ interface KeySet {
 }
 
 /**
- * A verifier for the Teams adapter's `webhookVerifier`: resolves with the token's claims, or throws
- * TeamsAuthError saying why (the adapter answers 401 either way).
+ * The Teams webhook's request check (receive.ts): resolves with the token's claims, or throws
+ * TeamsAuthError saying why (the webhook answers 401 either way).
  */
 export function botFrameworkVerifier(config: BotFrameworkAuthConfig): (request: Request, body: string) => Promise<JWTPayload> {
   const fetchFn = config.fetch ?? fetch;

@@ -1,9 +1,8 @@
-// The Teams side of the functions that only talk back (dispatch, agent-step, run-ended, scheduler):
-// a Chat SDK adapter that sends activities straight to the conversation's Bot Connector serviceUrl
-// with plain fetch (the Teams adapter package's own SDK-free Connector, card and Graph helpers) and
-// an app token from the cached client-credentials grant. The full Teams adapter brings the Teams
-// SDK (over 2 MB bundled) for what only the Teams webhook does: receiving activities. Thread ids are
-// the adapter's, so a thread received there is answered here. This is the one place the bot's token
+// Teams for every function: a Chat SDK adapter that sends activities straight to the conversation's
+// Bot Connector serviceUrl with plain fetch (the Teams adapter package's own SDK-free Connector,
+// card and Graph helpers) and an app token from the cached client-credentials grant; in the Teams
+// webhook it also receives (receive.ts). The full Teams adapter would bring the Teams SDK (over
+// 2 MB bundled); thread ids are its, so ids stored before stay valid. This is the one place the bot's token
 // goes to a serviceUrl: each call first checks that the thread's serviceUrl is the conversation's
 // own (shared/platforms/teams/service-url.ts), whoever wrote the thread id.
 import { Buffer } from 'node:buffer';
@@ -48,6 +47,7 @@ import {
   type RawMessage,
   type StreamChunk,
   type ThreadInfo,
+  type WebhookOptions,
 } from 'chat';
 import { streamNatively } from './native-stream.ts';
 import { assertTrustedServiceUrl, attachmentUrlProblem, type ServiceUrlTrust } from './service-url.ts';
@@ -68,6 +68,11 @@ export interface TeamsConnectorConfig {
   graphUrl?: string;
   /** Which serviceUrls the bot's token may go to (shared/platforms/teams/service-url.ts). */
   serviceUrls: ServiceUrlTrust;
+  /**
+   * Only the Teams webhook's adapter receives activities: adapter.ts passes receive.ts here, so the
+   * other functions' bundles do not carry it.
+   */
+  receive?(adapter: Adapter, chat: ChatInstance, request: Request, options?: WebhookOptions): Promise<Response>;
 }
 
 type Activity = Parameters<typeof postTeamsMessage>[0];
@@ -133,8 +138,10 @@ export class TeamsConnectorAdapter implements Adapter<TeamsThreadId, unknown> {
     this.chat = chat;
   }
 
-  async handleWebhook(): Promise<Response> {
-    return new Response('Teams activities are received by the Teams webhook function', { status: 404 });
+  async handleWebhook(request: Request, options?: WebhookOptions): Promise<Response> {
+    const { receive } = this.config;
+    if (!receive || !this.chat) return new Response('Teams activities are received by the Teams webhook function', { status: 404 });
+    return receive(this, this.chat, request, options);
   }
 
   encodeThreadId(platformData: TeamsThreadId): string {

@@ -129,13 +129,6 @@ export const teamsDescriptor = {
       verification:
         "Teams cannot send API Gateway credentials; its Bot Framework JWT is checked by the Teams webhook function (signature against the Bot Framework's published keys, issuer, audience, expiry, serviceUrl, tenant) before any work.",
       urlOutput: { id: 'TeamsMessagingEndpoint', description: 'Messaging endpoint for the Azure Bot (Configuration > Messaging endpoint)' },
-      /**
-       * Only the Teams webhook carries the Chat SDK Teams adapter, whose inbound path runs on the Teams
-       * SDK (its Bot Framework app with Express, MSAL, the Graph endpoint catalogue: about 2.7 MB
-       * minified), and keeps mime-db: Express reads media types of requests with it. Every other
-       * function answers Teams threads through the Connector adapter (connector.ts, a few KB).
-       */
-      bundle: { budgetBytes: 3.5 * 1024 * 1024, keepsMimeDb: true },
     },
     secretRotation:
       "The Teams app's client secret is issued and rotated in the Azure Bot's Entra app registration, not by a rotation Lambda; the operator stores the new value with put-secret-value.",

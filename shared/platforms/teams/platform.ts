@@ -1,12 +1,12 @@
 // Teams as the chat functions use it. They send through the Connector adapter (connector.ts), a few
-// KB; only the Teams webhook builds the full adapter (adapter.ts), whose Teams SDK is over 2 MB.
+// KB, without the Teams SDK; the Teams webhook's (adapter.ts) also receives (receive.ts).
 // Both take the same parts: the app, where inbound token keys are published, cached outbound tokens,
 // and which serviceUrls the bot's token may go to (service-url.ts), which also decides the threads
 // an event may name. Teams shows only images inline, reads history through Microsoft Graph, and
 // tells a bot where a channel lives only in the activities it sends (conversations.ts).
 import type { Adapter, Attachment } from 'chat';
 import type { ChannelPoster, ChatPlatform, PlatformContext, PlatformStore } from '../platform.ts';
-import { TeamsConnectorAdapter } from './connector.ts';
+import { TeamsConnectorAdapter, type TeamsConnectorConfig } from './connector.ts';
 import { chatChannelIdOf, rememberTeamsConversation, teamsConversation, threadIdOfPost } from './conversations.ts';
 import { teamsDescriptor, type TeamsCredentials, type TeamsEnv } from './descriptor.ts';
 import { paceTeamsReplies } from './pacing.ts';
@@ -60,7 +60,11 @@ export function teamsAdapterParts(credentials: TeamsCredentials, { env, store }:
 }
 
 /** The adapter every function but the Teams webhook sends with: the Connector adapter, its edits paced. */
-export function teamsConnectorAdapter(credentials: TeamsCredentials, context: TeamsContext): TeamsAdapter {
+export function teamsConnectorAdapter(
+  credentials: TeamsCredentials,
+  context: TeamsContext,
+  receive?: TeamsConnectorConfig['receive'],
+): TeamsAdapter {
   const parts = teamsAdapterParts(credentials, context);
   return paceTeamsReplies(
     new TeamsConnectorAdapter({
@@ -69,6 +73,7 @@ export function teamsConnectorAdapter(credentials: TeamsCredentials, context: Te
       serviceUrls: parts.serviceUrls,
       logger: context.logger,
       userName: context.userName,
+      receive,
     }),
   );
 }

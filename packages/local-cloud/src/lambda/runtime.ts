@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { handlerBundle, workerBundle } from './bundles.ts';
 import { ASYNC_PAYLOAD_LIMIT, LambdaLimitExceeded, SYNC_REQUEST_LIMIT, SYNC_RESPONSE_LIMIT } from './limits.ts';
 import type { WorkerNetwork } from './network-policy.ts';
-import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker.ts';
+import type { WorkerReady, WorkerReply, WorkerRequest, WorkerSetup } from './worker.ts';
 
 export interface LocalFunctionVersion {
   /** The function's logical id in the template (its local name). */
@@ -31,6 +31,12 @@ export interface Invocation {
   endedAt?: number;
   /** The error's name, when the invocation failed (what Lambda counts in its Errors metric). */
   error?: string;
+  /**
+   * On the invocation that cold-started the function: loading its handler module, top-level code
+   * included (Lambda's REPORT "Init Duration"), in ms. Locally the module is the test bundle
+   * (packages outside it), so compare functions with each other, not with AWS.
+   */
+  initMs?: number;
 }
 
 export interface LocalLambda {
@@ -51,7 +57,7 @@ export interface LocalLambda {
 class FunctionWorker {
   readonly spec: LocalFunctionVersion;
   private worker: Worker | undefined;
-  private ready: Promise<void> | undefined;
+  private ready: Promise<number> | undefined;
   private nextId = 0;
   /** Counts stops: a start that finds it changed once its bundles are made was stopped meanwhile. */
   private stops = 0;
@@ -65,7 +71,8 @@ class FunctionWorker {
     this.spec = spec;
   }
 
-  private async start(): Promise<void> {
+  /** Starts the worker; resolves with its init time once the handler module is loaded. */
+  private async start(): Promise<number> {
     const stops = this.stops;
     const [script, entry] = await Promise.all([workerBundle(this.root), handlerBundle(this.root, this.spec.entry)]);
     if (stops !== this.stops) throw new Error(`the ${this.spec.functionId} worker was stopped while it started`);
@@ -96,8 +103,8 @@ class FunctionWorker {
     worker.on('exit', (code) => failAll(new Error(`the ${this.spec.functionId} worker exited with code ${code}`)));
     return new Promise((resolve, reject) => {
       worker.once('error', reject);
-      worker.on('message', (message: WorkerReply | { ready: true }) => {
-        if ('ready' in message) return resolve();
+      worker.on('message', (message: WorkerReply | WorkerReady) => {
+        if ('ready' in message) return resolve(message.initMs);
         const waiting = this.pending.get(message.id);
         if (!waiting) return;
         this.pending.delete(message.id);
@@ -107,9 +114,12 @@ class FunctionWorker {
     });
   }
 
-  async invoke(event: string): Promise<string> {
+  /** Runs one event; `onColdStart` hears the init time when this invocation started the worker. */
+  async invoke(event: string, onColdStart?: (initMs: number) => void): Promise<string> {
+    const cold = this.ready === undefined;
     this.ready ??= this.start();
-    await this.ready;
+    const initMs = await this.ready;
+    if (cold) onColdStart?.(initMs);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -180,7 +190,7 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
       const invocation: Invocation = { functionId, version: number, at: Date.now() };
       invocations.push(invocation);
       const result = await worker
-        .invoke(payload)
+        .invoke(payload, (initMs) => (invocation.initMs = initMs))
         .catch((error: unknown) => {
           invocation.error = error instanceof Error ? error.name : 'Error';
           throw error;

@@ -13,12 +13,16 @@ export interface WorkerSetup {
 
 export type WorkerRequest = { id: number; event: string };
 export type WorkerReply = { id: number; result: string } | { id: number; error: { name: string; message: string; stack?: string } };
+/** Sent once the handler module is loaded: how long loading it (its top-level code included) took. */
+export type WorkerReady = { ready: true; initMs: number };
 
 const setup = workerData as WorkerSetup;
 // Bundles carry source maps: stack traces name the TypeScript sources.
 process.setSourceMapsEnabled(true);
 installNetworkGuard(setup.network);
+const loading = performance.now();
 const { handler } = (await import(setup.entry)) as { handler: (event: unknown) => Promise<unknown> };
+const initMs = performance.now() - loading;
 
 parentPort!.on('message', async ({ id, event }: WorkerRequest) => {
   let reply: WorkerReply;
@@ -31,4 +35,4 @@ parentPort!.on('message', async ({ id, event }: WorkerRequest) => {
   }
   parentPort!.postMessage(reply);
 });
-parentPort!.postMessage({ ready: true });
+parentPort!.postMessage({ ready: true, initMs } satisfies WorkerReady);
