@@ -118,10 +118,15 @@ async function post(stack: TestStack, text: string, threadTs?: string): Promise<
   return { threadId, threadTs: posted.threadTs, execution, requests: stack.bedrock.requests.slice(firstRequest) };
 }
 
-/** The Model states of an execution: [entered, next state entered). */
+/**
+ * The Model states of an execution, each with the Prepare before it: [Prepare entered, the state
+ * after Model entered). Prepare reads the context and the step goes on with that copy, so the
+ * step's S3 reads are in Prepare.
+ */
 function modelWindows(execution: LocalExecution): [number, number][] {
   const h = execution.history;
-  return h.flatMap((s, i) => (s.name === 'Model' ? [[s.enteredAt, h[i + 1]?.enteredAt ?? Infinity] as [number, number]] : []));
+  const prepared = h.find((s) => s.name === 'Prepare')?.enteredAt;
+  return h.flatMap((s, i) => (s.name === 'Model' ? [[prepared ?? s.enteredAt, h[i + 1]?.enteredAt ?? Infinity] as [number, number]] : []));
 }
 
 async function measuredPrompt(

@@ -756,7 +756,7 @@ function printContext(result: ContextResult): void {
     );
   }
   note(
-    "per step = the Model state of the run (agent-step: model): S3 calls read from the local cloud's S3 front door, ended between Model entered and the next state.",
+    "per step = the Prepare and Model states of the run (agent-step: prepare reads the context, the model step goes on with that copy): S3 calls read from the local cloud's S3 front door, ended between Prepare entered and the state after Model.",
   );
   note(
     "input tokens = shared/context/compaction.ts estimateTokens over the request's messages (~4 characters per token; system prompt and tools not included).",
