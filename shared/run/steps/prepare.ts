@@ -16,6 +16,7 @@ import { formatSkillsForPrompt, loadSkills, selectSkills, type Skill } from '../
 import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
 import { type LoadedContext, loadContext, readText, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
+import { quarantineUnreadable } from '../../context/quarantine.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
@@ -97,6 +98,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     loadContext(deps.store, run.threadId),
     ...layout.memoryKeys.map((key) => readText(deps.store, key)),
   ]);
+  await quarantineUnreadable({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, context);
   for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
