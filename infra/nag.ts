@@ -10,6 +10,7 @@ import type { IConstruct } from 'constructs';
 import type { AgentRun } from './constructs/agent-run.ts';
 import type { DataBucket } from './constructs/data-bucket.ts';
 import { RUN_CONTEXTS, type Dispatch } from './constructs/dispatch.ts';
+import { AGENT_DEFINITIONS } from '../shared/agents/definition.ts';
 import type { AgentEventBus } from './constructs/event-bus.ts';
 import type { Triggers } from './constructs/triggers.ts';
 import type { EventSchedules } from './constructs/event-schedules.ts';
@@ -124,6 +125,18 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     iam5Resource(dispatch, data.bucket.arnForObjects(RUN_CONTEXTS)),
     "Admins' `runs` command shows each running run's model steps and cost from its thread's context.jsonl; threads are not known in advance. GetObject of context.jsonl files only, nothing else in the bucket.",
   );
+  for (const [keys, reason] of [
+    [
+      AGENT_DEFINITIONS.files,
+      'The `agents` command reads the agent definitions of the deployment and of the asking channel; agent and channel names are not known in advance. GetObject of AGENT.md files only.',
+    ],
+    [
+      AGENT_DEFINITIONS.errorFiles,
+      'The `agents` command writes AGENT.error.json beside an invalid AGENT.md it read; PutObject of those error files only, no read, list or delete.',
+    ],
+  ] as const) {
+    for (const key of keys) acknowledge(roleOf(dispatch.handler), iam5Resource(dispatch, data.bucket.arnForObjects(key)), reason);
+  }
 
   // The chat secrets: each platform issues and rotates its own credentials.
   for (const { platform, secret } of chatSecrets) {

@@ -709,6 +709,9 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, '*/context.jsonl')}`,
+    ...['agents/*/AGENT.md', '*/*/agents/*/AGENT.md', 'agents/*/AGENT.error.json', '*/*/agents/*/AGENT.error.json'].map(
+      (key) => `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, key)}`,
+    ),
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'uploads/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, '*/attachments/*')}`,
