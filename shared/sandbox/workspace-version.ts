@@ -2,12 +2,14 @@
 // to S3 files a sandbox mirrors but did not write itself (another thread's sandbox saving the
 // channel's MEMORY.md, skills or event files; the scheduler's event error files; attachments), so
 // sandbox-step lists S3 only when the counter moved since its last listing (or the sandbox is new,
-// or a run starts: writes from outside the runtime, an operator's `aws s3 cp`, bump nothing).
+// or a run starts: writes from outside the runtime, an operator's `aws s3 cp`, bump nothing), and
+// prepare reads the channel's MEMORY.md and skills again only when it moved since a warm container
+// last read them (or they are older than PROMPT_FILES_CACHE_SECONDS: shared/context/prompt-files.ts).
 //
 // The order is what makes it safe: a writer bumps after its S3 write, and sandbox-step reads the
 // counter before it lists. A bump it did not see is then either before its listing (the listing has
 // the file) or after it (the next call sees the new count and lists again).
-import { TransactGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dataKeys } from '../ids.ts';
 import { sandboxKey, workspaceVersionKey } from '../table.ts';
 import type { SandboxItem, SandboxStoreDeps } from './lifecycle.ts';
@@ -27,6 +29,12 @@ export async function bumpWorkspaceVersion(deps: SandboxStoreDeps, channelDir: s
     }),
   );
   return Number(out.Attributes?.version ?? 0);
+}
+
+/** A channel's workspace version alone (0 before any write was counted). */
+export async function getWorkspaceVersion(deps: Pick<SandboxStoreDeps, 'db' | 'tableName'>, channelDir: string): Promise<number> {
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: workspaceVersionKey(channelDir) }));
+  return Number(out.Item?.version ?? 0);
 }
 
 /** The thread's sandbox item and its channel's workspace version, read together (one consistent round trip). */

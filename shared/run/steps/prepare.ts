@@ -1,20 +1,21 @@
-// The prepare step, once per run: read settings, memory, skills and identity fresh, decide the
-// run's model and system prompt (the snapshot every later step uses), start the sandbox early,
-// and add what the thread said while the agent was away, then the prompt, to the context.
+// The prepare step, once per run: read settings fresh, and memory, skills and identity as fresh as
+// shared/context/prompt-files.ts keeps them; decide the run's model and system prompt (the snapshot
+// every later step uses), start the sandbox early, and add what the thread said while the agent was away, then the prompt, to the context.
 import { priceOf } from '../../model/pricing.ts';
 import { attachmentBlocks, saveAttachments } from '../../platforms/attachments.ts';
 import { backfill } from '../../context/backfill.ts';
 import { secretPatternsWith } from '../../policy/secret-filter.ts';
 import { contextText } from '../../context/context-text.ts';
-import { channelKeyOf, ROOT_KEYS } from '../../ids.ts';
+import { channelKeyOf } from '../../ids.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
 import type { Settings } from '../../settings/schema.ts';
-import { formatSkillsForPrompt, loadSkills, selectSkills, type Skill } from '../../context/skills.ts';
+import { formatSkillsForPrompt, selectSkills, type Skill } from '../../context/skills.ts';
+import { readPromptFiles } from '../../context/prompt-files.ts';
 import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
-import { type LoadedContext, loadContext, readText, saveLoadedContext } from '../../context/store.ts';
+import { type LoadedContext, loadContext, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
@@ -85,19 +86,17 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
 export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
   const now = deps.now();
   const layout = workspaceLayout(run.threadId);
-  // Memory is read fresh for every run: another thread may have written it a moment ago.
-  const skillProblems: string[] = [];
-  const [text, settings, skills, identity, systemNotes, context, ...memory] = await Promise.all([
+  // Memory is as fresh as the channel's workspace version says (another thread may have written it a
+  // moment ago): shared/context/prompt-files.ts.
+  const [text, settings, files, context] = await Promise.all([
     promptText(deps.store, run.prompt),
     // As it is now: the run keeps what it reads here, in its snapshot.
     deps.settings.get({ maxAgeMs: 0 }),
-    loadSkills(deps.store, run.threadId, (problem) => skillProblems.push(problem)),
-    readText(deps.store, ROOT_KEYS.identity),
-    readText(deps.store, ROOT_KEYS.system),
+    readPromptFiles(deps.store, deps.promptFiles, run.threadId),
     loadContext(deps.store, run.threadId),
-    ...layout.memoryKeys.map((key) => readText(deps.store, key)),
   ]);
-  for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
+  const { skills } = files;
+  for (const problem of files.skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
   }
@@ -133,13 +132,13 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     sandbox: settings.sandbox,
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
     system: buildSystemPrompt({
-      identity,
-      systemNotes,
+      identity: files.identity,
+      systemNotes: files.systemNotes,
       threadId: run.threadId,
       runId: run.runId,
       now: new Date(now),
       workspace: layout,
-      memory: { global: memory[0], transport: memory[1], channel: memory[2] },
+      memory: files.memory,
       skills: offeredSkills.text,
       cache: settings.promptCaching,
     }),
