@@ -54,18 +54,20 @@ function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) 
 async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, settings: Settings): Promise<void> {
   if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
   const secrets = secretPatternsWith(settings.secretPatterns);
-  const filled = await backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access).catch((error: unknown) => {
-    deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
-    return undefined;
-  });
+  // Both at once: backfill adds earlier messages to the context, the attachments go to S3.
+  const [filled, downloaded] = await Promise.all([
+    backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access).catch((error: unknown) => {
+      deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
+      return undefined;
+    }),
+    saveAttachments({ store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a }, run).catch(
+      (error: unknown) => {
+        deps.logger.warn('could not save the attachments', { runId: run.runId, error });
+        return { saved: [], notes: ['the attached files could not be saved'] };
+      },
+    ),
+  ]);
   if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
-  const downloaded = await saveAttachments(
-    { store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a },
-    run,
-  ).catch((error: unknown) => {
-    deps.logger.warn('could not save the attachments', { runId: run.runId, error });
-    return { saved: [], notes: ['the attached files could not be saved'] };
-  });
   // Files a trigger or an upload stored before queueing the prompt.
   const stored = (run.prompt.files ?? []).map((f) => ({ ...f, local: `/workspace/data/${f.key}` }));
   const files = { saved: [...stored, ...downloaded.saved], notes: downloaded.notes };
@@ -88,12 +90,15 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const layout = workspaceLayout(run.threadId);
   // Memory is as fresh as the channel's workspace version says (another thread may have written it a
   // moment ago): shared/context/prompt-files.ts.
-  const [text, settings, files, context] = await Promise.all([
+  const [text, settings, files, context, stopped] = await Promise.all([
     promptText(deps.store, run.prompt),
     // As it is now: the run keeps what it reads here, in its snapshot.
     deps.settings.get({ maxAgeMs: 0 }),
     readPromptFiles(deps.store, deps.promptFiles, run.threadId),
     loadContext(deps.store, run.threadId),
+    // Stopped before it began (a stop right after the prompt was admitted): it ends without working.
+    // A stop after this read is the model step's to see (its first write checks the flag).
+    isStopped(deps, run),
   ]);
   const { skills } = files;
   for (const problem of files.skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
@@ -143,16 +148,19 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       cache: settings.promptCaching,
     }),
   };
-  if (deps.sandbox && settings.sandbox.startEarly) {
-    // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
-    await warmSandbox(deps.sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
-      deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
-    );
-  }
-  await saveSnapshot(deps, run, snapshot);
-  // Stopped before it began (a stop right after the prompt was admitted): end without working.
-  if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context, text, settings);
+  const sandbox = deps.sandbox;
+  // The sandbox's start, the snapshot and the prompt are independent: all at once.
+  await Promise.all([
+    // Started now, in parallel with the first model call, so a first tool call rarely waits.
+    sandbox && settings.sandbox.startEarly
+      ? warmSandbox(sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
+          deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
+        )
+      : undefined,
+    saveSnapshot(deps, run, snapshot),
+    stopped ? undefined : addPrompt(deps, run, context, text, settings),
+  ]);
+  if (stopped) return stoppedAt(0);
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,
