@@ -13,8 +13,6 @@
 // the file) or after them (the next run sees a new version and reads again).
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
-import { getWorkspaceVersion } from '../sandbox/workspace-version.ts';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Recent } from '../support/recent.ts';
 import { loadScopeSkills, mergeSkills, skillPrefixes, type Skill } from './skills.ts';
 import { readText, type StoreDeps } from './store.ts';
@@ -48,8 +46,6 @@ export interface PromptFilesCache {
   kept: Recent<KeptScope>;
   /** How long a kept scope may be used (0: read every run). */
   maxAgeMs: number;
-  /** The table with the channels' workspace versions. */
-  table: { db: DynamoDBDocumentClient; tableName: string };
   /** Epoch milliseconds. */
   now: () => number;
 }
@@ -92,16 +88,21 @@ async function scopeFiles(store: StoreDeps, cache: PromptFilesCache | undefined,
   return files;
 }
 
-/** The thread's shared prompt files: as S3 has them, or as this container kept them when nothing says they changed. */
-export async function readPromptFiles(store: StoreDeps, cache: PromptFilesCache | undefined, threadId: string): Promise<PromptFiles> {
+/**
+ * The thread's shared prompt files: as S3 has them, or as this container kept them when nothing says
+ * they changed. `channelVersion` is the channel's workspace version, read before this is called.
+ */
+export async function readPromptFiles(
+  store: StoreDeps,
+  cache: PromptFilesCache | undefined,
+  threadId: string,
+  channelVersion: number,
+): Promise<PromptFiles> {
   const [global, transport, channel] = scopesOf(threadId);
-  const caching = cache !== undefined && cache.maxAgeMs > 0;
-  // Read before the channel's files, never after (see the top of this file).
-  const version = caching ? await getWorkspaceVersion(cache.table, channel.dir) : undefined;
   const scopes = await Promise.all([
     scopeFiles(store, cache, global),
     scopeFiles(store, cache, transport),
-    scopeFiles(store, cache, channel, version),
+    scopeFiles(store, cache, channel, channelVersion),
   ]);
   const [g, t, c] = scopes as [ScopeFiles, ScopeFiles, ScopeFiles];
   return {

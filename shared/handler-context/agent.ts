@@ -57,7 +57,6 @@ export function agentFromEnv(
     promptFiles: {
       kept: recentlyUsed<KeptScope>(PROMPT_SCOPES_KEPT),
       maxAgeMs: env.PROMPT_FILES_CACHE_SECONDS * 1000,
-      table: { db: dbClient(), tableName: env.TABLE_NAME },
       now: Date.now,
     },
     tools,

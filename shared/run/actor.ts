@@ -474,7 +474,11 @@ export async function runFlags(
   threadId: string,
   runId: string,
 ): Promise<{ abort: boolean; steer: string[] }> {
-  const actor = await getActor(deps as ActorDeps, threadId);
+  return flagsOf(await getActor(deps as ActorDeps, threadId), runId);
+}
+
+/** The flags of `runId` on the thread's actor item as read: a run that no longer holds the thread is to stop. */
+export function flagsOf(actor: ActorItem | undefined, runId: string): { abort: boolean; steer: string[] } {
   if (!actor || actor.current?.runId !== runId) return { abort: true, steer: [] };
   return { abort: actor.abortRunId === runId, steer: (actor.steer ?? []).map((s) => s.text) };
 }

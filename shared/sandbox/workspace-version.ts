@@ -9,7 +9,7 @@
 // The order is what makes it safe: a writer bumps after its S3 write, and sandbox-step reads the
 // counter before it lists. A bump it did not see is then either before its listing (the listing has
 // the file) or after it (the next call sees the new count and lists again).
-import { GetCommand, TransactGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dataKeys } from '../ids.ts';
 import { sandboxKey, workspaceVersionKey } from '../table.ts';
 import type { SandboxItem, SandboxStoreDeps } from './lifecycle.ts';
@@ -31,11 +31,8 @@ export async function bumpWorkspaceVersion(deps: SandboxStoreDeps, channelDir: s
   return Number(out.Attributes?.version ?? 0);
 }
 
-/** A channel's workspace version alone (0 before any write was counted). */
-export async function getWorkspaceVersion(deps: Pick<SandboxStoreDeps, 'db' | 'tableName'>, channelDir: string): Promise<number> {
-  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: workspaceVersionKey(channelDir) }));
-  return Number(out.Item?.version ?? 0);
-}
+/** The version on a workspace version item as read (0 before any write was counted). */
+export const versionOf = (item: Record<string, unknown> | undefined): number => Number(item?.version ?? 0);
 
 /** The thread's sandbox item and its channel's workspace version, read together (one consistent round trip). */
 export async function getSandboxAndVersion(
@@ -51,5 +48,5 @@ export async function getSandboxAndVersion(
     }),
   );
   const [sandbox, version] = out.Responses ?? [];
-  return { item: sandbox?.Item as SandboxItem | undefined, version: Number(version?.Item?.version ?? 0) };
+  return { item: sandbox?.Item as SandboxItem | undefined, version: versionOf(version?.Item) };
 }

@@ -8,7 +8,9 @@ import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand, S3Client } 
 import { startSqsAndS3, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
 import { readPromptFiles, type KeptScope, type PromptFilesCache } from '../../shared/context/prompt-files.ts';
 import { dataKeys } from '../../shared/ids.ts';
-import { bumpWorkspaceVersion } from '../../shared/sandbox/workspace-version.ts';
+import { getItems } from '../../shared/aws/dynamodb.ts';
+import { bumpWorkspaceVersion, versionOf } from '../../shared/sandbox/workspace-version.ts';
+import { workspaceVersionKey } from '../../shared/table.ts';
 import { recentlyUsed } from '../../shared/support/recent.ts';
 import { LOCAL_CREDENTIALS, tableForFile } from '../support/dynamo.ts';
 
@@ -58,13 +60,14 @@ async function setUp(maxAgeMs = MAX_AGE_MS) {
   const cache: PromptFilesCache = {
     kept: recentlyUsed<KeptScope>(10),
     maxAgeMs,
-    table: { db: table().db, tableName: table().tableName },
     now: () => clock,
   };
   const store = { s3, bucket };
   const read = async (threadId = THREAD) => {
     s3Calls.length = 0;
-    const files = await readPromptFiles(store, cache, threadId);
+    // As prepare does: the channel's workspace version first, then the files.
+    const [version] = await getItems(table(), [workspaceVersionKey(dataKeys(threadId).channelDir)]);
+    const files = await readPromptFiles(store, cache, threadId, versionOf(version));
     return { files, s3Calls: [...s3Calls] };
   };
   return {

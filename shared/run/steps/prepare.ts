@@ -6,7 +6,11 @@ import { attachmentBlocks, saveAttachments } from '../../platforms/attachments.t
 import { backfill } from '../../context/backfill.ts';
 import { secretPatternsWith } from '../../policy/secret-filter.ts';
 import { contextText } from '../../context/context-text.ts';
-import { channelKeyOf } from '../../ids.ts';
+import { channelKeyOf, dataKeys } from '../../ids.ts';
+import { getItems } from '../../aws/dynamodb.ts';
+import { type ActorItem, flagsOf } from '../actor.ts';
+import { actorKey, workspaceVersionKey } from '../../table.ts';
+import { versionOf } from '../../sandbox/workspace-version.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
@@ -18,7 +22,7 @@ import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
 import { type LoadedContext, loadContext, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import type { AgentDeps } from './deps.ts';
-import { isStopped, stoppedAt } from './run-control.ts';
+import { stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
 
 function skillsSection(
@@ -90,16 +94,19 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const layout = workspaceLayout(run.threadId);
   // Memory is as fresh as the channel's workspace version says (another thread may have written it a
   // moment ago): shared/context/prompt-files.ts.
-  const [text, settings, files, context, stopped] = await Promise.all([
+  // The thread's actor item (its stop flag) and the channel's workspace version, in one read.
+  const started = getItems(deps.actor, [actorKey(run.threadId), workspaceVersionKey(dataKeys(run.threadId).channelDir)]);
+  const [text, settings, files, context, [actor]] = await Promise.all([
     promptText(deps.store, run.prompt),
     // As it is now: the run keeps what it reads here, in its snapshot.
     deps.settings.get({ maxAgeMs: 0 }),
-    readPromptFiles(deps.store, deps.promptFiles, run.threadId),
+    started.then(([, version]) => readPromptFiles(deps.store, deps.promptFiles, run.threadId, versionOf(version))),
     loadContext(deps.store, run.threadId),
-    // Stopped before it began (a stop right after the prompt was admitted): it ends without working.
-    // A stop after this read is the model step's to see (its first write checks the flag).
-    isStopped(deps, run),
+    started,
   ]);
+  // Stopped before it began (a stop right after the prompt was admitted): it ends without working.
+  // A stop after this read is the model step's to see (its first write checks the flag).
+  const stopped = flagsOf(actor as ActorItem | undefined, run.runId).abort;
   const { skills } = files;
   for (const problem of files.skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
