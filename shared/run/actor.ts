@@ -468,17 +468,19 @@ export async function addSteer(deps: ActorDeps, threadId: string, text: string, 
   }
 }
 
+/** What a run's steps check: whether to stop, and the steering texts waiting for it. */
+export interface RunFlags {
+  abort: boolean;
+  steer: string[];
+}
+
 /** The running run's control flags: whether it must stop, and steering texts waiting for it. */
-export async function runFlags(
-  deps: Pick<ActorDeps, 'db' | 'tableName'>,
-  threadId: string,
-  runId: string,
-): Promise<{ abort: boolean; steer: string[] }> {
+export async function runFlags(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string): Promise<RunFlags> {
   return flagsOf(await getActor(deps as ActorDeps, threadId), runId);
 }
 
 /** The flags of `runId` on the thread's actor item as read: a run that no longer holds the thread is to stop. */
-export function flagsOf(actor: ActorItem | undefined, runId: string): { abort: boolean; steer: string[] } {
+export function flagsOf(actor: ActorItem | undefined, runId: string): RunFlags {
   if (!actor || actor.current?.runId !== runId) return { abort: true, steer: [] };
   return { abort: actor.abortRunId === runId, steer: (actor.steer ?? []).map((s) => s.text) };
 }
