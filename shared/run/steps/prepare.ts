@@ -22,6 +22,8 @@ import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
 import { type ContextEntry, type LoadedContext, loadContext, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import { quarantineUnreadable } from '../../context/quarantine.ts';
+import { agentForRun, agentIdentity, agentTools } from '../../agents/apply.ts';
+import { withoutAgentRequest } from '../../agents/request.ts';
 import type { AgentDeps } from './deps.ts';
 import { stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
@@ -111,7 +113,8 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   // moment ago): shared/context/prompt-files.ts.
   // The thread's actor item (its stop flag) and the channel's workspace version, in one read.
   const started = getItems(deps.actor, [actorKey(run.threadId), workspaceVersionKey(dataKeys(run.threadId).channelDir)]);
-  const [text, settings, files, context, [actor]] = await Promise.all([
+  const [agent, text, settings, files, context, [actor]] = await Promise.all([
+    agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent),
     promptText(deps.store, run.prompt),
     // As it is now: the run keeps what it reads here, in its snapshot.
     deps.settings.get({ maxAgeMs: 0 }),
@@ -128,13 +131,18 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
   }
-  const offeredSkills = skillsSection(
-    skills,
-    text,
-    settings,
+  const tools = agentTools(
+    agent,
     deps.tools.tools.map((tool) => tool.name),
+    deps.logger,
   );
-  const model = modelChoice(settings, run, deps.defaultModelId);
+  const offeredSkills = skillsSection(
+    agent?.skills ? skills.filter((skill) => agent.skills!.includes(skill.name)) : skills,
+    withoutAgentRequest(text),
+    settings,
+    tools ?? deps.tools.tools.map((tool) => tool.name),
+  );
+  const model = { ...modelChoice(settings, run, deps.defaultModelId), ...(agent?.model ? { modelId: agent.model } : {}) };
   const price = priceOf(model.modelId, settings.prices);
   if (!price) {
     deps.logger.warn('no price for the model: its runs count tokens, not dollars (add it to "prices" in settings.json)', {
@@ -145,7 +153,9 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   }
   const snapshot: RunSnapshot = {
     ...model,
-    maxModelSteps: settings.maxModelSteps,
+    maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps),
+    ...(agent ? { agent: agent.name } : {}),
+    ...(tools ? { tools } : {}),
     maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
     maxRunMinutes: settings.maxRunMinutes,
     startedAt: now,
@@ -160,7 +170,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     sandbox: settings.sandbox,
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
     system: buildSystemPrompt({
-      identity: files.identity,
+      identity: agent ? agentIdentity(agent) : files.identity,
       systemNotes: files.systemNotes,
       threadId: run.threadId,
       runId: run.runId,
@@ -181,7 +191,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
         )
       : undefined,
     saveSnapshot(deps, run, snapshot),
-    stopped ? undefined : addPrompt(deps, run, context, text, settings),
+    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings),
   ]);
   if (stopped) return stoppedAt(0);
   deps.logger.info('run prepared', {
