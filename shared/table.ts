@@ -128,7 +128,8 @@ export const sandboxKey = (threadId: string): TableKey => ({ pk: SANDBOXES, sk: 
  * HEARTBEAT.md, skills/ and event files) or to a thread's attachments/, so sandbox-step lists S3
  * only when it moved. Keyed by the channel's data directory. Written by sandbox-step (a sync that
  * saved a shared file), agent-step (attachments) and the scheduler (event error files, uploads);
- * read by sandbox-step. No TTL: it lives as long as the channel.
+ * read by sandbox-step, and by agent-step's prepare, which reads the channel's MEMORY.md and skills
+ * again only when it moved (shared/context/prompt-files.ts). No TTL: it lives as long as the channel.
  */
 export const workspaceVersionKey = (channelDir: string): TableKey => ({ pk: `workspace#${channelDir}`, sk: 'version' });
 

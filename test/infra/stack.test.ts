@@ -1102,8 +1102,13 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
       secret: ['secretsmanager:GetSecretValue'],
     },
     runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
-    // A model step checks the run's flags and its reply record inside its budget transactions.
-    agentStep: { dynamodb: ['dynamodb:ConditionCheckItem', ...chatState], send: [], secret: ['secretsmanager:GetSecretValue'] },
+    // A model step checks the run's flags and its reply record inside its budget transactions; prepare
+    // reads the actor item and the channel's workspace version in one BatchGetItem.
+    agentStep: {
+      dynamodb: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', ...chatState],
+      send: [],
+      secret: ['secretsmanager:GetSecretValue'],
+    },
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
     sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },
     scheduler: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },

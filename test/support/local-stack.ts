@@ -68,6 +68,8 @@ export async function startTestStack(
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
       BEDROCK_RETRY_BASE_MS: '10',
       SETTINGS_CACHE_SECONDS: '0',
+      // Tests write memory and skills straight to S3 between runs and expect the next run to see them.
+      PROMPT_FILES_CACHE_SECONDS: '0',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       ...options.env,
     },

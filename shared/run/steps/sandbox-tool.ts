@@ -4,7 +4,7 @@
 // channel's workspace version moved (another writer changed what the sandbox mirrors, see
 // shared/sandbox/workspace-version.ts); a call that changed nothing lists and writes nothing in S3. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
-import type { ActorDeps } from '../actor.ts';
+import { type ActorDeps, runFlags } from '../actor.ts';
 import { dataKeys } from '../../ids.ts';
 import { eventWriteMetadata } from '../../events/chain.ts';
 import { eventFileSaveRefusal, takeEventFileSave } from '../../events/run-writes.ts';
@@ -42,12 +42,16 @@ export interface SandboxStepDeps extends SnapshotDeps {
 }
 
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  const context = await loadContext(deps.store, run.threadId);
+  // The step's three reads at once: the context, the run's flags, the sandbox item with the workspace version.
+  const [context, flags, { item, version }] = await Promise.all([
+    loadContext(deps.store, run.threadId),
+    runFlags(deps.actor, run.threadId, run.runId),
+    getSandboxAndVersion(deps.sandboxes, run.threadId),
+  ]);
   const call = pendingToolCall(context.entries);
   if (!call || !deps.tools.runsInSandbox(call.name)) return routeAfterTool(context.entries, loop.step);
-  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context, flags);
   if (flagged) return flagged;
-  const { item, version } = await getSandboxAndVersion(deps.sandboxes, run.threadId);
   const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
   if (!item || !address) return { step: loop.step, next: 'tool' };
   if (!(await waitUntilAnswering(deps.sandboxes, item, address))) {
@@ -88,8 +92,10 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     }
     const unchanged =
       sameSyncState(after.state, recorded.files) && recorded.listed?.runId === listed.runId && recorded.listed.version === listed.version;
-    if (!unchanged) await saveSyncState(deps.store, run.threadId, item.taskArn, { files: after.state, listed });
-    await touchSandbox(deps.sandboxes, run.threadId, item.taskArn);
+    await Promise.all([
+      unchanged ? undefined : saveSyncState(deps.store, run.threadId, item.taskArn, { files: after.state, listed }),
+      touchSandbox(deps.sandboxes, run.threadId, item.taskArn),
+    ]);
     const notes = syncNotes(after, snapshot);
     if (notes.length) {
       outcome.status = 'error';
