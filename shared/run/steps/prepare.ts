@@ -19,6 +19,7 @@ import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
+import { resolveApprovalRules } from '../../approvals/rules.ts';
 
 function skillsSection(
   skills: Skill[],
@@ -116,6 +117,12 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       ...(settings.budgets.length ? { budgets: 'not enforced for this run: a budget is in dollars' } : {}),
     });
   }
+  const approvals = resolveApprovalRules(
+    settings.approvals,
+    settings.channels[channelKeyOf(run.threadId)]?.approvals,
+    settings.access,
+    run,
+  );
   const snapshot: RunSnapshot = {
     ...model,
     maxModelSteps: settings.maxModelSteps,
@@ -132,6 +139,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxRunningSandboxes: settings.limits.maxRunningSandboxes,
     sandbox: settings.sandbox,
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
+    ...(approvals.length ? { approvals } : {}),
     system: buildSystemPrompt({
       identity,
       systemNotes,

@@ -11,6 +11,7 @@ import { readText, type StoreDeps, writeText } from '../../context/store.ts';
 import type { ToolPolicy } from '../../tools/allowed-tools.ts';
 import type { Price } from '../../model/pricing.ts';
 import type { Budget } from '../../policy/budgets.ts';
+import type { ApprovalRule } from '../../approvals/rules.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -40,6 +41,8 @@ export interface RunSnapshot {
   sandbox: Settings['sandbox'];
   /** settings.json `maxEventFilesPerRun` as the run began. */
   maxEventFilesPerRun: number;
+  /** settings.json `approvals` (the deployment's and the channel's) as the run began, approvers resolved. */
+  approvals?: ApprovalRule[];
 }
 
 /**
