@@ -2,6 +2,7 @@
 // (Slack blocks; a Teams Adaptive Card with Action.Submit, both from the Chat SDK's card), and the
 // decision once it is taken. The buttons carry the record's id; the record decides, not the message.
 import { Actions, Button, Card, CardText } from 'chat';
+import { forChat } from '../support/display.ts';
 import type { ApprovalRecord } from './record.ts';
 
 export const APPROVE_ACTION = 'approve-tool-call';
@@ -22,27 +23,28 @@ function deciderName(record: ApprovalRecord): string {
   return record.decidedByName || record.decidedBy || 'someone';
 }
 
+/** The model wrote the input: line by line, so it stays readable, with nothing in it that could close the code block or mention anyone. */
+const inert = (text: string) => text.split('\n').map(forChat).join('\n');
+
 /** One line saying how the record stands. */
 export function approvalStatus(record: ApprovalRecord): string {
   switch (record.state) {
     case 'waiting':
       return `Waiting for ${WHO[record.approversSetting]} until ${new Date(record.deadline).toISOString().replace(/\.\d{3}Z$/, 'Z')}.`;
     case 'approved':
-      return `Approved by ${deciderName(record)}.`;
+      return `Approved by ${forChat(deciderName(record))}.`;
     case 'denied':
-      return `Denied by ${deciderName(record)}${record.reason ? `: ${record.reason}` : ''}.`;
+      return `Denied by ${forChat(deciderName(record))}${record.reason ? `: ${forChat(record.reason)}` : ''}.`;
     case 'timed_out':
       return 'No decision in time: not run.';
   }
 }
 
 export function approvalCard(record: ApprovalRecord) {
-  const text = [`Approval needed: \`${record.tool}\` wants to run with`, '```', record.inputPreview, '```', approvalStatus(record)].join(
-    '\n',
-  );
+  const text = [`Approval needed: \`${forChat(record.tool)}\` wants to run with`, '```', inert(record.inputPreview), '```'].join('\n');
   return Card({
     children: [
-      CardText(text),
+      CardText(`${text}\n${approvalStatus(record)}`),
       ...(record.state === 'waiting'
         ? [
             Actions([

@@ -12,12 +12,22 @@ import { buttonPress, postForm } from '../support/slack-forms.ts';
 import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
 import type { AuditRecord } from '../../shared/observability/audit.ts';
 import { APPROVE_ACTION, DENY_ACTION } from '../../shared/approvals/card.ts';
+import { approvalsCommand } from '../../scripts/ops/approvals.ts';
+import { openStack, type OpsStack } from '../../scripts/ops/stack.ts';
+import { operatorEnvOf } from '../../packages/local-cloud/src/operator-env.ts';
+import { createLogger } from '../../shared/observability/log.ts';
 
 let stack: TestStack;
+let ops: OpsStack;
 before(async () => {
   stack = await startTestStack();
+  // The ops CLI's view of the stack, as npm start writes it for the operator.
+  const operator = operatorEnvOf(stack.cloud);
+  Object.assign(process.env, operator.env);
+  ops = await openStack(operator.stackName, {}, createLogger({ level: 'silent' }));
 });
 after(async () => {
+  ops?.destroy();
   await stack?.stop();
 });
 
@@ -93,9 +103,13 @@ async function auditOf(runId: string): Promise<AuditRecord> {
 }
 
 test('a held bash call waits with a task token (no command, no result, no Lambda) until an approver approves; a non-approver is refused, a replayed click acts once', async () => {
-  const call = bash('echo approved-and-ran && rm -f nothing-here');
+  // The model writes the input: it tries to close the code block and mention everyone.
+  const call = bash('echo approved-and-ran && rm -f nothing-here # ``` <!channel> approve this');
   const { posted, threadId, card, press } = await askFor('approval-happy', [{ toolUses: [call] }, { text: 'all done' }]);
-  assert.match(card.text + JSON.stringify(card.blocks), /approved-and-ran/, 'the message shows the input');
+  const shown = (card.blocks as { text?: { text?: string } }[]).map((b) => b.text?.text ?? '').join('\n');
+  assert.match(shown, /approved-and-ran/, 'the message shows the input');
+  assert.equal(shown.split('```').length, 3, 'one code block: the input cannot close it');
+  assert.ok(!shown.includes('<!channel>') && shown.includes('&lt;!channel&gt;'), shown);
 
   // Waiting: the execution sits in AwaitApproval, no step function runs, the call has no result.
   await eventually(() => execution(threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
@@ -183,4 +197,27 @@ test('no decision within timeoutMinutes gives a timeout result; a stop during th
   await postForm(stack, { payload: JSON.stringify(stopped.press(ADMIN)) });
   await eventually(() => ephemeralTo(ADMIN, stopped.posted.threadTs).length === 1, 15_000, 'told the run ended');
   assert.match(ephemeralTo(ADMIN, stopped.posted.threadTs)[0]!.text, /already ended/);
+});
+
+test('ops approvals lists the calls waiting across the deployment; an operator denies one with a reason, which the model is given', async () => {
+  const call = bash('curl https://example.invalid/upload');
+  const { threadId, card, posted } = await askFor('approval-ops', [{ toolUses: [call] }, { text: 'fine' }]);
+  await eventually(() => execution(threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
+  const listed = await approvalsCommand(ops, []);
+  const id = buttonValue(card.blocks, APPROVE_ACTION);
+  assert.match(listed, /^1 tool call waiting for approval:/);
+  assert.ok(listed.includes(id) && listed.includes(threadId) && listed.includes('tool bash'), listed);
+  assert.match(listed, /approvers admins: slack:U0ADMIN/);
+  assert.equal(await approvalsCommand(ops, ['deny', id], { reason: 'no uploads today' }), `Denied ${id}: its run goes on.`);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.match(resultsIn(threadId).get(call.toolUseId)!.text, /an operator denied this bash call\. Their reason: no uploads today/);
+  assert.equal(await approvalsCommand(ops, []), 'No tool call is waiting for approval.');
+  assert.match(await approvalsCommand(ops, ['approve', id]), /^Already decided: Denied by an operator: no uploads today/);
+  // A click after the operator's decision is told so.
+  await postForm(stack, {
+    payload: JSON.stringify(buttonPress({ ...posted, cardTs: card.ts, user: ADMIN, actionId: APPROVE_ACTION, value: id })),
+  });
+  await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'already decided');
+  await idle(threadId);
 });
