@@ -14,11 +14,10 @@ export const DEFAULT_APPROVAL_TIMEOUT_MINUTES = 60;
 /** A week: a wait costs nothing, but the run's execution must still be there to go on. */
 export const MAX_APPROVAL_TIMEOUT_MINUTES = 7 * 24 * 60;
 
-const userId = z
-  .string()
-  .min(1)
-  .max(100)
-  .regex(/^([a-z][a-z0-9-]*:)?[^\s:]+$/, 'must be a user id, e.g. U0123ABCD or slack:U0123ABCD');
+const userId = z.string().min(1).max(100).regex(/^\S+$/, 'must be a user id, e.g. U0123ABCD or slack:U0123ABCD');
+
+/** `slack:U0123`, `teams:29:1abc`: an id that names its platform (a Teams id itself holds a colon). */
+const QUALIFIED = /^[a-z][a-z0-9-]*:/;
 
 export const approvalRuleSchema = z
   .object({
@@ -78,7 +77,7 @@ export function resolveApprovalRules(
         ? [...access.admins]
         : rule.approvers === 'requester'
           ? requester
-          : rule.approvers.map((id) => (id.includes(':') ? id : `${adapter}:${id}`)),
+          : rule.approvers.map((id) => (QUALIFIED.test(id) ? id : `${adapter}:${id}`)),
     timeoutMinutes: rule.timeoutMinutes,
   }));
 }
