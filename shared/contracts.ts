@@ -85,6 +85,10 @@ export const runInputSchema = z.object({
   runId: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
   threadId: z.string(),
   prompt: promptSchema,
+  /** Admitted in collect mode: when it waited behind a run, the collect prompts queued after it go with it (`collected`). */
+  collect: z.literal(true).optional(),
+  /** Collect mode: the prompts that arrived after `prompt` while the thread was busy, answered by this run too. */
+  collected: z.array(promptSchema).max(20).optional(),
   /** The execution running the run now, when it was handed over from the first one (named runId). */
   executionName: z
     .string()

@@ -3,7 +3,7 @@
 import type { SerializedThread } from 'chat';
 import { threadFromJSON, type AgentChat } from '../platforms/chat.ts';
 import { admitPrompt, getActor, startWaiting, type ActorItem } from '../run/actor.ts';
-import { reclaimStaleLeaseOf, reclaimStaleSlots, stopThread, type ControlDeps } from '../run/control.ts';
+import { reclaimStaleLeaseOf, reclaimStaleSlots, steerWithPrompt, stopThread, type ControlDeps } from '../run/control.ts';
 import { withPauseFlag } from '../policy/pause.ts';
 import { actorKey } from '../table.ts';
 import { spentBudget } from '../policy/budgets.ts';
@@ -63,6 +63,7 @@ export function admissionDeps({ control, store, loadChat, settings, logger, metr
       admit: (prompt, options) => admitPrompt(actor, prompt, options),
       startWaiting: async (threadId) => void (await startWaiting(actor, threadId)),
       stop: async (threadId, reason) => void (await stopThread(control, threadId, reason)),
+      steer: (prompt, text, runId) => steerWithPrompt(control, prompt, text, runId),
       reclaimStaleLease: (read, arrivingMessageId) => reclaimStaleLeaseOf(control, read, arrivingMessageId),
       reclaimStaleSlots: (channel) => reclaimStaleSlots(control, channel),
     },

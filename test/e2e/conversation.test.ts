@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { dataKeys } from '../../shared/ids.ts';
@@ -434,4 +434,44 @@ test('attached files reach the prompt: listed with where they are, or why they c
     /Attached files:\n- pixel\.png could not be downloaded: Refusing to fetch an internal attachment URL\n- data\.csv could not be downloaded/,
   );
   await settledIdle(`slack:${posted.channel}:${posted.threadTs}`);
+});
+
+test('a context line that cannot be read is quarantined: the thread is told once and goes on answering', async () => {
+  stack.bedrock.script({ text: 'Noted: the code word is marmalade.' }, { text: 'It was marmalade.' }, { text: 'Still here.' });
+  const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> the code word is marmalade' });
+  await replyDone(first.channel, first.threadTs);
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  await settledIdle(threadId);
+  // A hand edit gone wrong: one line cut short, one that is JSON but not a context entry.
+  const keys = dataKeys(threadId);
+  const s3 = stack.cloud.clients.s3;
+  const bucket = stack.cloud.names.bucket;
+  const read = async (key: string) => (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+  const good = await read(keys.context);
+  const broken = ['{"role":"user","content":[{"text":"cut sh', '{"role":"narrator","note":"not an entry"}'];
+  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: keys.context, Body: `${good}${broken.join('\n')}\n` }));
+
+  await stack.slack.postUserMessage({ text: 'what was the code word?', threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 3);
+  await settledIdle(threadId);
+  const notice = /2 lines of this thread's saved history could not be read/;
+  const texts = () => botReplies(first.channel, first.threadTs).map((m) => m.text);
+  assert.equal(texts().filter((t) => notice.test(t)).length, 1, texts().join('\n---\n'));
+  assert.ok(texts().includes('It was marmalade.'), texts().join('\n---\n'));
+  // The model still had the readable history, without the broken lines.
+  const messages = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
+  assert.match(messages, /marmalade/);
+  assert.doesNotMatch(messages, /narrator|cut sh/);
+  // The broken lines are kept verbatim, by the run that found them; the context no longer holds them.
+  const quarantineDir = `${keys.threadDir}/context-quarantine/`;
+  const listed = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: quarantineDir }));
+  assert.equal(listed.Contents?.length, 1, 'one quarantine file');
+  assert.equal(await read(listed.Contents![0]!.Key!), `${broken.join('\n')}\n`);
+  assert.doesNotMatch(await read(keys.context), /narrator|cut sh/);
+
+  // The next run reads a clean context: no second notice.
+  await stack.slack.postUserMessage({ text: 'are you still there?', threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 4);
+  assert.equal(texts().filter((t) => notice.test(t)).length, 1);
+  assert.ok(texts().includes('Still here.'));
 });

@@ -24,7 +24,8 @@ const isFull = (admission: string): admission is 'channel-full' | 'deployment-fu
 
 export const admitToThread: Gate = async ({ prompt, settings, channel, control, mode, paused, thread }, deps) => {
   const caps = { perChannel: settings.limits.maxConcurrentRunsPerChannel, perDeployment: settings.limits.maxConcurrentRuns };
-  const options = { maxQueueDepth: settings.maxQueueDepth, mode, control, hold: paused, caps };
+  // A prompt steer mode did not turn into a steer waits its turn, as in queue mode.
+  const options = { maxQueueDepth: settings.maxQueueDepth, mode: mode === 'steer' ? 'queue' : mode, control, hold: paused, caps } as const;
   let admission = await deps.threads.admit(prompt, options);
   // Every slot taken: free those whose runs ended without giving them back, then try once more.
   if (isFull(admission) && (await deps.threads.reclaimStaleSlots(admission === 'channel-full' ? channel : undefined)))
