@@ -90,6 +90,8 @@ export async function gateCall(
   call: ToolCall,
   rules: readonly ApprovalRule[] | undefined,
   secrets: SecretPattern[],
+  /** When the run reaches maxRunMinutes (epoch ms): a wait ends by then, since the run could not go on after it. */
+  runEndsAt = Infinity,
 ): Promise<Gate> {
   const rule = approvalRuleFor(rules, call);
   if (!rule) return { kind: 'free' };
@@ -109,7 +111,7 @@ export async function gateCall(
       approversSetting: rule.approversSetting,
       requester: `${adapter}:${run.prompt.author.userId}`,
       createdAt: now,
-      deadline: now + rule.timeoutMinutes * 60_000,
+      deadline: Math.max(now + 1000, Math.min(now + rule.timeoutMinutes * 60_000, runEndsAt)),
     }));
   if (record.state === 'waiting') {
     if (now < record.deadline) {

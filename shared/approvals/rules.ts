@@ -11,8 +11,8 @@ import type { RunInput } from '../contracts.ts';
 import type { ToolCall } from '../tools/tool.ts';
 
 export const DEFAULT_APPROVAL_TIMEOUT_MINUTES = 60;
-/** A week: a wait costs nothing, but the run's execution must still be there to go on. */
-export const MAX_APPROVAL_TIMEOUT_MINUTES = 7 * 24 * 60;
+/** A day, the longest maxRunMinutes: a wait ends by the run's time limit anyway (shared/approvals/gate.ts). */
+export const MAX_APPROVAL_TIMEOUT_MINUTES = 24 * 60;
 
 const userId = z.string().min(1).max(100).regex(/^\S+$/, 'must be a user id, e.g. U0123ABCD or slack:U0123ABCD');
 

@@ -1,6 +1,7 @@
 // The webhooks' side of approvals: a click on Approve or Deny (a Slack block action, a Teams
 // Action.Submit) acts once however often it is delivered, is decided on the approval record, and
 // the approval message is updated to show the decision. The clicker alone is told anything else.
+// A click carries no reason (a Deny with a reason is `ops approvals deny ID --reason`).
 import type { AgentChat } from '../platforms/chat.ts';
 import { nameOf, personFrom } from '../admission/person.ts';
 import { firstDeliveryCheck, replayKey } from '../commands/webhook.ts';
@@ -12,25 +13,17 @@ export interface ApprovalClickDeps extends DecideDeps {
   onThread(adapterName: string, threadId: string): Promise<void>;
 }
 
-/** A deny reason typed into the card's input (Teams sends inputs with the Action.Submit data). */
-function reasonIn(raw: unknown): string | undefined {
-  const reason = (raw as { value?: { reason?: unknown } } | undefined)?.value?.reason;
-  return typeof reason === 'string' ? reason : undefined;
-}
-
 export function wireApprovals(chat: AgentChat, deps: ApprovalClickDeps): void {
   const firstDelivery = firstDeliveryCheck(chat, deps.logger);
   chat.onAction([APPROVE_ACTION, DENY_ACTION], async (event) => {
     if (!(await firstDelivery(replayKey(event.adapter.name, 'action', event.triggerId, event.raw, event.actionId)))) return;
     await deps.onThread(event.adapter.name, event.threadId);
     const who = personFrom(event.adapter.name, event.user, event.raw);
-    const reason = event.actionId === DENY_ACTION ? reasonIn(event.raw) : undefined;
     const outcome = await decideAsPerson(deps, {
       id: event.value ?? '',
       decision: event.actionId === APPROVE_ACTION ? 'approved' : 'denied',
       by: `${who.adapter}:${who.userId}`,
       byName: nameOf(event.user),
-      ...(reason ? { reason } : {}),
     });
     if (outcome.kind === 'decided' && outcome.record.messageId) {
       await event.adapter

@@ -78,6 +78,9 @@ test('a held call gets one record and waits; the first decision wins (a click ag
     SECRET_PATTERNS,
   );
   assert.deepEqual(again.kind === 'wait' && again.loop.approval, { id: 'run-wins#tu-1', timeoutSeconds: 3540 });
+  // A wait never outlasts the run's own time limit (maxRunMinutes): the deadline is set when the record is made.
+  const bounded = await gateCall(deps, run('run-bounded'), { step: 1, next: 'tool' }, call, rules, SECRET_PATTERNS, 1_000_000 + 90_000);
+  assert.deepEqual(bounded.kind === 'wait' && bounded.loop.approval, { id: 'run-bounded#tu-1', timeoutSeconds: 90 });
 
   const approved = await decideApproval(table(), 'run-wins#tu-1', { state: 'approved', by: 'slack:U0ADMIN', at: 1_000_001 });
   const late = await decideApproval(table(), 'run-wins#tu-1', { state: 'timed_out', by: 'timeout', at: 1_000_002 });

@@ -52,6 +52,7 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     call,
     snapshot.approvals,
     secretPatternsWith(snapshot.secretPatterns),
+    snapshot.startedAt + snapshot.maxRunMinutes * 60_000,
   );
   if (gate.kind === 'wait') return gate.loop;
   if (gate.kind === 'refused') {
