@@ -6,7 +6,7 @@ import { isTaskGone } from '../aws/errors.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import { approvalStatus } from './card.ts';
-import { noteDecision } from './gate.ts';
+import { noteDecision } from './note.ts';
 import { decideApproval, getApproval, type ApprovalDeps, type ApprovalRecord } from './record.ts';
 
 export interface DecideDeps {

@@ -28,6 +28,7 @@ import {
   type DecisionTaken,
 } from './record.ts';
 import { approvalRuleFor, type ApprovalRule } from './rules.ts';
+import { noteDecision } from './note.ts';
 
 export interface GateDeps {
   approvals: ApprovalDeps;
@@ -57,22 +58,6 @@ function inputPreview(input: unknown, secrets: SecretPattern[]): string {
   return text.length > INPUT_PREVIEW_CHARS
     ? `${text.slice(0, INPUT_PREVIEW_CHARS)}\n… (${text.length - INPUT_PREVIEW_CHARS} more characters)`
     : text;
-}
-
-const METRIC_OF = { approved: 'ApprovalsApproved', denied: 'ApprovalsDenied', timed_out: 'ApprovalsTimedOut' } as const;
-
-/** A decision that won is counted and logged where it was taken (once, whoever took it). */
-export function noteDecision(deps: { logger: JsonLogger; metrics?: MetricsSink }, record: ApprovalRecord): void {
-  if (record.state === 'waiting') return;
-  deps.metrics?.put(METRIC_OF[record.state], 1, { tool: record.tool });
-  deps.logger.info('approval decided', {
-    approvalId: record.id,
-    runId: record.runId,
-    tool: record.tool,
-    outcome: record.state,
-    by: record.decidedBy,
-    at: record.decidedAt,
-  });
 }
 
 async function decide(deps: GateDeps, id: string, decision: DecisionTaken): Promise<ApprovalRecord> {

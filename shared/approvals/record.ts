@@ -2,7 +2,8 @@
 // chat message is only a view of it. Every decision is one conditional write on `state = waiting`,
 // so the first decision wins, whoever takes it (a click on Slack or Teams, `ops approvals`, the
 // timeout, a message that could not be posted).
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { queryPartition } from '../aws/dynamodb.ts';
 import { isConditionalCheckFailed } from '../aws/errors.ts';
 import { APPROVALS, approvalKey } from '../table.ts';
 
@@ -156,22 +157,6 @@ export async function decideApproval(
 
 /** Every record still waiting (its deadline may have passed: the run times it out at its next step). */
 export async function waitingApprovals(deps: ApprovalDeps): Promise<ApprovalRecord[]> {
-  const found: ApprovalRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await deps.db.send(
-      new QueryCommand({
-        TableName: deps.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        FilterExpression: '#state = :waiting',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':pk': APPROVALS, ':waiting': 'waiting' },
-        ConsistentRead: true,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    found.push(...(out.Items ?? []).map(recordOf));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return found;
+  // The partition holds decided records too until their TTL (a FilterExpression would read them all the same).
+  return (await queryPartition(deps, APPROVALS)).map(recordOf).filter((record) => record.state === 'waiting');
 }
