@@ -13,6 +13,7 @@ import { refuseOverBudget } from './gates/budget.ts';
 import { refuseTooLarge, storeLongText } from './gates/prompt-size.ts';
 import { queueUnlessMayInterrupt, readThread, reclaimStaleLease, steerInSteerMode } from './gates/queue.ts';
 import { admitToThread } from './gates/thread.ts';
+import { chooseAgent } from './gates/agent.ts';
 
 export const ADMISSION_GATES: readonly Gate[] = [
   refuseWithoutAccess,
@@ -25,6 +26,7 @@ export const ADMISSION_GATES: readonly Gate[] = [
   reclaimStaleLease,
   queueUnlessMayInterrupt,
   steerInSteerMode,
+  chooseAgent,
   admitToThread,
 ];
 

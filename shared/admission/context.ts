@@ -45,10 +45,13 @@ export interface AdmissionContext {
   actor: ActorItem | undefined;
   /** The deployment is paused: the prompt waits in its thread's queue and starts nothing. */
   paused: boolean;
+  /** The agent the run works as (`chooseAgent`); `keepAgent`: the prompt chose it, and the thread keeps it. */
+  agent?: string;
+  keepAgent?: boolean;
 }
 
 /** What a gate may find out for the gates after it. */
-export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' | 'paused'>>;
+export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' | 'paused' | 'agent' | 'keepAgent'>>;
 
 /** How an admission ended: refused (its author told why), answered without a run (a command), or the thread's admission. */
 /** `steered`: in steer mode, the prompt became a steer of its thread's running run. */

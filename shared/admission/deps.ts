@@ -9,6 +9,7 @@ import { actorKey } from '../table.ts';
 import { spentBudget } from '../policy/budgets.ts';
 import { renewForThread } from '../events/expiry.ts';
 import type { StoreDeps } from '../context/store.ts';
+import { listAgents } from '../agents/load.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import { lazy } from '../support/lazy.ts';
@@ -53,7 +54,7 @@ export function admissionDeps({ control, store, loadChat, settings, logger, metr
     spentBudget: (applied) => spentBudget(actor, applied),
     storePromptBody: (prompt, runId) => storePromptBody(store, prompt, runId),
     commands: COMMANDS,
-    commandDeps: { control, store, logger },
+    commandDeps: { control, store, logger, agents: { list: (threadId) => listAgents(store, threadId) } },
     threads: {
       read: async (threadId) => {
         const { item, paused } = await withPauseFlag(actor, actorKey(threadId));

@@ -49,6 +49,8 @@ export interface ActorItem {
   holdsSlot?: boolean;
   /** Who may stop or steer the thread's runs, as settings.json said at the latest admission (absent: anyone). */
   control?: ControlPolicy;
+  /** The agent the thread works as since a prompt began with `/agent NAME` (absent: the channel's default). */
+  agent?: string;
 }
 
 /** `channel-full` / `deployment-full`: the thread is idle, but as many runs as allowed already run. */
@@ -71,6 +73,9 @@ export interface AdmitOptions {
   control?: ControlPolicy;
   /** The deployment is paused: the prompt waits in the thread's queue, whatever the thread is doing, and starts nothing. */
   hold?: boolean;
+  /** The agent the run works as; with `keepAgent`, the thread keeps it for its later prompts too. */
+  agent?: string;
+  keepAgent?: boolean;
 }
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
@@ -103,9 +108,10 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
     runId: runIdFor(prompt.threadId, prompt.messageId),
     threadId: prompt.threadId,
     prompt,
+    ...(options.agent ? { agent: options.agent } : {}),
     ...(options.mode === 'collect' ? { collect: true as const } : {}),
   };
-  const control = controlUpdate(options.control);
+  const control = controlUpdate(options.control, options.keepAgent ? options.agent : undefined);
   const marker = {
     Put: {
       TableName: deps.tableName,
@@ -212,11 +218,22 @@ function queueCondition(hold: boolean | undefined, front: boolean): string {
   return '(#status = :running OR (attribute_exists(#queue) AND size(#queue) > :zero)) AND ';
 }
 
-/** The actor update's part that records (or clears) who may stop or steer the thread's runs. */
-function controlUpdate(policy: ControlPolicy | undefined) {
+/**
+ * The actor update's part that records (or clears) who may stop or steer the thread's runs, and
+ * records the agent a prompt chose for the thread.
+ */
+function controlUpdate(policy: ControlPolicy | undefined, agent?: string) {
+  const kept: { set: string; names: Record<string, string>; values: Record<string, unknown> } = agent
+    ? { set: ', #agent = :agent', names: { '#agent': 'agent' }, values: { ':agent': agent } }
+    : { set: '', names: {}, values: {} };
   return policy
-    ? { set: ', #control = :control', remove: '', names: { '#control': 'control' }, values: { ':control': policy } }
-    : { set: '', remove: '#control', names: { '#control': 'control' }, values: {} };
+    ? {
+        set: `, #control = :control${kept.set}`,
+        remove: '',
+        names: { '#control': 'control', ...kept.names },
+        values: { ':control': policy, ...kept.values },
+      }
+    : { set: kept.set, remove: '#control', names: { '#control': 'control', ...kept.names }, values: { ...kept.values } };
 }
 
 type ActorUpdate = Pick<

@@ -289,6 +289,7 @@ test('the gates in order, over one context: a refusal stops the rest; a prompt t
       'reclaimStaleLease',
       'queueUnlessMayInterrupt',
       'steerInSteerMode',
+      'chooseAgent',
       'admitToThread',
     ],
   );

@@ -17,6 +17,8 @@ import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
 import { type ContextEntry, type LoadedContext, loadContext, readText, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import { quarantineUnreadable } from '../../context/quarantine.ts';
+import { agentForRun, agentIdentity, agentTools } from '../../agents/apply.ts';
+import { withoutAgentRequest } from '../../agents/request.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
@@ -99,6 +101,7 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
 export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
   const now = deps.now();
   const layout = workspaceLayout(run.threadId);
+  const agent = await agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent);
   // Memory is read fresh for every run: another thread may have written it a moment ago.
   const skillProblems: string[] = [];
   const [text, settings, skills, identity, systemNotes, context, ...memory] = await Promise.all([
@@ -116,13 +119,18 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
   }
-  const offeredSkills = skillsSection(
-    skills,
-    text,
-    settings,
+  const tools = agentTools(
+    agent,
     deps.tools.tools.map((tool) => tool.name),
+    deps.logger,
   );
-  const model = modelChoice(settings, run, deps.defaultModelId);
+  const offeredSkills = skillsSection(
+    agent?.skills ? skills.filter((skill) => agent.skills!.includes(skill.name)) : skills,
+    withoutAgentRequest(text),
+    settings,
+    tools ?? deps.tools.tools.map((tool) => tool.name),
+  );
+  const model = { ...modelChoice(settings, run, deps.defaultModelId), ...(agent?.model ? { modelId: agent.model } : {}) };
   const price = priceOf(model.modelId, settings.prices);
   if (!price) {
     deps.logger.warn('no price for the model: its runs count tokens, not dollars (add it to "prices" in settings.json)', {
@@ -139,7 +147,9 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   );
   const snapshot: RunSnapshot = {
     ...model,
-    maxModelSteps: settings.maxModelSteps,
+    maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps),
+    ...(agent ? { agent: agent.name } : {}),
+    ...(tools ? { tools } : {}),
     maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
     maxRunMinutes: settings.maxRunMinutes,
     startedAt: now,
@@ -155,7 +165,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
     ...(approvals.length ? { approvals } : {}),
     system: buildSystemPrompt({
-      identity,
+      identity: agent ? agentIdentity(agent) : identity,
       systemNotes,
       threadId: run.threadId,
       runId: run.runId,
@@ -175,7 +185,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   await saveSnapshot(deps, run, snapshot);
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context, text, settings);
+  await addPrompt(deps, run, context, withoutAgentRequest(text), settings);
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

@@ -65,8 +65,10 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
   if (gate.kind === 'approved') noteInContext(context.entries, gate.record);
   const started = deps.now();
   const thread = deps.thread(run);
+  // The agent's name in the status line says which agent is at work.
+  const agent = run.agent ? snapshot.agent : undefined;
   await thread
-    .startTyping(`Running ${call.name}…`)
+    .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
   if (deps.tools.runsInSandbox(call.name)) {
