@@ -138,6 +138,12 @@ test('a held bash call waits with a task token (no command, no result, no Lambda
   assert.match(cardText(posted, card.ts), /Approved by/);
   assert.doesNotMatch(cardText(posted, card.ts), new RegExp(APPROVE_ACTION), 'the buttons are gone');
   assert.equal(ephemeralTo(ADMIN, posted.threadTs).length, 0, 'the replay said nothing');
+  // The run went on through the webhook's SendTaskSuccess (the only role granted it), once.
+  const answers = stack.cloud.awsCalls.filter((c) => c.operation === 'SendTaskSuccess');
+  assert.deepEqual(
+    answers.map((c) => [c.caller, c.status]),
+    [[stack.cloud.functionRoles.webhook, 200]],
+  );
   // A click after the decision is told so.
   await postForm(stack, { payload: JSON.stringify(press(ADMIN, DENY_ACTION)) });
   await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'already decided');
