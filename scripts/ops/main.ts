@@ -3,6 +3,7 @@
 //   put-event FILE   put an event on the default bus (declared triggers fire on it)
 //   metrics          what the functions published: sum, count, p50, p99 per metric
 //   runs, stop, pause, resume   the kill switch (scripts/ops/kill-switch.ts)
+//   approvals        tool calls waiting for a person, and deciding one (scripts/ops/approvals.ts)
 import { parseArgs } from 'node:util';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -12,6 +13,7 @@ import { createLogger } from '../../shared/observability/log.ts';
 import { putEvent, readEventFile } from './put-event.ts';
 import { killSwitch, type KillSwitchCommand } from './kill-switch.ts';
 import { openStack } from './stack.ts';
+import { approvalsCommand } from './approvals.ts';
 
 const USAGE = `usage: npm run ops -- <command> [--stack NAME] [--region REGION]
 commands:
@@ -26,6 +28,9 @@ commands:
   stop --all       stop every running run
   pause            start no new run: prompts wait in their threads (each is told), running runs go on
   resume           start new runs again, beginning with the prompts that waited
+  approvals        list the tool calls waiting for a person's approval, across the deployment
+  approvals approve ID | deny ID [--reason TEXT]
+                   decide one (ID as listed), as an approver's click would: its run goes on at once
 Without --stack, the commands act on the local stack (npm start).`;
 
 const { values, positionals } = parseArgs({
@@ -35,6 +40,7 @@ const { values, positionals } = parseArgs({
     region: { type: 'string' },
     name: { type: 'string' },
     hours: { type: 'string' },
+    reason: { type: 'string' },
     all: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
@@ -81,13 +87,18 @@ try {
     case 'runs':
     case 'stop':
     case 'pause':
-    case 'resume': {
+    case 'resume':
+    case 'approvals': {
       // The local stack is reached as a deployed one, through the variables npm start wrote.
       const target = local ? readOperatorEnv() : { stackName: values.stack!, env: {} };
       Object.assign(process.env, target.env);
       const logger = createLogger({ level: 'warn', component: 'ops', write: (line) => process.stderr.write(`${line}\n`) });
       const stack = await openStack(target.stackName, { region: values.region }, logger);
       try {
+        if (command === 'approvals') {
+          console.log(await approvalsCommand(stack, rest, values.reason === undefined ? {} : { reason: values.reason }));
+          break;
+        }
         if (command !== 'stop' && (rest.length > 0 || values.all)) fail(`${command} takes no arguments\n${USAGE}`);
         console.log(await killSwitch(stack, command as KillSwitchCommand, { threads: rest, all: values.all ?? false }));
       } finally {

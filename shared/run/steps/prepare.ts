@@ -27,6 +27,7 @@ import { withoutAgentRequest } from '../../agents/request.ts';
 import type { AgentDeps } from './deps.ts';
 import { stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
+import { resolveApprovalRules } from '../../approvals/rules.ts';
 
 function skillsSection(
   skills: Skill[],
@@ -151,6 +152,12 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       ...(settings.budgets.length ? { budgets: 'not enforced for this run: a budget is in dollars' } : {}),
     });
   }
+  const approvals = resolveApprovalRules(
+    settings.approvals,
+    settings.channels[channelKeyOf(run.threadId)]?.approvals,
+    settings.access,
+    run,
+  );
   const snapshot: RunSnapshot = {
     ...model,
     maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps),
@@ -169,6 +176,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxRunningSandboxes: settings.limits.maxRunningSandboxes,
     sandbox: settings.sandbox,
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
+    ...(approvals.length ? { approvals } : {}),
     system: buildSystemPrompt({
       identity: agent ? agentIdentity(agent) : files.identity,
       systemNotes: files.systemNotes,

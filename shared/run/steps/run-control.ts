@@ -86,6 +86,7 @@ export function runLimitReached(step: number, snapshot: RunSnapshot, now: number
  */
 export function countStep(before: LoopState | undefined, after: LoopState, limit = 1000): LoopState {
   const work = (before?.work ?? 0) + 1;
-  if (after.next !== 'finish' && after.next !== 'handoff' && work >= limit) return { ...after, work, next: 'handoff', resume: after.next };
+  if (after.next !== 'finish' && after.next !== 'handoff' && after.next !== 'approval' && work >= limit)
+    return { ...after, work, next: 'handoff', resume: after.next };
   return { ...after, work };
 }

@@ -26,6 +26,7 @@ import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from 
 import type { MetricsSink } from '../../observability/metrics.ts';
 import { countToolCall } from './step-metrics.ts';
 import { loadSnapshot, type SnapshotDeps } from './snapshot.ts';
+import { approvalRuleFor } from '../../approvals/rules.ts';
 
 /** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
 export interface SandboxStepDeps extends SnapshotDeps {
@@ -64,6 +65,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   let status: 'success' | 'error';
   try {
     const [recorded, snapshot] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSnapshot(deps, run)]);
+    // A call a rule holds runs here only once a person approved it; the tool step asks them.
+    if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
     const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
       metadata: eventWriteMetadata(run.threadId, run.prompt),

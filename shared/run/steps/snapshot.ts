@@ -12,6 +12,7 @@ import type { ToolPolicy } from '../../tools/allowed-tools.ts';
 import type { Price } from '../../model/pricing.ts';
 import type { Budget } from '../../policy/budgets.ts';
 import { recentlyUsed } from '../../support/recent.ts';
+import type { ApprovalRule } from '../../approvals/rules.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -45,6 +46,8 @@ export interface RunSnapshot {
   sandbox: Settings['sandbox'];
   /** settings.json `maxEventFilesPerRun` as the run began. */
   maxEventFilesPerRun: number;
+  /** settings.json `approvals` (the deployment's and the channel's) as the run began, approvers resolved. */
+  approvals?: ApprovalRule[];
 }
 
 /**
