@@ -57,16 +57,6 @@ const putSecret = (value: object) =>
 /** The doctor's checks, with the model scripted to answer its one-token call. */
 const doctor = () => (stack.bedrock.script({ text: 'H' }), runDoctor(deps));
 
-test('doctor: --help prints the usage and exits 0; an unknown option prints it and exits 2', async () => {
-  const help = await runDoctorCli(['--help'], { PATH: process.env.PATH ?? '' });
-  assert.equal(help.exitCode, 0, help.stderr);
-  assert.match(help.stdout, /^usage: npm run doctor -- \[--stack NAME\]/);
-  assert.match(help.stdout, /--skip-sandbox/);
-  const unknown = await runDoctorCli(['--stak', 'x'], { PATH: process.env.PATH ?? '' });
-  assert.equal(unknown.exitCode, 2);
-  assert.match(unknown.stderr, /Unknown option '--stak'[\s\S]*usage: npm run doctor/);
-});
-
 test('doctor: no AWS credentials at all (and no Region) is a line about credentials, not the Region', async () => {
   const home = mkdtempSync(join(tmpdir(), 'doctor-home-'));
   try {

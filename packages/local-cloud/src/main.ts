@@ -1,18 +1,35 @@
 // `npm start`: the local stack. The stack's handlers on local emulators, reachable at PORT, talking
 // to a local Slack stand-in (default) or to real Slack when SLACK_BOT_TOKEN is set.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { startLocalCloud } from './cloud.ts';
 import { startSlackStandIn } from './slack/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
-import { operatorEnvOf, removeOperatorEnv, writeOperatorEnv } from './operator-env.ts';
+import { demoModel } from './demo-model.ts';
+import { operatorEnvOf } from './operator-env.ts';
+import { liveLocalStack, localStackFile, removeLocalStack, shownPath, writeLocalStack, type ListeningPort } from './stack-file.ts';
+import { portInUseLine, portsInUse, type WantedPort } from './port-holder.ts';
+import { parseCommandLine } from '../../../shared/support/cli-args.ts';
 import { DEFAULT_SETTINGS } from '../../../infra/settings.ts';
 import { describeRequestUrls } from '../../../infra/slack-manifest.ts';
 import { parseTriggers } from '../../../shared/triggers/declaration.ts';
 import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
 
+const USAGE = `usage: npm start
+Runs the stack on this machine (the local cloud) until Ctrl-C. Settings are environment variables,
+also read from .env in the checkout (see .env.example and README, "Local configuration"):
+  PORT (3000), LOCAL_SLACK_PORT (3001), LOCAL_EVENTBRIDGE_PORT (3002), LOCAL_TEAMS_PORT (3003),
+  LOCAL_METRICS_PORT (3004)   where it listens; 0 takes any free port
+  LOCAL_MODEL                 demo (the default without AWS credentials), echo, or bedrock
+  LOCAL_SANDBOX               isolated (default), egress or unsafe
+  LOCAL_STACK_FILE            where the CLIs find this stack (default .local/stack.json)`;
+
+parseCommandLine('start', USAGE, { options: {} });
+// The checkout's .env fills in what the environment does not set.
+const DOT_ENV = new URL('../../../.env', import.meta.url);
+if (existsSync(DOT_ENV)) process.loadEnvFile(DOT_ENV);
 const env = process.env;
 
 /** The triggers declared in cdk.json, which the local stack runs as a deployment would. */
@@ -79,6 +96,25 @@ function sandboxLines(isolation: LocalIsolation): string[] {
   ];
 }
 
+const LOCAL_MODELS = ['demo', 'echo', 'bedrock'] as const;
+type LocalModel = (typeof LOCAL_MODELS)[number];
+
+/** LOCAL_MODEL, or by default Bedrock when it can be reached and the demo model when not. */
+function localModelChoice(credentials: boolean): LocalModel {
+  const raw = env.LOCAL_MODEL;
+  if (!raw) return credentials || env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME ? 'bedrock' : 'demo';
+  if ((LOCAL_MODELS as readonly string[]).includes(raw)) return raw as LocalModel;
+  console.error(`LOCAL_MODEL must be one of ${LOCAL_MODELS.join(', ')} (or unset), got ${JSON.stringify(raw)}`);
+  process.exit(2);
+}
+
+/** The variable that moves a fixed port, by its number (defaults and set values alike). */
+function portVariable(taken: number): string | undefined {
+  const fixed = { PORT: 3000, LOCAL_SLACK_PORT: 3001, LOCAL_EVENTBRIDGE_PORT: 3002, LOCAL_TEAMS_PORT: 3003, LOCAL_METRICS_PORT: 3004 };
+  const found = Object.entries(fixed).find(([name, fallback]) => Number(env[name] || fallback) === taken);
+  return found?.[0];
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const realSlack = Boolean(env.SLACK_BOT_TOKEN);
@@ -87,26 +123,49 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const localSandbox = localSandboxSetting();
-  const signingSecret = env.SLACK_SIGNING_SECRET ?? randomBytes(16).toString('hex');
-  const botToken = env.SLACK_BOT_TOKEN ?? `xoxb-local-${randomBytes(8).toString('hex')}`;
-  // LOCAL_MODEL=echo: a local stand-in model that streams back what it was told, for trying the
-  // whole path without Bedrock access.
-  const echoModel = env.LOCAL_MODEL === 'echo' ? await startBedrockFake() : undefined;
-  echoModel?.setDefault((request) => {
-    const last = JSON.stringify(request.body.messages?.at(-1)?.content ?? '');
-    const said = /"text":"((?:[^"\\]|\\.)*)"/.exec(last)?.[1] ?? '';
-    return { text: `(local echo model) You said: ${JSON.parse(`"${said}"`)}`.split(/(?<= )/), delayMs: 40 };
-  });
-  if (env.LOCAL_MODEL && !echoModel) {
-    console.error(`LOCAL_MODEL must be "echo" (or unset for Amazon Bedrock), got ${JSON.stringify(env.LOCAL_MODEL)}`);
+  const realTeams = Boolean(env.TEAMS_APP_ID);
+  const wanted: Required<WantedPort>[] = [
+    { port: port('PORT', 3000), what: 'the webhook API', variable: 'PORT' },
+    ...(realSlack ? [] : [{ port: port('LOCAL_SLACK_PORT', 3001), what: 'the Slack stand-in', variable: 'LOCAL_SLACK_PORT' }]),
+    { port: port('LOCAL_EVENTBRIDGE_PORT', 3002), what: 'the local EventBridge', variable: 'LOCAL_EVENTBRIDGE_PORT' },
+    ...(realTeams ? [] : [{ port: port('LOCAL_TEAMS_PORT', 3003), what: 'the Teams stand-in', variable: 'LOCAL_TEAMS_PORT' }]),
+    { port: port('LOCAL_METRICS_PORT', 3004), what: 'the metrics summary', variable: 'LOCAL_METRICS_PORT' },
+  ];
+  const wantedPort = (variable: string) => wanted.find((w) => w.variable === variable)?.port;
+  // One stack file per stack: a second stack from this checkout needs its own, or the CLIs of the
+  // first would reach the second.
+  const stackFile = localStackFile();
+  const running = await liveLocalStack(stackFile);
+  if (running) {
+    console.error(
+      `A local stack (pid ${running.pid}) is already running from this checkout and owns ${shownPath(stackFile)}: stop it, ` +
+        'or start this one with its own LOCAL_STACK_FILE and ports (see npm start -- --help).',
+    );
     process.exit(2);
   }
-  const modelEndpoint = echoModel?.endpoint ?? env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME;
+  const taken = await portsInUse(wanted);
+  if (taken.length > 0) {
+    console.error(taken.join('\n'));
+    process.exit(2);
+  }
+  const signingSecret = env.SLACK_SIGNING_SECRET ?? randomBytes(16).toString('hex');
+  const botToken = env.SLACK_BOT_TOKEN ?? `xoxb-local-${randomBytes(8).toString('hex')}`;
   const credentials = await haveModelCredentials();
+  const modelChoice = localModelChoice(credentials);
+  const localModel = modelChoice === 'bedrock' ? undefined : await startBedrockFake();
+  if (modelChoice === 'echo') {
+    // A stand-in that streams back what it was told.
+    localModel?.setDefault((request) => {
+      const last = JSON.stringify(request.body.messages?.at(-1)?.content ?? '');
+      const said = /"text":"((?:[^"\\]|\\.)*)"/.exec(last)?.[1] ?? '';
+      return { text: `(local echo model) You said: ${JSON.parse(`"${said}"`)}`.split(/(?<= )/), delayMs: 40 };
+    });
+  }
+  if (modelChoice === 'demo') localModel?.setDefault(demoModel());
+  const modelEndpoint = localModel?.endpoint ?? env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME;
 
-  const slack = realSlack ? undefined : await startSlackStandIn({ signingSecret, botToken, port: port('LOCAL_SLACK_PORT', 3001) });
+  const slack = realSlack ? undefined : await startSlackStandIn({ signingSecret, botToken, port: wantedPort('LOCAL_SLACK_PORT') });
   // Without TEAMS_APP_ID a local Teams stand-in plays the Bot Framework (keys, tokens, Connector API).
-  const realTeams = Boolean(env.TEAMS_APP_ID);
   if (realTeams && !env.TEAMS_APP_PASSWORD) {
     console.error('TEAMS_APP_ID is set but TEAMS_APP_PASSWORD is not: set both (and TEAMS_APP_TENANT_ID) to talk to a real Azure Bot.');
     process.exit(2);
@@ -116,11 +175,11 @@ async function main(): Promise<void> {
     appPassword: env.TEAMS_APP_PASSWORD ?? randomBytes(16).toString('hex'),
     tenantId: env.TEAMS_APP_TENANT_ID ?? DEFAULT_TENANT_ID,
   };
-  const teams = realTeams ? undefined : await startTeamsStandIn({ ...teamsApp, port: port('LOCAL_TEAMS_PORT', 3003) });
+  const teams = realTeams ? undefined : await startTeamsStandIn({ ...teamsApp, port: wantedPort('LOCAL_TEAMS_PORT') });
   // Read once: the cloud runs them, and the banner lists them.
   const triggers = declaredTriggers();
   const cloud = await startLocalCloud({
-    port: port('PORT', 3000),
+    port: wantedPort('PORT'),
     slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
     teams: {
       ...teamsApp,
@@ -130,15 +189,15 @@ async function main(): Promise<void> {
     },
     modelId: env.BEDROCK_MODEL_ID,
     triggers,
-    eventBridgePort: port('LOCAL_EVENTBRIDGE_PORT', 3002),
-    metricsPort: port('LOCAL_METRICS_PORT', 3004),
+    eventBridgePort: wantedPort('LOCAL_EVENTBRIDGE_PORT'),
+    metricsPort: wantedPort('LOCAL_METRICS_PORT'),
     useAmbientCredentials: credentials,
     localSandbox,
     env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...(modelEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: modelEndpoint } : {}) },
   });
   slack?.setEventsUrl(cloud.slackEventsUrl);
   teams?.setMessagingEndpoint(cloud.teamsMessagesUrl);
-  echoModel?.setAuthorizer(cloud.authorizeModelRequest);
+  localModel?.setAuthorizer(cloud.authorizeModelRequest);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
   const lines = [
@@ -177,24 +236,56 @@ async function main(): Promise<void> {
       : `events matching its pattern on the default bus (npm run ops -- put-event FILE)`;
     lines.push(`  Trigger        ${trigger.name}: ${source}`);
   }
-  const via = echoModel
-    ? 'the local echo model (LOCAL_MODEL=echo)'
-    : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
-  lines.push(`  Model          ${echoModel ? 'echo' : modelId} via ${via}`);
+  const via = {
+    demo: 'the local demo model (LOCAL_MODEL=demo): it runs fenced shell blocks, creates, reads and uploads files, sets reminders',
+    echo: 'the local echo model (LOCAL_MODEL=echo)',
+    bedrock: modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`,
+  }[modelChoice];
+  lines.push(`  Model          ${modelChoice === 'bedrock' ? modelId : modelChoice} via ${via}`);
   lines.push(`  Metrics        npm run ops -- metrics      (the functions' EMF metrics, served at ${cloud.metrics.endpoint}/metrics)`);
   lines.push(...sandboxLines(cloud.ecs.isolation));
-  if (!credentials && !modelEndpoint) {
+  lines.push(`  State          in memory: threads, files and event files are gone when the stack stops`);
+  if (modelChoice === 'demo' && !env.LOCAL_MODEL) {
     lines.push(
       '',
-      '  No AWS credentials found, so the agent cannot reach Bedrock. The stack still runs, and the agent',
-      '  will say so in the thread. To configure model access: export AWS credentials (AWS_PROFILE, or',
-      '  AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) with Bedrock access to the model, or set',
-      '  AWS_ENDPOINT_URL_BEDROCK_RUNTIME to a Bedrock-compatible endpoint; then restart.',
-      '  To try the whole path without Bedrock: LOCAL_MODEL=echo npm start',
+      '  No AWS credentials found, so the agent uses the local demo model. For Amazon Bedrock: export AWS',
+      '  credentials (AWS_PROFILE, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) with Bedrock access to the',
+      '  model, or set AWS_ENDPOINT_URL_BEDROCK_RUNTIME to a Bedrock-compatible endpoint; then restart.',
+    );
+  } else if (modelChoice === 'bedrock' && !credentials && !modelEndpoint) {
+    lines.push(
+      '',
+      '  LOCAL_MODEL=bedrock but no AWS credentials found: the agent will say in the thread that it cannot',
+      '  reach Bedrock. Export AWS credentials (AWS_PROFILE, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) with',
+      '  Bedrock access to the model, or set AWS_ENDPOINT_URL_BEDROCK_RUNTIME; then restart.',
     );
   }
   lines.push(`  Operate it     npm run ops -- runs | stop THREAD | stop --all | pause | resume`);
-  writeOperatorEnv(operatorEnvOf(cloud));
+  lines.push(`  Stack file     ${shownPath(stackFile)}: where npm run chat, ops and doctor -- --local find this stack`);
+  const operator = operatorEnvOf(cloud);
+  writeLocalStack(
+    {
+      ...operator,
+      pid: process.pid,
+      startedAt: new Date(started).toISOString(),
+      ports: listeningPorts([
+        ...wanted.map((w) => ({ url: urlOfPort(w.variable), what: w.what, variable: w.variable })),
+        ...(localModel ? [{ url: localModel.endpoint, what: `the local ${modelChoice} model` }] : []),
+        ...Object.entries(operator.env)
+          .filter(([key]) => key.startsWith('AWS_ENDPOINT_URL_'))
+          .map(([key, url]) => ({ url, what: `the local ${key.slice('AWS_ENDPOINT_URL_'.length)} endpoint` })),
+      ]),
+      urls: {
+        api: cloud.apiUrl,
+        eventBridge: cloud.eventBridge.endpoint,
+        metrics: cloud.metrics.endpoint,
+        ...(slack ? { slack: slack.url, slackApi: slack.apiUrl } : {}),
+        ...(teams ? { teams: teams.url, teamsToken: teams.tokenUrl } : {}),
+        ...(localModel ? { model: localModel.endpoint } : {}),
+      },
+    },
+    stackFile,
+  );
   console.log(lines.join('\n'));
 
   let stopping = false;
@@ -202,18 +293,45 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log('\nStopping the local stack...');
-    removeOperatorEnv();
+    removeLocalStack(stackFile);
     await cloud.stop();
     await slack?.close();
     await teams?.close();
-    await echoModel?.close();
+    await localModel?.close();
     process.exit(0);
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  process.on('SIGHUP', stop);
+  // However the process ends (an uncaught error too), the file goes with it.
+  process.on('exit', () => removeLocalStack(stackFile));
+
+  function urlOfPort(variable: string): string {
+    if (variable === 'PORT') return cloud.apiUrl;
+    if (variable === 'LOCAL_SLACK_PORT') return slack!.url;
+    if (variable === 'LOCAL_TEAMS_PORT') return teams!.url;
+    if (variable === 'LOCAL_EVENTBRIDGE_PORT') return cloud.eventBridge.endpoint;
+    return cloud.metrics.endpoint;
+  }
+}
+
+/** Each port once (several endpoints can share one), from the URLs that name them. */
+function listeningPorts(named: { url: string; what: string; variable?: string }[]): ListeningPort[] {
+  const ports = new Map<number, ListeningPort>();
+  for (const { url, what, variable } of named) {
+    const port = Number(new URL(url).port);
+    if (port && !ports.has(port)) ports.set(port, { port, what, ...(variable ? { variable } : {}) });
+  }
+  return [...ports.values()];
 }
 
 main().catch((error: unknown) => {
+  // A port taken after the check above (a race) is still named with the variable that moves it.
+  const { code, port: taken } = error as { code?: string; port?: number };
+  if (code === 'EADDRINUSE' && taken) {
+    console.error(portInUseLine({ port: taken, what: 'a port of the local stack', variable: portVariable(taken) }));
+    process.exit(2);
+  }
   console.error(`The local stack could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });
