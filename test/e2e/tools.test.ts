@@ -3,6 +3,11 @@
 // with files synced through S3, and the results come back to the model paired with their ids.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { dataKeys } from '../../shared/ids.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
@@ -10,6 +15,8 @@ import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn } from '../support/scripted-run.ts';
 import { readData } from '../support/data-bucket.ts';
 import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
+import { demoModel } from '../../packages/local-cloud/src/demo-model.ts';
+import { localStackRecord, writeLocalStack } from '../../packages/local-cloud/src/stack-file.ts';
 
 let stack: TestStack;
 before(async () => {
@@ -229,4 +236,35 @@ test('a command may run at most as long as one sandbox-step invocation leaves it
   const result = results.get(turns[0]!.toolUses![0]!.toolUseId!)!;
   assert.equal(result.status, 'error');
   assert.equal(result.text, 'invalid input for bash: timeout_seconds: Too big: expected number to be <=780');
+});
+
+// Last in this file: from here on the model's unscripted answers are the demo model's.
+test('the demo model: `npm run chat` with a fenced `echo hi` shows the output of the command the sandbox ran', async (t) => {
+  stack.bedrock.setDefault(demoModel());
+  // The stack file npm start would write for this stack; the chat CLI finds the stack through it.
+  const dir = mkdtempSync(join(tmpdir(), 'demo-chat-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const stackFile = join(dir, 'stack.json');
+  const model = { endpoint: stack.bedrock.endpoint, name: 'demo' };
+  writeLocalStack(
+    localStackRecord({ cloud: stack.cloud, slack: stack.slack, teams: stack.teams, model, startedAt: new Date() }),
+    stackFile,
+  );
+  const asked = stack.bedrock.requests.length;
+
+  const typed = 'run this: ```sh\necho hi\n```';
+  const chat = ['--import', 'tsx', 'packages/local-cloud/src/chat-cli.ts', '--quiet', '1500', typed];
+  const { stdout } = await promisify(execFile)(process.execPath, chat, { env: { PATH: process.env.PATH, LOCAL_STACK_FILE: stackFile } });
+  assert.match(stdout, /^bot> I ran `echo hi`\. Its output:\n```\nhi\n\n\[exit code 0, [\d.]+ s\]\n```$/m);
+  // The output is the sandbox's: the command server's result (with its exit code) went to the model.
+  const calls = stack.bedrock.requests.slice(asked);
+  const result = calls.flatMap((r) => r.body.messages?.at(-1)?.content ?? []).find((block) => block.toolResult)?.toolResult;
+  assert.equal(result?.status, 'success');
+  assert.match(JSON.stringify(result?.content), /hi\\n.*exit code 0/);
+  const threadTs = /--thread (\S+)/.exec(stdout)![1]!;
+  const replies = stack.slack.messages.thread('C0LOCAL', threadTs).filter((m) => m.bot_id);
+  assert.ok(
+    replies.some((m) => /Its output:\n```\nhi\n\n\[exit code 0/.test(m.text)),
+    JSON.stringify(replies.map((m) => m.text)),
+  );
 });

@@ -86,12 +86,12 @@ const LANGUAGE_LINE = /^(?:sh|bash|shell|zsh|console)\n/;
 
 /**
  * The shell block of a message. The chat adapters hand the runtime plain text, where a code block
- * is its own paragraph with its fences gone (in Slack, a language tag stays as its first line); a
- * fence that did arrive counts too, closed or not.
+ * is the lines after the text that introduced it, its fences gone (in Slack, a language tag stays
+ * as its first line): "run this:\nsh\necho hi". A fence that did arrive counts too, closed or not.
  */
 function shellBlock(said: string): string | undefined {
   const fenced = /```(?:[\w-]*\n)?([\s\S]*?)(?:```|$)/.exec(said)?.[1];
-  const paragraph = /:[ \t]*\n\s*\n([\s\S]+)$/.exec(said)?.[1];
+  const paragraph = /:[ \t]*\n([\s\S]+)$/.exec(said)?.[1];
   return (fenced ?? paragraph)?.replace(LANGUAGE_LINE, '').trim() || undefined;
 }
 

@@ -8,8 +8,7 @@ import { startSlackStandIn } from './slack/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { demoModel } from './demo-model.ts';
-import { operatorEnvOf } from './operator-env.ts';
-import { liveLocalStack, localStackFile, removeLocalStack, shownPath, writeLocalStack, type ListeningPort } from './stack-file.ts';
+import { liveLocalStack, localStackFile, localStackRecord, removeLocalStack, shownPath, writeLocalStack } from './stack-file.ts';
 import { portInUseLine, portsInUse, type WantedPort } from './port-holder.ts';
 import { parseCommandLine } from '../../../shared/support/cli-args.ts';
 import { DEFAULT_SETTINGS } from '../../../infra/settings.ts';
@@ -262,28 +261,14 @@ async function main(): Promise<void> {
   }
   lines.push(`  Operate it     npm run ops -- runs | stop THREAD | stop --all | pause | resume`);
   lines.push(`  Stack file     ${shownPath(stackFile)}: where npm run chat, ops and doctor -- --local find this stack`);
-  const operator = operatorEnvOf(cloud);
   writeLocalStack(
-    {
-      ...operator,
-      pid: process.pid,
-      startedAt: new Date(started).toISOString(),
-      ports: listeningPorts([
-        ...wanted.map((w) => ({ url: urlOfPort(w.variable), what: w.what, variable: w.variable })),
-        ...(localModel ? [{ url: localModel.endpoint, what: `the local ${modelChoice} model` }] : []),
-        ...Object.entries(operator.env)
-          .filter(([key]) => key.startsWith('AWS_ENDPOINT_URL_'))
-          .map(([key, url]) => ({ url, what: `the local ${key.slice('AWS_ENDPOINT_URL_'.length)} endpoint` })),
-      ]),
-      urls: {
-        api: cloud.apiUrl,
-        eventBridge: cloud.eventBridge.endpoint,
-        metrics: cloud.metrics.endpoint,
-        ...(slack ? { slack: slack.url, slackApi: slack.apiUrl } : {}),
-        ...(teams ? { teams: teams.url, teamsToken: teams.tokenUrl } : {}),
-        ...(localModel ? { model: localModel.endpoint } : {}),
-      },
-    },
+    localStackRecord({
+      cloud,
+      slack,
+      teams,
+      model: localModel && { endpoint: localModel.endpoint, name: modelChoice },
+      startedAt: new Date(started),
+    }),
     stackFile,
   );
   console.log(lines.join('\n'));
@@ -305,24 +290,6 @@ async function main(): Promise<void> {
   process.on('SIGHUP', stop);
   // However the process ends (an uncaught error too), the file goes with it.
   process.on('exit', () => removeLocalStack(stackFile));
-
-  function urlOfPort(variable: string): string {
-    if (variable === 'PORT') return cloud.apiUrl;
-    if (variable === 'LOCAL_SLACK_PORT') return slack!.url;
-    if (variable === 'LOCAL_TEAMS_PORT') return teams!.url;
-    if (variable === 'LOCAL_EVENTBRIDGE_PORT') return cloud.eventBridge.endpoint;
-    return cloud.metrics.endpoint;
-  }
-}
-
-/** Each port once (several endpoints can share one), from the URLs that name them. */
-function listeningPorts(named: { url: string; what: string; variable?: string }[]): ListeningPort[] {
-  const ports = new Map<number, ListeningPort>();
-  for (const { url, what, variable } of named) {
-    const port = Number(new URL(url).port);
-    if (port && !ports.has(port)) ports.set(port, { port, what, ...(variable ? { variable } : {}) });
-  }
-  return [...ports.values()];
 }
 
 main().catch((error: unknown) => {

@@ -7,7 +7,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { OperatorEnv } from './operator-env.ts';
+import { operatorEnvOf, type OperatorEnv } from './operator-env.ts';
+import type { LocalCloud } from './cloud.ts';
 
 const CHECKOUT = fileURLToPath(new URL('../../../', import.meta.url));
 const DEFAULT_STACK_FILE = resolve(CHECKOUT, '.local/stack.json');
@@ -42,6 +43,52 @@ export interface LocalStackRecord extends OperatorEnv {
 }
 
 export class LocalStackError extends Error {}
+
+/** What a running stack is made of, as far as its CLIs care. */
+export interface LocalStackParts {
+  cloud: Pick<LocalCloud, 'env' | 'deployment' | 'apiUrl' | 'eventBridge' | 'metrics'>;
+  slack?: { url: string; apiUrl: string };
+  teams?: { url: string; tokenUrl: string };
+  model?: { endpoint: string; name: string };
+  startedAt: Date;
+  pid?: number;
+}
+
+/** The record of a running stack: every port it listens on (each once), with what it is. */
+export function localStackRecord(parts: LocalStackParts): LocalStackRecord {
+  const { cloud, slack, teams, model } = parts;
+  const operator = operatorEnvOf(cloud);
+  const named: { url: string | undefined; what: string; variable?: string }[] = [
+    { url: cloud.apiUrl, what: 'the webhook API', variable: 'PORT' },
+    { url: slack?.url, what: 'the Slack stand-in', variable: 'LOCAL_SLACK_PORT' },
+    { url: cloud.eventBridge.endpoint, what: 'the local EventBridge', variable: 'LOCAL_EVENTBRIDGE_PORT' },
+    { url: teams?.url, what: 'the Teams stand-in', variable: 'LOCAL_TEAMS_PORT' },
+    { url: cloud.metrics.endpoint, what: 'the metrics summary', variable: 'LOCAL_METRICS_PORT' },
+    { url: model?.endpoint, what: `the local ${model?.name} model` },
+    ...Object.entries(operator.env)
+      .filter(([key]) => key.startsWith('AWS_ENDPOINT_URL_'))
+      .map(([key, url]) => ({ url, what: `the local ${key.slice('AWS_ENDPOINT_URL_'.length)} endpoint` })),
+  ];
+  const ports = new Map<number, ListeningPort>();
+  for (const { url, what, variable } of named) {
+    const port = url ? Number(new URL(url).port) : 0;
+    if (port && !ports.has(port)) ports.set(port, { port, what, ...(variable ? { variable } : {}) });
+  }
+  return {
+    ...operator,
+    pid: parts.pid ?? process.pid,
+    startedAt: parts.startedAt.toISOString(),
+    ports: [...ports.values()],
+    urls: {
+      api: cloud.apiUrl,
+      eventBridge: cloud.eventBridge.endpoint,
+      metrics: cloud.metrics.endpoint,
+      ...(slack ? { slack: slack.url, slackApi: slack.apiUrl } : {}),
+      ...(teams ? { teams: teams.url, teamsToken: teams.tokenUrl } : {}),
+      ...(model ? { model: model.endpoint } : {}),
+    },
+  };
+}
 
 /** Where the stack file is: LOCAL_STACK_FILE (relative to the working directory) or .local/stack.json. */
 export function localStackFile(env: NodeJS.ProcessEnv = process.env): string {

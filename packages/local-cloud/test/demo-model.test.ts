@@ -9,6 +9,7 @@ import { SlackFormatConverter } from '@chat-adapter/slack';
 import { startBedrockFake, type BedrockFake } from '../src/bedrock.ts';
 import { DEMO_HELP, demoModel } from '../src/demo-model.ts';
 import { buildSystemPrompt } from '../../../shared/context/system-prompt.ts';
+import { contextText } from '../../../shared/context/context-text.ts';
 import { workspaceLayout } from '../../../shared/sandbox/workspace.ts';
 
 const THREAD = 'slack:C0LOCAL:1795765044.260412';
@@ -34,8 +35,8 @@ after(async () => {
   await fake.close();
 });
 
-/** What a person typed in Slack, as the model sees it ("Name: text", formatting as plain text). */
-const fromSlack = (typed: string) => `Ada: ${toPlainText(new SlackFormatConverter().toAst(`<@U0LOCALBOT> ${typed}`))}`;
+/** What a person typed in Slack, as the model sees it (plain text, as the Slack adapter makes it, in context form). */
+const fromSlack = (typed: string) => contextText('Ada', toPlainText(new SlackFormatConverter().toAst(`<@U0LOCALBOT> ${typed}`)));
 
 async function converse(messages: Message[], offered = tools) {
   const response = await client.send(
