@@ -7,7 +7,7 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { cloudWatchMetrics, formatMetrics, localMetrics } from './metrics.ts';
 import { openLocalStack } from '../../packages/local-cloud/src/stack-file.ts';
-import { parseCommandLine } from '../../shared/support/cli-args.ts';
+import { loadDotEnv, parseCommandLine } from '../../shared/support/cli-args.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import { putEvent, readEventFile } from './put-event.ts';
 import { killSwitch, type KillSwitchCommand } from './kill-switch.ts';
@@ -26,8 +26,10 @@ commands:
   pause            start no new run: prompts wait in their threads (each is told), running runs go on
   resume           start new runs again, beginning with the prompts that waited
 Without --stack, the commands act on the local stack that npm start wrote to .local/stack.json
-(LOCAL_STACK_FILE names another; LOCAL_EVENTBRIDGE_URL and LOCAL_METRICS_URL override its URLs).`;
+(LOCAL_STACK_FILE names another; LOCAL_EVENTBRIDGE_URL and LOCAL_METRICS_URL override its URLs);
+these variables may also be set in .env.`;
 
+loadDotEnv();
 const { values, positionals } = parseCommandLine('ops', USAGE, {
   allowPositionals: true,
   options: {

@@ -1,6 +1,7 @@
 // The command lines of the project's npm scripts (start, chat, ops, doctor, bench, teams:package):
 // `--help` (or `-h`) prints the script's usage, and a wrong option or value is one line that says
 // how to get the usage, never a stack trace.
+import { existsSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export type CommandLine<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>>;
@@ -33,4 +34,12 @@ export function parseCommandLine<T extends ParseArgsConfig>(script: string, usag
     console.error(usageErrorLine(error, script));
     process.exit(2);
   }
+}
+
+/**
+ * The local scripts' settings from `.env` in the directory they run from (npm runs them from the
+ * checkout): what the environment already sets wins. `.env.example` lists the variables.
+ */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
 }

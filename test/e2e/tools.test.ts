@@ -19,8 +19,9 @@ import { demoModel } from '../../packages/local-cloud/src/demo-model.ts';
 import { localStackRecord, writeLocalStack } from '../../packages/local-cloud/src/stack-file.ts';
 
 let stack: TestStack;
+const steps: string[] = [];
 before(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ onStep: (step, ms) => void (ms >= 0 && steps.push(step)) });
 });
 after(async () => {
   await stack?.stop();
@@ -236,6 +237,16 @@ test('a command may run at most as long as one sandbox-step invocation leaves it
   const result = results.get(turns[0]!.toolUses![0]!.toolUseId!)!;
   assert.equal(result.status, 'error');
   assert.equal(result.text, 'invalid input for bash: timeout_seconds: Too big: expected number to be <=780');
+});
+
+test('the start reports each step as it finishes (what npm start prints, each with its time)', () => {
+  const finished = (prefix: string) => steps.findIndex((step) => step.startsWith(prefix));
+  for (const prefix of ['the stack synthesized', 'DynamoDB Local', 'SQS and S3', 'the functions deployed', 'API Gateway']) {
+    assert.ok(finished(prefix) >= 0, `${prefix}: ${steps.join(' | ')}`);
+  }
+  // The functions are deployed once the emulators and the synthesized template are there; the API comes last.
+  assert.ok(finished('the functions deployed') > Math.max(finished('the stack synthesized'), finished('DynamoDB Local')));
+  assert.equal(finished('API Gateway'), steps.length - 1);
 });
 
 // Last in this file: from here on the model's unscripted answers are the demo model's.

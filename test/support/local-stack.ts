@@ -40,6 +40,8 @@ export async function startTestStack(
     alarmEmail?: string;
     /** The functions' log lines (LOG_LEVEL in `env` decides which are written); default: printed. */
     onLog?: LocalCloudOptions['onLog'];
+    /** Each step of the start as it finishes (what `npm start` prints). */
+    onStep?: LocalCloudOptions['onStep'];
   } = {},
 ): Promise<TestStack> {
   const [slack, teams, bedrock] = await Promise.all([
@@ -80,6 +82,7 @@ export async function startTestStack(
     alarmEmail: options.alarmEmail,
     onError: (where, error) => errors.push({ where, error }),
     onLog: options.onLog,
+    onStep: options.onStep,
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
   teams.setMessagingEndpoint(cloud.teamsMessagesUrl);

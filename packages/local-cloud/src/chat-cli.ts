@@ -12,7 +12,7 @@
 import { createInterface } from 'node:readline';
 import { teamsChat } from './teams/chat.ts';
 import { LocalStackError, openLocalStack } from './stack-file.ts';
-import { parseCommandLine } from '../../../shared/support/cli-args.ts';
+import { loadDotEnv, parseCommandLine } from '../../../shared/support/cli-args.ts';
 
 const DEFAULT_CHANNEL = 'C0LOCAL';
 const USAGE = `usage: npm run chat -- [options] ["message"]
@@ -28,7 +28,7 @@ message, interactively (one thread, a line per message).
       --conversation ID  continue this conversation; --personal, --group: start one of that kind
   -h, --help             this text
 The stack is found in .local/stack.json (LOCAL_STACK_FILE names another stack's file); LOCAL_SLACK_URL
-or LOCAL_TEAMS_URL name a stand-in directly.`;
+or LOCAL_TEAMS_URL name a stand-in directly. These variables may also be set in .env.`;
 
 interface Info {
   botUserId: string;
@@ -156,6 +156,7 @@ function continueHint(channel: string, threadTs: string): string {
   return `Continue this thread:  npm run chat -- --thread ${threadTs}${channelArg} "your message"`;
 }
 
+loadDotEnv();
 const { values, positionals } = parseCommandLine('chat', USAGE, {
   allowPositionals: true,
   options: {

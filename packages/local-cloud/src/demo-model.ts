@@ -61,6 +61,10 @@ function report(request: RecordedRequest, results: ContentBlock[]): ScriptedTurn
         return `${input.path} says:\n${fenced(output)}`;
       case 'upload':
         return `Posted ${input.path} in this thread.`;
+      case 'write': {
+        const schedule = /"schedule": "([^"]+)"/.exec(input.content ?? '')?.[1];
+        return schedule ? `Reminder set: it fires at ${schedule.replace('T', ' ')} UTC.` : `Saved ${input.path}.`;
+      }
       default:
         return `Done: ${output}`;
     }
@@ -110,7 +114,11 @@ function plan(text: string, request: RecordedRequest, now: Date): ScriptedTurn {
     const what = reminder[2]!.trim();
     const event = { type: 'one-shot', threadId, text: `Reminder: ${what}`, schedule: inMinutes(runTime, minutes), timezone: 'UTC' };
     const path = `${eventsPath.replace(/\/$/, '')}/reminder-${runTime.getTime()}.json`;
-    return use('write', { path, content: `${JSON.stringify(event, null, 2)}\n` }, `I'll remind you in ${minutes} minutes.`);
+    return use(
+      'write',
+      { path, content: `${JSON.stringify(event, null, 2)}\n` },
+      `I'll remind you in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+    );
   }
   const create = /^create (?:a )?(?:file )?(\S+) with(?: the text| content)?:?\s+([\s\S]+)$/i.exec(said);
   if (create) return use('write', { path: create[1], content: `${create[2]!.trim()}\n` }, `Creating ${create[1]}.`);

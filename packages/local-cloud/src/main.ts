@@ -1,7 +1,7 @@
 // `npm start`: the local stack. The stack's handlers on local emulators, reachable at PORT, talking
 // to a local Slack stand-in (default) or to real Slack when SLACK_BOT_TOKEN is set.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { startLocalCloud } from './cloud.ts';
 import { startSlackStandIn } from './slack/index.ts';
@@ -10,7 +10,7 @@ import { startBedrockFake } from './bedrock.ts';
 import { demoModel } from './demo-model.ts';
 import { liveLocalStack, localStackFile, localStackRecord, removeLocalStack, shownPath, writeLocalStack } from './stack-file.ts';
 import { portInUseLine, portsInUse, type WantedPort } from './port-holder.ts';
-import { parseCommandLine } from '../../../shared/support/cli-args.ts';
+import { loadDotEnv, parseCommandLine } from '../../../shared/support/cli-args.ts';
 import { DEFAULT_SETTINGS } from '../../../infra/settings.ts';
 import { describeRequestUrls } from '../../../infra/slack-manifest.ts';
 import { parseTriggers } from '../../../shared/triggers/declaration.ts';
@@ -18,7 +18,7 @@ import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting }
 
 const USAGE = `usage: npm start
 Runs the stack on this machine (the local cloud) until Ctrl-C. Settings are environment variables,
-also read from .env in the checkout (see .env.example and README, "Local configuration"):
+also read from .env in the checkout (see .env.example and README, "Local configuration (environment)"):
   PORT (3000), LOCAL_SLACK_PORT (3001), LOCAL_EVENTBRIDGE_PORT (3002), LOCAL_TEAMS_PORT (3003),
   LOCAL_METRICS_PORT (3004)   where it listens; 0 takes any free port
   LOCAL_MODEL                 demo (the default without AWS credentials), echo, or bedrock
@@ -26,9 +26,7 @@ also read from .env in the checkout (see .env.example and README, "Local configu
   LOCAL_STACK_FILE            where the CLIs find this stack (default .local/stack.json)`;
 
 parseCommandLine('start', USAGE, { options: {} });
-// The checkout's .env fills in what the environment does not set.
-const DOT_ENV = new URL('../../../.env', import.meta.url);
-if (existsSync(DOT_ENV)) process.loadEnvFile(DOT_ENV);
+loadDotEnv();
 const env = process.env;
 
 /** The triggers declared in cdk.json, which the local stack runs as a deployment would. */
@@ -149,7 +147,16 @@ async function main(): Promise<void> {
   }
   const signingSecret = env.SLACK_SIGNING_SECRET ?? randomBytes(16).toString('hex');
   const botToken = env.SLACK_BOT_TOKEN ?? `xoxb-local-${randomBytes(8).toString('hex')}`;
+  console.log('Starting the local stack; each step as it finishes (seconds since the start, and its own):');
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const progress = (step: string, ms: number) => console.log(`  ${seconds(Date.now() - started).padStart(7)}  ${step} (${seconds(ms)})`);
+  let stepStart = Date.now();
+  const stepDone = (step: string) => {
+    progress(step, Date.now() - stepStart);
+    stepStart = Date.now();
+  };
   const credentials = await haveModelCredentials();
+  stepDone(credentials ? 'AWS credentials found' : 'no AWS credentials found');
   const modelChoice = localModelChoice(credentials);
   const localModel = modelChoice === 'bedrock' ? undefined : await startBedrockFake();
   if (modelChoice === 'echo') {
@@ -176,8 +183,12 @@ async function main(): Promise<void> {
   };
   const teams = realTeams ? undefined : await startTeamsStandIn({ ...teamsApp, port: wantedPort('LOCAL_TEAMS_PORT') });
   // Read once: the cloud runs them, and the banner lists them.
+  stepDone(
+    `the stand-ins: ${[slack && 'Slack', teams && 'Teams', localModel && `the ${modelChoice} model`].filter(Boolean).join(', ') || 'none'}`,
+  );
   const triggers = declaredTriggers();
   const cloud = await startLocalCloud({
+    onStep: progress,
     port: wantedPort('PORT'),
     slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
     teams: {
@@ -206,7 +217,7 @@ async function main(): Promise<void> {
   if (slack) {
     lines.push(
       `  Slack          local stand-in at ${slack.url}  (open it in a browser to watch the threads)`,
-      `  Talk to it     npm run chat -- "hello"      (or: LOCAL_SLACK_URL=${slack.url} npm run chat)`,
+      `  Talk to it     npm run chat -- "hello"      (it finds this stack in ${shownPath(stackFile)})`,
     );
   } else {
     lines.push(

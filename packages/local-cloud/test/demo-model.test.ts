@@ -107,6 +107,12 @@ test("'remind me in N minutes' writes a one-shot event file for this thread into
     schedule: '2026-11-27T08:05:00',
     timezone: 'UTC',
   });
+  const reported = await converse([
+    said(fromSlack('remind me in 5 minutes to stretch')),
+    { role: 'assistant', content: [{ toolUse: { toolUseId: 't2', name: 'write', input: { path, content } } }] },
+    { role: 'user', content: [{ toolResult: { toolUseId: 't2', content: [{ text: `wrote 120 bytes to ${path}` }], status: 'success' } }] },
+  ]);
+  assert.equal(reported.text, 'Reminder set: it fires at 2026-11-27 08:05:00 UTC.');
   // When it fires, its text comes back as a message.
   assert.equal((await converse([said('Reminder: stretch')])).text, '⏰ Reminder: stretch');
 });

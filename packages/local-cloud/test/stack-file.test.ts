@@ -237,3 +237,37 @@ test('two stacks on one machine: chat and ops reach the stack their file names, 
   assert.equal(out.code, 2);
   assert.match(out.stderr, /^warning: .*stale\.json is stale: the npm start that wrote it \(pid \d+\) is no longer running/);
 });
+
+test('.env in the directory npm runs from sets the local variables; the environment wins over it', async (t) => {
+  const dir = tempDir(t);
+  const { server, port } = await listening();
+  t.after(() => closed(server));
+  writeFileSync(
+    join(dir, '.env'),
+    `# a comment\nPORT=${port}\nLOCAL_SLACK_PORT=0\nLOCAL_EVENTBRIDGE_PORT=0\nLOCAL_TEAMS_PORT=0\nLOCAL_METRICS_PORT=0\nLOCAL_STACK_FILE=from-dot-env.json\n`,
+  );
+  const tsx = new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+  const inDir = (script: string, args: string[], env: Record<string, string>) =>
+    run(process.execPath, ['--import', tsx, join(ROOT, script), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env } }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { stderr: string; code: number }) => error,
+    );
+  const start = await inDir('packages/local-cloud/src/main.ts', [], {});
+  assert.equal(start.code, 2);
+  assert.match(
+    start.stderr.trim(),
+    new RegExp(`^Port ${port} \\(the webhook API\\) is in use by pid ${process.pid} .*PORT=<free port>\\.$`),
+  );
+  const chat = await inDir('packages/local-cloud/src/chat-cli.ts', ['hello'], {});
+  assert.match(chat.stderr, /from-dot-env\.json does not exist/);
+  const chosen = await inDir('packages/local-cloud/src/chat-cli.ts', ['hello'], { LOCAL_STACK_FILE: 'from-environment.json' });
+  assert.match(chosen.stderr, /from-environment\.json does not exist/);
+});
+
+test('.env.example lists only variables the README documents', () => {
+  const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const names = [...example.matchAll(/^# ([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
+  assert.ok(names.length >= 10, names.join(', '));
+  for (const name of names) assert.ok(readme.includes(`| \`${name}\``) || readme.includes(`\`${name}\`, `), name);
+});
