@@ -17,6 +17,7 @@ import { FARGATE_VCPU_QUOTA, LAMBDA_CONCURRENCY_QUOTA } from '../../infra/quota-
 import { DEFAULT_MODEL_ID } from '../../shared/defaults.ts';
 import { BOT_TOKEN, SIGNING_SECRET, startTestStack, type TestStack } from '../support/local-stack.ts';
 import { byCheck, doctorDeps, operatorEnvironment, problems, runDoctorCli, statusLines } from '../support/doctor.ts';
+import { localStackRecord, writeLocalStack } from '../../packages/local-cloud/src/stack-file.ts';
 
 const ALARM_EMAIL = 'ops@example.com';
 const EVERY_CHECK = [
@@ -109,6 +110,29 @@ test('doctor: an alarm email nobody confirmed is a problem; once confirmed the w
   const tasks = [...stack.cloud.ecs.tasks.values()];
   assert.ok(tasks.length >= 1);
   assert.ok(tasks.every((task) => task.desiredStatus === 'STOPPED'));
+});
+
+test('doctor --local: the CLI finds the running local stack in its stack file, with nothing else in its environment', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'doctor-local-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const stackFile = join(dir, 'stack.json');
+  const model = { endpoint: stack.bedrock.endpoint, name: 'scripted' };
+  writeLocalStack(
+    localStackRecord({ cloud: stack.cloud, slack: stack.slack, teams: stack.teams, model, startedAt: new Date() }),
+    stackFile,
+  );
+  stack.bedrock.script({ text: 'H' });
+  const { stdout, stderr, exitCode } = await runDoctorCli(['--local', '--skip-sandbox', '--timeout-seconds', '60'], {
+    PATH: process.env.PATH ?? '',
+    LOCAL_STACK_FILE: stackFile,
+  });
+  assert.deepEqual(
+    statusLines(stdout),
+    EVERY_CHECK.map((check) => `${check === 'sandbox' ? 'skipped' : 'ok'} ${check}`),
+    `${stdout}\n${stderr}`,
+  );
+  assert.equal(exitCode, 0);
+  assert.equal(stack.bedrock.requests.at(-1)!.operation, 'converse');
 });
 
 test('doctor: --skip-sandbox starts no task', async () => {
