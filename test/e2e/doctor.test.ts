@@ -15,9 +15,8 @@ import { parseEcrImage } from '../../infra/image-uri.ts';
 import { resolveCloudFormation } from '../../packages/local-cloud/src/resources.ts';
 import { FARGATE_VCPU_QUOTA, LAMBDA_CONCURRENCY_QUOTA } from '../../infra/quota-codes.ts';
 import { DEFAULT_MODEL_ID } from '../../shared/defaults.ts';
-import { BOT_TOKEN, SIGNING_SECRET, startTestStack, type TestStack } from '../support/local-stack.ts';
+import { BOT_TOKEN, SIGNING_SECRET, startTestStack, writeStackFile, type TestStack } from '../support/local-stack.ts';
 import { byCheck, doctorDeps, operatorEnvironment, problems, runDoctorCli, statusLines } from '../support/doctor.ts';
-import { localStackRecord, writeLocalStack } from '../../packages/local-cloud/src/stack-file.ts';
 
 const ALARM_EMAIL = 'ops@example.com';
 const EVERY_CHECK = [
@@ -113,14 +112,8 @@ test('doctor: an alarm email nobody confirmed is a problem; once confirmed the w
 });
 
 test('doctor --local: the CLI finds the running local stack in its stack file, with nothing else in its environment', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'doctor-local-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const stackFile = join(dir, 'stack.json');
-  const model = { endpoint: stack.bedrock.endpoint, name: 'scripted' };
-  writeLocalStack(
-    localStackRecord({ cloud: stack.cloud, slack: stack.slack, teams: stack.teams, model, startedAt: new Date() }),
-    stackFile,
-  );
+  const stackFile = writeStackFile(stack, t);
+  stack.cloud.deployment.sns.confirm(topicArn, ALARM_EMAIL);
   stack.bedrock.script({ text: 'H' });
   const { stdout, stderr, exitCode } = await runDoctorCli(['--local', '--skip-sandbox', '--timeout-seconds', '60'], {
     PATH: process.env.PATH ?? '',

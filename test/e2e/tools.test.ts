@@ -4,19 +4,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { dataKeys } from '../../shared/ids.ts';
-import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { startTestStack, writeStackFile, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn } from '../support/scripted-run.ts';
 import { readData } from '../support/data-bucket.ts';
 import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
 import { demoModel } from '../../packages/local-cloud/src/demo-model.ts';
-import { localStackRecord, writeLocalStack } from '../../packages/local-cloud/src/stack-file.ts';
 
 let stack: TestStack;
 const steps: string[] = [];
@@ -253,14 +249,7 @@ test('the start reports each step as it finishes (what npm start prints, each wi
 test('the demo model: `npm run chat` with a fenced `echo hi` shows the output of the command the sandbox ran', async (t) => {
   stack.bedrock.setDefault(demoModel());
   // The stack file npm start would write for this stack; the chat CLI finds the stack through it.
-  const dir = mkdtempSync(join(tmpdir(), 'demo-chat-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const stackFile = join(dir, 'stack.json');
-  const model = { endpoint: stack.bedrock.endpoint, name: 'demo' };
-  writeLocalStack(
-    localStackRecord({ cloud: stack.cloud, slack: stack.slack, teams: stack.teams, model, startedAt: new Date() }),
-    stackFile,
-  );
+  const stackFile = writeStackFile(stack, t, 'demo');
   const asked = stack.bedrock.requests.length;
 
   const typed = 'run this: ```sh\necho hi\n```';

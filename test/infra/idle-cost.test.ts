@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { estimateIdleCost, formatIdleCost, IDLE_COST_AFTER_SYNTH, idleCostLines } from '../../infra/idle-cost.ts';
-import { synth } from './synth.ts';
+import { runApp, synth } from './synth.ts';
 
 const estimateFor = (settings: Record<string, unknown>) => estimateIdleCost(synth({ settings }).template.toJSON());
 const byWhat = (estimate: ReturnType<typeof estimateIdleCost>) =>
@@ -66,15 +66,7 @@ test("docs/cost.md shows the line the default settings print, and each mode's to
 test('infra/app.ts (what cdk synth runs) prints the estimate of the settings it synthesizes', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'threadwork-idle-'));
   try {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        CDK_OUTDIR: outdir,
-        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], sandboxNetwork: 'isolated', stackName: 'CostCheck' }),
-      },
-    });
+    const run = runApp(outdir, { sandboxNetwork: 'isolated', stackName: 'CostCheck' });
     assert.equal(run.status, 0, run.stderr);
     assert.match(
       run.stderr,
@@ -112,16 +104,7 @@ test('npm run synth prints the template first and then the idle cost of each sta
 test('the app leaves the line to npm run synth when that runs it', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'threadwork-idle-'));
   try {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        [IDLE_COST_AFTER_SYNTH]: '1',
-        CDK_OUTDIR: outdir,
-        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], stackName: 'CostCheck' }),
-      },
-    });
+    const run = runApp(outdir, { stackName: 'CostCheck' }, { [IDLE_COST_AFTER_SYNTH]: '1' });
     assert.equal(run.status, 0, run.stderr);
     assert.doesNotMatch(run.stderr, /estimated idle cost/);
     assert.match(idleCostLines(outdir)[0]!, /^CostCheck: estimated idle cost \$29\.50\/month/);

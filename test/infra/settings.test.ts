@@ -1,7 +1,6 @@
 // Deployment settings read from CDK context, and how a model id maps to Bedrock resources.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { parseModelId } from '../../infra/constructs/bedrock-access.ts';
 import { isImageReference, parseEcrImage } from '../../infra/image-uri.ts';
 import { CONTEXT_KEYS, ContextError, DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
+import { runApp } from './synth.ts';
 
 const settingsFrom = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
 
@@ -254,11 +254,7 @@ test('cdk synth (infra/app.ts) says an unknown key or a bad value in one line, w
       [{ modelld: 'x' }, /^unknown context key modelld \(did you mean modelId\?\): it is not a setting of this app \(the settings: .*\)$/],
       [{ sandboxAzs: '4' }, /^context sandboxAzs must be a whole number from 1 to 3; got "4"$/],
     ] as const) {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
-        cwd: PROJECT_ROOT,
-        encoding: 'utf8',
-        env: { ...process.env, CDK_OUTDIR: outdir, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }) },
-      });
+      const run = runApp(outdir, context);
       assert.equal(run.status, 1);
       assert.match(run.stderr.trim(), line);
     }
