@@ -12,7 +12,7 @@ import { issueLines } from '../support/validation.ts';
 import { defineCommand, storeOf } from './command.ts';
 
 /** What an admin may change from the chat: the per-channel overrides of `channels`. */
-export const CHANNEL_SETTING_KEYS = ['queueMode', 'model.id', 'model.temperature', 'model.maxOutputTokens'] as const;
+export const CHANNEL_SETTING_KEYS = ['agent', 'queueMode', 'model.id', 'model.temperature', 'model.maxOutputTokens'] as const;
 
 type SettingsArgs = { kind: 'show' } | { kind: 'set'; key: string; value: string };
 
@@ -31,6 +31,7 @@ export function effectiveSettings(settings: Settings, channelKey: string): Recor
     ...rest,
     model: { ...rest.model, ...channel.model },
     queueMode: channel.queueMode ?? rest.queueMode,
+    agent: channel.agent ?? rest.agent ?? null,
     access: { ...access, locked: undefined },
   };
 }

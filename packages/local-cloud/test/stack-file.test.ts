@@ -264,9 +264,9 @@ test('.env in the directory npm runs from sets the local variables; the environm
   assert.match(chosen.stderr, /from-environment\.json does not exist/);
 });
 
-test('.env.example lists only variables the README documents', () => {
+test('.env.example lists only variables docs/local.md documents', () => {
   const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs/local.md'), 'utf8');
   const names = [...example.matchAll(/^# ([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
   assert.ok(names.length >= 10, names.join(', '));
   for (const name of names) assert.ok(readme.includes(`| \`${name}\``) || readme.includes(`\`${name}\`, `), name);
