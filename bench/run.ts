@@ -1073,7 +1073,13 @@ async function main(): Promise<void> {
   const started = performance.now();
   // `npm run bench | head` closes stdout early: keep going, so the emulators are still stopped.
   process.stdout.on('error', () => {});
-  const only = selectedSections(args.only ?? config.only);
+  let only: Set<SectionNumber>;
+  try {
+    only = selectedSections(args.only ?? config.only);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(2);
+  }
   const partial = only.size < ALL_SECTIONS.length;
   console.log(
     `threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}, ` +

@@ -51,8 +51,14 @@ for (const script of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[]) {
   });
 }
 
-test('a missing option value is one line too', async () => {
+test('a missing or bad option value is one line too', async () => {
   const out = await npmRun('ops', ['metrics', '--hours']);
   assert.equal(out.code, 2);
   assert.equal(out.stderr.trim(), "Option '--hours <value>' argument missing (npm run ops -- --help lists the options)");
+  const bench = await npmRun('bench', ['--only', '9']);
+  assert.equal(bench.code, 2);
+  assert.equal(bench.stderr.trim(), '--only takes section numbers 1,2,3,4,5,6,7 separated by commas; got "9"');
+  const doctor = await npmRun('doctor', ['--timeout-seconds', 'soon']);
+  assert.equal(doctor.code, 2);
+  assert.equal(doctor.stderr.trim(), '--timeout-seconds must be a positive number, got "soon"');
 });
