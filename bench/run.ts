@@ -43,7 +43,15 @@ import { loadMention } from './slack-events.ts';
 import { measureSideBySide, TOOL_TURN_STEPS, type SideBySideResult } from './side-by-side.ts';
 import { measureSteps, type StepResult } from './steps.ts';
 import { bytes, elapsed, ms, note, percent, ratio, section, summarize, table, type Summary } from './stats.ts';
+import { parseCommandLine } from '../shared/support/cli-args.ts';
 import { measureTools, setEarlySandboxStart, SMALL_FILES, type Traffic, type ToolsResult } from './tools.ts';
+
+const USAGE = `usage: npm run bench [-- --only 2,3]
+Figures for the runtime on the local cloud, section by section (nothing is asserted).
+  --only LIST   run these sections alone (or BENCH_ONLY=LIST); 6 brings 3 along, 4 needs no local cloud
+Sizes: BENCH_ACKS, BENCH_STEPS, BENCH_TOOLS, BENCH_STOPS, BENCH_THREADS, BENCH_DISPATCH; handler logs:
+BENCH_LOG_LEVEL (default silent). The header of bench/run.ts says what each one counts.`;
+const { values: args } = parseCommandLine('bench', USAGE, { options: { only: { type: 'string' } } });
 
 const SLACK_ACK_BUDGET_MS = 3000;
 
@@ -1143,10 +1151,7 @@ type SectionNumber = (typeof ALL_SECTIONS)[number];
  * The sections to run: `--only 2,3` (or BENCH_ONLY=2,3), else all. Section 6's bottleneck reading
  * uses section 3's call counts, so 6 brings 3 along.
  */
-function selectedSections(argv: string[], env: string | undefined): Set<SectionNumber> {
-  const flag = argv.indexOf('--only');
-  const inline = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-  const list = inline ?? (flag >= 0 ? argv[flag + 1] : undefined) ?? env;
+function selectedSections(list: string | undefined): Set<SectionNumber> {
   if (!list) return new Set(ALL_SECTIONS);
   const numbers = list.split(',').map((x) => Number(x.trim()));
   const unknown = numbers.filter((n) => !ALL_SECTIONS.includes(n as SectionNumber));
@@ -1162,7 +1167,13 @@ async function main(): Promise<void> {
   const started = performance.now();
   // `npm run bench | head` closes stdout early: keep going, so the emulators are still stopped.
   process.stdout.on('error', () => {});
-  const only = selectedSections(process.argv.slice(2), config.only);
+  let only: Set<SectionNumber>;
+  try {
+    only = selectedSections(args.only ?? config.only);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(2);
+  }
   const partial = only.size < ALL_SECTIONS.length;
   console.log(
     `threadwork bench — node ${process.version}, ${process.platform}/${process.arch}; BENCH_ACKS=${config.acks}, BENCH_STEPS=${config.steps}, BENCH_TOOLS=${config.tools}, ` +
