@@ -61,6 +61,8 @@ export interface NagScope {
   readonly versionPruning: FunctionVersionPruning;
 }
 
+const TASK_TOKEN_REASON =
+  'An approval decided in the chat goes on with states:SendTaskSuccess, which the Service Authorization Reference lists without a resource type: IAM authorizes them on "*" only. The task token in the request is the capability; only the webhooks (which take the clicks) are granted it.';
 const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
 const LIST_TASKS_REASON =
@@ -93,7 +95,9 @@ export function acknowledgeNagFindings(parts: NagScope): void {
         ? `${XRAY_REASON} In the VPC, Lambda also needs ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets, which work only on "*" (creating and deleting interfaces is scoped separately).`
         : fn === sandbox.reaper.handler
           ? `${XRAY_REASON} The orphan sweep lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`
-          : XRAY_REASON,
+          : webhooks.includes(fn)
+            ? `${XRAY_REASON} ${TASK_TOKEN_REASON}`
+            : XRAY_REASON,
     );
   }
 

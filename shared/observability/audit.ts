@@ -13,7 +13,7 @@ import { totalUsage } from '../model/pricing.ts';
 import type { StepFailure } from '../run/failures.ts';
 import type { JsonLogger } from './log.ts';
 import type { LoopState, RunInput } from '../contracts.ts';
-import { type ContextEntry, loadContext } from '../context/store.ts';
+import { type ApprovalNote, type ContextEntry, loadContext } from '../context/store.ts';
 import { loadSnapshot, type RunSnapshot, type SnapshotDeps } from '../run/steps/snapshot.ts';
 import { triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
 
@@ -40,6 +40,8 @@ export interface AuditToolCall {
   durationMs?: number;
   /** ok | error: it ran; skipped: it never ran (refused, steered away, stopped, the run ended first). */
   outcome: 'ok' | 'error' | 'skipped';
+  /** It waited for a person (settings.json `approvals`): who decided (`adapter:id`, `timeout`, `system`), when, what. */
+  approval?: ApprovalNote;
 }
 
 export interface AuditRecord {
@@ -91,8 +93,10 @@ function toolCallsOf(entries: ContextEntry[]): AuditToolCall[] {
       const use = block.toolUse;
       if (!use?.toolUseId) return [];
       const result = results.get(use.toolUseId);
-      if (!result?.ran) return [{ name: use.name ?? '', outcome: 'skipped' }];
-      return [{ name: use.name ?? '', ...result.ran, outcome: result.status === 'error' ? 'error' : 'ok' }];
+      const approval = entry.meta.approvals?.[use.toolUseId];
+      const decided = approval ? { approval } : {};
+      if (!result?.ran) return [{ name: use.name ?? '', outcome: 'skipped', ...decided }];
+      return [{ name: use.name ?? '', ...result.ran, outcome: result.status === 'error' ? 'error' : 'ok', ...decided }];
     }),
   );
 }

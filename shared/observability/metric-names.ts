@@ -37,6 +37,10 @@ export const METRICS = {
   AgentCostUsd: { unit: 'None', dimensions: ['agent'] },
   ToolCalls: { unit: 'Count', dimensions: ['tool'] },
   ToolErrors: { unit: 'Count', dimensions: ['tool'] },
+  /** Decisions on tool calls that waited for a person (settings.json `approvals`), by who or what took them. */
+  ApprovalsApproved: { unit: 'Count', dimensions: ['tool'] },
+  ApprovalsDenied: { unit: 'Count', dimensions: ['tool'] },
+  ApprovalsTimedOut: { unit: 'Count', dimensions: ['tool'] },
   /** Published by the sandbox reaper on each sweep. */
   SandboxesRunning: { unit: 'Count', dimensions: [] },
   OldestSandboxAge: { unit: 'Seconds', dimensions: [] },

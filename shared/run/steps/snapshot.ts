@@ -11,6 +11,8 @@ import { readText, type StoreDeps, writeText } from '../../context/store.ts';
 import type { ToolPolicy } from '../../tools/allowed-tools.ts';
 import type { Price } from '../../model/pricing.ts';
 import type { Budget } from '../../policy/budgets.ts';
+import { recentlyUsed } from '../../support/recent.ts';
+import type { ApprovalRule } from '../../approvals/rules.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -44,6 +46,8 @@ export interface RunSnapshot {
   sandbox: Settings['sandbox'];
   /** settings.json `maxEventFilesPerRun` as the run began. */
   maxEventFilesPerRun: number;
+  /** settings.json `approvals` (the deployment's and the channel's) as the run began, approvers resolved. */
+  approvals?: ApprovalRule[];
 }
 
 /**
@@ -64,15 +68,7 @@ export interface SnapshotCache {
 
 /** The `max` most recently read snapshots (a container steps a few runs at a time; a system prompt can be large). */
 export function recentSnapshots(max = 20): SnapshotCache {
-  const kept = new Map<string, RunSnapshot>();
-  return {
-    get: (runId) => kept.get(runId),
-    set(runId, snapshot) {
-      kept.delete(runId);
-      kept.set(runId, snapshot);
-      if (kept.size > max) kept.delete(kept.keys().next().value!);
-    },
-  };
+  return recentlyUsed<RunSnapshot>(max);
 }
 
 export interface SnapshotDeps {
