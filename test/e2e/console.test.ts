@@ -37,12 +37,13 @@ after(async () => {
 });
 
 test('the console: a message posted there shows the tool call, with its input and result, and the reply streaming in', async () => {
-  const reply = Array.from({ length: 30 }, (_, i) => `piece ${i + 1} of the answer. `);
-  // The model pauses after five pieces: the reply is seen unfinished, then whole.
+  // A line at a time: the Slack adapter streams whole lines.
+  const reply = Array.from({ length: 30 }, (_, i) => `piece ${i + 1} of the answer.\n`);
+  // The model pauses after twelve pieces: the reply is seen unfinished, then whole.
   const held = gate();
   stack.bedrock.script(
     { toolUses: [{ name: 'search_channel', input: { query: 'deploy notes', limit: 5 } }] },
-    { text: reply, hold: held.promise, holdAfterDeltas: 5 },
+    { text: reply, hold: held.promise, holdAfterDeltas: 12 },
   );
   const page = await browser.newPage();
   try {
@@ -78,7 +79,7 @@ test('the console: a message posted there shows the tool call, with its input an
     await page.waitForFunction(() => !document.querySelector('section.thread pre.streaming'), undefined, { timeout: 60_000 });
     assert.match(
       (await thread.locator('.msg.bot pre').last().textContent()) ?? '',
-      /^piece 1 of the answer\. [^]*piece 30 of the answer\.$/,
+      /^piece 1 of the answer\.\n[^]*piece 30 of the answer\.\s*$/,
     );
   } finally {
     await page.close();

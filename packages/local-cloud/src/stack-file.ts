@@ -50,6 +50,8 @@ export interface LocalStackParts {
   slack?: { url: string; apiUrl: string };
   teams?: { url: string; tokenUrl: string };
   model?: { endpoint: string; name: string };
+  /** The browser console (with the Slack stand-in). */
+  console?: { url: string };
   startedAt: Date;
   pid?: number;
 }
@@ -64,6 +66,7 @@ export function localStackRecord(parts: LocalStackParts): LocalStackRecord {
     { url: cloud.eventBridge.endpoint, what: 'the local EventBridge', variable: 'LOCAL_EVENTBRIDGE_PORT' },
     { url: teams?.url, what: 'the Teams stand-in', variable: 'LOCAL_TEAMS_PORT' },
     { url: cloud.metrics.endpoint, what: 'the metrics summary', variable: 'LOCAL_METRICS_PORT' },
+    { url: parts.console?.url, what: 'the console', variable: 'LOCAL_CONSOLE_PORT' },
     { url: model?.endpoint, what: `the local ${model?.name} model` },
     ...Object.entries(operator.env)
       .filter(([key]) => key.startsWith('AWS_ENDPOINT_URL_'))

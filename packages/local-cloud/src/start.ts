@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { startLocalCloud } from './cloud.ts';
 import { startSlackStandIn } from './slack/index.ts';
+import { consoleSources, startConsole } from './console/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { demoModel } from './demo-model.ts';
@@ -95,7 +96,14 @@ function localModelChoice(credentials: boolean): LocalModel {
 
 /** The variable that moves a fixed port, by its number (defaults and set values alike). */
 function portVariable(taken: number): string | undefined {
-  const fixed = { PORT: 3000, LOCAL_SLACK_PORT: 3001, LOCAL_EVENTBRIDGE_PORT: 3002, LOCAL_TEAMS_PORT: 3003, LOCAL_METRICS_PORT: 3004 };
+  const fixed = {
+    PORT: 3000,
+    LOCAL_SLACK_PORT: 3001,
+    LOCAL_EVENTBRIDGE_PORT: 3002,
+    LOCAL_TEAMS_PORT: 3003,
+    LOCAL_METRICS_PORT: 3004,
+    LOCAL_CONSOLE_PORT: 3005,
+  };
   const found = Object.entries(fixed).find(([name, fallback]) => Number(env[name] || fallback) === taken);
   return found?.[0];
 }
@@ -115,6 +123,7 @@ async function main(started: number): Promise<void> {
     { port: port('LOCAL_EVENTBRIDGE_PORT', 3002), what: 'the local EventBridge', variable: 'LOCAL_EVENTBRIDGE_PORT' },
     ...(realTeams ? [] : [{ port: port('LOCAL_TEAMS_PORT', 3003), what: 'the Teams stand-in', variable: 'LOCAL_TEAMS_PORT' }]),
     { port: port('LOCAL_METRICS_PORT', 3004), what: 'the metrics summary', variable: 'LOCAL_METRICS_PORT' },
+    ...(realSlack ? [] : [{ port: port('LOCAL_CONSOLE_PORT', 3005), what: 'the console', variable: 'LOCAL_CONSOLE_PORT' }]),
   ];
   const wantedPort = (variable: string) => wanted.find((w) => w.variable === variable)?.port;
   // One stack file per stack: a second stack from this checkout needs its own, or the CLIs of the
@@ -198,8 +207,11 @@ async function main(started: number): Promise<void> {
   localModel?.setAuthorizer(cloud.authorizeModelRequest);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
+  // The console shows the local Slack stand-in's threads: with a real Slack app there is none to show.
+  const localConsole = slack ? await startConsole({ ...consoleSources(slack, cloud), port: wantedPort('LOCAL_CONSOLE_PORT') }) : undefined;
   const lines = [
     `Threadwork local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s).`,
+    ...(localConsole ? [`  Console        ${localConsole.url}  (open it in a browser: threads, tool calls, runs; post as any user)`] : []),
     `  Webhook API    ${cloud.apiUrl}  (POST /slack/events, POST /api/messages, GET /health)`,
   ];
   if (slack) {
@@ -265,6 +277,7 @@ async function main(started: number): Promise<void> {
       cloud,
       slack,
       teams,
+      ...(localConsole ? { console: localConsole } : {}),
       model: localModel && { endpoint: localModel.endpoint, name: modelChoice },
       startedAt: new Date(started),
     }),
@@ -278,6 +291,7 @@ async function main(started: number): Promise<void> {
     stopping = true;
     console.log('\nStopping the local stack...');
     removeLocalStack(stackFile);
+    await localConsole?.close();
     await cloud.stop();
     await slack?.close();
     await teams?.close();

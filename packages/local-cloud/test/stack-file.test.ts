@@ -162,6 +162,7 @@ test('npm start: a taken port is one line with its variable and holder, and a li
     LOCAL_EVENTBRIDGE_PORT: '0',
     LOCAL_TEAMS_PORT: '0',
     LOCAL_METRICS_PORT: '0',
+    LOCAL_CONSOLE_PORT: '0',
   };
   const taken = await cli('packages/local-cloud/src/main.ts', [], env);
   assert.equal(taken.code, 2, taken.stderr);
@@ -244,7 +245,7 @@ test('.env in the directory npm runs from sets the local variables; the environm
   t.after(() => closed(server));
   writeFileSync(
     join(dir, '.env'),
-    `# a comment\nPORT=${port}\nLOCAL_SLACK_PORT=0\nLOCAL_EVENTBRIDGE_PORT=0\nLOCAL_TEAMS_PORT=0\nLOCAL_METRICS_PORT=0\nLOCAL_STACK_FILE=from-dot-env.json\n`,
+    `# a comment\nPORT=${port}\nLOCAL_SLACK_PORT=0\nLOCAL_EVENTBRIDGE_PORT=0\nLOCAL_TEAMS_PORT=0\nLOCAL_METRICS_PORT=0\nLOCAL_CONSOLE_PORT=0\nLOCAL_STACK_FILE=from-dot-env.json\n`,
   );
   const tsx = new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
   const inDir = (script: string, args: string[], env: Record<string, string>) =>
