@@ -13,6 +13,8 @@ export interface SecretPattern {
   group?: boolean;
   /** A deployment's own pattern: it sees the text in bounded windows (see CUSTOM_WINDOW_CHARS). */
   windowed?: boolean;
+  /** A match that also matches this is not a secret (a file path that happens to have a key's shape). */
+  unless?: RegExp;
 }
 
 export const SECRET_PATTERNS: SecretPattern[] = [
@@ -27,6 +29,9 @@ export const SECRET_PATTERNS: SecretPattern[] = [
     kind: 'AWS secret access key',
     pattern:
       /(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g,
+    // A sandbox path such as /workspace/data/slack/C0LOCAL/1795766777 has the same alphabet and length;
+    // a random key holds one of these folder names followed by a slash with negligible odds.
+    unless: /(?:^|\/)(?:workspace|data|scratch|attachments|skills|events|home|tmp|usr|var|src)\//,
   },
   { kind: 'Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g },
   { kind: 'Slack app token', pattern: /\bxapp-[A-Za-z0-9-]{10,}/g },
@@ -222,8 +227,9 @@ export function secretPatternsWith(custom: readonly CustomSecretPattern[] | unde
 
 type Range = [start: number, end: number];
 
-function addMatches(ranges: Range[], text: string, { pattern, group }: SecretPattern, offset: number): void {
+function addMatches(ranges: Range[], text: string, { pattern, group, unless }: SecretPattern, offset: number): void {
   for (const match of text.matchAll(pattern)) {
+    if (unless?.test(match[0])) continue;
     const [start, end] = group ? (match.indices?.[1] ?? [0, 0]) : [match.index, match.index + match[0].length];
     if (end > start) ranges.push([offset + start, offset + end]);
   }

@@ -153,3 +153,13 @@ test('a custom pattern sees the text in bounded windows: matches across a window
   const block = `BEGIN${'q'.repeat(2000)}END`;
   assert.equal(redactSecrets(block, long), block, 'a match longer than a window is out of reach');
 });
+
+test("a sandbox path with an AWS secret key's alphabet and length is not a secret; a key is, even beside a path", () => {
+  // "/workspace/data/slack/C0LOCAL/1795766777" is 40 characters of the key alphabet, with upper, lower and digits.
+  const path = 'Saved to /workspace/data/slack/C0LOCAL/1795766777.457600/scratch/notes.txt';
+  assert.equal(redactSecrets(path), path);
+  assert.equal(
+    redactSecrets('key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY in /workspace/data/x'),
+    'key [redacted AWS secret access key] in /workspace/data/x',
+  );
+});
