@@ -2,7 +2,7 @@
 // every prompt (a mention, or any message in a subscribed thread) goes to the FIFO inbox, unless it
 // is a command answered at once (shared/commands/webhook.ts). Nothing else happens in the request,
 // so Slack gets its ack in well under 3 s.
-import type { Message, Thread } from 'chat';
+import { isCodeNode, stringifyMarkdown, walkAst, type Message, type Thread } from 'chat';
 import { channelKeyOf } from '../ids.ts';
 import { promptSchema, promptTextProblem, type Prompt } from '../contracts.ts';
 import { type Settings } from '../settings/schema.ts';
@@ -59,13 +59,27 @@ function slimCurrentMessage(current: ReturnType<Thread['toJSON']>['currentMessag
   return { ...current, text: '', formatted: { type: 'root' as const, children: [] }, raw: slimRaw(current.raw) };
 }
 
+/**
+ * The words of a message as the model should read them. The platform's plain text drops code fences
+ * (a shell block arrives as "sh\necho hi"), so a message holding a code block is given as Markdown,
+ * fences and language kept; any other message keeps its plain text, unescaped.
+ */
+export function promptTextOf(message: Pick<Message, 'text' | 'formatted'>): string {
+  let hasCode = false;
+  walkAst(message.formatted, (node) => {
+    if (isCodeNode(node)) hasCode = true;
+    return node;
+  });
+  return hasCode ? stringifyMarkdown(message.formatted).trim() : message.text;
+}
+
 export function toPrompt(thread: Thread, message: Message): Prompt {
   const serialized = thread.toJSON();
   const current = slimCurrentMessage(serialized.currentMessage);
   return promptSchema.parse({
     threadId: thread.id,
     messageId: message.id,
-    text: message.text,
+    text: promptTextOf(message),
     author: { userId: message.author.userId, userName: message.author.userName || message.author.fullName || message.author.userId },
     postedAt: (message.metadata?.dateSent ?? new Date()).toISOString(),
     thread: { ...serialized, currentMessage: current },
@@ -92,7 +106,7 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
   const admit = async (thread: Thread, message: Message) => {
     await rememberConversation(thread.adapter.name, thread.id);
     if (await commands.answered(thread, message)) return;
-    const tooLong = promptTextProblem(message.text);
+    const tooLong = promptTextProblem(promptTextOf(message));
     if (tooLong) {
       deps.logger.warn('prompt rejected: too long', { threadId: thread.id, messageId: message.id, chars: message.text.length });
       await thread.post(`${tooLong} Please shorten it or attach it as a file.`);
