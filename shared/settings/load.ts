@@ -13,7 +13,11 @@ export interface LoadedSettings {
 }
 
 export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
-  const raw = await readText(deps, ROOT_KEYS.settings);
+  return parseSettingsText(await readText(deps, ROOT_KEYS.settings));
+}
+
+/** settings.json's text (undefined: no file) as the functions take it, with every problem in their words. */
+export function parseSettingsText(raw: string | undefined): LoadedSettings {
   if (raw === undefined) return { settings: settingsSchema.parse({}), problems: [] };
   let json: unknown;
   try {

@@ -5,6 +5,9 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { operatorEnvOf } from '../../packages/local-cloud/src/operator-env.ts';
 import { createLogger } from '../../shared/observability/log.ts';
@@ -290,4 +293,34 @@ test('while paused, an event file aimed at a channel starts no thread there: it 
   } finally {
     await killSwitch(ops, 'resume', { threads: [], all: false });
   }
+});
+
+test('npm run settings: validate and put check a file with the functions’ messages; put and show act on the stack’s settings.json', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'settings-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bad = join(dir, 'bad.json');
+  const good = join(dir, 'good.json');
+  writeFileSync(bad, JSON.stringify({ maxModelSteps: 0, queueMode: 'later' }));
+  writeFileSync(good, JSON.stringify({ maxModelSteps: 12 }, null, 2));
+  const env = { PATH: process.env.PATH, LOCAL_STACK_FILE: writeStackFile(stack, t) };
+  const settings = (...args: string[]) =>
+    promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/settings/main.ts', ...args], { env }).then(
+      (out) => ({ code: 0, ...out }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+  const invalid = await settings('validate', bad);
+  assert.equal(invalid.code, 1);
+  assert.match(invalid.stderr, /settings\.json maxModelSteps: .*\n.*queueMode/);
+  assert.equal((await settings('validate', good)).stdout.trim(), `${good}: valid`);
+  const before = await readData(stack, 'settings.json');
+  const refused = await settings('put', bad);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /not uploaded, settings\.json would be invalid/);
+  assert.equal(await readData(stack, 'settings.json'), before, 'nothing uploaded');
+  const put = await settings('put', good);
+  assert.equal(put.code, 0, put.stderr);
+  assert.equal(JSON.parse((await readData(stack, 'settings.json'))!).maxModelSteps, 12);
+  const shown = await settings('show');
+  assert.match(shown.stdout, /"maxModelSteps": 12/);
+  await putData(stack, 'settings.json', '{}');
 });

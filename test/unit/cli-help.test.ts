@@ -11,6 +11,7 @@ const SCRIPTS = {
   start: 'packages/local-cloud/src/main.ts',
   chat: 'packages/local-cloud/src/chat-cli.ts',
   ops: 'scripts/ops/main.ts',
+  settings: 'scripts/settings/main.ts',
   doctor: 'scripts/doctor/main.ts',
   bench: 'bench/run.ts',
   'teams:package': 'infra/teams-app/package.ts',
@@ -57,7 +58,7 @@ test('a missing or bad option value is one line too', async () => {
   assert.equal(out.stderr.trim(), "Option '--hours <value>' argument missing (npm run ops -- --help lists the options)");
   const bench = await npmRun('bench', ['--only', '9']);
   assert.equal(bench.code, 2);
-  assert.equal(bench.stderr.trim(), '--only takes section numbers 1,2,3,4,5,6,7 separated by commas; got "9"');
+  assert.equal(bench.stderr.trim(), '--only takes section numbers 1,2,3,4,5,6,7,8 separated by commas; got "9"');
   const doctor = await npmRun('doctor', ['--timeout-seconds', 'soon']);
   assert.equal(doctor.code, 2);
   assert.equal(doctor.stderr.trim(), '--timeout-seconds must be a positive number, got "soon"');
