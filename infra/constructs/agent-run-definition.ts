@@ -5,6 +5,8 @@
 //   NextStep --($.loop.next == "model")----> Model
 //            |--($.loop.next == "tool")-----> Tool        -> NextStep
 //            |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
+//            |--($.loop.next == "reach")----> ReachTool   -> NextStep
+//            |--($.loop.next == "connect")--> Connect     -> NextStep
 //            |--($.loop.next == "handoff")--> Handoff -> HandedOff (a fresh execution goes on)
 //            \--(otherwise)----------------> Finish -> RunSucceeded
 //   any task --Catch States.ALL ($.error)--> HandleFailure -> RunFailed
@@ -12,7 +14,9 @@
 //
 // Every task invokes a function with {"action": <step>, "state": <whole state>} and stores the result
 // under $.loop, so the run object given as execution input stays intact. SandboxTool invokes the
-// sandbox-step function (in the sandbox VPC); every other task invokes agent-step.
+// sandbox-step function (in the sandbox VPC); ReachTool and Connect invoke the reach-step function
+// (web_fetch and MCP calls; Connect lists a run's MCP tools once, sent there by the run's first
+// model step, so a run without MCP servers takes no extra state); every other task invokes agent-step.
 // JSONPath, not JSONata: the local Step Functions runner ignores JSONata.
 import { Duration } from 'aws-cdk-lib';
 import { Choice, Condition, Fail, type IChainable, JitterType, Succeed, TaskInput } from 'aws-cdk-lib/aws-stepfunctions';
@@ -22,7 +26,13 @@ import type { Construct } from 'constructs';
 import type { ContinuingStep, NextValue, StepAction } from '../../shared/run/step-contract.ts';
 
 /** The state that runs each value of $.loop.next that leads to another step. */
-export const NEXT_STEPS = { model: 'Model', tool: 'Tool', sandbox: 'SandboxTool' } as const satisfies Record<ContinuingStep, string>;
+export const NEXT_STEPS = {
+  model: 'Model',
+  tool: 'Tool',
+  sandbox: 'SandboxTool',
+  reach: 'ReachTool',
+  connect: 'Connect',
+} as const satisfies Record<ContinuingStep, string>;
 
 export const RUN_FAILED_ERROR = 'AgentRunFailed';
 
@@ -31,6 +41,8 @@ export interface AgentRunFunctions {
   readonly agentStep: IFunction;
   /** Published version of the sandbox-step function. */
   readonly sandboxStep: IFunction;
+  /** Published version of the reach-step function. */
+  readonly reachStep: IFunction;
 }
 
 export function agentRunDefinition(scope: Construct, functions: AgentRunFunctions): IChainable {
@@ -64,10 +76,12 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   const model = step(NEXT_STEPS.model, 'model');
   const tool = step(NEXT_STEPS.tool, 'tool');
   const sandboxTool = step(NEXT_STEPS.sandbox, 'tool', functions.sandboxStep);
+  const reachTool = step(NEXT_STEPS.reach, 'tool', functions.reachStep);
+  const connect = step(NEXT_STEPS.connect, 'connect', functions.reachStep);
   const finish = step('Finish', 'finish');
   // Long runs continue in a fresh execution well before Step Functions' 25,000-event history limit.
   const handoff = step('Handoff', 'handoff');
-  for (const task of [prepare, model, tool, sandboxTool, finish, handoff]) {
+  for (const task of [prepare, model, tool, sandboxTool, reachTool, connect, finish, handoff]) {
     task.addCatch(handleFailure, { errors: ['States.ALL'], resultPath: '$.error' });
   }
 
@@ -77,11 +91,12 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('model'), model)
     .when(nextIs('tool'), tool)
     .when(nextIs('sandbox'), sandboxTool)
+    .when(nextIs('reach'), reachTool)
+    .when(nextIs('connect'), connect)
     .when(nextIs('handoff'), handoff.next(new Succeed(scope, 'HandedOff')))
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
-  // Both tool steps return to the choice: the handler decides what follows (more tools, the model, finish).
-  tool.next(nextStep);
-  sandboxTool.next(nextStep);
+  // The tool steps and Connect return to the choice: the handler decides what follows (more tools, the model, finish).
+  for (const task of [tool, sandboxTool, reachTool, connect]) task.next(nextStep);
 
   prepare.next(model).next(nextStep);
   return Choice.jsonPath(scope, 'Start').when(Condition.isPresent('$.loop.next'), nextStep).otherwise(prepare);

@@ -2,7 +2,7 @@
 // name) and the dimensions each carries. The dashboard and the alarms read these same names.
 // Dimensions stay low-cardinality: channel, user and thread go in the log record, never here.
 
-export const METRIC_DIMENSIONS = ['adapter', 'model', 'trigger', 'tool'] as const;
+export const METRIC_DIMENSIONS = ['adapter', 'model', 'trigger', 'tool', 'server'] as const;
 export type MetricDimension = (typeof METRIC_DIMENSIONS)[number];
 
 export interface MetricSpec {
@@ -34,6 +34,10 @@ export const METRICS = {
   CostUsd: { unit: 'None', dimensions: ['adapter', 'trigger'] },
   ToolCalls: { unit: 'Count', dimensions: ['tool'] },
   ToolErrors: { unit: 'Count', dimensions: ['tool'] },
+  /** Calls the reach step made to an MCP server (server = its name) or a web page (server = web, tool = web_fetch). */
+  ReachCalls: { unit: 'Count', dimensions: ['server', 'tool'] },
+  ReachErrors: { unit: 'Count', dimensions: ['server', 'tool'] },
+  ReachLatency: { unit: 'Milliseconds', dimensions: ['server', 'tool'] },
   /** Published by the sandbox reaper on each sweep. */
   SandboxesRunning: { unit: 'Count', dimensions: [] },
   OldestSandboxAge: { unit: 'Seconds', dimensions: [] },

@@ -4,7 +4,7 @@ import { SandboxRequestError } from '../sandbox/client.ts';
 import { formatIssues } from '../support/validation.ts';
 import type { ToolRegistry } from './registry.ts';
 import { ToolError } from './text.ts';
-import type { AgentToolContext, RunsIn, SandboxToolContext, ToolCall, ToolContexts, ToolDefinition, ToolOutcome } from './tool.ts';
+import type { AgentToolContext, ReachToolContext, RunsIn, SandboxToolContext, ToolCall, ToolContexts, ToolDefinition, ToolOutcome } from './tool.ts';
 
 /** The tool's outcome; an invalid input or a ToolError is an error result, anything else is thrown. */
 export async function runTool<R extends RunsIn>(tool: ToolDefinition<R>, call: ToolCall, context: ToolContexts[R]): Promise<ToolOutcome> {
@@ -29,6 +29,22 @@ export async function runAgentTool(
   try {
     return await runTool(tool, call, { ...context, toolUseId: call.toolUseId });
   } catch (error) {
+    return { status: 'error', text: `${call.name} failed: ${(error as Error).message}` };
+  }
+}
+
+/** Runs a reach tool in the reach step. A failure other than a refusal (a server that is down, a timeout) is the model's to know about. */
+export async function runReachTool(
+  tools: ToolRegistry,
+  call: ToolCall,
+  context: Omit<ReachToolContext, 'toolUseId'>,
+): Promise<ToolOutcome> {
+  const tool = tools.get(call.name);
+  if (tool?.runsIn !== 'reach') return { status: 'error', text: `unknown tool ${call.name}` };
+  try {
+    return await runTool(tool, call, { ...context, toolUseId: call.toolUseId });
+  } catch (error) {
+    if (context.signal.aborted) throw error;
     return { status: 'error', text: `${call.name} failed: ${(error as Error).message}` };
   }
 }

@@ -28,7 +28,7 @@ type Statement = { Effect: string; Action: string | string[]; Resource: unknown;
 
 const { app, stack, template } = synth();
 const resources = template.toJSON().Resources as Record<string, Resource>;
-const ROLES: FunctionRole[] = ['webhook', 'teamsWebhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'sandboxReaper', 'scheduler'];
+const ROLES: FunctionRole[] = ['webhook', 'teamsWebhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'reachStep', 'sandboxReaper', 'scheduler'];
 const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
 const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
 const EXECUTIONS_ARN = 'arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:TestRuntime-AgentRun:*';
@@ -409,6 +409,12 @@ test('functions: environment, timeout and memory per role', () => {
       memory: 1024,
     },
     sandboxStep: { env: { TABLE_NAME: table, DATA_BUCKET: bucket, SANDBOX_PORT: '8080' }, timeout: 900, memory: 1024 },
+    // Loopback stays refused unless the deployment is a local test's (cdk context reachAllowLoopback).
+    reachStep: {
+      env: { TABLE_NAME: table, DATA_BUCKET: bucket, MCP_SECRET_PREFIX: `${stack.stackName}/mcp/`, REACH_ALLOW_LOOPBACK: 'false' },
+      timeout: 900,
+      memory: 512,
+    },
     sandboxReaper: {
       env: { TABLE_NAME: table, SANDBOX_CLUSTER_ARN: clusterArn, SANDBOX_IDLE_MINUTES: '5' },
       timeout: 60,
@@ -678,6 +684,10 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'runEnded')} ${bucketObjects}`,
     `${roleOfFunction(stack, 'sandboxStep')} ${bucketObjects}`,
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
+    `${roleOfFunction(stack, 'reachStep')} ${bucketObjects}`,
+    `${roleOfFunction(stack, 'reachStep')} arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`,
+    `${stack.stateMachine.role.node.path} <${idOf(stack.functions.reachStep)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.reachStep)}.Arn>:*`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'sandboxReaper')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${stack.sandbox.task.taskDefinition.family}:*`,
@@ -756,6 +766,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     Default: 'Prepare',
   });
   assert.deepEqual(Object.keys(states).sort(), [
+    'Connect',
     'Finish',
     'HandedOff',
     'HandleFailure',
@@ -763,6 +774,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     'Model',
     'NextStep',
     'Prepare',
+    'ReachTool',
     'RunFailed',
     'RunSucceeded',
     'SandboxTool',
@@ -776,6 +788,8 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     Model: { action: 'model', fn: 'agentStep' },
     Tool: { action: 'tool', fn: 'agentStep' },
     SandboxTool: { action: 'tool', fn: 'sandboxStep' },
+    ReachTool: { action: 'tool', fn: 'reachStep' },
+    Connect: { action: 'connect', fn: 'reachStep' },
     Finish: { action: 'finish', fn: 'agentStep' },
     Handoff: { action: 'handoff', fn: 'agentStep' },
     HandleFailure: { action: 'fail', fn: 'agentStep' },
@@ -801,9 +815,8 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
 
   assert.equal(states.Prepare!.Next, 'Model');
   assert.equal(states.Model!.Next, 'NextStep');
-  // Both tool steps go back to the choice.
-  assert.equal(states.Tool!.Next, 'NextStep');
-  assert.equal(states.SandboxTool!.Next, 'NextStep');
+  // The tool steps and Connect go back to the choice.
+  for (const name of ['Tool', 'SandboxTool', 'ReachTool', 'Connect']) assert.equal(states[name]!.Next, 'NextStep', name);
   const choice = states.NextStep!;
   assert.equal(choice.Type, 'Choice');
   const choices = choice.Choices as { Next: string; And?: Record<string, unknown>[] }[];
@@ -832,6 +845,20 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
         ],
       ],
       [
+        'ReachTool',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'reach' },
+        ],
+      ],
+      [
+        'Connect',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'connect' },
+        ],
+      ],
+      [
         'Handoff',
         [
           { Variable: '$.loop.next', IsPresent: true },
@@ -857,7 +884,7 @@ test('state machine role: invokes the published versions of agent-step and sandb
     .filter((s) => list(s.Action).includes('lambda:InvokeFunction'))
     .flatMap((s) => list(s.Resource))
     .map(flatten);
-  const stepFunctions = [stack.functions.agentStep, stack.functions.sandboxStep];
+  const stepFunctions = [stack.functions.agentStep, stack.functions.sandboxStep, stack.functions.reachStep];
   for (const fn of stepFunctions) assert.ok(invoked.includes(`<${idOf(fn)}.Arn>:*`), `every version of ${idOf(fn)}`);
   const versions = Object.entries(
     template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; Properties: { FunctionName: { Ref: string } } }>,
@@ -965,6 +992,7 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   sandboxStep: ['client-dynamodb', 'client-s3'],
+  reachStep: ['client-dynamodb', 'client-s3', 'client-secrets-manager'],
   sandboxReaper: ['client-dynamodb', 'client-ecs'],
   scheduler: ['client-dynamodb', 'client-s3', 'client-scheduler', 'client-secrets-manager', 'client-sqs'],
 };
@@ -974,7 +1002,7 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
 // the scheduler a Step Functions command.
 const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'] };
 // Functions that never talk to Slack: the Chat SDK (~700 KB minified) stays out of their bundles.
-const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
+const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'reachStep', 'sandboxReaper'];
 // The Teams SDK and what it brings: no function carries them (the Teams webhook receives through
 // the Connector adapter, shared/platforms/teams/receive.ts).
 const TEAMS_SDK = [
@@ -1084,6 +1112,19 @@ test('bundling for real with bundleAwsSdk: each function carries the pinned AWS 
   });
 });
 
+test('least privilege: only the reach step may read the MCP secrets (<stack>/mcp/*), and it reads no other secret', () => {
+  const mcpSecrets = `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`;
+  for (const role of ROLES) {
+    const read = policies(stack)
+      .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
+      .flatMap(({ statements }) => statements)
+      .filter((s) => list(s.Action).includes('secretsmanager:GetSecretValue'))
+      .flatMap((s) => list(s.Resource).map(flatten));
+    if (role === 'reachStep') assert.deepEqual(read, [mcpSecrets], role);
+    else assert.ok(!read.includes(mcpSecrets) && !read.some((arn) => arn.includes('/mcp/') || arn.endsWith(':secret:*')), `${role}: ${read.join(', ')}`);
+  }
+});
+
 test('least privilege: each function holds exactly the DynamoDB, SQS send and secret actions its code calls', () => {
   const chatState = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
   const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
@@ -1098,6 +1139,8 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
     // A model step checks the run's flags and its reply record inside its budget transactions.
     agentStep: { dynamodb: ['dynamodb:ConditionCheckItem', ...chatState], send: [], secret: ['secretsmanager:GetSecretValue'] },
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
+    // The MCP secrets (<stack>/mcp/*) only: see the secret resource test.
+    reachStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: ['secretsmanager:GetSecretValue'] },
     sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },
     scheduler: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
   };

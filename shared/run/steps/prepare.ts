@@ -7,6 +7,7 @@ import { backfill } from '../../context/backfill.ts';
 import { secretPatternsWith } from '../../policy/secret-filter.ts';
 import { contextText } from '../../context/context-text.ts';
 import { channelKeyOf, ROOT_KEYS } from '../../ids.ts';
+import { runReachOf } from '../../reach/run-reach.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
@@ -108,6 +109,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     deps.tools.tools.map((tool) => tool.name),
   );
   const model = modelChoice(settings, run, deps.defaultModelId);
+  const reach = runReachOf(settings, channelKeyOf(run.threadId));
   const price = priceOf(model.modelId, settings.prices);
   if (!price) {
     deps.logger.warn('no price for the model: its runs count tokens, not dollars (add it to "prices" in settings.json)', {
@@ -132,6 +134,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxRunningSandboxes: settings.limits.maxRunningSandboxes,
     sandbox: settings.sandbox,
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
+    ...(reach ? { reach } : {}),
     system: buildSystemPrompt({
       identity,
       systemNotes,

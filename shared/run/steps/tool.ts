@@ -1,6 +1,7 @@
 // The tool step, in agent-step: agent tools (upload, search_channel) run here; for a sandbox tool the
 // thread's sandbox is made ready (started, or replaced if it died) and the call goes on to the
-// sandbox step inside the VPC. Stop and steer are checked before every call.
+// sandbox step inside the VPC; a reach tool (web_fetch, an MCP tool) goes on to the reach step. Stop
+// and steer are checked before every call.
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
@@ -8,7 +9,8 @@ import { type LoadedContext, saveLoadedContext } from '../../context/store.ts';
 import { withRunContext } from './run-context.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runAgentTool } from '../../tools/run.ts';
-import type { ToolOutcome } from '../../tools/tool.ts';
+import type { RunsIn, ToolOutcome } from '../../tools/tool.ts';
+import { runToolsOf } from './run-tools.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
@@ -31,6 +33,17 @@ async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome
   }
 }
 
+/**
+ * Where the named tool runs. A built-in tool is known without a read; only a name that is not one
+ * (web_fetch, an MCP server's tool) reads the run's snapshot and tool listing.
+ */
+async function whereRuns(deps: AgentDeps, run: RunInput, name: string): Promise<RunsIn | undefined> {
+  const builtin = deps.tools.runsIn(name);
+  if (builtin) return builtin;
+  const tools = await runToolsOf(deps, run, await loadSnapshot(deps, run));
+  return tools === 'connect' ? undefined : tools.tools.runsIn(name);
+}
+
 export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   return withRunContext(deps, run.threadId, loop.contextVersion, (context) => runTool(deps, run, loop, context));
 }
@@ -46,6 +59,7 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     .startTyping(`Running ${call.name}…`)
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
+  if ((await whereRuns(deps, run, call.name)) === 'reach') return { step: loop.step, next: 'reach' };
   if (deps.tools.runsInSandbox(call.name)) {
     const sandbox = await readySandbox(deps, run);
     if (sandbox === 'ready') return { step: loop.step, next: 'sandbox' };
