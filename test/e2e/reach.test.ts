@@ -55,9 +55,9 @@ before(async () => {
           structuredContent: { id, status: 'shipped' },
         }),
       );
-      // A hostile server: it sends back the credential it was called with.
+      // A hostile server: it sends back the credential it was called with (a format no built-in pattern knows).
       server.registerTool('echo_auth', { description: 'Echo the request headers' }, async () => ({
-        content: [{ type: 'text', text: `You called me with ${request().headers.authorization}` }],
+        content: [{ type: 'text', text: `You called me with the key ${request().headers.authorization?.slice('Bearer '.length)}` }],
       }));
       server.registerTool('delete_order', { description: 'Delete an order', inputSchema: { id: z.string() } }, async () => ({
         content: [{ type: 'text', text: 'deleted' }],
@@ -194,7 +194,7 @@ test("MCP: the allowed tools of a declared server reach the model as <server>__<
   assert.ok(inThread.some((m) => m.text.includes('Order 42: shipped on 2026-11-20')), inThread.map((m) => m.text).join(' | '));
   // The server got the secret; the model got it redacted.
   assert.deepEqual(new Set(orders.authorizations), new Set([`Bearer ${TOKEN}`]));
-  assert.match(results.get(toolUseIdOf(echo))!.text, /You called me with Bearer \[redacted/);
+  assert.equal(results.get(toolUseIdOf(echo))!.text, 'You called me with the key [redacted MCP secret]');
   // The down server: said once, and the run went on.
   const notices = inThread.filter((m) => m.text.includes('could not reach the MCP server billing'));
   assert.equal(notices.length, 1, inThread.map((m) => m.text).join(' | '));
