@@ -68,5 +68,5 @@ export async function fetchPage(fetcher: GuardedFetch, url: string, maxBytes: nu
     notes.push(`[page cut at ${MAX_READ_CHARS.toLocaleString('en-US')} of ${shown.length.toLocaleString('en-US')} characters]`);
     shown = shown.slice(0, MAX_READ_CHARS);
   }
-  return { status: 'success', text: [`${response.url || url}`, '', shown || '(empty page)', ...notes].join('\n') };
+  return { status: 'success', text: [response.finalUrl, '', shown || '(empty page)', ...notes].join('\n') };
 }

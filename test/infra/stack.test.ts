@@ -570,7 +570,12 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
       }
       for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
       const actions = list(s.Action);
-      if (actions.some((a) => a.startsWith('secretsmanager:'))) {
+      if (actions.some((a) => a.startsWith('secretsmanager:')) && roleOf(policy) === roleOfFunction(stack, 'reachStep')) {
+        // The MCP secrets: a prefix, since the operator names them in settings.json (the test below).
+        assert.deepEqual(list(s.Resource).map(flatten), [
+          `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`,
+        ]);
+      } else if (actions.some((a) => a.startsWith('secretsmanager:'))) {
         const chatSecrets = [stack.chatSecrets.slack!, stack.chatSecrets.teams!].map((secret) => ({ Ref: idOf(secret) }));
         // Each chat function reads the Slack and the Teams secret (CDK merges both grants into one statement).
         for (const r of list(s.Resource))

@@ -159,10 +159,7 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
       if (stopWatch.signal.aborted) return undefined;
       throw error;
     })
-    .finally(() => {
-      stopWatch.stop();
-      void pageFetcher.close();
-    })
+    .finally(() => stopWatch.stop())
     .then((result) => result ?? { status: 'error' as const, text: 'stopped' });
   if (stopWatch.signal.aborted) {
     deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
