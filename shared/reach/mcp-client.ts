@@ -92,7 +92,7 @@ export function resultOutcome(result: CallToolResult): ToolOutcome & { bytes: nu
   for (const block of result.content ?? []) {
     if (block.type === 'text') parts.push(block.text);
     else if (block.type === 'image' || block.type === 'audio') {
-      parts.push(`[${block.type} ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes: not shown]`);
+      parts.push(`[${block.type} ${block.mimeType}, ${Buffer.byteLength(block.data, 'base64')} bytes: not shown]`);
     } else if (block.type === 'resource') {
       const resource = block.resource;
       parts.push('text' in resource ? `[resource ${resource.uri}]\n${resource.text}` : `[resource ${resource.uri}, ${resource.mimeType ?? 'binary'}: not shown]`);

@@ -10,7 +10,15 @@ import { settingsGroup } from '../group.ts';
 export const SECRET_REFERENCE = /\$\{secret:([A-Za-z0-9_.-]{1,100})\}/g;
 
 /** A server's name is the first part of its tools' names (`<server>__<tool>`). */
-const serverName = z.string().regex(/^[A-Za-z0-9-]{1,32}$/, { error: 'must be 1-32 letters, digits or -' });
+const SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
+
+/** Servers by name, each name checked with a message that says what a name may be. */
+const serversByName = <S extends z.ZodType>(server: S) =>
+  z.record(z.string(), server).superRefine((servers, ctx) => {
+    for (const name of Object.keys(servers)) {
+      if (!SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'a server name must be 1-32 letters, digits or -' });
+    }
+  });
 
 const toolPattern = z.string().regex(/^[A-Za-z0-9_.*-]{1,128}$/, { error: 'must be a tool name, * matching any characters' });
 
@@ -61,11 +69,11 @@ export type ChannelMcpServer = z.output<typeof channelServer>;
 
 export const reachSettings = settingsGroup({
   keys: {
-    mcpServers: z.record(serverName, operatorServer).default({}),
+    mcpServers: serversByName(operatorServer).default({}),
     webFetch: webFetch.default({ allow: [] }),
   },
   channel: {
-    mcpServers: z.record(serverName, channelServer).optional(),
+    mcpServers: serversByName(channelServer).optional(),
     webFetch: webFetch.optional(),
   },
 });
