@@ -30,6 +30,7 @@ let pages: Server;
 let pagesAt: string;
 let orders: TestMcpServer;
 let closedPort: number;
+const waits = { started: 0, cancelled: 0 };
 const logs: string[] = [];
 
 before(async () => {
@@ -59,6 +60,13 @@ before(async () => {
       server.registerTool('echo_auth', { description: 'Echo the request headers' }, async () => ({
         content: [{ type: 'text', text: `You called me with the key ${request().headers.authorization?.slice('Bearer '.length)}` }],
       }));
+      // Answers only when the call is cancelled (the client aborts: a stop).
+      server.registerTool('wait_for_shipment', { description: 'Wait until the order ships' }, async (extra) => {
+        waits.started++;
+        await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve(), { once: true }));
+        waits.cancelled++;
+        return { content: [{ type: 'text', text: 'cancelled' }] };
+      });
       server.registerTool('delete_order', { description: 'Delete an order', inputSchema: { id: z.string() } }, async () => ({
         content: [{ type: 'text', text: 'deleted' }],
       }));
@@ -247,4 +255,19 @@ test('MCP: a channel outside the server\'s channels is not offered its tools and
   assert.equal(ended.status, 'SUCCEEDED');
   assert.ok(!toolNamesOf(requests[0]!).some((name) => name.startsWith('orders__')));
   assert.ok(!statesOf(threadId).includes('Connect'));
+});
+
+test('MCP: a stop aborts the running call (the server sees it cancelled) and ends the run', async () => {
+  const wait = toolTurn('orders__wait_for_shipment', {});
+  const channel = MCP_CHANNEL;
+  stack.bedrock.script({ takenBy: (r) => JSON.stringify(r.body.system ?? '').includes(`slack:${channel}:`), ...wait });
+  const posted = await stack.slack.postUserMessage({ channel, text: '<@U0LOCALBOT> wait for the shipment' });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const before = waits.cancelled;
+  await eventually(() => waits.started > waits.cancelled, 60_000, 'the call at the server');
+  await stack.slack.postUserMessage({ channel, text: 'stop', threadTs: posted.threadTs });
+  await eventually(() => waits.cancelled > before, 30_000, 'the call cancelled at the server');
+  const execution = [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId)!;
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, 30_000);
+  assert.equal(ended.status, 'ABORTED');
 });

@@ -8,6 +8,7 @@ import { startSlackStandIn } from './slack/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { operatorEnvOf, removeOperatorEnv, writeOperatorEnv } from './operator-env.ts';
+import { localSecretArn } from './resources.ts';
 import { DEFAULT_SETTINGS } from '../../../infra/settings.ts';
 import { describeRequestUrls } from '../../../infra/slack-manifest.ts';
 import { parseTriggers } from '../../../shared/triggers/declaration.ts';
@@ -79,6 +80,20 @@ function sandboxLines(isolation: LocalIsolation): string[] {
   ];
 }
 
+/**
+ * MCP_SECRET_<NAME>=value: the secret `<stack>/mcp/<NAME>` in the local Secrets Manager, which a
+ * settings.json header names as `${secret:<NAME>}` (as the operator creates it in AWS).
+ */
+function createMcpSecrets(cloud: Awaited<ReturnType<typeof startLocalCloud>>): string[] {
+  return Object.entries(env).flatMap(([key, value]) => {
+    const name = /^MCP_SECRET_(.+)$/.exec(key)?.[1];
+    if (!name || !value) return [];
+    const secretName = `${cloud.deployment.stackName}/mcp/${name}`;
+    cloud.secretsManager.create({ arn: localSecretArn(secretName), name: secretName, value });
+    return [secretName];
+  });
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const realSlack = Boolean(env.SLACK_BOT_TOKEN);
@@ -139,6 +154,7 @@ async function main(): Promise<void> {
   slack?.setEventsUrl(cloud.slackEventsUrl);
   teams?.setMessagingEndpoint(cloud.teamsMessagesUrl);
   echoModel?.setAuthorizer(cloud.authorizeModelRequest);
+  const mcpSecrets = createMcpSecrets(cloud);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
   const lines = [
@@ -181,6 +197,7 @@ async function main(): Promise<void> {
     ? 'the local echo model (LOCAL_MODEL=echo)'
     : (modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`);
   lines.push(`  Model          ${echoModel ? 'echo' : modelId} via ${via}`);
+  if (mcpSecrets.length) lines.push(`  MCP secrets    ${mcpSecrets.join(', ')}  (from MCP_SECRET_* in the environment)`);
   lines.push(`  Metrics        npm run ops -- metrics      (the functions' EMF metrics, served at ${cloud.metrics.endpoint}/metrics)`);
   lines.push(...sandboxLines(cloud.ecs.isolation));
   if (!credentials && !modelEndpoint) {
