@@ -94,6 +94,21 @@ const statesOf = (threadId: string) =>
     .filter((e) => (e.input as { threadId: string }).threadId === threadId)
     .flatMap((e) => e.history.map((h) => h.name));
 
+/** settings.json: the orders server (its token from a secret, delete_* denied) and a billing server that is down, for MCP_CHANNEL. */
+const declareServers = () =>
+  putData(stack, 'settings.json', {
+    mcpServers: {
+      orders: {
+        url: orders.url,
+        headers: { Authorization: 'Bearer ${secret:orders-token}' },
+        channels: [`slack:${MCP_CHANNEL}`],
+        tools: { deny: ['delete_*'] },
+        timeoutSeconds: 60,
+      },
+      billing: { url: `http://127.0.0.1:${closedPort}/mcp`, channels: [`slack:${MCP_CHANNEL}`], timeoutSeconds: 5 },
+    },
+  });
+
 test('web_fetch reads an allowed page as Markdown, through the ReachTool state', async () => {
   await putData(stack, 'settings.json', { channels: { 'slack:C0FETCH': { webFetch: { allow: [pagesAt] } } } });
   const fetch = toolTurn('web_fetch', { url: `http://${pagesAt}/page` });
@@ -112,7 +127,7 @@ test('web_fetch reads an allowed page as Markdown, through the ReachTool state',
   assert.ok(!statesOf(threadId).includes('Connect'), 'no MCP servers: no Connect');
 });
 
-test('web_fetch refuses, naming the rule, each URL the SSRF rules forbid; nothing reaches a refused target', async () => {
+test('web_fetch refuses, naming the rule, each URL the SSRF rules forbid: schemes, credentials, ports, hosts, private and metadata addresses, on redirects too', async () => {
   await putData(stack, 'settings.json', {
     channels: {
       'slack:C0NARROW': { webFetch: { allow: [pagesAt] } },
@@ -160,18 +175,7 @@ test('a channel whose settings allow no hosts is not offered web_fetch, and a ca
 });
 
 test("MCP: the allowed tools of a declared server reach the model as <server>__<tool>, their results reach the model and the thread; the secret never shows; a server that is down is said once", async () => {
-  await putData(stack, 'settings.json', {
-    mcpServers: {
-      orders: {
-        url: orders.url,
-        headers: { Authorization: 'Bearer ${secret:orders-token}' },
-        channels: [`slack:${MCP_CHANNEL}`],
-        tools: { deny: ['delete_*'] },
-        timeoutSeconds: 10,
-      },
-      billing: { url: `http://127.0.0.1:${closedPort}/mcp`, channels: [`slack:${MCP_CHANNEL}`], timeoutSeconds: 5 },
-    },
-  });
+  await declareServers();
   const lookup = toolTurn('orders__lookup_order', { id: '42' });
   const echo = toolTurn('orders__echo_auth', {});
   // The model's last answer repeats the first tool result, so the thread shows what the server said.
@@ -251,6 +255,7 @@ test("MCP: the allowed tools of a declared server reach the model as <server>__<
 });
 
 test('MCP: a channel outside the server\'s channels is not offered its tools and pays no Connect step', async () => {
+  await declareServers();
   const { ended, requests, threadId } = await runScripted(stack, { channel: 'C0ELSEWHERE', text: 'hello', turns: [{ text: 'hi' }] });
   assert.equal(ended.status, 'SUCCEEDED');
   assert.ok(!toolNamesOf(requests[0]!).some((name) => name.startsWith('orders__')));
@@ -258,6 +263,7 @@ test('MCP: a channel outside the server\'s channels is not offered its tools and
 });
 
 test('MCP: a stop aborts the running call (the server sees it cancelled) and ends the run', async () => {
+  await declareServers();
   const wait = toolTurn('orders__wait_for_shipment', {});
   const channel = MCP_CHANNEL;
   stack.bedrock.script({ takenBy: (r) => JSON.stringify(r.body.system ?? '').includes(`slack:${channel}:`), ...wait });
