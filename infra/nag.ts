@@ -68,7 +68,20 @@ const LIST_TASKS_REASON =
   'ecs:ListTasks of a whole cluster is authorized against "*" (AWS denies it "on resource: *" to a grant of the cluster\'s container instances); the statement requires ecs:cluster to be the sandbox cluster, so no other cluster\'s tasks can be listed.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, chatSecrets, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox, versionPruning, reachStep } = parts;
+  const {
+    data,
+    chatSecrets,
+    webhook,
+    dispatch,
+    agentRun,
+    runEnded,
+    eventBus,
+    eventSchedules,
+    triggers,
+    sandbox,
+    versionPruning,
+    reachStep,
+  } = parts;
   const webhooks = [webhook.handler, ...Object.values(webhook.platformHandlers)];
 
   // Every Lambda function (built by createAgentFunction).

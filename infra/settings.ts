@@ -154,7 +154,10 @@ const deploymentFields = {
    * VPC, subnets (with a route to the Internet, such as a NAT gateway, for public hosts) and security
    * groups, all three or none. Unset: the function runs outside any VPC and reaches public addresses only.
    */
-  reachVpcId: z.string({ error: 'must be a VPC id such as vpc-0123456789abcdef0' }).regex(/^vpc-[0-9a-f]{8,17}$/).optional(),
+  reachVpcId: z
+    .string({ error: 'must be a VPC id such as vpc-0123456789abcdef0' })
+    .regex(/^vpc-[0-9a-f]{8,17}$/)
+    .optional(),
   reachSubnetIds: distinctList(z.string({ error: REACH_SUBNETS }).regex(/^subnet-[0-9a-f]{8,17}$/), 1, 16, REACH_SUBNETS).optional(),
   reachSecurityGroupIds: distinctList(z.string({ error: REACH_GROUPS }).regex(/^sg-[0-9a-f]{8,17}$/), 1, 5, REACH_GROUPS).optional(),
   /**
@@ -203,7 +206,8 @@ function checkReachVpc(s: z.output<z.ZodObject<typeof deploymentFields>>, ctx: z
   ctx.addIssue({
     code: 'custom',
     path: ['reachVpcId'],
-    message: 'context reachVpcId, reachSubnetIds and reachSecurityGroupIds go together: set all three to put the reach step in a VPC, or none',
+    message:
+      'context reachVpcId, reachSubnetIds and reachSecurityGroupIds go together: set all three to put the reach step in a VPC, or none',
     params: WHOLE,
   });
 }

@@ -26,11 +26,17 @@ function orderServer(): McpServer {
   const server = new McpServer({ name: 'example-orders', version: '1.0.0' });
   server.registerTool(
     'lookup_order',
-    { description: 'Look up an order by its number: status and items.', inputSchema: { id: z.string().describe('The order number, e.g. 1001') } },
+    {
+      description: 'Look up an order by its number: status and items.',
+      inputSchema: { id: z.string().describe('The order number, e.g. 1001') },
+    },
     async ({ id }) => {
       const order = ORDERS[id];
       if (!order) return { content: [{ type: 'text', text: `No order ${id}.` }], isError: true };
-      return { content: [{ type: 'text', text: `Order ${id} is ${order.status}: ${order.items.join(', ')}.` }], structuredContent: { id, ...order } };
+      return {
+        content: [{ type: 'text', text: `Order ${id} is ${order.status}: ${order.items.join(', ')}.` }],
+        structuredContent: { id, ...order },
+      };
     },
   );
   server.registerTool('delete_order', { description: 'Delete an order.', inputSchema: { id: z.string() } }, async ({ id }) => ({

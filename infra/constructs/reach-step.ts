@@ -46,7 +46,12 @@ export class ReachStep extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     const prefix = mcpSecretPrefix(stack.stackName);
-    this.secretsArn = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${prefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.secretsArn = stack.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${prefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     this.handler = createAgentFunction(this, 'Handler', {
       entry: FUNCTION_ENTRIES.reachStep,
       description: "Runs web_fetch and MCP tool calls, and lists a run's MCP tools",

@@ -64,15 +64,19 @@ function requestOnce(url: URL, init: GuardedInit, lookup: ReturnType<typeof guar
   headers['accept-encoding'] = 'identity';
   const send = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
-    const request = send(url, { method: init.method ?? 'GET', headers, lookup, ...(init.signal ? { signal: init.signal } : {}) }, (answer) => {
-      const answerHeaders = new Headers();
-      for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) answerHeaders.append(answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!);
-      const status = answer.statusCode ?? 502;
-      const body = NO_BODY.has(status) || init.method === 'HEAD' ? null : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
-      if (!body) answer.resume();
-      const response = new Response(body, { status, statusText: answer.statusMessage ?? '', headers: answerHeaders });
-      resolve(Object.assign(response, { finalUrl: url.href }));
-    });
+    const request = send(
+      url,
+      { method: init.method ?? 'GET', headers, lookup, ...(init.signal ? { signal: init.signal } : {}) },
+      (answer) => {
+        const answerHeaders = new Headers();
+        for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) answerHeaders.append(answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!);
+        const status = answer.statusCode ?? 502;
+        const body = NO_BODY.has(status) || init.method === 'HEAD' ? null : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
+        if (!body) answer.resume();
+        const response = new Response(body, { status, statusText: answer.statusMessage ?? '', headers: answerHeaders });
+        resolve(Object.assign(response, { finalUrl: url.href }));
+      },
+    );
     request.on('error', reject);
     request.end(init.body ?? undefined);
   });

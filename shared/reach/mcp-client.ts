@@ -77,7 +77,10 @@ export function callServerTool(
   signal: AbortSignal,
 ): Promise<ToolOutcome & { bytes: number }> {
   return withClient(target, signal, async (client) => {
-    const result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: target.timeoutMs })) as CallToolResult;
+    const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+      signal,
+      timeout: target.timeoutMs,
+    })) as CallToolResult;
     return resultOutcome(result);
   });
 }
@@ -95,7 +98,11 @@ export function resultOutcome(result: CallToolResult): ToolOutcome & { bytes: nu
       parts.push(`[${block.type} ${block.mimeType}, ${Buffer.byteLength(block.data, 'base64')} bytes: not shown]`);
     } else if (block.type === 'resource') {
       const resource = block.resource;
-      parts.push('text' in resource ? `[resource ${resource.uri}]\n${resource.text}` : `[resource ${resource.uri}, ${resource.mimeType ?? 'binary'}: not shown]`);
+      parts.push(
+        'text' in resource
+          ? `[resource ${resource.uri}]\n${resource.text}`
+          : `[resource ${resource.uri}, ${resource.mimeType ?? 'binary'}: not shown]`,
+      );
     } else if (block.type === 'resource_link') parts.push(`[resource link ${block.uri}${block.name ? ` (${block.name})` : ''}]`);
   }
   if (result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));

@@ -7,7 +7,6 @@ import type { ToolOutcome } from '../tools/tool.ts';
 import type { GuardedFetch } from './guarded-fetch.ts';
 import { PAGE_TIMEOUT_MS } from './limits.ts';
 
-
 const HTML = /^(text\/html|application\/xhtml\+xml)\b/i;
 const TEXT = /^(text\/|application\/(json|xml|javascript|x-ndjson|yaml|x-yaml)\b|application\/[\w.+-]+\+(json|xml)\b)/i;
 

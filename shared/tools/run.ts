@@ -4,7 +4,16 @@ import { SandboxRequestError } from '../sandbox/client.ts';
 import { formatIssues } from '../support/validation.ts';
 import type { ToolRegistry } from './registry.ts';
 import { ToolError } from './text.ts';
-import type { AgentToolContext, ReachToolContext, RunsIn, SandboxToolContext, ToolCall, ToolContexts, ToolDefinition, ToolOutcome } from './tool.ts';
+import type {
+  AgentToolContext,
+  ReachToolContext,
+  RunsIn,
+  SandboxToolContext,
+  ToolCall,
+  ToolContexts,
+  ToolDefinition,
+  ToolOutcome,
+} from './tool.ts';
 
 /** The tool's outcome; an invalid input or a ToolError is an error result, anything else is thrown. */
 export async function runTool<R extends RunsIn>(tool: ToolDefinition<R>, call: ToolCall, context: ToolContexts[R]): Promise<ToolOutcome> {

@@ -88,7 +88,8 @@ after(async () => {
   await new Promise<void>((resolve) => (pages ? pages.close(() => resolve()) : resolve()));
 });
 
-const toolNamesOf = (request: RecordedRequest) => (request.body.toolConfig?.tools ?? []).flatMap((t) => (t.toolSpec?.name ? [t.toolSpec.name] : []));
+const toolNamesOf = (request: RecordedRequest) =>
+  (request.body.toolConfig?.tools ?? []).flatMap((t) => (t.toolSpec?.name ? [t.toolSpec.name] : []));
 const statesOf = (threadId: string) =>
   [...stack.cloud.stepFunctions.executions.values()]
     .filter((e) => (e.input as { threadId: string }).threadId === threadId)
@@ -140,7 +141,10 @@ test('web_fetch refuses, naming the rule, each URL the SSRF rules forbid: scheme
     [`http://user:secret@${pagesAt}/page`, /rule: no credentials in URLs/],
     [`http://127.0.0.1:${closedPort}/page`, /not in this channel's webFetch\.allow|rule: only ports 80 and 443/],
     ['https://docs.example.com/', /docs\.example\.com is not in this channel's webFetch\.allow/],
-    [`http://${pagesAt}/?to=${encodeURIComponent('https://elsewhere.example.com/')}`, /elsewhere\.example\.com is not in this channel's webFetch\.allow/],
+    [
+      `http://${pagesAt}/?to=${encodeURIComponent('https://elsewhere.example.com/')}`,
+      /elsewhere\.example\.com is not in this channel's webFetch\.allow/,
+    ],
   ];
   const wide: [string, RegExp][] = [
     ['http://10.0.0.5/', /10\.0\.0\.5 is a private address/],
@@ -174,7 +178,7 @@ test('a channel whose settings allow no hosts is not offered web_fetch, and a ca
   assert.ok(!statesOf(threadId).includes('ReachTool'));
 });
 
-test("MCP: the allowed tools of a declared server reach the model as <server>__<tool>, their results reach the model and the thread; the secret never shows; a server that is down is said once", async () => {
+test('MCP: the allowed tools of a declared server reach the model as <server>__<tool>, their results reach the model and the thread; the secret never shows; a server that is down is said once', async () => {
   await declareServers();
   const lookup = toolTurn('orders__lookup_order', { id: '42' });
   const echo = toolTurn('orders__echo_auth', {});
@@ -203,7 +207,10 @@ test("MCP: the allowed tools of a declared server reach the model as <server>__<
   assert.match(found.text, /Order 42: shipped on 2026-11-20/);
   assert.match(found.text, /\{"id":"42","status":"shipped"\}/, 'structured content as JSON');
   const inThread = stack.slack.messages.thread(posted.channel, posted.threadTs).filter((m) => m.bot_id);
-  assert.ok(inThread.some((m) => m.text.includes('Order 42: shipped on 2026-11-20')), inThread.map((m) => m.text).join(' | '));
+  assert.ok(
+    inThread.some((m) => m.text.includes('Order 42: shipped on 2026-11-20')),
+    inThread.map((m) => m.text).join(' | '),
+  );
   // The server got the secret; the model got it redacted.
   assert.deepEqual(new Set(orders.authorizations), new Set([`Bearer ${TOKEN}`]));
   assert.equal(results.get(toolUseIdOf(echo))!.text, 'You called me with the key [redacted MCP secret]');
@@ -254,7 +261,7 @@ test("MCP: the allowed tools of a declared server reach the model as <server>__<
   assert.ok(call.bytes! > 20 && call.durationMs! >= 0);
 });
 
-test('MCP: a channel outside the server\'s channels is not offered its tools and pays no Connect step', async () => {
+test("MCP: a channel outside the server's channels is not offered its tools and pays no Connect step", async () => {
   await declareServers();
   const { ended, requests, threadId } = await runScripted(stack, { channel: 'C0ELSEWHERE', text: 'hello', turns: [{ text: 'hi' }] });
   assert.equal(ended.status, 'SUCCEEDED');
@@ -273,7 +280,9 @@ test('MCP: a stop aborts the running call (the server sees it cancelled) and end
   await eventually(() => waits.started > waits.cancelled, 60_000, 'the call at the server');
   await stack.slack.postUserMessage({ channel, text: 'stop', threadTs: posted.threadTs });
   await eventually(() => waits.cancelled > before, 30_000, 'the call cancelled at the server');
-  const execution = [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId)!;
+  const execution = [...stack.cloud.stepFunctions.executions.values()].find(
+    (e) => (e.input as { threadId: string }).threadId === threadId,
+  )!;
   const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, 30_000);
   assert.equal(ended.status, 'ABORTED');
 });

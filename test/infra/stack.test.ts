@@ -28,7 +28,17 @@ type Statement = { Effect: string; Action: string | string[]; Resource: unknown;
 
 const { app, stack, template } = synth();
 const resources = template.toJSON().Resources as Record<string, Resource>;
-const ROLES: FunctionRole[] = ['webhook', 'teamsWebhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'reachStep', 'sandboxReaper', 'scheduler'];
+const ROLES: FunctionRole[] = [
+  'webhook',
+  'teamsWebhook',
+  'dispatch',
+  'runEnded',
+  'agentStep',
+  'sandboxStep',
+  'reachStep',
+  'sandboxReaper',
+  'scheduler',
+];
 const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
 const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
 const EXECUTIONS_ARN = 'arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:TestRuntime-AgentRun:*';
@@ -1126,7 +1136,11 @@ test('least privilege: only the reach step may read the MCP secrets (<stack>/mcp
       .filter((s) => list(s.Action).includes('secretsmanager:GetSecretValue'))
       .flatMap((s) => list(s.Resource).map(flatten));
     if (role === 'reachStep') assert.deepEqual(read, [mcpSecrets], role);
-    else assert.ok(!read.includes(mcpSecrets) && !read.some((arn) => arn.includes('/mcp/') || arn.endsWith(':secret:*')), `${role}: ${read.join(', ')}`);
+    else
+      assert.ok(
+        !read.includes(mcpSecrets) && !read.some((arn) => arn.includes('/mcp/') || arn.endsWith(':secret:*')),
+        `${role}: ${read.join(', ')}`,
+      );
   }
 });
 

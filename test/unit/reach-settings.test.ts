@@ -24,10 +24,19 @@ const ORDERS = {
 
 test('settings: an operator server may use secrets; a channel server may not, and is told why', () => {
   assert.deepEqual(problems({ mcpServers: { orders: ORDERS }, webFetch: { allow: ['docs.aws.amazon.com', '*.github.com'] } }), []);
-  const channel = problems({ channels: { 'slack:C0123': { mcpServers: { mine: { url: 'https://x.example/mcp', headers: { Authorization: 'Bearer ${secret:orders-token}' } } } } } });
+  const channel = problems({
+    channels: {
+      'slack:C0123': {
+        mcpServers: { mine: { url: 'https://x.example/mcp', headers: { Authorization: 'Bearer ${secret:orders-token}' } } },
+      },
+    },
+  });
   assert.equal(channel.length, 1);
   assert.match(channel[0]!, /may not use \$\{secret:…\}: only servers in the top-level mcpServers/);
-  assert.match(problems({ mcpServers: { orders: { ...ORDERS, url: 'file:///etc/passwd' } } })[0]!, /must be an http:\/\/ or https:\/\/ URL/);
+  assert.match(
+    problems({ mcpServers: { orders: { ...ORDERS, url: 'file:///etc/passwd' } } })[0]!,
+    /must be an http:\/\/ or https:\/\/ URL/,
+  );
   assert.match(problems({ mcpServers: { 'bad name!': { url: 'https://x.example/' } } })[0]!, /must be 1-32 letters, digits or -/);
   assert.match(problems({ mcpServers: { orders: { ...ORDERS, extra: 1 } } })[0]!, /extra/);
   assert.match(problems({ webFetch: { allow: ['https://docs.example.com'] } })[0]!, /must be a lower-case host name/);
@@ -35,24 +44,36 @@ test('settings: an operator server may use secrets; a channel server may not, an
   assert.match(problems({ channels: { 'slack:C1': { mcpServers: { x: { url: 'https://x.example/', channels: [] } } } } })[0]!, /channels/);
 });
 
-test('a run gets the servers of its channel (operator servers for it or for every channel, and the channel\'s own) and its web_fetch hosts', () => {
+test("a run gets the servers of its channel (operator servers for it or for every channel, and the channel's own) and its web_fetch hosts", () => {
   const settings = settingsSchema.parse({
     mcpServers: { orders: ORDERS, wiki: { url: 'https://wiki.example/mcp' } },
     webFetch: { allow: ['docs.example.com'] },
     channels: { 'slack:C0999': { webFetch: { allow: [] }, mcpServers: { mine: { url: 'https://mine.example/mcp' } } } },
   });
   const inOrders = runReachOf(settings, 'slack:C0123')!;
-  assert.deepEqual(inOrders.mcpServers!.map((s) => [s.name, s.declaredBy]), [['orders', 'operator'], ['wiki', 'operator']]);
+  assert.deepEqual(
+    inOrders.mcpServers!.map((s) => [s.name, s.declaredBy]),
+    [
+      ['orders', 'operator'],
+      ['wiki', 'operator'],
+    ],
+  );
   assert.deepEqual(inOrders.webFetch, { allow: ['docs.example.com'] });
   const elsewhere = runReachOf(settings, 'slack:C0999')!;
-  assert.deepEqual(elsewhere.mcpServers!.map((s) => [s.name, s.declaredBy]), [['wiki', 'operator'], ['mine', 'channel']]);
+  assert.deepEqual(
+    elsewhere.mcpServers!.map((s) => [s.name, s.declaredBy]),
+    [
+      ['wiki', 'operator'],
+      ['mine', 'channel'],
+    ],
+  );
   assert.equal(elsewhere.webFetch, undefined, 'the channel turned web_fetch off');
   assert.equal(runReachOf(settingsSchema.parse({}), 'slack:C0123'), undefined, 'nothing to reach: nothing in the snapshot');
   // `settings` shows the channel's servers only.
   assert.deepEqual(Object.keys(effectiveSettings(settings, 'slack:C0999').mcpServers as object), ['wiki', 'mine']);
 });
 
-test('tool names: <server>__<tool> within Bedrock\'s rule, shortened deterministically; allow and deny patterns', () => {
+test("tool names: <server>__<tool> within Bedrock's rule, shortened deterministically; allow and deny patterns", () => {
   assert.equal(modelToolName('orders', 'lookup_order'), 'orders__lookup_order');
   const odd = modelToolName('orders', 'get.order/by id');
   assert.match(odd, /^orders__get_order_by_id_[0-9a-f]{8}$/);

@@ -102,7 +102,12 @@ export async function connectStep(deps: ReachStepDeps, run: RunInput, loop: Loop
             inputSchema: bedrockInputSchema(tool.inputSchema),
           });
         }
-        deps.logger.info('mcp server listed', { server: server.name, tools: tools.length, offered: offered.length, durationMs: deps.now() - started });
+        deps.logger.info('mcp server listed', {
+          server: server.name,
+          tools: tools.length,
+          offered: offered.length,
+          durationMs: deps.now() - started,
+        });
       } catch (error) {
         const reason = redactSecrets(reasonOf(error), secrets.patterns(snapshot)).slice(0, 300);
         listing.unavailable.push({ server: server.name, reason });
@@ -180,7 +185,7 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
     bytes: reached?.bytes,
   });
   countToolCall(deps.metrics, call.name, outcome.status);
-  if (reached) countReachCall(deps.metrics, reached.tool === 'web_fetch' ? 'web' : reached.server, reached.tool, outcome.status, ran.durationMs);
+  if (reached)
+    countReachCall(deps.metrics, reached.tool === 'web_fetch' ? 'web' : reached.server, reached.tool, outcome.status, ran.durationMs);
   return routeAfterTool(context.entries, loop.step, tools);
 }
-

@@ -31,7 +31,13 @@ export function countModelStep(metrics: MetricsSink | undefined, run: RunInput, 
 }
 
 /** A reach call, by server and tool (web pages as server `web`: a host would be a dimension without bound). */
-export function countReachCall(metrics: MetricsSink | undefined, server: string, tool: string, status: 'success' | 'error', ms: number): void {
+export function countReachCall(
+  metrics: MetricsSink | undefined,
+  server: string,
+  tool: string,
+  status: 'success' | 'error',
+  ms: number,
+): void {
   if (!metrics) return;
   metrics.put('ReachCalls', 1, { server, tool });
   metrics.put('ReachLatency', ms, { server, tool });

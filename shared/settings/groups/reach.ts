@@ -16,7 +16,8 @@ const SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
 const serversByName = <S extends z.ZodType>(server: S) =>
   z.record(z.string(), server).superRefine((servers, ctx) => {
     for (const name of Object.keys(servers)) {
-      if (!SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'a server name must be 1-32 letters, digits or -' });
+      if (!SERVER_NAME.test(name))
+        ctx.addIssue({ code: 'custom', path: [name], message: 'a server name must be 1-32 letters, digits or -' });
     }
   });
 
@@ -50,18 +51,17 @@ const channelServer = z
         ctx.addIssue({
           code: 'custom',
           path: ['headers', name],
-          message: "a channel's MCP server may not use ${secret:…}: only servers in the top-level mcpServers, which the operator declares, get secrets",
+          message:
+            "a channel's MCP server may not use ${secret:…}: only servers in the top-level mcpServers, which the operator declares, get secrets",
         });
       }
     }
   });
 
 /** A host web_fetch may read: `docs.example.com`, `*.example.com` (its subdomains), `*` (every public host), each perhaps with `:port`. */
-const allowedHost = z
-  .string()
-  .regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)(:\d{1,5})?$/, {
-    error: 'must be a lower-case host name, *.domain for its subdomains, or * for every public host, perhaps with :port',
-  });
+const allowedHost = z.string().regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)(:\d{1,5})?$/, {
+  error: 'must be a lower-case host name, *.domain for its subdomains, or * for every public host, perhaps with :port',
+});
 const webFetch = z.object({ allow: z.array(allowedHost).max(200).default([]) }).strict();
 
 export type OperatorMcpServer = z.output<typeof operatorServer>;
