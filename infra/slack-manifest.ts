@@ -1,4 +1,4 @@
-// The Slack app manifest's request URLs, where each is set and what it serves: the README's setup
+// The Slack app manifest's request URLs, where each is set and what it serves: docs/deploy.md's Slack setup
 // steps, the manifest's own header and the local stack's banner name them all, and a test holds
 // them to the manifest.
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,7 @@
 // The typed contracts between components: what the inbox carries, what a run is, what a step gets.
 // settings.json's schema is shared/settings/schema.ts.
 import * as z from 'zod';
+import { agentNameSchema } from './agents/name.ts';
 import { CONTINUING_STEPS, NEXT_VALUES, STEP_ACTIONS } from './run/step-contract.ts';
 
 /**
@@ -85,6 +86,12 @@ export const runInputSchema = z.object({
   runId: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
   threadId: z.string(),
   prompt: promptSchema,
+  /** The agent definition the run works as (shared/agents/); absent: the deployment's identity and tools. */
+  agent: agentNameSchema.optional(),
+  /** Admitted in collect mode: when it waited behind a run, the collect prompts queued after it go with it (`collected`). */
+  collect: z.literal(true).optional(),
+  /** Collect mode: the prompts that arrived after `prompt` while the thread was busy, answered by this run too. */
+  collected: z.array(promptSchema).max(20).optional(),
   /** The execution running the run now, when it was handed over from the first one (named runId). */
   executionName: z
     .string()

@@ -16,6 +16,7 @@ import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { createAgentFunction } from './agent-function.ts';
 import { grantOptionalRead, grantWriteKey, grantWriteUnder } from './data-bucket.ts';
 import { ROOT_KEYS } from '../../shared/ids.ts';
+import { AGENT_DEFINITIONS } from '../../shared/agents/definition.ts';
 import { CHAT_STATE_ACTIONS, grantTableActions } from './state-table.ts';
 import { dispatchEnv, handlerEnvironment } from '../../shared/env.ts';
 
@@ -70,6 +71,9 @@ export class Dispatch extends Construct {
     grantWriteKey(props.bucket, this.handler, ROOT_KEYS.settings);
     // Admins' `runs` shows each running run's model steps and cost so far, from its thread's context.
     grantOptionalRead(props.bucket, this.handler, [RUN_CONTEXTS]);
+    // `agents` lists the operators' and the channel's agent definitions, and reports an invalid one beside it.
+    grantOptionalRead(props.bucket, this.handler, [...AGENT_DEFINITIONS.files]);
+    for (const key of AGENT_DEFINITIONS.errorFiles) grantWriteKey(props.bucket, this.handler, key);
     useChatSecrets(this.handler, props.chatSecrets);
 
     this.handler.addEventSource(

@@ -29,7 +29,7 @@ AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY), one line per check, and exits 1 when o
   --sandbox-timeout-seconds N    how long a sandbox task may take to run (default 180)
   --skip-sandbox                 do not start a sandbox task (the round trip costs a minute of Fargate)
   -h, --help                     this text
-README, "Checking a deployment", says what each check does and the permissions it needs.`;
+docs/operations.md, "Checking a deployment", says what each check does and the permissions it needs.`;
 
 function options() {
   try {

@@ -17,7 +17,7 @@ export async function settingsFile(deps: DoctorDeps, bucket: string): Promise<{ 
       result: problem(
         name,
         loaded.problems.join('; '),
-        `Fix ${where} (README, "settings.json"): aws s3 cp ${where} settings.json, edit, aws s3 cp settings.json ${where}.`,
+        `Fix ${where} (docs/settings.md): aws s3 cp ${where} settings.json, edit, aws s3 cp settings.json ${where}.`,
       ),
       settings: loaded.settings,
     };

@@ -11,8 +11,9 @@ import { renewPeriodicEvents } from './gates/periodic-events.ts';
 import { answerCommands } from './gates/commands.ts';
 import { refuseOverBudget } from './gates/budget.ts';
 import { refuseTooLarge, storeLongText } from './gates/prompt-size.ts';
-import { queueUnlessMayInterrupt, readThread, reclaimStaleLease } from './gates/queue.ts';
+import { queueUnlessMayInterrupt, readThread, reclaimStaleLease, steerInSteerMode } from './gates/queue.ts';
 import { admitToThread } from './gates/thread.ts';
+import { chooseAgent } from './gates/agent.ts';
 
 export const ADMISSION_GATES: readonly Gate[] = [
   refuseWithoutAccess,
@@ -24,6 +25,8 @@ export const ADMISSION_GATES: readonly Gate[] = [
   readThread,
   reclaimStaleLease,
   queueUnlessMayInterrupt,
+  steerInSteerMode,
+  chooseAgent,
   admitToThread,
 ];
 

@@ -3,6 +3,7 @@
 // prompt was refused, answered, or admitted to its thread) or pass it on with what it found.
 import type { StateAdapter } from 'chat';
 import type { Admission, ActorItem, AdmitOptions } from '../run/actor.ts';
+import type { SteerOutcome } from '../run/control.ts';
 import { controlPolicy, type ControlPolicy, type Person } from '../policy/access.ts';
 import type { AppliedBudget } from '../policy/budgets.ts';
 import type { Command, CommandDeps } from '../commands/command.ts';
@@ -11,6 +12,7 @@ import type { MetricsSink } from '../observability/metrics.ts';
 import { channelKeyOf, runIdFor } from '../ids.ts';
 import type { Prompt } from '../contracts.ts';
 import type { Settings } from '../settings/schema.ts';
+import type { QueueMode } from '../settings/groups/queue.ts';
 import { personOf } from './person.ts';
 
 /** Where a prompt's answers go. */
@@ -37,19 +39,23 @@ export interface AdmissionContext {
   now: Date;
   /** Who may stop or steer the thread's runs (settings.json `access`), kept in the thread's actor item. */
   control: ControlPolicy | undefined;
-  /** The channel's queue mode; `interrupt` turns to `queue` for someone who may not stop the running run. */
-  mode: 'queue' | 'interrupt';
+  /** The channel's queue mode; `interrupt` and `steer` turn to `queue` for someone who may not stop or steer the running run. */
+  mode: QueueMode;
   /** The thread's actor item, as `readThread` found it (read with the pause flag); none before that gate or for a new thread. */
   actor: ActorItem | undefined;
   /** The deployment is paused: the prompt waits in its thread's queue and starts nothing. */
   paused: boolean;
+  /** The agent the run works as (`chooseAgent`); `keepAgent`: the prompt chose it, and the thread keeps it. */
+  agent?: string;
+  keepAgent?: boolean;
 }
 
 /** What a gate may find out for the gates after it. */
-export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' | 'paused'>>;
+export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' | 'paused' | 'agent' | 'keepAgent'>>;
 
 /** How an admission ended: refused (its author told why), answered without a run (a command), or the thread's admission. */
-export type Ending = 'refused' | 'answered' | Admission;
+/** `steered`: in steer mode, the prompt became a steer of its thread's running run. */
+export type Ending = 'refused' | 'answered' | 'steered' | Admission;
 
 export type Outcome = { next: Found } | { end: Ending };
 
@@ -68,6 +74,8 @@ export interface Threads {
   /** Starts the first of the thread's waiting prompts, if it is idle. */
   startWaiting(threadId: string): Promise<void>;
   stop(threadId: string, reason: string): Promise<void>;
+  /** Steer mode: `text` (the prompt's, under its author's name) steers the running `runId`, once per message. */
+  steer(prompt: Prompt, text: string, runId: string): Promise<SteerOutcome | 'duplicate'>;
   /** Releases the lease of the thread whose actor item is `actor` when its run has ended and the release was lost; true when it did. */
   reclaimStaleLease(actor: ActorItem | undefined, arrivingMessageId: string): Promise<boolean>;
   /** The same for every slot holder of the channel (or, without one, the deployment); how many were freed. */

@@ -3,12 +3,13 @@
 import type { SerializedThread } from 'chat';
 import { threadFromJSON, type AgentChat } from '../platforms/chat.ts';
 import { admitPrompt, getActor, startWaiting, type ActorItem } from '../run/actor.ts';
-import { reclaimStaleLeaseOf, reclaimStaleSlots, stopThread, type ControlDeps } from '../run/control.ts';
+import { reclaimStaleLeaseOf, reclaimStaleSlots, steerWithPrompt, stopThread, type ControlDeps } from '../run/control.ts';
 import { withPauseFlag } from '../policy/pause.ts';
 import { actorKey } from '../table.ts';
 import { spentBudget } from '../policy/budgets.ts';
 import { renewForThread } from '../events/expiry.ts';
 import type { StoreDeps } from '../context/store.ts';
+import { listAgents } from '../agents/load.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import { lazy } from '../support/lazy.ts';
@@ -53,7 +54,7 @@ export function admissionDeps({ control, store, loadChat, settings, logger, metr
     spentBudget: (applied) => spentBudget(actor, applied),
     storePromptBody: (prompt, runId) => storePromptBody(store, prompt, runId),
     commands: COMMANDS,
-    commandDeps: { control, store, logger },
+    commandDeps: { control, store, logger, agents: { list: (threadId) => listAgents(store, threadId) } },
     threads: {
       read: async (threadId) => {
         const { item, paused } = await withPauseFlag(actor, actorKey(threadId));
@@ -63,6 +64,7 @@ export function admissionDeps({ control, store, loadChat, settings, logger, metr
       admit: (prompt, options) => admitPrompt(actor, prompt, options),
       startWaiting: async (threadId) => void (await startWaiting(actor, threadId)),
       stop: async (threadId, reason) => void (await stopThread(control, threadId, reason)),
+      steer: (prompt, text, runId) => steerWithPrompt(control, prompt, text, runId),
       reclaimStaleLease: (read, arrivingMessageId) => reclaimStaleLeaseOf(control, read, arrivingMessageId),
       reclaimStaleSlots: (channel) => reclaimStaleSlots(control, channel),
     },

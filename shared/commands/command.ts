@@ -7,6 +7,7 @@ import type { Person } from '../policy/access.ts';
 import type { Prompt, RunInput } from '../contracts.ts';
 import type { Settings } from '../settings/schema.ts';
 import type { StoreDeps } from '../context/store.ts';
+import type { AgentDefinition } from '../agents/definition.ts';
 
 /**
  * Who may use a command. `anyone`: whoever may use the agent in the channel (settings.json `access`);
@@ -47,6 +48,11 @@ export interface CommandDeps {
   settings(): Promise<Settings>;
   /** The data bucket: dispatch has it, the webhooks do not (see `storeOf`). */
   store?: StoreDeps;
+  /**
+   * The agent definitions a thread's channel can use: dispatch has them. Given, not imported, so the
+   * AGENT.md parser (and its YAML library) stays out of the webhooks' bundles, which only read commands' words.
+   */
+  agents?: { list(threadId: string): Promise<{ agents: AgentDefinition[]; problems: string[] }> };
 }
 
 /** The data bucket, for a command that reads or writes it: such a command runs at dispatch and has no slash form. */

@@ -14,6 +14,7 @@ import { defineCommand, storeOf } from './command.ts';
 
 /** What an admin may change from the chat: the per-channel overrides of `channels`. */
 export const CHANNEL_SETTING_KEYS = [
+  'agent',
   'queueMode',
   'model.id',
   'model.temperature',
@@ -41,6 +42,7 @@ export function effectiveSettings(settings: Settings, channelKey: string): Recor
     ...rest,
     model: { ...rest.model, ...channel.model },
     queueMode: channel.queueMode ?? rest.queueMode,
+    agent: channel.agent ?? rest.agent ?? null,
     webFetch: { allow: reach?.webFetch?.allow ?? [] },
     mcpServers: Object.fromEntries((reach?.mcpServers ?? []).map(({ name, ...server }) => [name, server])),
     access: { ...access, locked: undefined },

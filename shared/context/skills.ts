@@ -5,9 +5,9 @@
 // and `keywords`.
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { posix } from 'node:path';
-import { parseDocument } from 'yaml';
 import { DEFAULT_MAX_SKILL_BODY_CHARS } from '../defaults.ts';
 import { dataKeys } from '../ids.ts';
+import { FrontMatterError as Invalid, parseYaml, splitFrontmatter } from './front-matter.ts';
 import { readText } from './store.ts';
 
 export type SkillScope = 'global' | 'transport' | 'channel';
@@ -82,8 +82,6 @@ function splitKeywords(value: string): string[] {
   return parts.map((k) => k.trim().replace(/\s+/g, ' ')).filter(Boolean);
 }
 
-class Invalid extends Error {}
-
 function optionalText(fm: Record<string, unknown>, field: string, max?: number): string | undefined {
   const value = fm[field];
   if (value === undefined) return undefined;
@@ -92,34 +90,6 @@ function optionalText(fm: Record<string, unknown>, field: string, max?: number):
   if (max !== undefined && text.length > max)
     throw new Invalid(`${field} is ${text.length} characters long, over the ${max}-character limit`);
   return text;
-}
-
-/** Frontmatter (the YAML between the opening and closing `---` lines) and the body after it. */
-function splitFrontmatter(body: string): { yaml: string; rest: string } {
-  const lines = body.replace(/^\uFEFF/, '').split(/\r?\n/);
-  if (lines[0]?.trim() !== '---')
-    throw new Invalid(
-      `it has no YAML frontmatter (the file must start with a '---' line, then name and description, then a closing '---' line)`,
-    );
-  const close = lines.findIndex((line, index) => index > 0 && line.trimEnd() === '---');
-  if (close < 0) throw new Invalid(`its frontmatter is never closed (no second '---' line)`);
-  return { yaml: lines.slice(1, close).join('\n'), rest: lines.slice(close + 1).join('\n') };
-}
-
-function parseYaml(yaml: string): unknown {
-  const doc = parseDocument(yaml);
-  const error = doc.errors[0];
-  if (error) {
-    // The frontmatter starts on line 2 of the file.
-    const line = (error.linePos?.[0].line ?? 0) + 1;
-    const message = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-    throw new Invalid(`its frontmatter is not valid YAML (line ${line}: ${message})`);
-  }
-  try {
-    return doc.toJS();
-  } catch (e) {
-    throw new Invalid(`its frontmatter is not valid YAML (${(e as Error).message})`);
-  }
 }
 
 function validate(fm: unknown, folder: string): Omit<Skill, 'body' | 'scope' | 'key' | 'files'> {

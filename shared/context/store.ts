@@ -2,6 +2,7 @@
 // (settings.json is read by shared/settings/). Plain files in one bucket, so a team can read, edit and
 // back up what the agent knows with the tools they have.
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import * as z from 'zod';
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys } from '../ids.ts';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
@@ -96,6 +97,34 @@ export type ContextVersion = string | null;
 export interface LoadedContext {
   entries: ContextEntry[];
   version: ContextVersion;
+  /** Lines that were not a context entry (cut JSON, a hand edit gone wrong): left out of `entries`, as they were. */
+  unreadable?: string[];
+}
+
+// What a line must be for the model step to use it; anything else would fail every run of the thread.
+const contextLine = z.object({
+  role: z.enum(['user', 'assistant']),
+  content: z.array(z.looseObject({})),
+  meta: z.looseObject({}),
+});
+
+/** The context's lines as entries, and the lines that are not one (kept verbatim, for the quarantine). */
+export function parseContext(raw: string | undefined): { entries: ContextEntry[]; unreadable: string[] } {
+  const entries: ContextEntry[] = [];
+  const unreadable: string[] = [];
+  for (const line of (raw ?? '').split('\n')) {
+    if (line.trim() === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      unreadable.push(line);
+      continue;
+    }
+    if (contextLine.safeParse(parsed).success) entries.push(parsed as ContextEntry);
+    else unreadable.push(line);
+  }
+  return { entries, unreadable };
 }
 
 /** Another writer changed the context since it was loaded: a step of a run that no longer holds the thread. */
@@ -109,7 +138,8 @@ export async function loadContext(deps: StoreDeps, threadId: string): Promise<Lo
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
     const raw = await out.Body?.transformToString('utf8');
     if (!out.ETag) throw new Error(`S3 returned ${key} without an ETag`);
-    return { entries: parseJsonl<ContextEntry>(raw, key), version: out.ETag };
+    const { entries, unreadable } = parseContext(raw);
+    return { entries, version: out.ETag, ...(unreadable.length ? { unreadable } : {}) };
   } catch (error) {
     if (!isS3NotFound(error)) throw error;
     return { entries: [], version: null };

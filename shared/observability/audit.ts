@@ -55,6 +55,8 @@ export interface AuditRecord {
   trigger: TriggerKind;
   origin?: { trigger?: string; eventId?: string; objectKey?: string; event?: string; causedBy?: string };
   modelId?: string;
+  /** The agent definition the run worked as (absent: the deployment's default). */
+  agent?: string;
   askedAt: string;
   startedAt: string;
   endedAt: string;
@@ -117,6 +119,7 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
     trigger: triggerKindOf(run.prompt),
     ...(origin ? { origin } : {}),
     ...(snapshot ? { modelId: snapshot.modelId } : {}),
+    ...(snapshot?.agent ? { agent: snapshot.agent } : {}),
     askedAt: run.prompt.postedAt,
     startedAt: new Date(startedAt).toISOString(),
     endedAt: new Date(end.endedAt).toISOString(),

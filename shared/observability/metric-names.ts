@@ -2,7 +2,7 @@
 // name) and the dimensions each carries. The dashboard and the alarms read these same names.
 // Dimensions stay low-cardinality: channel, user and thread go in the log record, never here.
 
-export const METRIC_DIMENSIONS = ['adapter', 'model', 'trigger', 'tool', 'server'] as const;
+export const METRIC_DIMENSIONS = ['adapter', 'model', 'trigger', 'tool', 'agent', 'server'] as const;
 export type MetricDimension = (typeof METRIC_DIMENSIONS)[number];
 
 export interface MetricSpec {
@@ -32,6 +32,9 @@ export const METRICS = {
   CacheWriteTokens: { unit: 'Count', dimensions: ['adapter', 'model'] },
   /** Model and sandbox cost, in US dollars. */
   CostUsd: { unit: 'None', dimensions: ['adapter', 'trigger'] },
+  /** A run working as an agent definition (shared/agents/): its model steps and their cost, by agent. */
+  AgentModelSteps: { unit: 'Count', dimensions: ['agent'] },
+  AgentCostUsd: { unit: 'None', dimensions: ['agent'] },
   ToolCalls: { unit: 'Count', dimensions: ['tool'] },
   ToolErrors: { unit: 'Count', dimensions: ['tool'] },
   /** Calls the reach step made to an MCP server (server = its name) or a web page (server = web, tool = web_fetch). */

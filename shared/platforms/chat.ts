@@ -32,7 +32,7 @@ export interface ChatDeps {
 
 export function createAgentChat(deps: ChatDeps): AgentChat {
   const served = Object.entries(deps.adapters).filter((entry): entry is [string, Adapter] => entry[1] !== undefined);
-  if (served.length === 0) throw new Error('No chat platform configured: set up at least one platform (see README, "Deploying")');
+  if (served.length === 0) throw new Error('No chat platform configured: set up at least one platform (see docs/deploy.md)');
   const stored = createDynamoDbStateAdapter({ client: deps.db, tableName: deps.tableName });
   const state = deps.state ? deps.state(stored) : stored;
   const custom = deps.secretPatterns;

@@ -50,7 +50,7 @@ export function platformSecret<S extends z.ZodType<object>, G extends keyof z.in
   generated: G;
   placeholders: Omit<z.infer<S>, G>;
   example: Record<keyof z.infer<S>, string>;
-  /** Where the README explains it. */
+  /** Where the docs explain it. */
   docs: string;
 }): PlatformSecret<S, G> {
   const shape = `{${Object.entries(spec.example)

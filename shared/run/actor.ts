@@ -16,7 +16,7 @@ import { queryPartition } from '../aws/dynamodb.ts';
 import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
 import { actorKey, admittedPromptKey, recentThreadKey, WAITING_THREADS, waitingThreadKey } from '../table.ts';
 import { runIdFor } from '../ids.ts';
-import type { Prompt, RunInput } from '../contracts.ts';
+import { type Prompt, type RunInput, utf8Bytes } from '../contracts.ts';
 import type { ControlPolicy } from '../policy/access.ts';
 
 export interface ActorDeps {
@@ -49,6 +49,8 @@ export interface ActorItem {
   holdsSlot?: boolean;
   /** Who may stop or steer the thread's runs, as settings.json said at the latest admission (absent: anyone). */
   control?: ControlPolicy;
+  /** The agent the thread works as since a prompt began with `/agent NAME` (absent: the channel's default). */
+  agent?: string;
 }
 
 /** `channel-full` / `deployment-full`: the thread is idle, but as many runs as allowed already run. */
@@ -57,8 +59,11 @@ export type Admission = 'started' | 'queued' | 'duplicate' | 'busy' | 'channel-f
 export interface AdmitOptions {
   /** Most prompts that may wait behind the running one; beyond it the prompt is refused as busy. */
   maxQueueDepth?: number;
-  /** 'interrupt': a new prompt stops the running run and runs next (it goes to the queue's front). */
-  mode?: 'queue' | 'interrupt';
+  /**
+   * 'interrupt': a new prompt stops the running run and runs next (it goes to the queue's front).
+   * 'collect': it waits as in 'queue', and the collect prompts queued behind it go with it (`takeNext`).
+   */
+  mode?: 'queue' | 'interrupt' | 'collect';
   /**
    * Runs that may hold a lease at once. Only taking an idle thread's lease takes a slot: a prompt
    * queued behind a running one inherits its slot when the lease is handed over, so it always runs.
@@ -68,6 +73,9 @@ export interface AdmitOptions {
   control?: ControlPolicy;
   /** The deployment is paused: the prompt waits in the thread's queue, whatever the thread is doing, and starts nothing. */
   hold?: boolean;
+  /** The agent the run works as; with `keepAgent`, the thread keeps it for its later prompts too. */
+  agent?: string;
+  keepAgent?: boolean;
 }
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
@@ -96,8 +104,14 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   const maxQueueDepth = options.maxQueueDepth ?? 5;
   const interrupt = options.mode === 'interrupt';
   const now = (deps.now ?? Date.now)();
-  const run: RunInput = { runId: runIdFor(prompt.threadId, prompt.messageId), threadId: prompt.threadId, prompt };
-  const control = controlUpdate(options.control);
+  const run: RunInput = {
+    runId: runIdFor(prompt.threadId, prompt.messageId),
+    threadId: prompt.threadId,
+    prompt,
+    ...(options.agent ? { agent: options.agent } : {}),
+    ...(options.mode === 'collect' ? { collect: true as const } : {}),
+  };
+  const control = controlUpdate(options.control, options.keepAgent ? options.agent : undefined);
   const marker = {
     Put: {
       TableName: deps.tableName,
@@ -204,11 +218,22 @@ function queueCondition(hold: boolean | undefined, front: boolean): string {
   return '(#status = :running OR (attribute_exists(#queue) AND size(#queue) > :zero)) AND ';
 }
 
-/** The actor update's part that records (or clears) who may stop or steer the thread's runs. */
-function controlUpdate(policy: ControlPolicy | undefined) {
+/**
+ * The actor update's part that records (or clears) who may stop or steer the thread's runs, and
+ * records the agent a prompt chose for the thread.
+ */
+function controlUpdate(policy: ControlPolicy | undefined, agent?: string) {
+  const kept: { set: string; names: Record<string, string>; values: Record<string, unknown> } = agent
+    ? { set: ', #agent = :agent', names: { '#agent': 'agent' }, values: { ':agent': agent } }
+    : { set: '', names: {}, values: {} };
   return policy
-    ? { set: ', #control = :control', remove: '', names: { '#control': 'control' }, values: { ':control': policy } }
-    : { set: '', remove: '#control', names: { '#control': 'control' }, values: {} };
+    ? {
+        set: `, #control = :control${kept.set}`,
+        remove: '',
+        names: { '#control': 'control', ...kept.names },
+        values: { ':control': policy, ...kept.values },
+      }
+    : { set: kept.set, remove: '#control', names: { '#control': 'control', ...kept.names }, values: { ...kept.values } };
 }
 
 type ActorUpdate = Pick<
@@ -278,6 +303,29 @@ export async function startAndMark(deps: ActorDeps, run: RunInput): Promise<void
   }
 }
 
+/** Collected prompts one run takes at most: its execution input stays far below Step Functions' 256 KB. */
+export const MAX_COLLECTED_PROMPTS = 20;
+export const MAX_COLLECTED_BYTES = 64 * 1024;
+
+/**
+ * The run the lease goes to next, and the queue after it. A prompt admitted in collect mode takes
+ * the collect prompts queued right behind it along (in order, within the bounds above); the rest
+ * wait for the run after.
+ */
+export function takeNext(queue: readonly RunInput[]): { next: RunInput | undefined; rest: RunInput[] } {
+  const [first, ...rest] = queue;
+  if (!first?.collect) return { next: first, rest };
+  const collected: Prompt[] = [];
+  let bytes = utf8Bytes(JSON.stringify(first));
+  while (rest[0]?.collect && collected.length < MAX_COLLECTED_PROMPTS) {
+    const size = utf8Bytes(JSON.stringify(rest[0].prompt));
+    if (bytes + size > MAX_COLLECTED_BYTES) break;
+    bytes += size;
+    collected.push(rest.shift()!.prompt);
+  }
+  return { next: collected.length ? { ...first, collected } : first, rest };
+}
+
 export type Release = { outcome: 'idle' } | { outcome: 'next'; next: RunInput } | { outcome: 'not-holder' };
 
 /**
@@ -295,7 +343,7 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
       }
       return { outcome: 'not-holder' };
     }
-    const [next, ...rest] = actor.queue ?? [];
+    const { next, rest } = takeNext(actor.queue ?? []);
     const now = (deps.now ?? Date.now)();
     // Paused: the run ends as usual, but its queue waits (resume starts it).
     const hold = next !== undefined && ((await deps.paused?.()) ?? false);
@@ -361,7 +409,7 @@ const UNLIMITED: RunCaps = { perChannel: Number.MAX_SAFE_INTEGER, perDeployment:
 export async function startWaiting(deps: ActorDeps, threadId: string): Promise<RunInput | undefined> {
   return retryOnConflict(`Could not start the waiting prompts of ${threadId}`, async () => {
     const actor = await getActor(deps, threadId);
-    const [next, ...rest] = actor?.queue ?? [];
+    const { next, rest } = takeNext(actor?.queue ?? []);
     if (!actor || actor.status === 'running' || !next) {
       await deps.db.send(new DeleteCommand({ TableName: deps.tableName, Key: waitingThreadKey(threadId) }));
       return undefined;
@@ -443,29 +491,66 @@ export const MAX_PENDING_STEERS = 10;
 
 /** Steer: queue text for the running run's (`runId`'s, when given) next tool boundary; 'idle' when nothing runs. */
 export async function addSteer(deps: ActorDeps, threadId: string, text: string, runId?: string): Promise<'queued' | 'idle' | 'full'> {
-  const running = runningRun(runId);
   try {
-    await deps.db.send(
-      new UpdateCommand({
-        TableName: deps.tableName,
-        Key: actorKey(threadId),
-        UpdateExpression: 'SET steer = list_append(if_not_exists(steer, :empty), :item)',
-        ConditionExpression: `${running.condition} AND (attribute_not_exists(steer) OR size(steer) < :max)`,
-        ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
-        ExpressionAttributeValues: {
-          ...running.values,
-          ':empty': [],
-          ':item': [{ runId: 'current', text, at: (deps.now ?? Date.now)() }],
-          ':max': MAX_PENDING_STEERS,
-        },
-      }),
-    );
+    await deps.db.send(new UpdateCommand(steerUpdate(deps, threadId, text, runId)));
     return 'queued';
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
-    const actor = await getActor(deps, threadId);
-    return actor?.status === 'running' && actor.current && (!runId || actor.current.runId === runId) ? 'full' : 'idle';
+    return steerRefusal(deps, threadId, runId);
   }
+}
+
+/**
+ * Steer mode: a message in a running thread steers `runId` instead of waiting for it, once per
+ * message id however often it is delivered (the admitted-prompt marker goes in the same transaction).
+ */
+export async function steerWithMessage(
+  deps: ActorDeps,
+  prompt: Prompt,
+  text: string,
+  runId: string,
+): Promise<'queued' | 'duplicate' | 'idle' | 'full'> {
+  const now = (deps.now ?? Date.now)();
+  const marker = {
+    TableName: deps.tableName,
+    Item: { ...admittedPromptKey(prompt.threadId, prompt.messageId), runId, expiresAt: Math.floor(now / 1000) + ADMITTED_TTL_SECONDS },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+  try {
+    await deps.db.send(
+      new TransactWriteCommand({ TransactItems: [{ Put: marker }, { Update: steerUpdate(deps, prompt.threadId, text, runId) }] }),
+    );
+    return 'queued';
+  } catch (error) {
+    const reasons = transactionCancellationReasons(error);
+    if (!reasons) throw error;
+    if (reasons[0] === 'ConditionalCheckFailed') return 'duplicate';
+    if (reasons[1] !== 'ConditionalCheckFailed') throw error;
+    return steerRefusal(deps, prompt.threadId, runId);
+  }
+}
+
+function steerUpdate(deps: ActorDeps, threadId: string, text: string, runId: string | undefined) {
+  const running = runningRun(runId);
+  return {
+    TableName: deps.tableName,
+    Key: actorKey(threadId),
+    UpdateExpression: 'SET steer = list_append(if_not_exists(steer, :empty), :item)',
+    ConditionExpression: `${running.condition} AND (attribute_not_exists(steer) OR size(steer) < :max)`,
+    ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
+    ExpressionAttributeValues: {
+      ...running.values,
+      ':empty': [],
+      ':item': [{ runId: 'current', text, at: (deps.now ?? Date.now)() }],
+      ':max': MAX_PENDING_STEERS,
+    },
+  };
+}
+
+/** Why a steer's condition failed: too many waiting for the run, or the run is not running (any more). */
+async function steerRefusal(deps: ActorDeps, threadId: string, runId: string | undefined): Promise<'idle' | 'full'> {
+  const actor = await getActor(deps, threadId);
+  return actor?.status === 'running' && actor.current && (!runId || actor.current.runId === runId) ? 'full' : 'idle';
 }
 
 /** The running run's control flags: whether it must stop, and steering texts waiting for it. */

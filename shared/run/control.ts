@@ -3,8 +3,8 @@
 import { DescribeExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { isExecutionDoesNotExist } from '../aws/errors.ts';
 import { slotHolders } from './capacity.ts';
-import { addSteer, getActor, releaseLease, requestStop, startAndMark, type ActorDeps, type ActorItem } from './actor.ts';
-import { type RunInput, utf8Bytes } from '../contracts.ts';
+import { addSteer, getActor, releaseLease, requestStop, startAndMark, steerWithMessage, type ActorDeps, type ActorItem } from './actor.ts';
+import { type Prompt, type RunInput, utf8Bytes } from '../contracts.ts';
 import type { JsonLogger } from '../observability/log.ts';
 
 /** The Stop button's action id, on the card a run posts while it works. */
@@ -59,6 +59,16 @@ export type SteerOutcome = Awaited<ReturnType<typeof addSteer>> | 'too-long';
 export async function steerThread(deps: ControlDeps, threadId: string, text: string, runId?: string): Promise<SteerOutcome> {
   const outcome = utf8Bytes(text) > MAX_STEER_BYTES ? 'too-long' : await addSteer(deps.actor, threadId, text, runId);
   deps.logger.info(outcome === 'queued' ? 'steer queued' : 'steer dropped', { threadId, outcome });
+  return outcome;
+}
+
+/** Steer mode: `prompt`'s text (`text`, with its author's name) steers the running `runId`, once per message. */
+export async function steerWithPrompt(deps: ControlDeps, prompt: Prompt, text: string, runId: string): Promise<SteerOutcome | 'duplicate'> {
+  const outcome = utf8Bytes(text) > MAX_STEER_BYTES ? 'too-long' : await steerWithMessage(deps.actor, prompt, text, runId);
+  deps.logger.info(outcome === 'queued' ? 'message steered the running run' : 'message not steered', {
+    threadId: prompt.threadId,
+    outcome,
+  });
   return outcome;
 }
 

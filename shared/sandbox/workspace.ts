@@ -1,8 +1,8 @@
 // What a thread's sandbox sees, and keeping it in step with S3 (the source of truth).
 //
 // Under the sandbox's workspace, `data/` mirrors the subset of the S3 data tree the thread may use:
-// the three MEMORY.md levels, the three skills directories, the thread's own scratch/ and
-// attachments/, and its channel's event files. Path = `data/` + S3 key, so the system prompt can name files the same way.
+// the three MEMORY.md levels, the three skills directories, the channel's agent definitions, the
+// thread's own scratch/ and attachments/, and its channel's event files. Path = `data/` + S3 key, so the system prompt can name files the same way.
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { dataKeys, ROOT_KEYS } from '../ids.ts';
@@ -46,6 +46,8 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
       'skills/',
       `${keys.transportDir}/skills/`,
       `${keys.channelDir}/skills/`,
+      // The channel's own agent definitions (docs/agents.md): its agent may write them, like its skills.
+      `${keys.channelDir}/agents/`,
       `${keys.threadDir}/scratch/`,
       `${keys.threadDir}/attachments/`,
       events,

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import type { Access } from '../policy/access.ts';
 import type { SettingsGroup } from './group.ts';
 import { accessSettings } from './groups/access.ts';
+import { agentSettings } from './groups/agents.ts';
 import { compactionSettings } from './groups/compaction.ts';
 import { eventSettings } from './groups/events.ts';
 import { limitSettings } from './groups/limits.ts';
@@ -21,6 +22,7 @@ import { uploadSettings } from './groups/uploads.ts';
 
 /** In the order the keys are shown (the `settings` command). */
 export const SETTINGS_GROUPS = [
+  agentSettings,
   modelSettings,
   runBoundsSettings,
   queueSettings,

@@ -17,6 +17,8 @@ export interface ToolRegistry {
   toolConfig(cachePoint: boolean): ToolConfiguration;
   /** These tools followed by `more`, such as the tools of a run's MCP servers. */
   with(more: readonly AnyTool[]): ToolRegistry;
+  /** Only the tools named (an agent definition's), in this registry's order. */
+  only(names: readonly string[]): ToolRegistry;
 }
 
 /** Bedrock's rule for a tool's name. */
@@ -66,5 +68,6 @@ export function toolRegistry(tools: readonly AnyTool[]): ToolRegistry {
     runsIn: (name) => byName.get(name)?.runsIn,
     toolConfig: config,
     with: (more) => toolRegistry([...tools, ...more]),
+    only: (names) => toolRegistry(tools.filter((tool) => names.includes(tool.name))),
   };
 }

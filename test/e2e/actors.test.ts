@@ -41,6 +41,10 @@ const idle = (threadId: string) => eventually(async () => (await actor(threadId)
 const bot = (channel: string, ts: string) =>
   stack.slack.messages.thread(channel, ts).filter((m) => m.bot_id && m.text !== '...' && !m.blocks?.length);
 const threadOf = (posted: { channel: string; threadTs: string }) => `slack:${posted.channel}:${posted.threadTs}`;
+const putSettings = (settings: Record<string, unknown>) =>
+  stack.cloud.clients.s3.send(
+    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify(settings) }),
+  );
 const requestsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text));
 
 test('six prompts into a busy thread: one busy reply, five runs in arrival order', async () => {
@@ -334,6 +338,63 @@ test('the Stop button on the running reply stops the run', async () => {
     10_000,
     'stop card removed',
   );
+});
+
+test('collect mode (per channel): messages sent while a run works become one follow-up run, each under its author', async () => {
+  await putSettings({ sandbox: { startEarly: false }, channels: { 'slack:C0COLLECT': { queueMode: 'collect' } } });
+  try {
+    const hold = gate();
+    stack.bedrock.script({ text: 'first answer', hold: hold.promise }, { text: 'one answer for all three' });
+    const posted = await stack.slack.postUserMessage({ channel: 'C0COLLECT', text: '<@U0LOCALBOT> collect-start' });
+    const threadId = threadOf(posted);
+    await eventually(() => requestsMentioning('collect-start').length > 0, 30_000, 'first run at the model');
+    await stack.slack.postUserMessage({ channel: 'C0COLLECT', user: 'U0ALICE', text: 'collect-a', threadTs: posted.threadTs });
+    await stack.slack.postUserMessage({ channel: 'C0COLLECT', user: 'U0BOB', text: 'collect-b', threadTs: posted.threadTs });
+    await stack.slack.postUserMessage({ channel: 'C0COLLECT', user: 'U0ALICE', text: 'collect-c', threadTs: posted.threadTs });
+    await eventually(async () => (await actor(threadId))?.queue?.length === 3, 15_000, 'three prompts waiting');
+    hold.release();
+    await eventually(() => runsOf(threadId).length === 2 && runsOf(threadId).every((e) => e.status !== 'RUNNING'), 60_000, 'two runs done');
+    await idle(threadId);
+    assert.equal(runsOf(threadId).length, 2, 'the three messages ran as one run');
+    const second = runsOf(threadId)[1]!.input as { prompt: { text: string }; collected?: { text: string }[] };
+    assert.equal(second.prompt.text, 'collect-a');
+    assert.deepEqual(
+      second.collected?.map((p) => p.text),
+      ['collect-b', 'collect-c'],
+    );
+    // The model read them as one turn, in order, each under its author's name.
+    const lastTurn = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages!.at(-1));
+    assert.match(lastTurn, /u0alice: collect-a.*u0bob: collect-b.*u0alice: collect-c/i);
+    assert.deepEqual(
+      bot(posted.channel, posted.threadTs).map((m) => m.text),
+      ['first answer', 'one answer for all three'],
+    );
+  } finally {
+    await putSettings({});
+  }
+});
+
+test('steer mode (per channel): a message sent while a run works steers it instead of waiting', async () => {
+  await putSettings({ sandbox: { startEarly: false }, channels: { 'slack:C0STEERMODE': { queueMode: 'steer' } } });
+  try {
+    const hold = gate();
+    stack.bedrock.script({ text: 'first thoughts', hold: hold.promise }, { text: 'steered answer' });
+    const posted = await stack.slack.postUserMessage({ channel: 'C0STEERMODE', text: '<@U0LOCALBOT> steer-start' });
+    const threadId = threadOf(posted);
+    await eventually(() => requestsMentioning('steer-start').length > 0, 30_000, 'first run at the model');
+    await stack.slack.postUserMessage({ channel: 'C0STEERMODE', text: 'steer-mode-change', threadTs: posted.threadTs });
+    await eventually(async () => (await actor(threadId))?.steer?.length === 1, 15_000, 'the message waits as a steer');
+    assert.equal((await actor(threadId))?.queue?.length ?? 0, 0, 'nothing queued');
+    hold.release();
+    await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 60_000, 'the run ended');
+    await idle(threadId);
+    assert.equal(runsOf(threadId).length, 1, 'no second run');
+    const last = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
+    assert.match(last, /steering while you worked\) [^"]*steer-mode-change/);
+    assert.ok(bot(posted.channel, posted.threadTs).some((m) => m.text === 'steered answer'));
+  } finally {
+    await putSettings({});
+  }
 });
 
 test('interrupt mode (per channel): a new prompt stops the running one and runs next', async () => {

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { dataKeys } from '../../shared/ids.ts';
@@ -434,4 +434,121 @@ test('attached files reach the prompt: listed with where they are, or why they c
     /Attached files:\n- pixel\.png could not be downloaded: Refusing to fetch an internal attachment URL\n- data\.csv could not be downloaded/,
   );
   await settledIdle(`slack:${posted.channel}:${posted.threadTs}`);
+});
+
+test('a context line that cannot be read is quarantined: the thread is told once and goes on answering', async () => {
+  stack.bedrock.script({ text: 'Noted: the code word is marmalade.' }, { text: 'It was marmalade.' }, { text: 'Still here.' });
+  const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> the code word is marmalade' });
+  await replyDone(first.channel, first.threadTs);
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  await settledIdle(threadId);
+  // A hand edit gone wrong: one line cut short, one that is JSON but not a context entry.
+  const keys = dataKeys(threadId);
+  const s3 = stack.cloud.clients.s3;
+  const bucket = stack.cloud.names.bucket;
+  const read = async (key: string) => (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+  const good = await read(keys.context);
+  const broken = ['{"role":"user","content":[{"text":"cut sh', '{"role":"narrator","note":"not an entry"}'];
+  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: keys.context, Body: `${good}${broken.join('\n')}\n` }));
+
+  await stack.slack.postUserMessage({ text: 'what was the code word?', threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 3);
+  await settledIdle(threadId);
+  const notice = /2 lines of this thread's saved history could not be read/;
+  const texts = () => botReplies(first.channel, first.threadTs).map((m) => m.text);
+  assert.equal(texts().filter((t) => notice.test(t)).length, 1, texts().join('\n---\n'));
+  assert.ok(texts().includes('It was marmalade.'), texts().join('\n---\n'));
+  // The model still had the readable history, without the broken lines.
+  const messages = JSON.stringify(stack.bedrock.requests.at(-1)!.body.messages);
+  assert.match(messages, /marmalade/);
+  assert.doesNotMatch(messages, /narrator|cut sh/);
+  // The broken lines are kept verbatim, by the run that found them; the context no longer holds them.
+  const quarantineDir = `${keys.threadDir}/context-quarantine/`;
+  const listed = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: quarantineDir }));
+  assert.equal(listed.Contents?.length, 1, 'one quarantine file');
+  assert.equal(await read(listed.Contents![0]!.Key!), `${broken.join('\n')}\n`);
+  assert.doesNotMatch(await read(keys.context), /narrator|cut sh/);
+
+  // The next run reads a clean context: no second notice.
+  await stack.slack.postUserMessage({ text: 'are you still there?', threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 4);
+  assert.equal(texts().filter((t) => notice.test(t)).length, 1);
+  assert.ok(texts().includes('Still here.'));
+});
+
+test("agents: a channel's default agent answers with its instructions and tools; /agent switches a thread for good; an invalid AGENT.md gets an error file", async () => {
+  const s3 = stack.cloud.clients.s3;
+  const bucket = stack.cloud.names.bucket;
+  const put = (key: string, body: string) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  await put(
+    'agents/reviewer/AGENT.md',
+    '---\nname: reviewer\ndescription: Reviews changes and explains risks\ntools: [read, search_channel]\nmaxModelSteps: 5\n---\nYou are Reviewer. Point out risks first.\n',
+  );
+  await put(
+    'slack/C0AGENTS/agents/helper/AGENT.md',
+    '---\nname: helper\ndescription: Answers quick questions\n---\nYou are Helper. Keep it short.\n',
+  );
+  await put('agents/broken/AGENT.md', '---\nname: broken\ndescription: x\ncolour: blue\n---\nBody.\n');
+  await put('settings.json', JSON.stringify({ channels: { 'slack:C0AGENTS': { agent: 'reviewer' } } }));
+  const toolNames = (request: (typeof stack.bedrock.requests)[number]) =>
+    (request.body.toolConfig?.tools ?? []).flatMap((t) => (t.toolSpec?.name ? [t.toolSpec.name] : []));
+  const systemText = (request: (typeof stack.bedrock.requests)[number]) => JSON.stringify(request.body.system);
+  try {
+    // The channel's default agent.
+    stack.bedrock.script({ text: 'reviewed' });
+    const first = await stack.slack.postUserMessage({ channel: 'C0AGENTS', text: '<@U0LOCALBOT> look at this change' });
+    await replyDone(first.channel, first.threadTs);
+    const reviewer = stack.bedrock.requests.at(-1)!;
+    assert.match(systemText(reviewer), /You are the agent \\"reviewer\\"[^]*Point out risks first/);
+    assert.deepEqual(toolNames(reviewer), ['read', 'search_channel']);
+    await settledIdle(`slack:${first.channel}:${first.threadTs}`);
+
+    // `/agent helper` starts a thread with another agent, and the thread keeps it.
+    stack.bedrock.script({ text: 'helped' }, { text: 'still helping' });
+    const second = await stack.slack.postUserMessage({ channel: 'C0AGENTS', text: '<@U0LOCALBOT> /agent helper what is 2+2?' });
+    await replyDone(second.channel, second.threadTs);
+    const helper = stack.bedrock.requests.at(-1)!;
+    assert.match(systemText(helper), /Keep it short/);
+    assert.doesNotMatch(systemText(helper), /Point out risks/);
+    assert.ok(toolNames(helper).includes('bash'), 'no tools list: every tool');
+    assert.match(JSON.stringify(helper.body.messages!.at(-1)), /what is 2\+2\?/);
+    assert.doesNotMatch(JSON.stringify(helper.body.messages!.at(-1)), /\/agent/);
+    const threadId = `slack:${second.channel}:${second.threadTs}`;
+    await settledIdle(threadId);
+    await stack.slack.postUserMessage({ channel: 'C0AGENTS', text: 'and 3+3?', threadTs: second.threadTs });
+    await replyDone(second.channel, second.threadTs, 2);
+    assert.match(systemText(stack.bedrock.requests.at(-1)!), /Keep it short/, 'the thread kept its agent');
+    await settledIdle(threadId);
+
+    // An invalid definition: the thread is told why, an error file lies beside it, the default answers.
+    stack.bedrock.script({ text: 'default answer' });
+    const third = await stack.slack.postUserMessage({ channel: 'C0AGENTS', text: '<@U0LOCALBOT> /agent broken hello' });
+    const replies = await replyDone(third.channel, third.threadTs, 2);
+    assert.ok(
+      replies.some((r) => /Agent agents\/broken\/AGENT\.md was not loaded because .*colour.*default agent instead/s.test(r.text)),
+      replies.map((r) => r.text).join('\n'),
+    );
+    const errorFile = JSON.parse(
+      await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'agents/broken/AGENT.error.json' }))).Body!.transformToString(),
+    );
+    assert.match(errorFile.error, /colour/);
+    await settledIdle(`slack:${third.channel}:${third.threadTs}`);
+
+    // `agents` lists what the channel can use.
+    const asked = await stack.slack.postUserMessage({ channel: 'C0AGENTS', text: '<@U0LOCALBOT> agents' });
+    const listing = await eventually(
+      () =>
+        [...stack.slack.ephemeral, ...botReplies(asked.channel, asked.threadTs)].find((m) => /Agents you can use here/.test(m.text ?? '')),
+      20_000,
+      'the agents listing',
+    ).catch((error: Error) => {
+      const seen = [...stack.slack.ephemeral.slice(-3), ...botReplies(asked.channel, asked.threadTs)].map((m) => m.text);
+      throw new Error(`${error.message}; seen: ${JSON.stringify(seen)}`);
+    });
+    assert.match(listing.text!, /`helper`.*this channel’s own/);
+    assert.match(listing.text!, /`reviewer` \(answers here by default\)/);
+    assert.match(listing.text!, /broken.*was not loaded/);
+  } finally {
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'settings.json' }));
+  }
 });

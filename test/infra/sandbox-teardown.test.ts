@@ -146,7 +146,7 @@ test('handler: Create and Update only name the cluster', async () => {
   }
 });
 
-test("what cdk destroy keeps (README, Removing the stack): the table, the two buckets, and every log group but the state machine's and the image build's", () => {
+test("what cdk destroy keeps (docs/deploy.md, Removing the stack): the table, the two buckets, and every log group but the state machine's and the image build's", () => {
   const kept = Object.entries(resources as Record<string, Resource & { DeletionPolicy?: string }>)
     .filter(([, r]) => r.DeletionPolicy === 'Retain')
     .map(([id, r]) => [r.Type, id] as const);

@@ -637,7 +637,7 @@ test('least privilege: states:StartExecution only on the agent-run state machine
   });
 });
 
-test("least privilege: the Slack webhook only reads settings.json (`/usage`); dispatch writes only long prompt texts and settings.json (an admin's `settings set`), and reads only settings.json and threads' context (an admin's `runs`)", () => {
+test("least privilege: the Slack webhook only reads settings.json (`/usage`); dispatch writes only long prompt texts and settings.json (an admin's `settings set`), and reads only settings.json, threads' context (an admin's `runs`) and agent definitions (`agents`, which writes an invalid one's error file)", () => {
   const s3Of = (role: FunctionRole) =>
     policies(stack)
       .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
@@ -653,9 +653,13 @@ test("least privilege: the Slack webhook only reads settings.json (`/usage`); di
     [
       `s3:GetObject ${bucket}/*/context.jsonl`,
       `s3:GetObject ${bucket}/settings.json`,
+      `s3:GetObject ${bucket}/agents/*/AGENT.md`,
+      `s3:GetObject ${bucket}/*/*/agents/*/AGENT.md`,
       `s3:ListBucket ${bucket}`,
       `s3:PutObject ${bucket}/prompts/*`,
       `s3:PutObject ${bucket}/settings.json`,
+      `s3:PutObject ${bucket}/agents/*/AGENT.error.json`,
+      `s3:PutObject ${bucket}/*/*/agents/*/AGENT.error.json`,
     ].sort(),
   );
 });

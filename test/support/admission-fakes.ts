@@ -5,7 +5,7 @@ import type { Command } from '../../shared/commands/command.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import type { AppliedBudget } from '../../shared/policy/budgets.ts';
 import type { Admission, ActorItem, AdmitOptions } from '../../shared/run/actor.ts';
-import type { ControlDeps } from '../../shared/run/control.ts';
+import type { ControlDeps, SteerOutcome } from '../../shared/run/control.ts';
 import type { Prompt } from '../../shared/contracts.ts';
 import type { Settings } from '../../shared/settings/schema.ts';
 
@@ -46,6 +46,8 @@ export function fakes(
     actorAfterReclaim?: ActorItem;
     commands?: readonly Command[];
     failTell?: boolean;
+    /** What steering the running run answers (steer mode); default 'queued'. */
+    steered?: SteerOutcome | 'duplicate';
     /** Awaited inside each thread admission, after it is recorded: to hold it or make it fail. */
     onAdmit?: (prompt: Prompt) => Promise<void>;
   } = {},
@@ -114,6 +116,10 @@ export function fakes(
       },
       startWaiting: async (threadId) => void f.calls.push(`startWaiting ${threadId}`),
       stop: async (threadId, reason) => void f.calls.push(`stop ${threadId}: ${reason}`),
+      steer: async (prompt, text, runId) => {
+        f.calls.push(`steer ${runId}: ${text}`);
+        return options.steered ?? 'queued';
+      },
       reclaimStaleLease: async (actor, messageId) => {
         f.calls.push(`reclaimStaleLease ${actor?.current?.runId ?? 'no run'} ${messageId}`);
         return options.reclaims ?? false;

@@ -1,6 +1,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSteer, admitPrompt, getActor, MAX_PENDING_STEERS, releaseLease, requestStop, type ActorDeps } from '../../shared/run/actor.ts';
+import {
+  addSteer,
+  admitPrompt,
+  getActor,
+  MAX_COLLECTED_BYTES,
+  MAX_COLLECTED_PROMPTS,
+  MAX_PENDING_STEERS,
+  releaseLease,
+  requestStop,
+  takeNext,
+  type ActorDeps,
+} from '../../shared/run/actor.ts';
 import { channelRunsKey, slotsTaken } from '../../shared/run/capacity.ts';
 import { deploymentRunsKey } from '../../shared/table.ts';
 import { MAX_STEER_BYTES } from '../../shared/run/control.ts';
@@ -54,6 +65,59 @@ test('an idle thread starts the prompt; a busy one queues it; release hands over
   assert.equal((await getActor(d, thread))?.status, 'idle');
   // A second release of a finished run changes nothing.
   assert.equal((await releaseLease(d, thread, d.started[2]!.runId)).outcome, 'not-holder');
+});
+
+test('collect mode: the prompts queued during a run go to the next run together, in order; a queue-mode prompt ends the batch', async () => {
+  const d = deps();
+  const thread = 'slack:C1:1.0002';
+  assert.equal(await admitPrompt(d, prompt(thread, 'c1'), { mode: 'collect' }), 'started');
+  for (const id of ['c2', 'c3', 'c4']) assert.equal(await admitPrompt(d, prompt(thread, id), { mode: 'collect' }), 'queued');
+  assert.equal(await admitPrompt(d, prompt(thread, 'q5')), 'queued');
+  assert.equal(await admitPrompt(d, prompt(thread, 'c6'), { mode: 'collect' }), 'queued');
+  const handedTo = async (run: RunInput) => {
+    const released = await releaseLease(d, thread, run.runId);
+    assert.equal(released.outcome, 'next');
+    return (released as { next: RunInput }).next;
+  };
+  const second = await handedTo(d.started[0]!);
+  assert.equal(second.prompt.messageId, 'c2');
+  assert.deepEqual(
+    second.collected?.map((p) => p.messageId),
+    ['c3', 'c4'],
+  );
+  assert.deepEqual((await getActor(d, thread))?.current?.collected?.length, 2, 'the lease holder carries them');
+  const third = await handedTo(second);
+  assert.equal(third.prompt.messageId, 'q5');
+  assert.equal(third.collected, undefined);
+  const fourth = await handedTo(third);
+  assert.equal(fourth.prompt.messageId, 'c6');
+  assert.equal((await releaseLease(d, thread, fourth.runId)).outcome, 'idle');
+  assert.deepEqual(
+    d.started.map((r) => r.prompt.messageId),
+    ['c1', 'c2', 'q5', 'c6'],
+  );
+});
+
+test('collect mode: one run takes at most MAX_COLLECTED_PROMPTS prompts and MAX_COLLECTED_BYTES of them; the rest follow', () => {
+  const queued = (id: string, text = 'x') => ({
+    runId: id,
+    threadId: 'slack:C1:1.0003',
+    prompt: { ...prompt('slack:C1:1.0003', id), text },
+    collect: true as const,
+  });
+  const many = Array.from({ length: MAX_COLLECTED_PROMPTS + 3 }, (_, i) => queued(`m${i}`));
+  const first = takeNext(many);
+  assert.equal(first.next?.collected?.length, MAX_COLLECTED_PROMPTS);
+  assert.deepEqual(
+    first.rest.map((r) => r.runId),
+    ['m21', 'm22'],
+  );
+  const big = Array.from({ length: 6 }, (_, i) => queued(`b${i}`, 'y'.repeat(MAX_COLLECTED_BYTES / 4)));
+  const bounded = takeNext(big);
+  assert.ok((bounded.next?.collected?.length ?? 0) < 5, `${bounded.next?.collected?.length} collected`);
+  assert.ok(Buffer.byteLength(JSON.stringify(bounded.next)) <= MAX_COLLECTED_BYTES + 1024);
+  assert.equal(bounded.rest.length, 6 - 1 - (bounded.next?.collected?.length ?? 0));
+  assert.deepEqual(takeNext([]), { next: undefined, rest: [] });
 });
 
 test('a redelivered prompt is a duplicate and starts nothing new', async () => {

@@ -11,7 +11,7 @@ import { renewPeriodicEvents } from '../../shared/admission/gates/periodic-event
 import { answerCommands } from '../../shared/admission/gates/commands.ts';
 import { refuseOverBudget } from '../../shared/admission/gates/budget.ts';
 import { refuseTooLarge, storeLongText } from '../../shared/admission/gates/prompt-size.ts';
-import { queueUnlessMayInterrupt, readThread, reclaimStaleLease } from '../../shared/admission/gates/queue.ts';
+import { queueUnlessMayInterrupt, readThread, reclaimStaleLease, steerInSteerMode } from '../../shared/admission/gates/queue.ts';
 import { admitToThread, busyText, fullText, PAUSED_TEXT } from '../../shared/admission/gates/thread.ts';
 import { MAX_QUEUED_PROMPT_BYTES } from '../../shared/admission/prompt-body.ts';
 import { defineCommand, type Command } from '../../shared/commands/command.ts';
@@ -203,6 +203,38 @@ test("interrupt mode: kept for whoever may stop the running run, turned to queue
   assert.equal((await contextFor(from('U1'), perChannel)).mode, 'interrupt');
 });
 
+test('steer mode: a plain message from whoever may steer the running run steers it; anything else waits its turn', async () => {
+  const settings = settingsOf({ queueMode: 'steer', access: { control: 'requester' } });
+  const running = { actor: runningFor('U1') };
+  const runId = running.actor.current!.runId;
+  const steered = fakes(settings);
+  assert.deepEqual(await steerInSteerMode(await contextFor(from('U1', 'go left'), steered, running), steered.deps), { end: 'steered' });
+  assert.deepEqual(steered.calls, [`steer ${runId}: U1: go left`], 'under its author, at the running run');
+  const asQueue = { next: { mode: 'queue' } };
+  const refused = fakes(settings, { steered: 'full' });
+  assert.deepEqual(
+    await steerInSteerMode(await contextFor(from('U1'), refused, running), refused.deps),
+    asQueue,
+    'too many steers waiting',
+  );
+  const again = fakes(settings, { steered: 'duplicate' });
+  assert.deepEqual(await steerInSteerMode(await contextFor(from('U1'), again, running), again.deps), { end: 'duplicate' }, 'redelivered');
+  const others = fakes(settings);
+  assert.deepEqual(await steerInSteerMode(await contextFor(from('U2'), others, running), others.deps), asQueue, 'may not steer it');
+  assert.deepEqual(await steerInSteerMode(await contextFor(fromEvent(), others, running), others.deps), asQueue, "an event's prompt");
+  const long = { ...from('U1'), textKey: 'prompts/r.txt' };
+  assert.deepEqual(await steerInSteerMode(await contextFor(long, others, running), others.deps), asQueue, 'a long text');
+  assert.deepEqual(
+    await steerInSteerMode(await contextFor(from('U1'), others, { paused: true, ...running }), others.deps),
+    asQueue,
+    'paused',
+  );
+  assert.deepEqual(await steerInSteerMode(await contextFor(from('U1'), others, {}), others.deps), asQueue, 'nothing running: starts a run');
+  assert.deepEqual(others.calls, [], 'none of them steered');
+  const queueing = fakes(settingsOf({}));
+  assert.deepEqual(await steerInSteerMode(await contextFor(from('U1'), queueing, running), queueing.deps), NEXT, 'other modes pass');
+});
+
 test("the thread's admission: the options it is given, and what each outcome tells", async () => {
   const settings = settingsOf({ maxQueueDepth: 3, limits: { maxConcurrentRuns: 4, maxConcurrentRunsPerChannel: 2 } });
   const outcome = async (admissions: Admission[], change: Partial<AdmissionContext> = {}, freedSlots = 0) => {
@@ -256,6 +288,8 @@ test('the gates in order, over one context: a refusal stops the rest; a prompt t
       'readThread',
       'reclaimStaleLease',
       'queueUnlessMayInterrupt',
+      'steerInSteerMode',
+      'chooseAgent',
       'admitToThread',
     ],
   );

@@ -31,6 +31,9 @@ const SAMPLES: [string, string | undefined, unknown?][] = [
   ['pause.', 'ops', 'pause'],
   ['RESUME', 'ops', 'resume'],
   ['pause the build', undefined],
+  ['agents', 'agents', {}],
+  ['<@U0BOT> Agents', 'agents', {}],
+  ['agents please', undefined],
   ['hello', undefined],
 ];
 
@@ -43,7 +46,7 @@ test('each text is the one command whose words it is, after any mention of the b
 });
 
 test("no two commands claim the same words, so the registry's order does not matter", () => {
-  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['ops', 'settings', 'steer', 'stop', 'usage']);
+  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['agents', 'ops', 'settings', 'steer', 'stop', 'usage']);
   for (const [text] of SAMPLES) {
     const claiming = COMMANDS.filter((c) => c.parse(withoutMention(text)) !== undefined).map((c) => c.name);
     assert.ok(claiming.length <= 1, `${text}: ${claiming.join(', ')}`);
@@ -71,6 +74,7 @@ test('where each command is answered, and by whom it may be used', () => {
     usage: 'dispatch anyone',
     settings: 'dispatch admin',
     ops: 'dispatch admin',
+    agents: 'dispatch anyone',
   });
 });
 

@@ -1,4 +1,4 @@
-// settings.json: the schema composed from its groups, the README that documents every key, and the
+// settings.json: the schema composed from its groups, docs/settings.md that documents every key, and the
 // one source the handlers read it through (max age, shared reads, a failed read not kept).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -33,9 +33,8 @@ test('a key declared by two groups is refused when the schema is composed', () =
   assert.throws(() => composeSettings([...SETTINGS_GROUPS, channelTwice]), /"queueMode" is declared by two groups/);
 });
 
-test('the README documents every top-level key of settings.json (`key`, or one of its fields as `key.field`)', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('### `settings.json`'), readme.indexOf('\n## Deploying'));
+test('docs/settings.md documents every top-level key of settings.json (`key`, or one of its fields as `key.field`)', () => {
+  const section = readFileSync(new URL('../../docs/settings.md', import.meta.url), 'utf8');
   const undocumented = Object.keys(settingsSchema.shape).filter((key) => !section.includes(`\`${key}\``) && !section.includes(`\`${key}.`));
   assert.deepEqual(undocumented, []);
 });

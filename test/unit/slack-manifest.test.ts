@@ -1,4 +1,4 @@
-// The Slack app manifest and the README's setup steps name every request URL, and each one is the
+// The Slack app manifest and docs/deploy.md's setup steps name every request URL, and each one is the
 // route the webhook serves; the manifest asks for no scope Slack would refuse to create it with.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,16 +10,16 @@ const SLACK_EVENTS_PATH = slackDescriptor.deployment.webhook.path;
 
 const read = (name: string) => readFileSync(new URL(`../../${name}`, import.meta.url), 'utf8');
 
-test('slack manifest: every request URL is the SlackEventsUrl placeholder, and the README names each field', () => {
+test('slack manifest: every request URL is the SlackEventsUrl placeholder, and docs/deploy.md names each field', () => {
   const urls = requestUrls();
   assert.deepEqual(
     urls.map((u) => u.serves),
     ['events', 'interactivity', '/stop', '/steer', '/usage'],
   );
-  const readme = read('README.md');
+  const readme = read('docs/deploy.md');
   for (const { field, url } of urls) {
     assert.equal(url, `https://REPLACE-WITH-SlackEventsUrl${SLACK_EVENTS_PATH}`, field);
-    assert.ok(readme.includes(`\`${field}\``), `README names ${field}`);
+    assert.ok(readme.includes(`\`${field}\``), `docs/deploy.md names ${field}`);
   }
   const raw = readFileSync(SLACK_MANIFEST_FILE, 'utf8');
   assert.equal(raw.split(`https://REPLACE-WITH-SlackEventsUrl${SLACK_EVENTS_PATH}`).length - 1, urls.length, 'no other URL');

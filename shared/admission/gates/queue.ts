@@ -1,9 +1,10 @@
 // Before the prompt joins its thread: its actor item is read with the pause flag (one round trip),
-// a lease whose run ended without releasing it is released, interrupt mode is kept for those who may
-// stop the running run, and a pause holds the prompt.
+// a lease whose run ended without releasing it is released, interrupt and steer modes are kept for
+// those who may stop or steer the running run, and a pause holds the prompt.
 import { controlRefusal, type ControlPolicy, type Person } from '../../policy/access.ts';
 import type { ActorItem } from '../../run/actor.ts';
-import { next, type Gate } from '../context.ts';
+import { contextText } from '../../context/context-text.ts';
+import { end, next, type Gate } from '../context.ts';
 
 export const readThread: Gate = async ({ prompt }, deps) => next(await deps.threads.read(prompt.threadId));
 
@@ -24,4 +25,22 @@ export function mayInterrupt(policy: ControlPolicy | undefined, actor: ActorItem
 export const queueUnlessMayInterrupt: Gate = async ({ person, control, mode, actor }) => {
   if (mode !== 'interrupt' || !control) return next();
   return mayInterrupt(control, actor, person) ? next() : next({ mode: 'queue' });
+};
+
+/**
+ * Steer mode: a message to a running thread steers the run (at its next tool boundary) instead of
+ * waiting for it. Only a plain text from someone who may steer that run; a long text, files, an
+ * event's prompt, a refused steer (too long, too many waiting) or a run that just ended: it waits
+ * its turn (or starts a run) as in queue mode.
+ */
+export const steerInSteerMode: Gate = async ({ prompt, person, control, mode, actor, paused }, deps) => {
+  if (mode !== 'steer') return next();
+  const running = actor?.status === 'running' ? actor.current : undefined;
+  const attachments = (prompt.thread.currentMessage as { attachments?: unknown[] } | undefined)?.attachments ?? [];
+  const plain = !prompt.textKey && !prompt.files?.length && attachments.length === 0;
+  if (!running || paused || !person || !plain || !mayInterrupt(control, actor, person)) return next({ mode: 'queue' });
+  const outcome = await deps.threads.steer(prompt, contextText(prompt.author.userName, prompt.text), running.runId);
+  if (outcome === 'queued') return end('steered');
+  if (outcome === 'duplicate') return end('duplicate');
+  return next({ mode: 'queue' });
 };

@@ -22,9 +22,17 @@ export const busyText = (depth: number) =>
 const isFull = (admission: string): admission is 'channel-full' | 'deployment-full' =>
   admission === 'channel-full' || admission === 'deployment-full';
 
-export const admitToThread: Gate = async ({ prompt, settings, channel, control, mode, paused, thread }, deps) => {
+export const admitToThread: Gate = async ({ prompt, settings, channel, control, mode, paused, thread, agent, keepAgent }, deps) => {
   const caps = { perChannel: settings.limits.maxConcurrentRunsPerChannel, perDeployment: settings.limits.maxConcurrentRuns };
-  const options = { maxQueueDepth: settings.maxQueueDepth, mode, control, hold: paused, caps };
+  // A prompt steer mode did not turn into a steer waits its turn, as in queue mode.
+  const options = {
+    maxQueueDepth: settings.maxQueueDepth,
+    mode: mode === 'steer' ? 'queue' : mode,
+    control,
+    hold: paused,
+    caps,
+    ...(agent ? { agent, ...(keepAgent ? { keepAgent } : {}) } : {}),
+  } as const;
   let admission = await deps.threads.admit(prompt, options);
   // Every slot taken: free those whose runs ended without giving them back, then try once more.
   if (isFull(admission) && (await deps.threads.reclaimStaleSlots(admission === 'channel-full' ? channel : undefined)))

@@ -13,7 +13,7 @@ const secret = platformSecret({
   generated: 'signingSecret',
   placeholders: { botToken: BOT_TOKEN_PLACEHOLDER },
   example: { signingSecret: '...', botToken: 'xoxb-...' },
-  docs: 'README, "Deploying"',
+  docs: 'docs/deploy.md, "Connecting Slack"',
 });
 export type SlackCredentials = z.infer<typeof secret.schema>;
 

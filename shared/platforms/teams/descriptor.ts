@@ -14,7 +14,7 @@ const secret = platformSecret({
   generated: 'appPassword',
   placeholders: { appId: TEAMS_PLACEHOLDER, tenantId: TEAMS_PLACEHOLDER },
   example: { appId: '...', appPassword: '...', tenantId: '...' },
-  docs: 'README, "Teams"',
+  docs: 'docs/deploy.md, "Teams"',
 });
 /** The Azure Bot's app id, its client secret, and its Entra tenant (empty only for a multi-tenant app). */
 export type TeamsCredentials = z.infer<typeof secret.schema>;

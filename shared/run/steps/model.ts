@@ -11,7 +11,7 @@ import type { LoopState, RunInput } from '../../contracts.ts';
 import { applySteer } from '../steer.ts';
 import { type ContextEntry, type LoadedContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
 import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
-import { toolCallRefusal, type ToolPolicy } from '../../tools/allowed-tools.ts';
+import { toolCallRefusal } from '../../tools/allowed-tools.ts';
 import { compactIfNeeded } from './compact.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { CUT_OFF_NOTE, openReply } from './reply.ts';
@@ -52,19 +52,22 @@ function refuseExtraToolCalls(entries: ContextEntry[], content: ContentBlock[], 
   }
 }
 
-/** Calls the offered skills' `allowed-tools` do not allow are answered with an error, never run. */
+/** Calls outside the agent's tools, or that the offered skills' `allowed-tools` do not allow, are answered with an error, never run. */
 function refuseDisallowedToolCalls(
   entries: ContextEntry[],
   content: ContentBlock[],
-  policy: ToolPolicy | undefined,
+  { toolPolicy: policy, tools, agent }: Pick<RunSnapshot, 'toolPolicy' | 'tools' | 'agent'>,
   meta: ContextEntry['meta'],
 ): void {
-  if (!policy) return;
+  if (!policy && !tools) return;
   const answered = new Set(entries.flatMap((e) => e.content.flatMap((b) => (b.toolResult?.toolUseId ? [b.toolResult.toolUseId] : []))));
   for (const use of content.flatMap((b) => (b.toolUse ? [b.toolUse] : []))) {
     if (answered.has(use.toolUseId!)) continue;
     const input = (use.input ?? {}) as Record<string, unknown>;
-    const refusal = toolCallRefusal(policy, use.name ?? '', input);
+    const refusal =
+      tools && !tools.includes(use.name ?? '')
+        ? `not run: the agent ${agent ?? ''} works with ${tools.join(', ')} only (tools in its AGENT.md)`
+        : toolCallRefusal(policy, use.name ?? '', input);
     if (refusal)
       appendToolResult(entries, { toolUseId: use.toolUseId!, name: use.name ?? '', input }, { status: 'error', text: refusal }, meta);
   }
@@ -132,7 +135,7 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
       messages: withHistoryCachePoint(messages, snapshot.promptCaching),
       maxOutputTokens: snapshot.maxOutputTokens,
       temperature: snapshot.temperature,
-      toolConfig: runTools.tools.toolConfig(snapshot.promptCaching),
+      toolConfig: (snapshot.tools ? runTools.tools.only(snapshot.tools) : runTools.tools).toolConfig(snapshot.promptCaching),
     },
     (delta) => {
       firstTextAt ??= deps.now();
@@ -170,7 +173,7 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
   const replyId = posted ?? start.earlier?.messageId;
   context.entries.push({ role: 'assistant', content, meta: { ...meta, usage, ...(replyId ? { replyId } : {}) } });
   refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
-  refuseDisallowedToolCalls(context.entries, content, snapshot.toolPolicy, meta);
+  refuseDisallowedToolCalls(context.entries, content, snapshot, meta);
   let decision = routeAfterAnswer(loop.step, content, result.stopReason);
   // One write: the settlement, the reply's record, and whether the run was stopped (or, when it
   // would end, steered) while the answer streamed in.
@@ -207,6 +210,7 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
     throttles: result.throttles,
     latencyMs,
     ...(firstTextAt !== undefined ? { firstTokenMs: firstTextAt - started } : {}),
+    ...(snapshot.agent ? { agent: snapshot.agent } : {}),
   });
   if (limit) {
     await thread.post(limit);

@@ -11,12 +11,15 @@ import { runReachOf } from '../../reach/run-reach.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
-import type { LoopState, RunInput } from '../../contracts.ts';
+import type { LoopState, Prompt, RunInput } from '../../contracts.ts';
 import type { Settings } from '../../settings/schema.ts';
 import { formatSkillsForPrompt, loadSkills, selectSkills, type Skill } from '../../context/skills.ts';
 import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
-import { type LoadedContext, loadContext, readText, saveLoadedContext } from '../../context/store.ts';
+import { type ContextEntry, type LoadedContext, loadContext, readText, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
+import { quarantineUnreadable } from '../../context/quarantine.ts';
+import { agentForRun, agentIdentity, agentTools } from '../../agents/apply.ts';
+import { withoutAgentRequest } from '../../agents/request.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped, stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
@@ -50,7 +53,36 @@ function modelChoice(settings: Settings, run: RunInput, defaultModelId: string) 
   };
 }
 
-/** The prompt (after what was said while the agent was away), once: a retried prepare adds nothing. */
+/** One prompt as the context's user turn: its author's words and the files that came with it. */
+async function promptEntry(deps: AgentDeps, run: RunInput, prompt: Prompt, text: string): Promise<ContextEntry> {
+  const downloaded = await saveAttachments(
+    { store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a },
+    { ...run, prompt },
+  ).catch((error: unknown) => {
+    deps.logger.warn('could not save the attachments', { runId: run.runId, messageId: prompt.messageId, error });
+    return { saved: [], notes: ['the attached files could not be saved'] };
+  });
+  // Files a trigger or an upload stored before queueing the prompt.
+  const stored = (prompt.files ?? []).map((f) => ({ ...f, local: `/workspace/data/${f.key}` }));
+  const files = { saved: [...stored, ...downloaded.saved], notes: downloaded.notes };
+  return {
+    role: 'user',
+    content: [{ text: contextText(prompt.author.userName, text) }, ...attachmentBlocks(deps.store, files.saved, files.notes)],
+    meta: {
+      runId: run.runId,
+      messageId: prompt.messageId,
+      at: prompt.postedAt,
+      ...(files.saved.length ? { attachments: files.saved.map((a) => ({ original: a.original, local: a.local })) } : {}),
+      ...(prompt.source ? { source: prompt.source } : {}),
+    },
+  };
+}
+
+/**
+ * The prompt (after what was said while the agent was away), once: a retried prepare adds nothing.
+ * In collect mode the prompts that came while the thread was busy follow it, each under its author's
+ * name: the model reads them as one turn (consecutive user entries are merged before the call).
+ */
 async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, settings: Settings): Promise<void> {
   if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
   const secrets = secretPatternsWith(settings.secretPatterns);
@@ -59,33 +91,17 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
     return undefined;
   });
   if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
-  const downloaded = await saveAttachments(
-    { store: deps.store, rehydrate: (a) => deps.rehydrateAttachment?.(a, run.threadId) ?? a },
-    run,
-  ).catch((error: unknown) => {
-    deps.logger.warn('could not save the attachments', { runId: run.runId, error });
-    return { saved: [], notes: ['the attached files could not be saved'] };
-  });
-  // Files a trigger or an upload stored before queueing the prompt.
-  const stored = (run.prompt.files ?? []).map((f) => ({ ...f, local: `/workspace/data/${f.key}` }));
-  const files = { saved: [...stored, ...downloaded.saved], notes: downloaded.notes };
-  context.entries.push({
-    role: 'user',
-    content: [{ text: contextText(run.prompt.author.userName, text) }, ...attachmentBlocks(deps.store, files.saved, files.notes)],
-    meta: {
-      runId: run.runId,
-      messageId: run.prompt.messageId,
-      at: run.prompt.postedAt,
-      ...(files.saved.length ? { attachments: files.saved.map((a) => ({ original: a.original, local: a.local })) } : {}),
-      ...(run.prompt.source ? { source: run.prompt.source } : {}),
-    },
-  });
+  const collected = run.collected ?? [];
+  const texts = [text, ...(await Promise.all(collected.map((prompt) => promptText(deps.store, prompt))))];
+  const entries = await Promise.all([run.prompt, ...collected].map((prompt, i) => promptEntry(deps, run, prompt, texts[i]!)));
+  context.entries.push(...entries);
   await saveLoadedContext(deps.store, run.threadId, context);
 }
 
 export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
   const now = deps.now();
   const layout = workspaceLayout(run.threadId);
+  const agent = await agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent);
   // Memory is read fresh for every run: another thread may have written it a moment ago.
   const skillProblems: string[] = [];
   const [text, settings, skills, identity, systemNotes, context, ...memory] = await Promise.all([
@@ -98,17 +114,23 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     loadContext(deps.store, run.threadId),
     ...layout.memoryKeys.map((key) => readText(deps.store, key)),
   ]);
+  await quarantineUnreadable({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, context);
   for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
   }
-  const offeredSkills = skillsSection(
-    skills,
-    text,
-    settings,
+  const tools = agentTools(
+    agent,
     deps.tools.tools.map((tool) => tool.name),
+    deps.logger,
   );
-  const model = modelChoice(settings, run, deps.defaultModelId);
+  const offeredSkills = skillsSection(
+    agent?.skills ? skills.filter((skill) => agent.skills!.includes(skill.name)) : skills,
+    withoutAgentRequest(text),
+    settings,
+    tools ?? deps.tools.tools.map((tool) => tool.name),
+  );
+  const model = { ...modelChoice(settings, run, deps.defaultModelId), ...(agent?.model ? { modelId: agent.model } : {}) };
   const reach = runReachOf(settings, channelKeyOf(run.threadId));
   const price = priceOf(model.modelId, settings.prices);
   if (!price) {
@@ -120,7 +142,9 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   }
   const snapshot: RunSnapshot = {
     ...model,
-    maxModelSteps: settings.maxModelSteps,
+    maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps),
+    ...(agent ? { agent: agent.name } : {}),
+    ...(tools ? { tools } : {}),
     maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
     maxRunMinutes: settings.maxRunMinutes,
     startedAt: now,
@@ -136,7 +160,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
     ...(reach ? { reach } : {}),
     system: buildSystemPrompt({
-      identity,
+      identity: agent ? agentIdentity(agent) : identity,
       systemNotes,
       threadId: run.threadId,
       runId: run.runId,
@@ -156,7 +180,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   await saveSnapshot(deps, run, snapshot);
   // Stopped before it began (a stop right after the prompt was admitted): end without working.
   if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context, text, settings);
+  await addPrompt(deps, run, context, withoutAgentRequest(text), settings);
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

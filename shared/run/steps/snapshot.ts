@@ -18,6 +18,10 @@ export interface RunSnapshot {
   maxOutputTokens: number;
   temperature?: number;
   maxModelSteps: number;
+  /** The agent definition the run works as (shared/agents/), by name. */
+  agent?: string;
+  /** The agent's tools: the only ones the model is offered and may call (absent: every tool). */
+  tools?: string[];
   maxToolCallsPerTurn: number;
   maxRunMinutes: number;
   /** Epoch milliseconds when the run was prepared: maxRunMinutes counts from here. */

@@ -13,6 +13,8 @@ export interface ModelStepMeasures {
   latencyMs: number;
   /** From the call until the first streamed text (absent: the answer had no text). */
   firstTokenMs?: number;
+  /** The agent definition the run works as. */
+  agent?: string;
 }
 
 export function countModelStep(metrics: MetricsSink | undefined, run: RunInput, step: ModelStepMeasures): void {
@@ -28,6 +30,10 @@ export function countModelStep(metrics: MetricsSink | undefined, run: RunInput, 
   metrics.put('CacheReadTokens', step.usage.cacheReadInputTokens ?? 0, byModel);
   metrics.put('CacheWriteTokens', step.usage.cacheWriteInputTokens ?? 0, byModel);
   if (step.usage.costUsd !== undefined) metrics.put('CostUsd', step.usage.costUsd, runDimensions(run.prompt));
+  if (step.agent) {
+    metrics.put('AgentModelSteps', 1, { agent: step.agent });
+    if (step.usage.costUsd !== undefined) metrics.put('AgentCostUsd', step.usage.costUsd, { agent: step.agent });
+  }
 }
 
 /** A reach call, by server and tool (web pages as server `web`: a host would be a dimension without bound). */

@@ -55,8 +55,10 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
   if (flagged) return flagged;
   const started = deps.now();
   const thread = deps.thread(run);
+  // The agent's name in the status line says which agent is at work (the snapshot is already at hand: runStep read it).
+  const agent = run.agent ? (await loadSnapshot(deps, run).catch(() => undefined))?.agent : undefined;
   await thread
-    .startTyping(`Running ${call.name}…`)
+    .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
   if ((await whereRuns(deps, run, call.name)) === 'reach') return { step: loop.step, next: 'reach' };

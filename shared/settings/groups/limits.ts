@@ -1,5 +1,5 @@
-// Bounds on work across threads (shared/run/capacity.ts); reasons for the defaults in the README's
-// settings section.
+// Bounds on work across threads (shared/run/capacity.ts); reasons for the defaults in docs/settings.md's
+// limits section.
 import * as z from 'zod';
 import { settingsGroup } from '../group.ts';
 
