@@ -58,7 +58,7 @@ export function mcpToolDefinitions(listing: McpListing): AnyTool[] {
     defineTool({
       name: listed.name,
       runsIn: 'reach',
-      description: listed.description || `${listed.tool} (from the ${listed.server} MCP server)`,
+      description: listed.description.trim() || `${listed.tool} (from the ${listed.server} MCP server)`,
       // The server checks its own input; any object goes to it as the model sent it.
       input: z.looseObject({}),
       inputSchema: listed.inputSchema,

@@ -94,8 +94,11 @@ export async function connectStep(deps: ReachStepDeps, run: RunInput, loop: Loop
         const tools = await listServerTools(target, AbortSignal.timeout(target.timeoutMs));
         const offered = tools.filter((tool) => toolOffered(server, tool.name));
         for (const tool of offered) {
+          const name = modelToolName(server.name, tool.name);
+          // A server that lists a name twice gets it offered once (two tools of one name would be refused by Bedrock).
+          if (listing.tools.some((listed) => listed.name === name)) continue;
           listing.tools.push({
-            name: modelToolName(server.name, tool.name),
+            name,
             server: server.name,
             tool: tool.name,
             description: redactSecrets(tool.description ?? '', secrets.patterns(snapshot)).slice(0, 4000),
