@@ -31,6 +31,7 @@ let pagesAt: string;
 let orders: TestMcpServer;
 let closedPort: number;
 const waits = { started: 0, cancelled: 0 };
+const releases: { waiting: (() => void)[] } = { waiting: [] };
 const logs: string[] = [];
 
 before(async () => {
@@ -60,6 +61,11 @@ before(async () => {
       server.registerTool('echo_auth', { description: 'Echo the request headers' }, async () => ({
         content: [{ type: 'text', text: `You called me with the key ${request().headers.authorization?.slice('Bearer '.length)}` }],
       }));
+      // Answers when the test releases it.
+      server.registerTool('wait_for_release', { description: 'Wait until released' }, async () => {
+        await new Promise<void>((resolve) => releases.waiting.push(resolve));
+        return { content: [{ type: 'text', text: 'released' }] };
+      });
       // Answers only when the call is cancelled (the client aborts: a stop).
       server.registerTool('wait_for_shipment', { description: 'Wait until the order ships' }, async (extra) => {
         waits.started++;
@@ -180,6 +186,7 @@ test('a channel whose settings allow no hosts is not offered web_fetch, and a ca
 
 test('MCP: the allowed tools of a declared server reach the model as <server>__<tool>, their results reach the model and the thread; the secret never shows; a server that is down is said once', async () => {
   await declareServers();
+  const metricsFrom = stack.cloud.metrics.points.length;
   const lookup = toolTurn('orders__lookup_order', { id: '42' });
   const echo = toolTurn('orders__echo_auth', {});
   // The model's last answer repeats the first tool result, so the thread shows what the server said.
@@ -254,6 +261,11 @@ test('MCP: the allowed tools of a declared server reach the model as <server>__<
     30_000,
     'the audit record',
   );
+  // Metrics by server and tool.
+  const reachCalls = stack.cloud.metrics.points
+    .slice(metricsFrom)
+    .filter((p) => p.name === 'ReachCalls' && p.dimensions.server === 'orders');
+  assert.deepEqual(reachCalls.map((p) => p.dimensions.tool).sort(), ['echo_auth', 'lookup_order']);
   const call = record.toolCalls.find((c) => c.name === 'orders__lookup_order')!;
   assert.equal(call.server, 'orders');
   assert.equal(call.tool, 'lookup_order');
@@ -285,4 +297,38 @@ test('MCP: a stop aborts the running call (the server sees it cancelled) and end
   )!;
   const ended = await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, 30_000);
   assert.equal(ended.status, 'ABORTED');
+});
+
+test('MCP: a steer during a call lands after it: the result is kept, the model hears the steer next, the calls after it are skipped', async () => {
+  await declareServers();
+  const channel = MCP_CHANNEL;
+  const inChannel = (r: RecordedRequest) => JSON.stringify(r.body.system ?? '').includes(`slack:${channel}:`);
+  // One answer with two calls: the steer comes while the first runs, so the second never does.
+  const first = { toolUseId: `tu-steer-wait-${Date.now()}`, name: 'orders__wait_for_release', input: {} };
+  const second = { toolUseId: `tu-steer-lookup-${Date.now()}`, name: 'orders__lookup_order', input: { id: '7' } };
+  stack.bedrock.script({ takenBy: inChannel, toolUses: [first, second] }, { takenBy: inChannel, text: 'Understood, order 9 instead.' });
+  const firstRequest = stack.bedrock.requests.length;
+  const posted = await stack.slack.postUserMessage({ channel, text: '<@U0LOCALBOT> check order 7' });
+  await eventually(() => releases.waiting.length > 0, 60_000, 'the first call at the server');
+  await stack.slack.postUserMessage({ channel, text: 'steer check order 9 instead', threadTs: posted.threadTs });
+  // The steer is recorded on the run before the call ends (the run goes on only when the server answers).
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  releases.waiting.shift()!();
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  const execution = await eventually(
+    () => [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId),
+    30_000,
+    'the run',
+  );
+  assert.equal((await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, 60_000)).status, 'SUCCEEDED');
+  const next = stack.bedrock.requests.slice(firstRequest).filter(inChannel)[1]!;
+  const results = (next.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : [])));
+  const text = (id: string) =>
+    results
+      .find((r) => r.toolUseId === id)
+      ?.content?.map((c) => c.text)
+      .join('') ?? '';
+  assert.equal(text(first.toolUseId), 'released', 'the running call finished and its result was kept');
+  assert.match(text(second.toolUseId), /not run|skipped|steer/i, 'the call after it did not run');
+  assert.match(JSON.stringify(next.body.messages), /check order 9 instead/, 'the model heard the steer');
 });
