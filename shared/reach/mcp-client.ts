@@ -7,6 +7,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { imageFormatOf, MAX_IMAGE_BYTES } from '../platforms/attachments.ts';
 import { truncateForModel } from '../tools/text.ts';
 import type { ToolOutcome } from '../tools/tool.ts';
 
@@ -69,13 +70,21 @@ export function listServerTools(target: McpTarget, signal: AbortSignal): Promise
   });
 }
 
+/** An image of a result, as the server sent it (base64), in a format Bedrock takes. */
+export interface ResultImage {
+  format: NonNullable<ToolOutcome['images']>[number]['format'];
+  data: string;
+}
+
+export type ServerOutcome = Omit<ToolOutcome, 'images'> & { bytes: number; images: ResultImage[] };
+
 /** One call; the server's result as the model reads it, and how many bytes it had. */
 export function callServerTool(
   target: McpTarget,
   tool: string,
   args: Record<string, unknown>,
   signal: AbortSignal,
-): Promise<ToolOutcome & { bytes: number }> {
+): Promise<ServerOutcome> {
   return withClient(target, signal, async (client) => {
     const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
       signal,
@@ -87,15 +96,20 @@ export function callServerTool(
 
 /**
  * What the model reads of a result: text as it is, a resource's text under its URI, structured
- * content as JSON; binary parts (images, blobs) are named with their type and size, not shown.
- * Clamped like a command's output.
+ * content as JSON, images (PNG, JPEG, GIF, WebP within Bedrock's size limit) as images; other binary
+ * parts (audio, blobs, larger images) are named with their type and size, not shown. Clamped like a
+ * command's output.
  */
-export function resultOutcome(result: CallToolResult): ToolOutcome & { bytes: number } {
+export function resultOutcome(result: CallToolResult): ServerOutcome {
   const parts: string[] = [];
+  const images: ResultImage[] = [];
   for (const block of result.content ?? []) {
     if (block.type === 'text') parts.push(block.text);
     else if (block.type === 'image' || block.type === 'audio') {
-      parts.push(`[${block.type} ${block.mimeType}, ${Buffer.byteLength(block.data, 'base64')} bytes: not shown]`);
+      const size = Buffer.byteLength(block.data, 'base64');
+      const format = block.type === 'image' && size <= MAX_IMAGE_BYTES ? imageFormatOf(block.mimeType) : undefined;
+      if (format) images.push({ format, data: block.data });
+      parts.push(`[${block.type} ${block.mimeType}, ${size} bytes: ${format ? `image ${images.length} below` : 'not shown'}]`);
     } else if (block.type === 'resource') {
       const resource = block.resource;
       parts.push(
@@ -109,5 +123,6 @@ export function resultOutcome(result: CallToolResult): ToolOutcome & { bytes: nu
   const whole = parts.join('\n');
   const view = truncateForModel(whole);
   const text = view.truncated ? `${view.text}\n[result truncated: showing the last part of ${whole.length} characters]` : whole;
-  return { status: result.isError ? 'error' : 'success', text: text || '(empty result)', bytes: Buffer.byteLength(whole) };
+  const bytes = Buffer.byteLength(whole) + images.reduce((sum, image) => sum + Buffer.byteLength(image.data, 'base64'), 0);
+  return { status: result.isError ? 'error' : 'success', text: text || '(empty result)', bytes, images };
 }

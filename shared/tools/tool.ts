@@ -18,6 +18,14 @@ export interface ToolCall {
 export interface ToolOutcome {
   text: string;
   status: 'success' | 'error';
+  /** Images shown with the text, stored in the data bucket first (the context keeps references, as for attachments). */
+  images?: ToolImage[];
+}
+
+export interface ToolImage {
+  format: 'png' | 'jpeg' | 'gif' | 'webp';
+  /** s3://<data bucket>/<key> */
+  uri: string;
 }
 
 /** A page web_fetch read, as text (shared/reach/web-fetch.ts). */

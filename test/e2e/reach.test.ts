@@ -23,6 +23,8 @@ import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server.ts
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
 
 const TOKEN = `tw_${randomBytes(18).toString('hex')}`;
+/** A 1x1 PNG. */
+const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const MCP_CHANNEL = 'C0MCP';
 
 let stack: TestStack;
@@ -60,6 +62,12 @@ before(async () => {
       // A hostile server: it sends back the credential it was called with (a format no built-in pattern knows).
       server.registerTool('echo_auth', { description: 'Echo the request headers' }, async () => ({
         content: [{ type: 'text', text: `You called me with the key ${request().headers.authorization?.slice('Bearer '.length)}` }],
+      }));
+      server.registerTool('order_chart', { description: 'A chart of the orders' }, async () => ({
+        content: [
+          { type: 'text', text: 'Orders this week:' },
+          { type: 'image', data: PIXEL_PNG, mimeType: 'image/png' },
+        ],
       }));
       // Answers when the test releases it.
       server.registerTool('wait_for_release', { description: 'Wait until released' }, async () => {
@@ -189,6 +197,7 @@ test('MCP: the allowed tools of a declared server reach the model as <server>__<
   const metricsFrom = stack.cloud.metrics.points.length;
   const lookup = toolTurn('orders__lookup_order', { id: '42' });
   const echo = toolTurn('orders__echo_auth', {});
+  const chart = toolTurn('orders__order_chart', {});
   // The model's last answer repeats the first tool result, so the thread shows what the server said.
   stack.bedrock.setDefault((request) => {
     const last = (request.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : [])));
@@ -197,7 +206,7 @@ test('MCP: the allowed tools of a declared server reach the model as <server>__<
   const { ended, results, requests, threadId, posted } = await runScripted(stack, {
     channel: MCP_CHANNEL,
     text: 'where is order 42?',
-    turns: [lookup, echo],
+    turns: [lookup, echo, chart],
   });
   stack.bedrock.setDefault(() => ({ text: 'ok' }));
   assert.equal(ended.status, 'SUCCEEDED');
@@ -221,6 +230,14 @@ test('MCP: the allowed tools of a declared server reach the model as <server>__<
   // The server got the secret; the model got it redacted.
   assert.deepEqual(new Set(orders.authorizations), new Set([`Bearer ${TOKEN}`]));
   assert.equal(results.get(toolUseIdOf(echo))!.text, 'You called me with the key [redacted MCP secret]');
+  // An image in a result reaches the model as an image block of the tool result.
+  const imageResult = requests
+    .flatMap((r) => (r.body.messages ?? []).flatMap((m) => (m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []))))
+    .find((r) => r.toolUseId === toolUseIdOf(chart))!;
+  assert.match(imageResult.content?.[0]?.text ?? '', /Orders this week:\n\[image image\/png, \d+ bytes: image 1 below\]/);
+  const image = imageResult.content?.[1]?.image;
+  assert.equal(image?.format, 'png');
+  assert.equal(Buffer.from(image!.source!.bytes as unknown as string, 'base64').toString('base64'), PIXEL_PNG);
   // The down server: said once, and the run went on.
   const notices = inThread.filter((m) => m.text.includes('could not reach the MCP server billing'));
   assert.equal(notices.length, 1, inThread.map((m) => m.text).join(' | '));
@@ -265,7 +282,7 @@ test('MCP: the allowed tools of a declared server reach the model as <server>__<
   const reachCalls = stack.cloud.metrics.points
     .slice(metricsFrom)
     .filter((p) => p.name === 'ReachCalls' && p.dimensions.server === 'orders');
-  assert.deepEqual(reachCalls.map((p) => p.dimensions.tool).sort(), ['echo_auth', 'lookup_order']);
+  assert.deepEqual(reachCalls.map((p) => p.dimensions.tool).sort(), ['echo_auth', 'lookup_order', 'order_chart']);
   const call = record.toolCalls.find((c) => c.name === 'orders__lookup_order')!;
   assert.equal(call.server, 'orders');
   assert.equal(call.tool, 'lookup_order');

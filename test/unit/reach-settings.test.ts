@@ -90,11 +90,12 @@ test("tool names: <server>__<tool> within Bedrock's rule, shortened deterministi
   assert.ok(toolOffered({}, 'anything'));
 });
 
-test('an MCP result as the model reads it: text, resources, structured content as JSON, binary parts named; isError is an error', () => {
+test('an MCP result as the model reads it: text, images Bedrock takes, resources, structured content as JSON, other binary parts named; isError is an error', () => {
   const outcome = resultOutcome({
     content: [
       { type: 'text', text: 'hello' },
       { type: 'image', data: Buffer.from('png bytes!').toString('base64'), mimeType: 'image/png' },
+      { type: 'image', data: Buffer.from('bmp').toString('base64'), mimeType: 'image/bmp' },
       { type: 'resource', resource: { uri: 'file:///a.txt', text: 'inside' } },
       { type: 'resource_link', uri: 'https://x.example/doc', name: 'doc' },
     ],
@@ -104,9 +105,10 @@ test('an MCP result as the model reads it: text, resources, structured content a
   assert.equal(outcome.status, 'error');
   assert.equal(
     outcome.text,
-    'hello\n[image image/png, 10 bytes: not shown]\n[resource file:///a.txt]\ninside\n[resource link https://x.example/doc (doc)]\n{"ok":true}',
+    'hello\n[image image/png, 10 bytes: image 1 below]\n[image image/bmp, 3 bytes: not shown]\n[resource file:///a.txt]\ninside\n[resource link https://x.example/doc (doc)]\n{"ok":true}',
   );
-  assert.equal(outcome.bytes, Buffer.byteLength(outcome.text));
+  assert.deepEqual(outcome.images, [{ format: 'png', data: Buffer.from('png bytes!').toString('base64') }], 'a format Bedrock takes');
+  assert.equal(outcome.bytes, Buffer.byteLength(outcome.text) + 10 + 0);
   const long = resultOutcome({ content: [{ type: 'text', text: 'y'.repeat(50_000) }] });
   assert.ok(long.text.length < 31_000 && /result truncated/.test(long.text));
   assert.equal(long.bytes, 50_000);

@@ -3,7 +3,9 @@
 // tools once per run; a reach tool call (web_fetch, an MCP tool) runs here with the run's stop
 // watch, its result clamped and secret-filtered (the run's patterns and every secret value this
 // invocation read), timed into the context for the audit record, and counted by server and tool.
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ActorDeps } from '../actor.ts';
+import { dataKeys } from '../../ids.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
 import { loadContext, type ReachCall, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
@@ -160,7 +162,21 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
       const target = await targetOf(deps, server, secrets);
       const result = await callServerTool(target, tool, args, AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]));
       reached.bytes = result.bytes;
-      return { status: result.status, text: result.text };
+      const images = await Promise.all(
+        result.images.map(async ({ format, data }, i) => {
+          const key = `${dataKeys(run.threadId).threadDir}/reach/${call.toolUseId}-${i + 1}.${format}`;
+          await deps.store.s3.send(
+            new PutObjectCommand({
+              Bucket: deps.store.bucket,
+              Key: key,
+              Body: Buffer.from(data, 'base64'),
+              ContentType: `image/${format}`,
+            }),
+          );
+          return { format, uri: `s3://${deps.store.bucket}/${key}` };
+        }),
+      );
+      return { status: result.status, text: result.text, ...(images.length ? { images } : {}) };
     },
   })
     .catch((error: unknown) => {
