@@ -77,7 +77,8 @@ export class ReachStep extends Construct {
 
   private placement(vpc: ReachVpcPlacement): AgentFunctionVpc {
     return {
-      vpc: Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: vpc.vpcId, availabilityZones: [] }),
+      // The subnets are given by id, so the VPC's zones only need to be a valid list (the stack's).
+      vpc: Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: vpc.vpcId, availabilityZones: Stack.of(this).availabilityZones }),
       subnets: { subnets: vpc.subnetIds.map((subnetId, i) => Subnet.fromSubnetId(this, `Subnet${i}`, subnetId)) },
       securityGroups: vpc.securityGroupIds.map((groupId, i) => SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, groupId)),
     };

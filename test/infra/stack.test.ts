@@ -988,6 +988,33 @@ test('settings from context: another profile, retention and run timeout flow int
   assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
 });
 
+test('settings from context: the reach step in a VPC (its subnets and security groups, network-interface permissions scoped to them); nag has nothing to say about it', () => {
+  const placed = synth({
+    settings: {
+      reachVpcId: 'vpc-0123456789abcdef0',
+      reachSubnetIds: 'subnet-0aaaaaaaa,subnet-0bbbbbbbb',
+      reachSecurityGroupIds: 'sg-0cccccccc',
+    },
+  });
+  const reach = placed.template.toJSON().Resources[logicalId(placed.stack, placed.stack.functions.reachStep)] as Resource;
+  assert.deepEqual(reach.Properties.VpcConfig, { SubnetIds: ['subnet-0aaaaaaaa', 'subnet-0bbbbbbbb'], SecurityGroupIds: ['sg-0cccccccc'] });
+  const create = policies(placed.stack)
+    .filter(({ policy }) => roleOf(policy) === roleOfFunction(placed.stack, 'reachStep'))
+    .flatMap((p) => p.statements)
+    .filter((s) => list(s.Action).includes('ec2:CreateNetworkInterface'))
+    .flatMap((s) => list(s.Resource).map(flatten));
+  assert.ok(
+    create.some((arn) => arn.endsWith(':subnet/subnet-0aaaaaaaa')) && create.some((arn) => arn.endsWith(':security-group/sg-0cccccccc')),
+    create.join(', '),
+  );
+  const reachFindings = new AwsSolutionsChecks()
+    .validateScope(placed.app)
+    .violations.filter((v) => JSON.stringify(v).includes('ReachStep'));
+  assert.deepEqual(reachFindings, []);
+  // Without the context the function stays out of any VPC.
+  assert.equal((template.toJSON().Resources[idOf(stack.functions.reachStep)] as Resource).Properties.VpcConfig, undefined);
+});
+
 test('settings from context: a plain foundation model id is granted in this Region only', () => {
   const custom = synth({ settings: { modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0' } });
   const bedrock = policies(custom.stack)
