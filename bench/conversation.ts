@@ -5,8 +5,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../shared/aws/dynamodb.ts';
 import { runIdFor } from '../shared/ids.ts';
+import type { ScriptedTurn } from '../packages/local-cloud/src/bedrock.ts';
 import type { LocalExecution } from '../packages/local-cloud/src/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
+
+/** What the bench's model answers unless a section scripts it: a short answer, no delay between stream events. */
+export const plainAnswer = (): ScriptedTurn => ({ text: 'Done.' });
 
 export interface Timeline {
   threadId: string;

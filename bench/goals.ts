@@ -4,6 +4,10 @@ const KB = 1024;
 
 export const GOALS = {
   overheadPerStepMs: 60,
+  /** Section 8, against the reference bot: added per model step, and whole-exchange ratios. */
+  addedPerStepVsReferenceMs: 80,
+  replyVsReference: 1.1,
+  toolTurnVsReference: 1.08,
   awsCallsPerRun: 35,
   awsCallsPerModelStep: 5,
   webhookCallsPerMention: 6,

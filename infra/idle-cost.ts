@@ -13,6 +13,8 @@
 //   CloudWatch alarm         $0.10 a month per metric it reads (standard resolution)
 //   CloudWatch dashboard     $3 a month
 // A month is 730 hours (8,760 / 12), as AWS's calculator counts it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export const HOURS_PER_MONTH = 730;
 
@@ -89,4 +91,22 @@ export function estimateIdleCost(template: { Resources?: Record<string, Template
 export function formatIdleCost(stackName: string, estimate: IdleCostEstimate): string {
   const parts = estimate.items.map((item) => `${item.what}: ${item.arithmetic} = $${item.monthlyUsd.toFixed(2)}`);
   return `${stackName}: estimated idle cost $${estimate.monthlyUsd.toFixed(2)}/month at us-east-1 list prices before the free tier (${parts.join('; ')}); use is billed on top (docs/cost.md)`;
+}
+
+/** Set by `npm run synth` (infra/synth.ts), which prints the idle cost after the template itself. */
+export const IDLE_COST_AFTER_SYNTH = 'THREADWORK_IDLE_COST_AFTER_SYNTH';
+
+/** The idle-cost line of each stack in a cloud assembly directory (cdk.out). */
+export function idleCostLines(assemblyDir: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(assemblyDir, 'manifest.json'), 'utf8')) as {
+    artifacts?: Record<string, { type: string; displayName?: string; properties?: { templateFile?: string; stackName?: string } }>;
+  };
+  return Object.entries(manifest.artifacts ?? {})
+    .filter(([, artifact]) => artifact.type === 'aws:cloudformation:stack' && artifact.properties?.templateFile)
+    .map(([id, artifact]) => {
+      const template = JSON.parse(readFileSync(join(assemblyDir, artifact.properties!.templateFile!), 'utf8')) as Parameters<
+        typeof estimateIdleCost
+      >[0];
+      return formatIdleCost(artifact.properties?.stackName ?? artifact.displayName ?? id, estimateIdleCost(template));
+    });
 }

@@ -10,6 +10,7 @@ import type { IConstruct } from 'constructs';
 import type { AgentRun } from './constructs/agent-run.ts';
 import type { DataBucket } from './constructs/data-bucket.ts';
 import { RUN_CONTEXTS, type Dispatch } from './constructs/dispatch.ts';
+import { AGENT_DEFINITIONS } from '../shared/agents/definition.ts';
 import type { AgentEventBus } from './constructs/event-bus.ts';
 import type { Triggers } from './constructs/triggers.ts';
 import type { EventSchedules } from './constructs/event-schedules.ts';
@@ -62,6 +63,8 @@ export interface NagScope {
   readonly reachStep: ReachStep;
 }
 
+const TASK_TOKEN_REASON =
+  'An approval decided in the chat goes on with states:SendTaskSuccess, which the Service Authorization Reference lists without a resource type: IAM authorizes them on "*" only. The task token in the request is the capability; only the webhooks (which take the clicks) are granted it.';
 const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
 const LIST_TASKS_REASON =
@@ -108,7 +111,9 @@ export function acknowledgeNagFindings(parts: NagScope): void {
         ? `${XRAY_REASON} In the VPC, Lambda also needs ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets, which work only on "*" (creating and deleting interfaces is scoped separately).`
         : fn === sandbox.reaper.handler
           ? `${XRAY_REASON} The orphan sweep lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`
-          : XRAY_REASON,
+          : webhooks.includes(fn)
+            ? `${XRAY_REASON} ${TASK_TOKEN_REASON}`
+            : XRAY_REASON,
     );
   }
 
@@ -140,6 +145,18 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     iam5Resource(dispatch, data.bucket.arnForObjects(RUN_CONTEXTS)),
     "Admins' `runs` command shows each running run's model steps and cost from its thread's context.jsonl; threads are not known in advance. GetObject of context.jsonl files only, nothing else in the bucket.",
   );
+  for (const [keys, reason] of [
+    [
+      AGENT_DEFINITIONS.files,
+      'The `agents` command reads the agent definitions of the deployment and of the asking channel; agent and channel names are not known in advance. GetObject of AGENT.md files only.',
+    ],
+    [
+      AGENT_DEFINITIONS.errorFiles,
+      'The `agents` command writes AGENT.error.json beside an invalid AGENT.md it read; PutObject of those error files only, no read, list or delete.',
+    ],
+  ] as const) {
+    for (const key of keys) acknowledge(roleOf(dispatch.handler), iam5Resource(dispatch, data.bucket.arnForObjects(key)), reason);
+  }
 
   // The chat secrets: each platform issues and rotates its own credentials.
   for (const { platform, secret } of chatSecrets) {

@@ -9,6 +9,7 @@ import { DEFAULT_MODEL_ID } from '../shared/defaults.ts';
 import { parseTriggers, type TriggerDeclaration } from '../shared/triggers/declaration.ts';
 import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
 import { PLATFORM_NAMES } from '../shared/platforms/descriptors.ts';
+import { closest } from '../shared/support/closest.ts';
 
 /** Every platform this runtime knows (shared/platforms/descriptors.ts). */
 export const CHAT_PLATFORMS = PLATFORM_NAMES;
@@ -225,6 +226,33 @@ export type DeploymentSettings = Readonly<z.output<typeof deploymentSettingsSche
 
 export const DEFAULT_SETTINGS: DeploymentSettings = deploymentSettingsSchema.parse({});
 
+/** A context key or value the app refuses: its message is one line, for `cdk synth` to show as it is. */
+export class ContextError extends Error {}
+
+/** The context keys that are this app's: the deployment settings and the stack's name (infra/app.ts). */
+export const CONTEXT_KEYS: readonly string[] = [...Object.keys(deploymentFields), 'stackName'];
+
+/**
+ * CDK's own context is never a plain word: feature flags (`@aws-cdk/...`), what the CLI passes
+ * (`aws:cdk:...`), lookups cached in cdk.context.json (`availability-zones:account=...`),
+ * `acknowledged-issue-numbers`. A plain word is a setting, so one this app does not know is a typo.
+ */
+const isSettingName = (key: string) => /^[A-Za-z][A-Za-z0-9]*$/.test(key);
+
+/** Refuses a context key that looks like a setting but is none, with the nearest one it may mean. */
+export function checkContextKeys(context: Record<string, unknown>): void {
+  const unknown = Object.keys(context).filter((key) => isSettingName(key) && !CONTEXT_KEYS.includes(key));
+  if (unknown.length === 0) return;
+  const named = unknown.map((key) => {
+    const guess = closest(key, CONTEXT_KEYS);
+    return guess ? `${key} (did you mean ${guess}?)` : key;
+  });
+  const plural = unknown.length > 1;
+  throw new ContextError(
+    `unknown context key${plural ? 's' : ''} ${named.join(', ')}: ${plural ? 'they are' : 'it is'} not a setting of this app (the settings: ${CONTEXT_KEYS.join(', ')})`,
+  );
+}
+
 /** The context values of `keys` that are set (an unset one takes its default). */
 function contextOf(node: Node, keys: readonly string[]): Record<string, unknown> {
   return Object.fromEntries(keys.flatMap((key) => (node.tryGetContext(key) === undefined ? [] : [[key, node.tryGetContext(key)]])));
@@ -235,12 +263,16 @@ function parseContext<S extends z.ZodType>(schema: S, context: Record<string, un
   const parsed = schema.safeParse(context);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  if (issue.code === 'custom' && issue.params?.whole) throw new Error(issue.message);
+  // One line, whatever the check wrote (the triggers' problems come one per line).
+  const oneLine = (message: string) => message.replace(/:\n\s*/g, ': ').replace(/\n\s*/g, '; ');
+  if (issue.code === 'custom' && issue.params?.whole) throw new ContextError(oneLine(issue.message));
   const key = String(issue.path[0]);
-  throw new Error(`context ${key} ${issue.message}; got ${JSON.stringify(context[key])}`);
+  throw new ContextError(oneLine(`context ${key} ${issue.message}; got ${JSON.stringify(context[key])}`));
 }
 
+/** The deployment settings from the context; an unknown key or a bad value is a ContextError. */
 export function readSettings(node: Node): DeploymentSettings {
+  checkContextKeys(node.getAllContext() as Record<string, unknown>);
   return parseContext(deploymentSettingsSchema, contextOf(node, Object.keys(deploymentFields)));
 }
 

@@ -110,6 +110,10 @@ export const loopStateSchema = z.object({
   resume: z.enum(CONTINUING_STEPS).optional(),
   /** The thread's context.jsonl version (ETag) as the step left it (shared/run/steps/run-context.ts). */
   contextVersion: z.string().max(200).optional(),
+  /** `next: approval`: the approval record the run waits on, and how long it may still wait (AwaitApproval's timeout). */
+  approval: z.object({ id: z.string().max(300), timeoutSeconds: z.number().int().min(1) }).optional(),
+  /** `next: sandbox`: the call a person approved, which the sandbox step may run although a rule holds it. */
+  approvedToolUseId: z.string().max(200).optional(),
 });
 export type LoopState = z.infer<typeof loopStateSchema>;
 
@@ -120,5 +124,7 @@ export const stepEventSchema = z.object({
     /** Set by the state machine's Catch: `{ Error, Cause }`. */
     error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
   }),
+  /** AwaitApproval's `$$.Task.Token`: the run goes on when a decision is sent with it. */
+  taskToken: z.string().max(1024).optional(),
 });
 export type StepEvent = z.infer<typeof stepEventSchema>;

@@ -18,3 +18,6 @@ export const DEFAULT_MIN_EVENT_INTERVAL_MINUTES = 5;
 
 /** A skill's instructions longer than this are cut in the system prompt (`maxSkillBodyChars`). */
 export const DEFAULT_MAX_SKILL_BODY_CHARS = 20_000;
+
+/** How long a warm agent-step keeps the shared prompt files (PROMPT_FILES_CACHE_SECONDS): the bound for a file written straight to S3. */
+export const DEFAULT_PROMPT_FILES_CACHE_SECONDS = 30;

@@ -60,6 +60,8 @@ export const RUN_RECORD = {
   budgetRefused: (step: number) => `budget-refused#${step}`,
   /** The Stop button card, removed when the run ends. */
   stopCard: 'stop-card',
+  /** The message asking for a decision on a tool call (shared/approvals/). */
+  approvalMessage: (toolUseId: string) => `approval-message#${toolUseId}`,
   /** The run's tokens and cost under its replies (`showCost`). */
   costFooter: 'cost-footer',
   /** The notice that some of the run's MCP servers could not be listed. */
@@ -90,6 +92,19 @@ export const EVENT_RECORD = {
  * run's partition. Taken by sandbox-step (a sync) and agent-step. TTL 2 days.
  */
 export const eventFilesSavedKey = (runId: string): TableKey => ledgerKey(runId, 'event-files-saved');
+
+// ---------------------------------------------------------------------------------------------
+// Approvals (shared/approvals/record.ts)
+
+/**
+ * A tool call waiting for a person's decision, and then the decision: run, call, input digest,
+ * approvers, thread and message, state, the task token its run waits with, decided by, deadline. One
+ * partition, so `ops approvals` finds the waiting ones with one query. Written by agent-step (created,
+ * its message and token, a timeout or a message that could not be posted), the webhooks and the ops
+ * CLI (a decision, on condition that none was taken); read by the same. TTL 30 days after its deadline.
+ */
+export const APPROVALS = 'approvals';
+export const approvalKey = (runId: string, toolUseId: string): TableKey => ({ pk: APPROVALS, sk: `${runId}#${toolUseId}` });
 
 // ---------------------------------------------------------------------------------------------
 // Capacity (shared/run/capacity.ts): counters changed in the same transaction as what they count.
@@ -130,7 +145,8 @@ export const sandboxKey = (threadId: string): TableKey => ({ pk: SANDBOXES, sk: 
  * HEARTBEAT.md, skills/ and event files) or to a thread's attachments/, so sandbox-step lists S3
  * only when it moved. Keyed by the channel's data directory. Written by sandbox-step (a sync that
  * saved a shared file), agent-step (attachments) and the scheduler (event error files, uploads);
- * read by sandbox-step. No TTL: it lives as long as the channel.
+ * read by sandbox-step, and by agent-step's prepare, which reads the channel's MEMORY.md and skills
+ * again only when it moved (shared/context/prompt-files.ts). No TTL: it lives as long as the channel.
  */
 export const workspaceVersionKey = (channelDir: string): TableKey => ({ pk: `workspace#${channelDir}`, sk: 'version' });
 

@@ -22,7 +22,7 @@ const logger = handlerLogger('teams-webhook');
 const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(teamsWebhookEnv);
-  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger };
+  const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger, metrics };
   return chatFromEnv(logger, env, {
     setup: (chat) => wireIngress(chat, ingress),
     state: webhookState,

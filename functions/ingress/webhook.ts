@@ -31,6 +31,7 @@ const init = lazy(() => {
     logger,
     // Read for `/usage` alone: a message or a stop never waits on S3.
     settings: () => settings.get(),
+    metrics,
   };
   return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), state: webhookState });
 });

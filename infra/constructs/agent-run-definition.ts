@@ -7,8 +7,10 @@
 //            |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
 //            |--($.loop.next == "reach")----> ReachTool   -> NextStep
 //            |--($.loop.next == "connect")--> Connect     -> NextStep
+//            |--($.loop.next == "approval")-> AwaitApproval -> Tool
 //            |--($.loop.next == "handoff")--> Handoff -> HandedOff (a fresh execution goes on)
 //            \--(otherwise)----------------> Finish -> RunSucceeded
+//   AwaitApproval --Catch States.Timeout, ApprovalNotWaiting (input kept)--> Tool
 //   any task --Catch States.ALL ($.error)--> HandleFailure -> RunFailed
 //   HandleFailure --Catch States.ALL--> RunFailed
 //
@@ -17,13 +19,28 @@
 // sandbox-step function (in the sandbox VPC); ReachTool and Connect invoke the reach-step function
 // (web_fetch and MCP calls; Connect lists a run's MCP tools once, sent there by the run's first
 // model step, so a run without MCP servers takes no extra state); every other task invokes agent-step.
+// AwaitApproval is the exception: it invokes agent-step with `.waitForTaskToken` (the step stores the
+// token in the approval record and posts the approval message) and then waits, holding no Lambda,
+// until a decision is sent with the token or $.loop.approval.timeoutSeconds pass. It keeps its input,
+// so the Tool step that follows reads the decision from the approval record, whichever way it came.
 // JSONPath, not JSONata: the local Step Functions runner ignores JSONata.
 import { Duration } from 'aws-cdk-lib';
-import { Choice, Condition, Fail, type IChainable, JitterType, Succeed, TaskInput } from 'aws-cdk-lib/aws-stepfunctions';
+import {
+  Choice,
+  Condition,
+  Fail,
+  type IChainable,
+  IntegrationPattern,
+  JitterType,
+  JsonPath,
+  Succeed,
+  TaskInput,
+  Timeout,
+} from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import type { ContinuingStep, NextValue, StepAction } from '../../shared/run/step-contract.ts';
+import { APPROVAL_NOT_WAITING, type ContinuingStep, type NextValue, type StepAction } from '../../shared/run/step-contract.ts';
 
 /** The state that runs each value of $.loop.next that leads to another step. */
 export const NEXT_STEPS = {
@@ -46,6 +63,15 @@ export interface AgentRunFunctions {
 }
 
 export function agentRunDefinition(scope: Construct, functions: AgentRunFunctions): IChainable {
+  // Many threads at once can exhaust Lambda concurrency; a throttled step waits, it does not fail the run.
+  const throttled = {
+    errors: ['Lambda.TooManyRequestsException'],
+    interval: Duration.seconds(2),
+    backoffRate: 2,
+    maxAttempts: 8,
+    maxDelay: Duration.seconds(60),
+    jitterStrategy: JitterType.FULL,
+  };
   const step = (id: string, action: StepAction, lambdaFunction: IFunction = functions.agentStep) =>
     LambdaInvoke.jsonPath(scope, id, {
       lambdaFunction,
@@ -53,15 +79,7 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
       payloadResponseOnly: true,
       resultPath: '$.loop',
       // retryOnServiceExceptions stays on: transient Lambda service errors are retried with backoff.
-    }).addRetry({
-      // Many threads at once can exhaust Lambda concurrency; a throttled step waits, it does not fail the run.
-      errors: ['Lambda.TooManyRequestsException'],
-      interval: Duration.seconds(2),
-      backoffRate: 2,
-      maxAttempts: 8,
-      maxDelay: Duration.seconds(60),
-      jitterStrategy: JitterType.FULL,
-    });
+    }).addRetry(throttled);
 
   const runFailed = Fail.jsonPath(scope, 'RunFailed', {
     error: RUN_FAILED_ERROR,
@@ -81,7 +99,16 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   const finish = step('Finish', 'finish');
   // Long runs continue in a fresh execution well before Step Functions' 25,000-event history limit.
   const handoff = step('Handoff', 'handoff');
-  for (const task of [prepare, model, tool, sandboxTool, reachTool, connect, finish, handoff]) {
+  const awaitApproval = LambdaInvoke.jsonPath(scope, 'AwaitApproval', {
+    lambdaFunction: functions.agentStep,
+    integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+    payload: TaskInput.fromObject({ action: 'approval' satisfies StepAction, 'state.$': '$', taskToken: JsonPath.taskToken }),
+    taskTimeout: Timeout.at('$.loop.approval.timeoutSeconds'),
+    resultPath: JsonPath.DISCARD,
+  }).addRetry(throttled);
+  // Timed out, already decided, or its message could not be posted (then denied): the Tool step says which.
+  awaitApproval.addCatch(tool, { errors: ['States.Timeout', APPROVAL_NOT_WAITING], resultPath: JsonPath.DISCARD });
+  for (const task of [prepare, model, tool, sandboxTool, reachTool, connect, awaitApproval, finish, handoff]) {
     task.addCatch(handleFailure, { errors: ['States.ALL'], resultPath: '$.error' });
   }
 
@@ -93,10 +120,12 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('sandbox'), sandboxTool)
     .when(nextIs('reach'), reachTool)
     .when(nextIs('connect'), connect)
+    .when(nextIs('approval'), awaitApproval)
     .when(nextIs('handoff'), handoff.next(new Succeed(scope, 'HandedOff')))
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
   // The tool steps and Connect return to the choice: the handler decides what follows (more tools, the model, finish).
   for (const task of [tool, sandboxTool, reachTool, connect]) task.next(nextStep);
+  awaitApproval.next(tool);
 
   prepare.next(model).next(nextStep);
   return Choice.jsonPath(scope, 'Start').when(Condition.isPresent('$.loop.next'), nextStep).otherwise(prepare);

@@ -84,7 +84,8 @@ export class AgentRun extends Construct {
     });
     // Chat SDK state, the actor, the reply ledger, the thread's sandbox record; a model step checks
     // the actor's flags and the ledger inside the transactions that reserve and settle its budgets.
-    grantTableActions(props.table, this.agentStep, [...CHAT_STATE_ACTIONS, 'ConditionCheckItem']);
+    // BatchGetItem: prepare reads the thread's actor item with the channel's workspace version in one round trip.
+    grantTableActions(props.table, this.agentStep, [...CHAT_STATE_ACTIONS, 'ConditionCheckItem', 'BatchGetItem']);
     grantObjectReadWrite(props.bucket, this.agentStep);
     useChatSecrets(this.agentStep, props.chatSecrets);
     this.agentStep.addToRolePolicy(

@@ -124,6 +124,8 @@ export class WebhookApi extends Construct {
     grantSendToInbox(props.inbox, handler);
     useChatSecrets(handler, secrets);
     handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
+    // An approval decided by a click lets its run go on with its task token: IAM knows no narrower resource.
+    handler.addToRolePolicy(new PolicyStatement({ actions: ['states:SendTaskSuccess'], resources: ['*'] }));
     return handler;
   }
 }

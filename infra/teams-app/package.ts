@@ -7,7 +7,7 @@
 // TEAMS_APP_PRIVACY_URL, TEAMS_APP_TERMS_URL, TEAMS_APP_VERSION (default 1.0.0).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../../shared/support/cli-args.ts';
 import { colorIcon, outlineIcon } from './png.ts';
 import { zip } from './zip.ts';
 
@@ -63,8 +63,14 @@ export function teamsAppPackage(options: TeamsAppOptions): { files: Record<strin
   return { files, zip: zip(files) };
 }
 
+const USAGE = `usage: TEAMS_APP_ID=<guid> npm run teams:package [-- --out FILE]
+Writes the Teams app package (manifest and icons) for the Azure Bot with that Microsoft App ID.
+  --out FILE   where (default dist/teams-app.zip)
+Optional: TEAMS_APP_NAME, TEAMS_APP_VERSION, TEAMS_APP_DEVELOPER, TEAMS_APP_WEBSITE_URL,
+TEAMS_APP_PRIVACY_URL, TEAMS_APP_TERMS_URL (README, "Teams").`;
+
 function main(): void {
-  const { values } = parseArgs({ options: { out: { type: 'string', default: 'dist/teams-app.zip' } } });
+  const { values } = parseCommandLine('teams:package', USAGE, { options: { out: { type: 'string', default: 'dist/teams-app.zip' } } });
   const env = process.env;
   if (!env.TEAMS_APP_ID) {
     console.error("Set TEAMS_APP_ID to the Azure Bot's Microsoft App ID: TEAMS_APP_ID=<guid> npm run teams:package");

@@ -12,6 +12,8 @@ import type { JsonLogger } from '../observability/log.ts';
 import type { ControlDeps } from '../run/control.ts';
 import { rememberRecentThread } from '../run/actor.ts';
 import { wireCommands } from '../commands/webhook.ts';
+import { wireApprovals } from '../approvals/webhook.ts';
+import type { MetricsSink } from '../observability/metrics.ts';
 
 export interface IngressDeps {
   enqueue(prompt: Prompt): Promise<void>;
@@ -23,6 +25,8 @@ export interface IngressDeps {
    * stop and steer, which the thread's actor item decides).
    */
   settings?: () => Promise<Settings>;
+  /** Where approval decisions taken by a click are counted. */
+  metrics?: MetricsSink;
 }
 
 /** Only what a later step needs of the platform payload (the workspace for Slack's native streaming; Teams' conversation). */
@@ -76,6 +80,15 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
     await platformNamed(adapterName)?.received(deps.control.actor, threadId);
   };
   const commands = wireCommands(chat, { ...deps, onThread: rememberConversation });
+  // Approve / Deny on an approval message; nothing here runs for an ordinary message.
+  wireApprovals(chat, {
+    approvals: deps.control.actor,
+    sfn: deps.control.sfn,
+    logger: deps.logger,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    now: Date.now,
+    onThread: rememberConversation,
+  });
   const admit = async (thread: Thread, message: Message) => {
     await rememberConversation(thread.adapter.name, thread.id);
     if (await commands.answered(thread, message)) return;

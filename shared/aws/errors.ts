@@ -51,3 +51,6 @@ export const isResourceNotFound = (error: unknown): boolean => nameOf(error) ===
 
 /** EventBridge Scheduler: a resource by that name already exists. */
 export const isConflict = (error: unknown): boolean => nameOf(error) === 'ConflictException';
+
+/** SendTaskSuccess for a task that no longer waits (timed out, its execution stopped) or never did. */
+export const isTaskGone = (error: unknown): boolean => nameOf(error) === 'TaskTimedOut' || nameOf(error) === 'TaskDoesNotExist';

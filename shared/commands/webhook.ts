@@ -48,6 +48,15 @@ export function replayKey(
   return CHAT_VALUE.replayed(adapter, kind, id);
 }
 
+/** Whether a slash command or button press (by its replayKey) is seen for the first time; a replay is logged and ignored. */
+export function firstDeliveryCheck(chat: AgentChat, logger: JsonLogger): (key: string) => Promise<boolean> {
+  return async (key) => {
+    const first = await chat.getState().setIfNotExists(key, true, REPLAY_WINDOW_MS);
+    if (!first) logger.info('replayed delivery ignored', { key });
+    return first;
+  };
+}
+
 /**
  * Registers the slash commands and buttons of every command this webhook can decide, and returns
  * what answers a message that is a command answered here (true when it was one).
@@ -60,11 +69,7 @@ export function wireCommands(chat: AgentChat, deps: WebhookCommandDeps): { answe
   };
   // Without settings.json, only what the thread's actor item decides (stop, steer).
   const answerable = COMMANDS.filter((command: Command) => command.who === 'requester' || deps.settings !== undefined);
-  const firstDelivery = async (key: string) => {
-    const first = await chat.getState().setIfNotExists(key, true, REPLAY_WINDOW_MS);
-    if (!first) deps.logger.info('replayed delivery ignored', { key });
-    return first;
-  };
+  const firstDelivery = firstDeliveryCheck(chat, deps.logger);
   // Slash commands carry a channel but no thread: they act on the caller's most recent thread there,
   // and are answered here whatever their runsAt (there is no thread to wait in). Their text is read
   // by the command's own parser as `/<command> <text>`; text a command takes none of is ignored.

@@ -31,6 +31,16 @@ function logEntry(message: Message): LogEntry {
   };
 }
 
+/** The thread's messages oldest first, at most MAX_MESSAGES. */
+async function threadMessages(thread: Thread): Promise<Message[]> {
+  const all: Message[] = [];
+  for await (const message of thread.allMessages) {
+    if (all.length >= MAX_MESSAGES) break;
+    all.push(message);
+  }
+  return all;
+}
+
 export async function backfill(
   store: StoreDeps,
   thread: Thread,
@@ -42,16 +52,12 @@ export async function backfill(
   const { adapter } = parseThreadId(run.threadId);
   const admitted = (m: Message) =>
     !useRefusal(access, { adapter, userId: m.author.userId, workspace: workspaceOf(adapter, m.raw) }, channelKeyOf(run.threadId));
-  const logged = new Set((await loadLog(store, run.threadId)).map((e) => e.messageId));
+  // The log and the thread's messages (oldest first) at once: neither needs the other.
+  const [log, all] = await Promise.all([loadLog(store, run.threadId), threadMessages(thread)]);
+  const logged = new Set(log.map((e) => e.messageId));
   const inContext = new Set(context.flatMap((e) => (e.meta.messageId ? [e.meta.messageId] : [])));
-  // The thread's messages oldest first. Timestamps can tie at millisecond precision, so "before the
-  // prompt" is the platform's order, with the prompt's time as the fallback for prompts (events)
-  // that are not messages of the thread.
-  const all: Message[] = [];
-  for await (const message of thread.allMessages) {
-    if (all.length >= MAX_MESSAGES) break;
-    all.push(message);
-  }
+  // Timestamps can tie at millisecond precision, so "before the prompt" is the platform's order,
+  // with the prompt's time as the fallback for prompts (events) that are not messages of the thread.
   const promptIndex = all.findIndex((m) => m.id === run.prompt.messageId);
   const promptTime = Date.parse(run.prompt.postedAt);
   const isEarlier = (m: Message, index: number) =>

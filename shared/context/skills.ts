@@ -41,13 +41,13 @@ const FIELDS = ['name', 'description', 'license', 'compatibility', 'allowed-tool
 const TRIGGERS: readonly SkillTrigger[] = ['auto', 'keyword', 'manual'];
 /** Lowercase letters, digits and hyphens; no leading, trailing or doubled hyphen (agentskills.io). */
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const SCOPES: readonly SkillScope[] = ['global', 'transport', 'channel'];
+export const SKILL_SCOPES: readonly SkillScope[] = ['global', 'transport', 'channel'];
 
 /** The scope of a `…skills/<name>/SKILL.md` key, from how many segments precede `skills/`. */
 function locate(key: string): { scope: SkillScope; folder: string } | undefined {
   const parts = key.split('/');
   if (parts.length < 3 || parts.at(-1) !== SKILL_FILE || parts.at(-3) !== 'skills') return undefined;
-  const scope = SCOPES[parts.length - 3];
+  const scope = SKILL_SCOPES[parts.length - 3];
   const folder = parts.at(-2);
   return scope && folder ? { scope, folder } : undefined;
 }
@@ -218,38 +218,46 @@ function groupFolders(prefix: string, keys: string[]): Map<string, { hasSkillFil
 }
 
 /**
+ * One scope's skills: every `<prefix><name>/SKILL.md` under `prefix` (one of skillPrefixes), with its
+ * companion files. A SKILL.md that does not parse is skipped and reported through `log`; the others still load.
+ */
+export async function loadScopeSkills(deps: SkillDeps, prefix: string, log: (problem: string) => void): Promise<Skill[]> {
+  const folders = groupFolders(prefix, await listKeys(deps, prefix));
+  const parsed = await Promise.all(
+    [...folders].map(async ([folder, { hasSkillFile, files }]) => {
+      if (!hasSkillFile) {
+        log(`Skill folder ${folder} was not loaded because it has no ${SKILL_FILE}.`);
+        return undefined;
+      }
+      const key = `${folder}${SKILL_FILE}`;
+      const body = await readText(deps, key);
+      if (body === undefined) return undefined; // deleted since the listing
+      const result = parseSkillFile(key, body);
+      if (!result.ok) {
+        log(result.error);
+        return undefined;
+      }
+      return { ...result.skill, files: files.sort() };
+    }),
+  );
+  return parsed.filter((skill): skill is Skill => skill !== undefined);
+}
+
+/** The scopes' skills (broadest first) as one list: a narrower scope overrides a broader one by name, sorted by name (a stable prompt). */
+export function mergeSkills(scopes: readonly Skill[][]): Skill[] {
+  const merged = new Map<string, Skill>();
+  for (const skills of scopes) for (const skill of skills) merged.set(skill.name, skill);
+  return [...merged.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
  * The skills a thread can use: every `<prefix><name>/SKILL.md` of the global, transport and channel
  * scopes, channel overriding transport overriding global by name, sorted by name (a stable prompt).
  * A SKILL.md that does not parse is skipped and reported through `log`; the others still load.
  */
 export async function loadSkills(deps: SkillDeps, threadId: string, log: (problem: string) => void): Promise<Skill[]> {
   const prefixes = skillPrefixes(threadId);
-  const scopes = await Promise.all(
-    SCOPES.map(async (scope) => {
-      const folders = groupFolders(prefixes[scope], await listKeys(deps, prefixes[scope]));
-      const parsed = await Promise.all(
-        [...folders].map(async ([folder, { hasSkillFile, files }]) => {
-          if (!hasSkillFile) {
-            log(`Skill folder ${folder} was not loaded because it has no ${SKILL_FILE}.`);
-            return undefined;
-          }
-          const key = `${folder}${SKILL_FILE}`;
-          const body = await readText(deps, key);
-          if (body === undefined) return undefined; // deleted since the listing
-          const result = parseSkillFile(key, body);
-          if (!result.ok) {
-            log(result.error);
-            return undefined;
-          }
-          return { ...result.skill, files: files.sort() };
-        }),
-      );
-      return parsed.filter((skill): skill is Skill => skill !== undefined);
-    }),
-  );
-  const merged = new Map<string, Skill>();
-  for (const skills of scopes) for (const skill of skills) merged.set(skill.name, skill);
-  return [...merged.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return mergeSkills(await Promise.all(SKILL_SCOPES.map((scope) => loadScopeSkills(deps, prefixes[scope], log))));
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

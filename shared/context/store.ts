@@ -30,7 +30,16 @@ export interface ContextEntry {
     attachments?: { original: string; local: string }[];
     /** When each tool call of a tool results entry ran and for how long, by toolUseId (calls never run have none). */
     toolTimes?: Record<string, ToolTime>;
+    /** Decisions on this answer's tool calls that waited for a person, by toolUseId (shared/approvals/). */
+    approvals?: Record<string, ApprovalNote>;
   };
+}
+
+/** A decision on a tool call, as the audit record shows it: who (`adapter:id`, `timeout`, `system`), when, what. */
+export interface ApprovalNote {
+  outcome: 'approved' | 'denied' | 'timed_out';
+  by: string;
+  at: string;
 }
 
 export interface ToolTime {

@@ -30,6 +30,7 @@ import { promptTextProblem } from '../contracts.ts';
 import { q, stringField, typeName } from './fields.ts';
 import { checkEventTarget, eventTargetShape } from './target.ts';
 import { forTerminal } from '../support/display.ts';
+import { closest } from '../support/closest.ts';
 import { encodeSegment } from '../ids.ts';
 import { EVENTS_PREFIX, eventScopeOf, targetOutsideChannel, type EventScope } from './scope.ts';
 import {
@@ -156,30 +157,6 @@ const FIELDS_BY_TYPE: Record<EventType, string[]> = {
   periodic: Object.keys(periodicEventSchema.shape),
 };
 const ALL_FIELDS = [...new Set(Object.values(FIELDS_BY_TYPE).flat())];
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}
-
-function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
-}
 
 function unknownFieldProblems(type: EventType, keys: string[]): string[] {
   const allowed = FIELDS_BY_TYPE[type];

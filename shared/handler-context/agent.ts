@@ -11,6 +11,8 @@ import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
 import type { CustomSecretPattern } from '../policy/secret-filter.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
+import type { KeptScope } from '../context/prompt-files.ts';
+import { recentlyUsed } from '../support/recent.ts';
 import { recentContexts } from '../run/steps/run-context.ts';
 import { recentByRun, recentSnapshots } from '../run/steps/snapshot.ts';
 import type { McpListing } from '../reach/mcp-tools.ts';
@@ -19,6 +21,9 @@ import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
 import { settingsFromEnv } from './settings.ts';
+
+/** Prompt file scopes a container keeps: the global one, a few platforms, the channels it serves most. */
+const PROMPT_SCOPES_KEPT = 100;
 
 /**
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
@@ -51,6 +56,11 @@ export function agentFromEnv(
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },
     defaultModelId: env.BEDROCK_MODEL_ID,
+    promptFiles: {
+      kept: recentlyUsed<KeptScope>(PROMPT_SCOPES_KEPT),
+      maxAgeMs: env.PROMPT_FILES_CACHE_SECONDS * 1000,
+      now: Date.now,
+    },
     tools,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,

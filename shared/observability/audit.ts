@@ -13,7 +13,7 @@ import { totalUsage } from '../model/pricing.ts';
 import type { StepFailure } from '../run/failures.ts';
 import type { JsonLogger } from './log.ts';
 import type { LoopState, RunInput } from '../contracts.ts';
-import { type ContextEntry, loadContext, type ToolTime } from '../context/store.ts';
+import { type ApprovalNote, type ContextEntry, loadContext, type ToolTime } from '../context/store.ts';
 import { loadSnapshot, type RunSnapshot, type SnapshotDeps } from '../run/steps/snapshot.ts';
 import { triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
 
@@ -44,6 +44,8 @@ export interface AuditToolCall {
   server?: string;
   tool?: string;
   bytes?: number;
+  /** It waited for a person (settings.json `approvals`): who decided (`adapter:id`, `timeout`, `system`), when, what. */
+  approval?: ApprovalNote;
 }
 
 export interface AuditRecord {
@@ -95,9 +97,11 @@ function toolCallsOf(entries: ContextEntry[]): AuditToolCall[] {
       const use = block.toolUse;
       if (!use?.toolUseId) return [];
       const result = results.get(use.toolUseId);
-      if (!result?.ran) return [{ name: use.name ?? '', outcome: 'skipped' }];
+      const approval = entry.meta.approvals?.[use.toolUseId];
+      const decided = approval ? { approval } : {};
+      if (!result?.ran) return [{ name: use.name ?? '', outcome: 'skipped', ...decided }];
       const { reach, ...ran } = result.ran;
-      return [{ name: use.name ?? '', ...ran, outcome: result.status === 'error' ? 'error' : 'ok', ...reach }];
+      return [{ name: use.name ?? '', ...ran, outcome: result.status === 'error' ? 'error' : 'ok', ...reach, ...decided }];
     }),
   );
 }

@@ -41,6 +41,10 @@ export const METRICS = {
   ReachCalls: { unit: 'Count', dimensions: ['server', 'tool'] },
   ReachErrors: { unit: 'Count', dimensions: ['server', 'tool'] },
   ReachLatency: { unit: 'Milliseconds', dimensions: ['server', 'tool'] },
+  /** Decisions on tool calls that waited for a person (settings.json `approvals`), by who or what took them. */
+  ApprovalsApproved: { unit: 'Count', dimensions: ['tool'] },
+  ApprovalsDenied: { unit: 'Count', dimensions: ['tool'] },
+  ApprovalsTimedOut: { unit: 'Count', dimensions: ['tool'] },
   /** Published by the sandbox reaper on each sweep. */
   SandboxesRunning: { unit: 'Count', dimensions: [] },
   OldestSandboxAge: { unit: 'Seconds', dimensions: [] },

@@ -250,6 +250,14 @@ function secretRanges(text: string, secret: SecretPattern): Range[] {
   return merged;
 }
 
+/**
+ * Whether a pattern customPatternProblem accepts matches somewhere in `text`, run as a deployment's
+ * secret patterns are (in bounded windows), so the work stays in step with the text's length.
+ */
+export function matchesBounded(regex: string, text: string): boolean {
+  return secretRanges(text, { kind: 'match', pattern: new RegExp(regex, 'g'), windowed: true }).length > 0;
+}
+
 /** The text with every secret replaced. */
 export function redactSecrets(text: string, patterns: SecretPattern[] = SECRET_PATTERNS): string {
   let out = text;

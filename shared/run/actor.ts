@@ -553,13 +553,19 @@ async function steerRefusal(deps: ActorDeps, threadId: string, runId: string | u
   return actor?.status === 'running' && actor.current && (!runId || actor.current.runId === runId) ? 'full' : 'idle';
 }
 
+/** What a run's steps check: whether to stop, and the steering texts waiting for it. */
+export interface RunFlags {
+  abort: boolean;
+  steer: string[];
+}
+
 /** The running run's control flags: whether it must stop, and steering texts waiting for it. */
-export async function runFlags(
-  deps: Pick<ActorDeps, 'db' | 'tableName'>,
-  threadId: string,
-  runId: string,
-): Promise<{ abort: boolean; steer: string[] }> {
-  const actor = await getActor(deps as ActorDeps, threadId);
+export async function runFlags(deps: Pick<ActorDeps, 'db' | 'tableName'>, threadId: string, runId: string): Promise<RunFlags> {
+  return flagsOf(await getActor(deps as ActorDeps, threadId), runId);
+}
+
+/** The flags of `runId` on the thread's actor item as read: a run that no longer holds the thread is to stop. */
+export function flagsOf(actor: ActorItem | undefined, runId: string): RunFlags {
   if (!actor || actor.current?.runId !== runId) return { abort: true, steer: [] };
   return { abort: actor.abortRunId === runId, steer: (actor.steer ?? []).map((s) => s.text) };
 }

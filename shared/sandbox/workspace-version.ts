@@ -2,7 +2,9 @@
 // to S3 files a sandbox mirrors but did not write itself (another thread's sandbox saving the
 // channel's MEMORY.md, skills or event files; the scheduler's event error files; attachments), so
 // sandbox-step lists S3 only when the counter moved since its last listing (or the sandbox is new,
-// or a run starts: writes from outside the runtime, an operator's `aws s3 cp`, bump nothing).
+// or a run starts: writes from outside the runtime, an operator's `aws s3 cp`, bump nothing), and
+// prepare reads the channel's MEMORY.md and skills again only when it moved since a warm container
+// last read them (or they are older than PROMPT_FILES_CACHE_SECONDS: shared/context/prompt-files.ts).
 //
 // The order is what makes it safe: a writer bumps after its S3 write, and sandbox-step reads the
 // counter before it lists. A bump it did not see is then either before its listing (the listing has
@@ -29,6 +31,9 @@ export async function bumpWorkspaceVersion(deps: SandboxStoreDeps, channelDir: s
   return Number(out.Attributes?.version ?? 0);
 }
 
+/** The version on a workspace version item as read (0 before any write was counted). */
+export const versionOf = (item: Record<string, unknown> | undefined): number => Number(item?.version ?? 0);
+
 /** The thread's sandbox item and its channel's workspace version, read together (one consistent round trip). */
 export async function getSandboxAndVersion(
   deps: SandboxStoreDeps,
@@ -43,5 +48,5 @@ export async function getSandboxAndVersion(
     }),
   );
   const [sandbox, version] = out.Responses ?? [];
-  return { item: sandbox?.Item as SandboxItem | undefined, version: Number(version?.Item?.version ?? 0) };
+  return { item: sandbox?.Item as SandboxItem | undefined, version: versionOf(version?.Item) };
 }

@@ -6,6 +6,7 @@ import type { Access } from '../policy/access.ts';
 import type { SettingsGroup } from './group.ts';
 import { accessSettings } from './groups/access.ts';
 import { agentSettings } from './groups/agents.ts';
+import { approvalSettings } from './groups/approvals.ts';
 import { compactionSettings } from './groups/compaction.ts';
 import { eventSettings } from './groups/events.ts';
 import { limitSettings } from './groups/limits.ts';
@@ -37,6 +38,7 @@ export const SETTINGS_GROUPS = [
   secretPatternSettings,
   reachSettings,
   accessSettings,
+  approvalSettings,
 ] as const;
 
 type Groups = typeof SETTINGS_GROUPS;

@@ -15,7 +15,7 @@ import { parseEcrImage } from '../../infra/image-uri.ts';
 import { resolveCloudFormation } from '../../packages/local-cloud/src/resources.ts';
 import { FARGATE_VCPU_QUOTA, LAMBDA_CONCURRENCY_QUOTA } from '../../infra/quota-codes.ts';
 import { DEFAULT_MODEL_ID } from '../../shared/defaults.ts';
-import { BOT_TOKEN, SIGNING_SECRET, startTestStack, type TestStack } from '../support/local-stack.ts';
+import { BOT_TOKEN, SIGNING_SECRET, startTestStack, writeStackFile, type TestStack } from '../support/local-stack.ts';
 import { byCheck, doctorDeps, operatorEnvironment, problems, runDoctorCli, statusLines } from '../support/doctor.ts';
 
 const ALARM_EMAIL = 'ops@example.com';
@@ -56,16 +56,6 @@ const putSecret = (value: object) =>
   deps.secrets.send(new PutSecretValueCommand({ SecretId: stack.cloud.names.slackSecretArn, SecretString: JSON.stringify(value) }));
 /** The doctor's checks, with the model scripted to answer its one-token call. */
 const doctor = () => (stack.bedrock.script({ text: 'H' }), runDoctor(deps));
-
-test('doctor: --help prints the usage and exits 0; an unknown option prints it and exits 2', async () => {
-  const help = await runDoctorCli(['--help'], { PATH: process.env.PATH ?? '' });
-  assert.equal(help.exitCode, 0, help.stderr);
-  assert.match(help.stdout, /^usage: npm run doctor -- \[--stack NAME\]/);
-  assert.match(help.stdout, /--skip-sandbox/);
-  const unknown = await runDoctorCli(['--stak', 'x'], { PATH: process.env.PATH ?? '' });
-  assert.equal(unknown.exitCode, 2);
-  assert.match(unknown.stderr, /Unknown option '--stak'[\s\S]*usage: npm run doctor/);
-});
 
 test('doctor: no AWS credentials at all (and no Region) is a line about credentials, not the Region', async () => {
   const home = mkdtempSync(join(tmpdir(), 'doctor-home-'));
@@ -119,6 +109,23 @@ test('doctor: an alarm email nobody confirmed is a problem; once confirmed the w
   const tasks = [...stack.cloud.ecs.tasks.values()];
   assert.ok(tasks.length >= 1);
   assert.ok(tasks.every((task) => task.desiredStatus === 'STOPPED'));
+});
+
+test('doctor --local: the CLI finds the running local stack in its stack file, with nothing else in its environment', async (t) => {
+  const stackFile = writeStackFile(stack, t);
+  stack.cloud.deployment.sns.confirm(topicArn, ALARM_EMAIL);
+  stack.bedrock.script({ text: 'H' });
+  const { stdout, stderr, exitCode } = await runDoctorCli(['--local', '--skip-sandbox', '--timeout-seconds', '60'], {
+    PATH: process.env.PATH ?? '',
+    LOCAL_STACK_FILE: stackFile,
+  });
+  assert.deepEqual(
+    statusLines(stdout),
+    EVERY_CHECK.map((check) => `${check === 'sandbox' ? 'skipped' : 'ok'} ${check}`),
+    `${stdout}\n${stderr}`,
+  );
+  assert.equal(exitCode, 0);
+  assert.equal(stack.bedrock.requests.at(-1)!.operation, 'converse');
 });
 
 test('doctor: --skip-sandbox starts no task', async () => {

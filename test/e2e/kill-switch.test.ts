@@ -15,7 +15,7 @@ import { openStack, type OpsStack } from '../../scripts/ops/stack.ts';
 import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { threadOf, threadProbes } from '../support/threads.ts';
-import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { startTestStack, writeStackFile, type TestStack } from '../support/local-stack.ts';
 import { runScripted, toolTurn } from '../support/scripted-run.ts';
 
 let stack: TestStack;
@@ -189,10 +189,15 @@ test("admins from the chat: a non-admin's pause and stop all are refused; an adm
   await idle(threadOf(waiting));
 });
 
-test('the ops CLI process finds the stack by name with the standard AWS chain and lists its runs', async () => {
+test('the ops CLI process finds the stack by name with the standard AWS chain and lists its runs', async (t) => {
   const cli = ['--import', 'tsx', 'scripts/ops/main.ts', 'runs', '--stack', ops.stackName];
   const { stdout } = await promisify(execFile)(process.execPath, cli, { env: { PATH: process.env.PATH, ...operatorEnv } });
   assert.equal(stdout.trim(), 'No runs are running.');
+  // Without --stack: the local stack, found through the stack file npm start writes, and nothing else.
+  const local = await promisify(execFile)(process.execPath, cli.slice(0, -2), {
+    env: { PATH: process.env.PATH, LOCAL_STACK_FILE: writeStackFile(stack, t) },
+  });
+  assert.equal(local.stdout.trim(), 'No runs are running.');
   const wrong = await promisify(execFile)(process.execPath, [...cli.slice(0, -1), 'no-such-stack'], {
     env: { PATH: process.env.PATH, ...operatorEnv },
   }).catch((error: { stderr: string; code: number }) => error);

@@ -299,3 +299,58 @@ test('search_channel in Teams without Graph permissions is a tool error that say
     /search_channel cannot read this Teams conversation's history: that needs Microsoft Graph application permissions \(ChannelMessage\.Read\.All/,
   );
 });
+
+test('a Teams approval card: the held call waits; a click (Action.Submit) by someone else is refused to them alone; the requester approves and it runs', async () => {
+  const settingsKey = 'settings.json';
+  const rule = { tool: 'bash', match: 'teams-approve-me', approvers: 'requester' };
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: settingsKey, Body: JSON.stringify({ approvals: [rule] }) }),
+  );
+  try {
+    const call = use('bash', { command: 'echo teams-approve-me-ran' });
+    stack.bedrock.script({ toolUses: [call] }, { text: 'ran it' });
+    const sent = await stack.teams.sendUserMessage({ text: 'run the held command' });
+    const card = await eventually(
+      () => stack.teams.botMessages(sent.conversationId).find((m) => JSON.stringify(m.attachments ?? []).includes('approve-tool-call')),
+      60_000,
+      'approval card',
+    );
+    assert.match(JSON.stringify(card.attachments), /Action\.Submit/);
+    assert.match(JSON.stringify(card.attachments), /teams-approve-me-ran/);
+    await eventually(() => runsOf(sent.conversationId)[0]?.history.at(-1)?.name === 'AwaitApproval', 30_000, 'waiting');
+    const approvalId = JSON.stringify(card.attachments).match(/"actionId\\?":\\?"approve-tool-call\\?",\\?"value\\?":\\?"([^"\\]+)/)?.[1];
+    assert.ok(approvalId, 'the card carries the approval id');
+    const click = (user?: { id: string; name: string; aadObjectId: string }) =>
+      stack.teams.deliver(
+        stack.teams.userActivity({
+          conversationId: sent.conversationId,
+          text: '',
+          mention: false,
+          ...(user ? { user } : {}),
+          extra: { text: undefined, replyToId: card.id, value: { actionId: 'approve-tool-call', value: approvalId } },
+        }),
+      );
+    const other = { id: '29:1other-user', name: 'Other User', aadObjectId: '00000000-0000-4000-8000-000000000002' };
+    assert.equal((await click(other)).status, 200);
+    await eventually(() => targetedTexts(sent.conversationId).some((t) => /can't decide this one/.test(t)), 15_000, 'refused');
+    assert.equal(runsOf(sent.conversationId)[0]!.status, 'RUNNING');
+    assert.equal((await click()).status, 200);
+    const ended = await stack.cloud.stepFunctions.waitForExecution(runsOf(sent.conversationId)[0]!.executionArn, 60_000);
+    assert.equal(ended.status, 'SUCCEEDED');
+    await eventually(() => botTexts(sent.conversationId).includes('ran it'), 15_000, 'answer');
+    const results = stack.bedrock.requests.flatMap((r) =>
+      (r.body.messages ?? []).flatMap((m) =>
+        (m.content ?? []).flatMap((b) => (b.toolResult?.toolUseId === call.toolUseId ? [b.toolResult] : [])),
+      ),
+    );
+    assert.match(JSON.stringify(results[0]), /teams-approve-me-ran/);
+    await eventually(
+      () => /Approved by/.test(JSON.stringify(stack.teams.state.find(sent.conversationId, card.id))),
+      15_000,
+      'card shows the decision',
+    );
+    await idle(sent.conversationId);
+  } finally {
+    await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: settingsKey }));
+  }
+});

@@ -3,17 +3,21 @@
 // with files synced through S3, and the results come back to the model paired with their ids.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { dataKeys } from '../../shared/ids.ts';
-import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { startTestStack, writeStackFile, type TestStack } from '../support/local-stack.ts';
 import { eventually } from '../support/eventually.ts';
 import { runScripted, toolTurn } from '../support/scripted-run.ts';
 import { readData } from '../support/data-bucket.ts';
 import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
+import { demoModel } from '../../packages/local-cloud/src/demo-model.ts';
 
 let stack: TestStack;
+const steps: string[] = [];
 before(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ onStep: (step, ms) => void (ms >= 0 && steps.push(step)) });
 });
 after(async () => {
   await stack?.stop();
@@ -229,4 +233,38 @@ test('a command may run at most as long as one sandbox-step invocation leaves it
   const result = results.get(turns[0]!.toolUses![0]!.toolUseId!)!;
   assert.equal(result.status, 'error');
   assert.equal(result.text, 'invalid input for bash: timeout_seconds: Too big: expected number to be <=780');
+});
+
+test('the start reports each step as it finishes (what npm start prints, each with its time)', () => {
+  const finished = (prefix: string) => steps.findIndex((step) => step.startsWith(prefix));
+  for (const prefix of ['the stack synthesized', 'DynamoDB Local', 'SQS and S3', 'the functions deployed', 'API Gateway']) {
+    assert.ok(finished(prefix) >= 0, `${prefix}: ${steps.join(' | ')}`);
+  }
+  // The functions are deployed once the emulators and the synthesized template are there; the API comes last.
+  assert.ok(finished('the functions deployed') > Math.max(finished('the stack synthesized'), finished('DynamoDB Local')));
+  assert.equal(finished('API Gateway'), steps.length - 1);
+});
+
+// Last in this file: from here on the model's unscripted answers are the demo model's.
+test('the demo model: `npm run chat` with a fenced `echo hi` shows the output of the command the sandbox ran', async (t) => {
+  stack.bedrock.setDefault(demoModel());
+  // The stack file npm start would write for this stack; the chat CLI finds the stack through it.
+  const stackFile = writeStackFile(stack, t, 'demo');
+  const asked = stack.bedrock.requests.length;
+
+  const typed = 'run this: ```sh\necho hi\n```';
+  const chat = ['--import', 'tsx', 'packages/local-cloud/src/chat-cli.ts', '--quiet', '1500', typed];
+  const { stdout } = await promisify(execFile)(process.execPath, chat, { env: { PATH: process.env.PATH, LOCAL_STACK_FILE: stackFile } });
+  assert.match(stdout, /^bot> I ran `echo hi`\. Its output:\n```\nhi\n\n\[exit code 0, [\d.]+ s\]\n```$/m);
+  // The output is the sandbox's: the command server's result (with its exit code) went to the model.
+  const calls = stack.bedrock.requests.slice(asked);
+  const result = calls.flatMap((r) => r.body.messages?.at(-1)?.content ?? []).find((block) => block.toolResult)?.toolResult;
+  assert.equal(result?.status, 'success');
+  assert.match(JSON.stringify(result?.content), /hi\\n.*exit code 0/);
+  const threadTs = /--thread (\S+)/.exec(stdout)![1]!;
+  const replies = stack.slack.messages.thread('C0LOCAL', threadTs).filter((m) => m.bot_id);
+  assert.ok(
+    replies.some((m) => /Its output:\n```\nhi\n\n\[exit code 0/.test(m.text)),
+    JSON.stringify(replies.map((m) => m.text)),
+  );
 });

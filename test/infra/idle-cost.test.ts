@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { PROJECT_ROOT } from '../../infra/function-entries.ts';
-import { estimateIdleCost, formatIdleCost } from '../../infra/idle-cost.ts';
-import { synth } from './synth.ts';
+import { estimateIdleCost, formatIdleCost, IDLE_COST_AFTER_SYNTH, idleCostLines } from '../../infra/idle-cost.ts';
+import { runApp, synth } from './synth.ts';
 
 const estimateFor = (settings: Record<string, unknown>) => estimateIdleCost(synth({ settings }).template.toJSON());
 const byWhat = (estimate: ReturnType<typeof estimateIdleCost>) =>
@@ -66,21 +66,48 @@ test("docs/cost.md shows the line the default settings print, and each mode's to
 test('infra/app.ts (what cdk synth runs) prints the estimate of the settings it synthesizes', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'threadwork-idle-'));
   try {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        CDK_OUTDIR: outdir,
-        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], sandboxNetwork: 'isolated', stackName: 'CostCheck' }),
-      },
-    });
+    const run = runApp(outdir, { sandboxNetwork: 'isolated', stackName: 'CostCheck' });
     assert.equal(run.status, 0, run.stderr);
     assert.match(
       run.stderr,
       /^CostCheck: estimated idle cost \$29\.50\/month .*interface endpoint x AZ: 3 x \$0\.01\/h x 730 h = \$21\.90;/m,
     );
     assert.doesNotMatch(run.stdout, /estimated idle cost/);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
+
+test('npm run synth prints the template first and then the idle cost of each stack it synthesized', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-synth-'));
+  try {
+    const app = `${process.execPath} --import tsx test/fixtures/cdk/idle-app.ts`;
+    // One stream for both, as a terminal shows them.
+    const run = spawnSync('sh', ['-c', `"${process.execPath}" --import tsx infra/synth-cli.ts --app "${app}" -o "${outdir}" 2>&1`], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stdout);
+    const template = run.stdout.indexOf('Type: AWS::EC2::NatGateway');
+    const line = run.stdout.indexOf('IdleCheck: estimated idle cost $33.25/month');
+    assert.ok(template >= 0 && line > template, run.stdout);
+    assert.match(
+      run.stdout.slice(line),
+      /^IdleCheck: .*\(NAT gateway: 1 x \$0\.045\/h x 730 h = \$32\.85; secret: 1 x \$0\.40\/month = \$0\.40\)/,
+    );
+    assert.deepEqual(idleCostLines(outdir), [run.stdout.slice(line).split('\n')[0]]);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
+
+test('the app leaves the line to npm run synth when that runs it', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-idle-'));
+  try {
+    const run = runApp(outdir, { stackName: 'CostCheck' }, { [IDLE_COST_AFTER_SYNTH]: '1' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /estimated idle cost/);
+    assert.match(idleCostLines(outdir)[0]!, /^CostCheck: estimated idle cost \$29\.50\/month/);
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

@@ -1,12 +1,15 @@
 // Deployment settings read from CDK context, and how a model id maps to Bedrock resources.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { parseModelId } from '../../infra/constructs/bedrock-access.ts';
 import { isImageReference, parseEcrImage } from '../../infra/image-uri.ts';
-import { DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
+import { CONTEXT_KEYS, ContextError, DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
+import { runApp } from './synth.ts';
 
 const settingsFrom = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
 
@@ -240,4 +243,50 @@ test("the reach step's VPC: the VPC, subnets and security groups together (lists
   );
   assert.equal(settingsFrom({ reachAllowLoopback: 'true' }).reachAllowLoopback, true);
   assert.throws(() => settingsFrom({ reachAllowLoopback: 'yes' }), /context reachAllowLoopback must be true or false/);
+});
+
+test('an unknown context key fails with the setting it may mean; CDK’s own keys pass', () => {
+  assert.throws(() => settingsFrom({ modelld: 'x' }), {
+    name: 'Error',
+    message: `unknown context key modelld (did you mean modelId?): it is not a setting of this app (the settings: ${CONTEXT_KEYS.join(', ')})`,
+  });
+  assert.throws(
+    () => settingsFrom({ sandboxAZs: 2, colour: 'blue' }),
+    /^Error: unknown context keys sandboxAZs \(did you mean sandboxAzs\?\), colour: they are not/,
+  );
+  assert.throws(() => settingsFrom({ stackname: 'X' }), /did you mean stackName\?/);
+  const cdkOwn = {
+    '@aws-cdk/core:checkSecretUsage': true,
+    '@aws-cdk-containers/ecs-service-extensions:enableDefaultLogDriver': true,
+    'aws:cdk:bundling-stacks': [],
+    'aws:cdk:enable-path-metadata': true,
+    'availability-zones:account=123456789012:region=us-east-1': ['us-east-1a'],
+    'acknowledged-issue-numbers': [32775],
+    stackName: 'Mine',
+  };
+  assert.deepEqual(settingsFrom(cdkOwn), DEFAULT_SETTINGS);
+});
+
+test('a bad context value is one line, even where the check finds several problems', () => {
+  assert.throws(
+    () => settingsFrom({ triggers: [{ name: 'a' }, { name: 'b' }] }),
+    (error: Error) =>
+      error instanceof ContextError && !error.message.includes('\n') && /^Invalid triggers in the CDK context: .+; .+/.test(error.message),
+  );
+});
+
+test('cdk synth (infra/app.ts) says an unknown key or a bad value in one line, without a stack trace', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'threadwork-context-'));
+  try {
+    for (const [context, line] of [
+      [{ modelld: 'x' }, /^unknown context key modelld \(did you mean modelId\?\): it is not a setting of this app \(the settings: .*\)$/],
+      [{ sandboxAzs: '4' }, /^context sandboxAzs must be a whole number from 1 to 3; got "4"$/],
+    ] as const) {
+      const run = runApp(outdir, context);
+      assert.equal(run.status, 1);
+      assert.match(run.stderr.trim(), line);
+    }
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 });

@@ -612,11 +612,24 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
   }
 });
 
-test('least privilege: states:StartExecution only on the agent-run state machine, only for dispatch, run-ended, agent-step; stop/describe only on its executions', () => {
+test('least privilege: states:StartExecution only on the agent-run state machine, only for dispatch, run-ended, agent-step; stop/describe only on its executions; SendTaskSuccess only for the webhooks', () => {
   const holders = new Set<string>();
   const stoppers = new Map<string, string[]>();
+  const answerers = new Set<string>();
   for (const { policy, statements } of policies(stack)) {
     for (const s of statements.filter((st) => list(st.Action).some((a) => a.startsWith('states:')))) {
+      if (list(s.Action).includes('states:SendTaskSuccess')) {
+        // IAM authorizes it on "*" only (no resource type); the webhooks take the approval clicks. (CDK
+        // merges it into the statement of the X-Ray actions, also on "*".)
+        assert.deepEqual(
+          list(s.Action).filter((a) => a.startsWith('states:')),
+          ['states:SendTaskSuccess'],
+          roleOf(policy),
+        );
+        assert.deepEqual(list(s.Resource), ['*'], roleOf(policy));
+        answerers.add(roleOf(policy));
+        continue;
+      }
       if (list(s.Action).includes('states:StartExecution')) {
         assert.deepEqual(list(s.Action), ['states:StartExecution'], roleOf(policy));
         for (const arn of list(s.Resource)) {
@@ -630,6 +643,7 @@ test('least privilege: states:StartExecution only on the agent-run state machine
     }
   }
   assert.deepEqual([...holders].sort(), (['dispatch', 'runEnded', 'agentStep'] as const).map((r) => roleOfFunction(stack, r)).sort());
+  assert.deepEqual([...answerers].sort(), (['webhook', 'teamsWebhook'] as const).map((r) => roleOfFunction(stack, r)).sort());
   assert.deepEqual(Object.fromEntries(stoppers), {
     [roleOfFunction(stack, 'webhook')]: ['states:StopExecution'],
     [roleOfFunction(stack, 'teamsWebhook')]: ['states:StopExecution'],
@@ -734,6 +748,9 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, '*/context.jsonl')}`,
+    ...['agents/*/AGENT.md', '*/*/agents/*/AGENT.md', 'agents/*/AGENT.error.json', '*/*/agents/*/AGENT.error.json'].map(
+      (key) => `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, key)}`,
+    ),
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'events/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, 'uploads/*')}`,
     `${roleOfFunction(stack, 'scheduler')} ${bucketObjects.replace(/\*$/, '*/attachments/*')}`,
@@ -752,12 +769,15 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
   assert.deepEqual([...new Set(found)].sort(), expected.sort());
 });
 
+const CALLBACK_RESOURCE = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+
 /** The state machine's definition with intrinsics replaced by placeholder ARNs. */
 function definitionOf(target: AgentRuntimeStack): { asl: Record<string, unknown>; refs: Map<string, string> } {
   const definition = target.resolve((target.stateMachine.node.defaultChild as CfnStateMachine).definitionString);
   const refs = new Map<string, string>();
   const render = (part: unknown): string => {
     if (typeof part === 'string') return part;
+    if (flatten(part) === '<AWS::Partition>') return 'aws';
     const id = flatten(part).replace(/[<>]/g, '');
     const placeholder = `arn:aws:lambda:us-east-1:123456789012:function:placeholder-${refs.size}`;
     refs.set(placeholder, id);
@@ -767,7 +787,7 @@ function definitionOf(target: AgentRuntimeStack): { asl: Record<string, unknown>
   return { asl: JSON.parse(parts.map(render).join('')) as Record<string, unknown>, refs };
 }
 
-test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare/Model/NextStep/Tool/SandboxTool/Finish loop, hand-over', () => {
+test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare/Model/NextStep/Tool/SandboxTool/Finish loop, approval waits, hand-over', () => {
   const { asl, refs } = definitionOf(stack);
   assert.notEqual(asl.QueryLanguage, 'JSONata');
   const validation = aslValidator(structuredClone(asl), { checkPaths: true, checkArn: true });
@@ -785,6 +805,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     Default: 'Prepare',
   });
   assert.deepEqual(Object.keys(states).sort(), [
+    'AwaitApproval',
     'Connect',
     'Finish',
     'HandedOff',
@@ -813,7 +834,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     Handoff: { action: 'handoff', fn: 'agentStep' },
     HandleFailure: { action: 'fail', fn: 'agentStep' },
   };
-  const tasks = Object.entries(states).filter(([, s]) => s.Type === 'Task');
+  const tasks = Object.entries(states).filter(([, s]) => s.Type === 'Task' && s.Resource !== CALLBACK_RESOURCE);
   assert.deepEqual(tasks.map(([name]) => name).sort(), Object.keys(tasksWant).sort());
   for (const [name, task] of tasks) {
     const want = tasksWant[name]!;
@@ -878,6 +899,13 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
         ],
       ],
       [
+        'AwaitApproval',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'approval' },
+        ],
+      ],
+      [
         'Handoff',
         [
           { Variable: '$.loop.next', IsPresent: true },
@@ -887,6 +915,24 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     ],
   );
   assert.equal(states.Handoff!.Next, 'HandedOff');
+  // AwaitApproval invokes agent-step with the task token and waits, for at most the loop's timeout;
+  // it keeps its input, and every way out of it but a failure goes to the Tool step.
+  const wait = states.AwaitApproval!;
+  assert.equal(wait.Resource, CALLBACK_RESOURCE);
+  const parameters = wait.Parameters as { FunctionName: string; Payload: Record<string, unknown> };
+  assert.equal(resource(refs.get(parameters.FunctionName)!).Type, 'AWS::Lambda::Version');
+  assert.equal(
+    (resource(refs.get(parameters.FunctionName)!).Properties.FunctionName as { Ref: string }).Ref,
+    idOf(functionOf(stack, 'agentStep')),
+  );
+  assert.deepEqual(parameters.Payload, { action: 'approval', 'state.$': '$', 'taskToken.$': '$$.Task.Token' });
+  assert.equal(wait.TimeoutSecondsPath, '$.loop.approval.timeoutSeconds');
+  assert.equal(wait.ResultPath, null);
+  assert.equal(wait.Next, 'Tool');
+  assert.deepEqual(wait.Catch, [
+    { ErrorEquals: ['States.Timeout', 'ApprovalNotWaiting'], ResultPath: null, Next: 'Tool' },
+    { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'HandleFailure' },
+  ]);
   assert.equal(states.HandedOff!.Type, 'Succeed');
   assert.equal(choice.Default, 'Finish');
   assert.equal(states.Finish!.Next, 'RunSucceeded');
@@ -1186,8 +1232,13 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
       secret: ['secretsmanager:GetSecretValue'],
     },
     runEnded: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
-    // A model step checks the run's flags and its reply record inside its budget transactions.
-    agentStep: { dynamodb: ['dynamodb:ConditionCheckItem', ...chatState], send: [], secret: ['secretsmanager:GetSecretValue'] },
+    // A model step checks the run's flags and its reply record inside its budget transactions; prepare
+    // reads the actor item and the channel's workspace version in one BatchGetItem.
+    agentStep: {
+      dynamodb: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', ...chatState],
+      send: [],
+      secret: ['secretsmanager:GetSecretValue'],
+    },
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
     // The MCP secrets (<stack>/mcp/*) only: see the secret resource test.
     reachStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: ['secretsmanager:GetSecretValue'] },

@@ -8,6 +8,7 @@ import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { checkWithCdkNag } from '../../infra/nag.ts';
 import { DEFAULT_SETTINGS, readSettings } from '../../infra/settings.ts';
 import { AgentRuntimeStack } from '../../infra/stack.ts';
+import { spawnSync } from 'node:child_process';
 
 export const STACK_NAME = 'TestRuntime';
 
@@ -84,4 +85,13 @@ export function functionOf(stack: AgentRuntimeStack, role: keyof AgentRuntimeSta
   const fn = stack.functions[role];
   if (!fn) throw new Error(`${role}: no such function in this stack`);
   return fn;
+}
+
+/** Runs infra/app.ts as `cdk synth` does (the context in CDK_CONTEXT_JSON; no bundling), writing the assembly to `outdir`. */
+export function runApp(outdir: string, context: Record<string, unknown>, env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env, CDK_OUTDIR: outdir, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }) },
+  });
 }

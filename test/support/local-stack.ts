@@ -5,6 +5,10 @@ import type { SchedulerClock } from '../../packages/local-cloud/src/scheduler/in
 import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
 import { startBedrockFake, type BedrockFake } from '../../packages/local-cloud/src/bedrock.ts';
 import { startTeamsStandIn, type TeamsStandIn } from '../../packages/local-cloud/src/teams/index.ts';
+import { localStackRecord, writeLocalStack } from '../../packages/local-cloud/src/stack-file.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test-token';
@@ -42,6 +46,8 @@ export async function startTestStack(
     alarmEmail?: string;
     /** The functions' log lines (LOG_LEVEL in `env` decides which are written); default: printed. */
     onLog?: LocalCloudOptions['onLog'];
+    /** Each step of the start as it finishes (what `npm start` prints). */
+    onStep?: LocalCloudOptions['onStep'];
   } = {},
 ): Promise<TestStack> {
   const [slack, teams, bedrock] = await Promise.all([
@@ -70,6 +76,8 @@ export async function startTestStack(
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
       BEDROCK_RETRY_BASE_MS: '10',
       SETTINGS_CACHE_SECONDS: '0',
+      // Tests write memory and skills straight to S3 between runs and expect the next run to see them.
+      PROMPT_FILES_CACHE_SECONDS: '0',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       ...options.env,
     },
@@ -83,6 +91,7 @@ export async function startTestStack(
     alarmEmail: options.alarmEmail,
     onError: (where, error) => errors.push({ where, error }),
     onLog: options.onLog,
+    onStep: options.onStep,
   });
   slack.setEventsUrl(cloud.slackEventsUrl);
   teams.setMessagingEndpoint(cloud.teamsMessagesUrl);
@@ -98,4 +107,17 @@ export async function startTestStack(
       await Promise.allSettled([slack.close(), teams.close(), bedrock.close()]);
     },
   };
+}
+
+/**
+ * The stack file `npm start` would write for this stack (its model: the Bedrock fake), in a folder
+ * of its own that goes when the test ends: LOCAL_STACK_FILE=<it> points a CLI at this stack.
+ */
+export function writeStackFile(stack: TestStack, t: { after(fn: () => void): void }, modelName = 'scripted'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'stack-file-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'stack.json');
+  const model = { endpoint: stack.bedrock.endpoint, name: modelName };
+  writeLocalStack(localStackRecord({ cloud: stack.cloud, slack: stack.slack, teams: stack.teams, model, startedAt: new Date() }), file);
+  return file;
 }

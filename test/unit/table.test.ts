@@ -24,7 +24,8 @@ const PINNED: Record<keyof typeof table, () => void> = {
   RUN_RECORD: () => {
     assert.equal(table.RUN_RECORD.reply(3), 'reply#3');
     assert.equal(table.RUN_RECORD.budgetRefused(0), 'budget-refused#0');
-    const { reply: _reply, budgetRefused: _refused, ...fixed } = table.RUN_RECORD;
+    assert.equal(table.RUN_RECORD.approvalMessage('tooluse_9'), 'approval-message#tooluse_9');
+    const { reply: _reply, budgetRefused: _refused, approvalMessage: _approval, ...fixed } = table.RUN_RECORD;
     assert.deepEqual(fixed, {
       stopCard: 'stop-card',
       costFooter: 'cost-footer',
@@ -43,6 +44,8 @@ const PINNED: Record<keyof typeof table, () => void> = {
     );
   },
   eventFilesSavedKey: () => assert.deepEqual(table.eventFilesSavedKey('run-1'), { pk: 'run#run-1', sk: 'event-files-saved' }),
+  APPROVALS: () => assert.equal(table.APPROVALS, 'approvals'),
+  approvalKey: () => assert.deepEqual(table.approvalKey('run-1', 'tooluse_9'), { pk: 'approvals', sk: 'run-1#tooluse_9' }),
   deploymentRunsKey: () => assert.deepEqual(table.deploymentRunsKey, { pk: 'limits', sk: 'runs' }),
   channelRunsKeyOf: () => assert.deepEqual(table.channelRunsKeyOf('slack:C0123'), { pk: 'limits', sk: 'runs#slack:C0123' }),
   sandboxesKey: () => assert.deepEqual(table.sandboxesKey, { pk: 'limits', sk: 'sandboxes' }),

@@ -7,13 +7,28 @@
 //
 // Options: --channel <id>, --user <id>, --no-mention, --timeout <seconds> (default 120),
 // --quiet <ms> (how long the reply must stay unchanged to count as complete, default 3000).
-// The stand-in is found at LOCAL_SLACK_URL (default http://127.0.0.1:3001).
-import { parseArgs } from 'node:util';
+// The stand-in is the one of the stack that npm start wrote to .local/stack.json (stack-file.ts);
+// LOCAL_SLACK_URL (LOCAL_TEAMS_URL) names one explicitly. No default port is ever guessed.
 import { createInterface } from 'node:readline';
 import { teamsChat } from './teams/chat.ts';
+import { LocalStackError, openLocalStack } from './stack-file.ts';
+import { loadDotEnv, parseCommandLine } from '../../../shared/support/cli-args.ts';
 
-const BASE = (process.env.LOCAL_SLACK_URL ?? 'http://127.0.0.1:3001').replace(/\/+$/, '');
 const DEFAULT_CHANNEL = 'C0LOCAL';
+const USAGE = `usage: npm run chat -- [options] ["message"]
+Talks to the bot through the Slack stand-in of the running local stack (npm start); without a
+message, interactively (one thread, a line per message).
+  -t, --thread TS        reply in this thread (its ts, printed after each reply)
+  -c, --channel ID       the channel (default ${DEFAULT_CHANNEL})
+  -u, --user ID          post as this user
+      --no-mention       do not mention the bot
+      --timeout S        how long to wait for a complete reply (default 120)
+      --quiet MS         how long a reply must stay unchanged to count as complete (default 3000)
+      --teams            through the Teams stand-in instead, with:
+      --conversation ID  continue this conversation; --personal, --group: start one of that kind
+  -h, --help             this text
+The stack is found in .local/stack.json (LOCAL_STACK_FILE names another stack's file); LOCAL_SLACK_URL
+or LOCAL_TEAMS_URL name a stand-in directly. These variables may also be set in .env.`;
 
 interface Info {
   botUserId: string;
@@ -38,12 +53,14 @@ interface Posted {
 
 class CliError extends Error {}
 
+let BASE = '';
+
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
   let response: Response;
   try {
     response = await fetch(`${BASE}${path}`, init);
   } catch {
-    throw new CliError(`Cannot reach the local Slack stand-in at ${BASE}. Start the local stack (npm start) or set LOCAL_SLACK_URL.`);
+    throw new CliError(`Cannot reach the local Slack stand-in at ${BASE}. Is the local stack still running (npm start)?`);
   }
   if (!response.ok) throw new CliError(`${path} answered HTTP ${response.status}: ${await response.text()}`);
   return (await response.json()) as T;
@@ -139,23 +156,34 @@ function continueHint(channel: string, threadTs: string): string {
   return `Continue this thread:  npm run chat -- --thread ${threadTs}${channelArg} "your message"`;
 }
 
+loadDotEnv();
+const { values, positionals } = parseCommandLine('chat', USAGE, {
+  allowPositionals: true,
+  options: {
+    thread: { type: 'string', short: 't' },
+    channel: { type: 'string', short: 'c', default: DEFAULT_CHANNEL },
+    user: { type: 'string', short: 'u' },
+    'no-mention': { type: 'boolean', default: false },
+    timeout: { type: 'string', default: '120' },
+    quiet: { type: 'string', default: '3000' },
+    teams: { type: 'boolean', default: false },
+    conversation: { type: 'string' },
+    personal: { type: 'boolean', default: false },
+    group: { type: 'boolean', default: false },
+  },
+});
+
+/** The stand-in to talk to: named by its variable, else the running local stack's. */
+async function standIn(kind: 'slack' | 'teams'): Promise<string> {
+  const named = process.env[kind === 'slack' ? 'LOCAL_SLACK_URL' : 'LOCAL_TEAMS_URL'];
+  if (named) return named.replace(/\/+$/, '');
+  const url = (await openLocalStack()).urls[kind];
+  if (!url) throw new CliError(`The local stack talks to a real ${kind === 'slack' ? 'Slack workspace' : 'Azure Bot'}: chat there.`);
+  return url;
+}
+
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      thread: { type: 'string', short: 't' },
-      channel: { type: 'string', short: 'c', default: DEFAULT_CHANNEL },
-      user: { type: 'string', short: 'u' },
-      'no-mention': { type: 'boolean', default: false },
-      timeout: { type: 'string', default: '120' },
-      quiet: { type: 'string', default: '3000' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    console.log('Usage: npm run chat -- [--thread <ts>] [--channel <id>] [--user <id>] [--no-mention] [--timeout <s>] ["message"]');
-    return 0;
-  }
+  BASE = await standIn('slack');
   const channel = values.channel;
   const timeoutMs = Number(values.timeout) * 1000;
   const quietMs = Number(values.quiet);
@@ -199,10 +227,10 @@ async function main(): Promise<number> {
   return 0;
 }
 
-(process.argv.includes('--teams') ? teamsChat(process.argv.slice(2)) : main()).then(
+(values.teams ? standIn('teams').then((base) => teamsChat(base, values, positionals)) : main()).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(error instanceof CliError ? error.message : error);
-    process.exit(1);
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(error instanceof LocalStackError ? 2 : 1);
   },
 );

@@ -114,6 +114,8 @@ export interface LocalCloudOptions {
   onError?: (where: string, error: unknown) => void;
   /** Each log line a function writes (not its EMF metrics); default: printed to stdout. */
   onLog?: (functionId: string, line: string) => void;
+  /** Each step of the start as it finishes, with how long it took (steps may overlap): `npm start` prints them. */
+  onStep?: (step: string, ms: number) => void;
 }
 
 /**
@@ -258,8 +260,23 @@ async function startAllOrNone<A extends { stop(): Promise<void> }, B extends { s
 
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const report = options.onError ?? ((where: string, error: unknown) => console.error(`[local:${where}]`, error));
-  const [dynamo, sqsS3, synth] = await startAllOrNone([startDynamoDbLocal(), startSqsAndS3()], () =>
-    synthesizeLocalStack(stackSettings(options)),
+  /** `work`, reported as a step when it has finished. */
+  const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const result = await work();
+    options.onStep?.(step, performance.now() - started);
+    sinceStep = performance.now();
+    return result;
+  };
+  /** The steps run one after the other below: each took the time since the one before. */
+  let sinceStep = performance.now();
+  const stepDone = (step: string) => {
+    options.onStep?.(step, performance.now() - sinceStep);
+    sinceStep = performance.now();
+  };
+  const [dynamo, sqsS3, synth] = await startAllOrNone(
+    [timed('DynamoDB Local (its JVM)', startDynamoDbLocal), timed('SQS and S3 (fauxqs)', startSqsAndS3)],
+    () => timed('the stack synthesized (cdk synth)', () => synthesizeLocalStack(stackSettings(options))),
   );
   const { logicalIds } = synth;
   let template = options.transformTemplate ? options.transformTemplate(structuredClone(synth.template)) : synth.template;
@@ -271,7 +288,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // fauxqs names queues sqs.<region>.localhost, which not every resolver knows: keep to the endpoint.
     sqs: new SQSClient({ endpoint: sqsS3.endpoint, region, credentials, useQueueUrlAsEndpoint: false }),
   };
-  const resources = await createLocalResources(template, synth, clients, options);
+  const resources = await timed("the stack's tables, queues and bucket created", () =>
+    createLocalResources(template, synth, clients, options),
+  );
 
   // Sandbox tasks: the same command server, a process per task in a sandbox of its own, on its own
   // loopback address.
@@ -280,19 +299,21 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const [clusterId] = resourcesOfType(template, 'AWS::ECS::Cluster')[0]!;
   // Tasks pull their image from the local ECR, which starts with the deployment endpoints below.
   let pullFailure: ((taskDefinitionArn: string) => string | undefined) | undefined;
-  const ecs = await startLocalEcs({
-    pullImage: (taskDefinitionArn) => pullFailure?.(taskDefinitionArn),
-    clusterArn: localGetAtt(template, clusterId, 'Arn'),
-    serverCommand: [process.execPath, await bundleSandboxServer(sandboxRoot)],
-    isolation: chooseIsolation(options.localSandbox ?? 'isolated', options.bubblewrap),
-    workspaceRoot: join(sandboxRoot, 'tasks'),
-    sandboxPort,
-    containerName: 'sandbox',
-    taskDefinitions: taskDefinitionFamilies(template),
-    onLog: (taskArn, line, stream) => {
-      if (stream === 'stderr') report(`sandbox ${taskArn.split('/').pop()}`, line);
-    },
-  });
+  const ecs = await timed('the sandbox command server bundled, the local ECS up', async () =>
+    startLocalEcs({
+      pullImage: (taskDefinitionArn) => pullFailure?.(taskDefinitionArn),
+      clusterArn: localGetAtt(template, clusterId, 'Arn'),
+      serverCommand: [process.execPath, await bundleSandboxServer(sandboxRoot)],
+      isolation: chooseIsolation(options.localSandbox ?? 'isolated', options.bubblewrap),
+      workspaceRoot: join(sandboxRoot, 'tasks'),
+      sandboxPort,
+      containerName: 'sandbox',
+      taskDefinitions: taskDefinitionFamilies(template),
+      onLog: (taskArn, line, stream) => {
+        if (stream === 'stderr') report(`sandbox ${taskArn.split('/').pop()}`, line);
+      },
+    }),
+  );
 
   const secretsManager = await startStackSecrets(template, options);
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([
@@ -313,6 +334,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     },
     () => iam,
   );
+  stepDone('Secrets Manager and the AWS front doors (the local IAM checks every call)');
   const common: Record<string, string> = {
     AWS_REGION: region,
     ...endpoints.variables,
@@ -372,7 +394,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     retireTaskDefinitions();
     return stateMachineDefinition(next, resources.stateMachineId);
   };
-  const definition = await deploy(template);
+  const definition = await timed('the functions deployed (a version of each, their roles)', () => deploy(template));
 
   const roleOf = new Map(Object.entries(logicalIds).map(([role, id]) => [localPhysicalName(template, id), role as FunctionRole]));
   const faults: Required<Fault>[] = [];
@@ -452,6 +474,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     retryIntervalMs: options.retryIntervalMs,
     port: stepFunctionsPort,
   });
+  stepDone('Scheduler, EventBridge, S3 notifications and Step Functions');
   let api: ApiGatewayStandIn;
   let metricsEndpoint: LocalHttpServer;
   try {
@@ -480,6 +503,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       lambda,
     });
     pullFailure = deployment.pullFailure;
+    stepDone("API Gateway, the metrics summary and the operator's APIs (CloudFormation, STS, ECR, Lambda)");
   } catch (error) {
     await Promise.allSettled([api.close(), metricsEndpoint.close(), stepFunctions.close(), dynamo.stop(), sqsS3.stop(), lambda.close()]);
     throw error;

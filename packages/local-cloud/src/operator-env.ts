@@ -1,13 +1,8 @@
-// How the operator's tools find the local stack: `npm start` writes the stack's name and the
+// How the operator's tools reach the local stack as a deployed one: the stack's name and the
 // variables of the standard AWS chain that reach it (endpoints, Region, a key the local IAM treats as
-// the operator's) to .local/stack.json, and `npm run ops` without --stack reads them. Against the
-// local stack the tools then take the same path as against a deployed one.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// the operator's). `npm start` writes them into .local/stack.json (stack-file.ts); `npm run ops` and
+// `doctor -- --local` put them in their environment and then take the same path as against AWS.
 import type { LocalCloud } from './cloud.ts';
-
-export const LOCAL_STACK_FILE = fileURLToPath(new URL('../../../.local/stack.json', import.meta.url));
 
 export interface OperatorEnv {
   stackName: string;
@@ -27,23 +22,4 @@ export function operatorEnvOf(cloud: Pick<LocalCloud, 'env' | 'deployment'>): Op
       AWS_SECRET_ACCESS_KEY: 'local',
     },
   };
-}
-
-export function writeOperatorEnv(operator: OperatorEnv, path = LOCAL_STACK_FILE): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(operator, null, 2)}\n`);
-}
-
-export function removeOperatorEnv(path = LOCAL_STACK_FILE): void {
-  rmSync(path, { force: true });
-}
-
-export function readOperatorEnv(path = LOCAL_STACK_FILE): OperatorEnv {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new Error('No local stack is running (start it with `npm start`), or name a deployed stack with --stack NAME.');
-  }
-  return JSON.parse(text) as OperatorEnv;
 }

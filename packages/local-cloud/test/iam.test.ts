@@ -199,11 +199,12 @@ test('the MCP secrets (<stack>/mcp/*): the reach step reads them and no other se
   );
 });
 
-test("the table: item actions only, as each function calls them (no Scan, batch writes, batch reads but dispatch's, or deletes where unused)", async () => {
+test("the table: item actions only, as each function calls them (no Scan, batch writes, batch reads but dispatch's and agent-step's, or deletes where unused)", async () => {
   for (const action of ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:DescribeTable']) {
     for (const fn of Object.keys(logicalIds) as FunctionRole[]) {
-      // Dispatch reads a prompt's actor item and the pause flag in one BatchGetItem (shared/admission).
-      const needs = fn === 'dispatch' && action === 'dynamodb:BatchGetItem';
+      // Dispatch reads a prompt's actor item and the pause flag in one BatchGetItem (shared/admission);
+      // agent-step's prepare the actor item and the channel's workspace version.
+      const needs = (fn === 'dispatch' || fn === 'agentStep') && action === 'dynamodb:BatchGetItem';
       assert.equal(await allowed(fn, action, names.table), needs, `${fn}: ${action}`);
     }
   }

@@ -4,11 +4,16 @@ import { spawnSync } from 'node:child_process';
 import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
+  InvalidToken,
   ListExecutionsCommand,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
   SFNClient,
   StartExecutionCommand,
   StateMachineDoesNotExist,
   StopExecutionCommand,
+  TaskDoesNotExist,
+  TaskTimedOut,
   type DescribeExecutionCommandOutput,
 } from '@aws-sdk/client-sfn';
 import { CreateTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
@@ -371,6 +376,119 @@ test('TimeoutSeconds of the state machine ends a run TIMED_OUT', async (t) => {
   assert.equal(record.error, 'States.Timeout');
   assert.equal((await describe(h.client, executionArn!)).status, 'TIMED_OUT');
   assert.equal(h.statusEvents[0]?.detail.status, 'TIMED_OUT');
+});
+
+// ---------------------------------------------------------------------------------------------
+// The callback pattern: Ask (lambda:invoke.waitForTaskToken, its timeout from the input) → Done;
+// a States.Timeout goes to TimedOut, any other failure to Failed.
+// ---------------------------------------------------------------------------------------------
+
+const CALLBACK_MACHINE_ARN = localStateMachineArn('CallbackMachine');
+const callbackDefinition = {
+  StartAt: 'Ask',
+  States: {
+    Ask: {
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { FunctionName: localFunctionArn('AskFn'), Payload: { 'question.$': '$.question', 'token.$': '$$.Task.Token' } },
+      TimeoutSecondsPath: '$.waitSeconds',
+      ResultPath: '$.answer',
+      Catch: [
+        { ErrorEquals: ['States.Timeout'], ResultPath: '$.error', Next: 'TimedOut' },
+        { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Failed' },
+      ],
+      Next: 'Done',
+    },
+    Done: { Type: 'Succeed' },
+    TimedOut: { Type: 'Succeed' },
+    Failed: { Type: 'Fail', Error: 'Refused' },
+  },
+};
+
+async function callbackHarness(t: TestContext, invoke: Invoke = async () => ({ ignored: true })) {
+  const h = await startHarness(t, callbackDefinition, CALLBACK_MACHINE_ARN, invoke);
+  const start = async (waitSeconds = 300) => {
+    const before = h.calls.length;
+    const { executionArn } = await h.client.send(
+      new StartExecutionCommand({ stateMachineArn: CALLBACK_MACHINE_ARN, input: JSON.stringify({ question: 'may I?', waitSeconds }) }),
+    );
+    await eventually(() => h.calls.length > before);
+    const token = (h.calls.at(-1)!.payload as { token: string }).token;
+    return { executionArn: executionArn!, token };
+  };
+  return { ...h, start };
+}
+
+test('waitForTaskToken: the function gets $$.Task.Token, the run waits for SendTaskSuccess, whose output is the result; the token then acts no more', async (t) => {
+  const h = await callbackHarness(t);
+  const first = await h.start();
+  assert.equal(h.calls[0]!.fn, 'AskFn');
+  assert.equal((h.calls[0]!.payload as { question: string }).question, 'may I?');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal((await describe(h.client, first.executionArn)).status, 'RUNNING', "the function's own result does not end the wait");
+  // Each wait has its own token.
+  const second = await h.start();
+  assert.notEqual(second.token, first.token);
+
+  await h.client.send(new SendTaskSuccessCommand({ taskToken: first.token, output: JSON.stringify({ approved: true }) }));
+  const record = await h.sfn.waitForExecution(first.executionArn, 5_000);
+  assert.equal(record.status, 'SUCCEEDED');
+  assert.deepEqual((record.output as { answer: unknown }).answer, { approved: true });
+  assert.deepEqual(
+    record.history.map((state) => state.name),
+    ['Ask', 'Done'],
+  );
+  assert.equal((await describe(h.client, second.executionArn)).status, 'RUNNING', 'the other wait goes on');
+
+  // A replayed answer, a token never issued, a malformed token.
+  await assert.rejects(h.client.send(new SendTaskSuccessCommand({ taskToken: first.token, output: '{}' })), TaskTimedOut);
+  await assert.rejects(h.client.send(new SendTaskSuccessCommand({ taskToken: 'A'.repeat(64), output: '{}' })), TaskDoesNotExist);
+  await assert.rejects(h.client.send(new SendTaskSuccessCommand({ taskToken: 'not a token', output: '{}' })), InvalidToken);
+  await assert.rejects(
+    h.client.send(new SendTaskSuccessCommand({ taskToken: second.token, output: 'not json' })),
+    (error: Error) => error.name === 'InvalidOutput',
+  );
+
+  await h.client.send(new SendTaskFailureCommand({ taskToken: second.token, error: 'Denied', cause: 'no, thank you' }));
+  const failed = await h.sfn.waitForExecution(second.executionArn, 5_000);
+  assert.equal(failed.status, 'FAILED');
+  assert.equal(failed.error, 'Refused');
+  assert.deepEqual(
+    failed.history.map((state) => state.name),
+    ['Ask', 'Failed'],
+  );
+});
+
+test('waitForTaskToken: no answer within TimeoutSecondsPath (read from the state input) is States.Timeout; a late answer is TaskTimedOut', async (t) => {
+  const h = await callbackHarness(t);
+  const { executionArn, token } = await h.start(1);
+  const record = await h.sfn.waitForExecution(executionArn, 10_000);
+  assert.equal(record.status, 'SUCCEEDED');
+  assert.deepEqual(
+    record.history.map((state) => state.name),
+    ['Ask', 'TimedOut'],
+  );
+  assert.equal((record.output as { error: { Error: string } }).error.Error, 'States.Timeout');
+  await assert.rejects(h.client.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' })), TaskTimedOut);
+});
+
+test('waitForTaskToken: StopExecution ends a waiting execution and its token; a function error fails the task', async (t) => {
+  const h = await callbackHarness(t, async (_fn, payload) => {
+    if ((payload as { question: string }).question === 'fail') throw Object.assign(new Error('could not ask'), { name: 'AskFailed' });
+    return {};
+  });
+  const { executionArn, token } = await h.start();
+  await h.client.send(new StopExecutionCommand({ executionArn, error: 'Stopped', cause: 'by test' }));
+  const record = await h.sfn.waitForExecution(executionArn, 5_000);
+  assert.equal(record.status, 'ABORTED');
+  await assert.rejects(h.client.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' })), TaskTimedOut);
+
+  const failing = await h.client.send(
+    new StartExecutionCommand({ stateMachineArn: CALLBACK_MACHINE_ARN, input: JSON.stringify({ question: 'fail', waitSeconds: 300 }) }),
+  );
+  const failed = await h.sfn.waitForExecution(failing.executionArn!, 5_000);
+  assert.equal(failed.status, 'FAILED');
+  assert.match(JSON.stringify(failed.history.map((state) => state.name)), /"Ask","Failed"/);
 });
 
 test('an onStatusChange that throws is logged, and the server keeps serving', async (t) => {

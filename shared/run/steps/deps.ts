@@ -8,6 +8,7 @@ import type { MetricsSink } from '../../observability/metrics.ts';
 import type { LifecycleDeps } from '../../sandbox/lifecycle.ts';
 import type { RunInput } from '../../contracts.ts';
 import type { CustomSecretPattern } from '../../policy/secret-filter.ts';
+import type { PromptFilesCache } from '../../context/prompt-files.ts';
 import type { SettingsSource } from '../../settings/source.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { RunContextDeps } from './run-context.ts';
@@ -26,6 +27,8 @@ export interface AgentDeps extends RunToolsDeps, RunContextDeps {
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
+  /** Shared prompt files (memory, skills, identity) this container keeps between runs; absent: read for every run. */
+  promptFiles?: PromptFilesCache;
   /** The built-in tools; a run may add web_fetch and its MCP servers' tools (run-tools.ts). */
   tools: ToolRegistry;
   /** The per-thread sandbox (absent when the deployment has none: then only agent tools run). */

@@ -72,8 +72,11 @@ async function logExchange(
   // The deployment's own patterns as the run began (the log lines' filter knows only the built-in ones).
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   const secrets = secretPatternsWith(snapshot?.secretPatterns);
-  await appendLog(deps.store, run.threadId, log, secrets);
-  const share = snapshot && (await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined));
+  // The log's write and the sandbox item's read at once.
+  const [, share] = await Promise.all([
+    appendLog(deps.store, run.threadId, log, secrets),
+    snapshot ? sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined) : undefined,
+  ]);
   const usage = withSandbox(runUsage(entries, run), share);
   deps.logger.info('exchange', {
     runId: run.runId,
@@ -127,16 +130,18 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
     steps: loop?.step ?? 0,
   });
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
-  await countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
-    startedAt: snapshot?.startedAt,
-    sandboxCostUsd: usage.sandboxCostUsd,
-  });
-  if (snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0) {
-    await postCostFooter(deps, run, usage).catch((error: unknown) =>
-      deps.logger.warn('could not post the cost', { runId: run.runId, error }),
-    );
-  }
-  await auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd }, entries);
+  // The metrics, the cost footer and the audit record need nothing of each other: at once, all before
+  // the lease passes on (none of them fails the end: each logs its own error).
+  await Promise.all([
+    countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
+      startedAt: snapshot?.startedAt,
+      sandboxCostUsd: usage.sandboxCostUsd,
+    }),
+    snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0
+      ? postCostFooter(deps, run, usage).catch((error: unknown) => deps.logger.warn('could not post the cost', { runId: run.runId, error }))
+      : undefined,
+    auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd }, entries),
+  ]);
   const release = await releaseLease(deps.actor, run.threadId, run.runId);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;

@@ -16,6 +16,7 @@ import { prepare } from './prepare.ts';
 import { countStep } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { toolStep } from './tool.ts';
+import { awaitApproval } from '../../approvals/gate.ts';
 
 export type { AgentDeps } from './deps.ts';
 
@@ -34,6 +35,10 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
       return countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit);
     case 'tool':
       return countStep(loop, await toolStep(deps, run, loop ?? { step: 0, next: 'tool' }), limit);
+    case 'approval':
+      // AwaitApproval ignores what this returns: the run goes on when a decision is sent with the token.
+      await awaitApproval({ ...deps, approvals: deps.actor }, run, loop, event.taskToken);
+      return loop ?? { step: 0, next: 'tool' };
     case 'handoff':
       return handoff(deps, run, loop ?? { step: 0, next: 'model' });
     case 'finish':

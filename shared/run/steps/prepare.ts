@@ -1,28 +1,34 @@
-// The prepare step, once per run: read settings, memory, skills and identity fresh, decide the
-// run's model and system prompt (the snapshot every later step uses), start the sandbox early,
-// and add what the thread said while the agent was away, then the prompt, to the context.
+// The prepare step, once per run: read settings fresh, and memory, skills and identity as fresh as
+// shared/context/prompt-files.ts keeps them; decide the run's model and system prompt (the snapshot
+// every later step uses), start the sandbox early, and add what the thread said while the agent was away, then the prompt, to the context.
 import { priceOf } from '../../model/pricing.ts';
 import { attachmentBlocks, saveAttachments } from '../../platforms/attachments.ts';
 import { backfill } from '../../context/backfill.ts';
 import { secretPatternsWith } from '../../policy/secret-filter.ts';
 import { contextText } from '../../context/context-text.ts';
-import { channelKeyOf, ROOT_KEYS } from '../../ids.ts';
+import { channelKeyOf, dataKeys } from '../../ids.ts';
+import { getItems } from '../../aws/dynamodb.ts';
+import { type ActorItem, flagsOf } from '../actor.ts';
+import { actorKey, workspaceVersionKey } from '../../table.ts';
+import { versionOf } from '../../sandbox/workspace-version.ts';
 import { runReachOf } from '../../reach/run-reach.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, Prompt, RunInput } from '../../contracts.ts';
 import type { Settings } from '../../settings/schema.ts';
-import { formatSkillsForPrompt, loadSkills, selectSkills, type Skill } from '../../context/skills.ts';
+import { formatSkillsForPrompt, selectSkills, type Skill } from '../../context/skills.ts';
+import { readPromptFiles } from '../../context/prompt-files.ts';
 import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
-import { type ContextEntry, type LoadedContext, loadContext, readText, saveLoadedContext } from '../../context/store.ts';
+import { type ContextEntry, type LoadedContext, loadContext, saveLoadedContext } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import { quarantineUnreadable } from '../../context/quarantine.ts';
 import { agentForRun, agentIdentity, agentTools } from '../../agents/apply.ts';
 import { withoutAgentRequest } from '../../agents/request.ts';
 import type { AgentDeps } from './deps.ts';
-import { isStopped, stoppedAt } from './run-control.ts';
+import { stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
+import { resolveApprovalRules } from '../../approvals/rules.ts';
 
 function skillsSection(
   skills: Skill[],
@@ -86,14 +92,18 @@ async function promptEntry(deps: AgentDeps, run: RunInput, prompt: Prompt, text:
 async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, settings: Settings): Promise<void> {
   if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
   const secrets = secretPatternsWith(settings.secretPatterns);
-  const filled = await backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access).catch((error: unknown) => {
-    deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
-    return undefined;
-  });
-  if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
   const collected = run.collected ?? [];
-  const texts = [text, ...(await Promise.all(collected.map((prompt) => promptText(deps.store, prompt))))];
-  const entries = await Promise.all([run.prompt, ...collected].map((prompt, i) => promptEntry(deps, run, prompt, texts[i]!)));
+  // At once: backfill adds earlier messages to the context; the prompts' texts and attachments are fetched.
+  const [filled, entries] = await Promise.all([
+    backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access).catch((error: unknown) => {
+      deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
+      return undefined;
+    }),
+    Promise.all(collected.map((prompt) => promptText(deps.store, prompt))).then((texts) =>
+      Promise.all([run.prompt, ...collected].map((prompt, i) => promptEntry(deps, run, prompt, [text, ...texts][i]!))),
+    ),
+  ]);
+  if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
   context.entries.push(...entries);
   await saveLoadedContext(deps.store, run.threadId, context);
 }
@@ -101,21 +111,25 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
 export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
   const now = deps.now();
   const layout = workspaceLayout(run.threadId);
-  const agent = await agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent);
-  // Memory is read fresh for every run: another thread may have written it a moment ago.
-  const skillProblems: string[] = [];
-  const [text, settings, skills, identity, systemNotes, context, ...memory] = await Promise.all([
+  // Memory is as fresh as the channel's workspace version says (another thread may have written it a
+  // moment ago): shared/context/prompt-files.ts.
+  // The thread's actor item (its stop flag) and the channel's workspace version, in one read.
+  const started = getItems(deps.actor, [actorKey(run.threadId), workspaceVersionKey(dataKeys(run.threadId).channelDir)]);
+  const [agent, text, settings, files, context, [actor]] = await Promise.all([
+    agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent),
     promptText(deps.store, run.prompt),
     // As it is now: the run keeps what it reads here, in its snapshot.
     deps.settings.get({ maxAgeMs: 0 }),
-    loadSkills(deps.store, run.threadId, (problem) => skillProblems.push(problem)),
-    readText(deps.store, ROOT_KEYS.identity),
-    readText(deps.store, ROOT_KEYS.system),
+    started.then(([, version]) => readPromptFiles(deps.store, deps.promptFiles, run.threadId, versionOf(version))),
     loadContext(deps.store, run.threadId),
-    ...layout.memoryKeys.map((key) => readText(deps.store, key)),
+    started,
   ]);
+  // Stopped before it began (a stop right after the prompt was admitted): it ends without working.
+  // A stop after this read is the model step's to see (its first write checks the flag).
+  const stopped = flagsOf(actor as ActorItem | undefined, run.runId).abort;
   await quarantineUnreadable({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, context);
-  for (const problem of skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
+  const { skills } = files;
+  for (const problem of files.skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
   for (const skill of skills.filter((s) => s.body.length > settings.maxSkillBodyChars)) {
     deps.logger.warn('skill instructions truncated', { skill: skill.key, chars: skill.body.length, limit: settings.maxSkillBodyChars });
   }
@@ -140,6 +154,12 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       ...(settings.budgets.length ? { budgets: 'not enforced for this run: a budget is in dollars' } : {}),
     });
   }
+  const approvals = resolveApprovalRules(
+    settings.approvals,
+    settings.channels[channelKeyOf(run.threadId)]?.approvals,
+    settings.access,
+    run,
+  );
   const snapshot: RunSnapshot = {
     ...model,
     maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps),
@@ -159,28 +179,32 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     sandbox: settings.sandbox,
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
     ...(reach ? { reach } : {}),
+    ...(approvals.length ? { approvals } : {}),
     system: buildSystemPrompt({
-      identity: agent ? agentIdentity(agent) : identity,
-      systemNotes,
+      identity: agent ? agentIdentity(agent) : files.identity,
+      systemNotes: files.systemNotes,
       threadId: run.threadId,
       runId: run.runId,
       now: new Date(now),
       workspace: layout,
-      memory: { global: memory[0], transport: memory[1], channel: memory[2] },
+      memory: files.memory,
       skills: offeredSkills.text,
       cache: settings.promptCaching,
     }),
   };
-  if (deps.sandbox && settings.sandbox.startEarly) {
-    // Start the sandbox now, in parallel with the first model call, so a first tool call rarely waits.
-    await warmSandbox(deps.sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
-      deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
-    );
-  }
-  await saveSnapshot(deps, run, snapshot);
-  // Stopped before it began (a stop right after the prompt was admitted): end without working.
-  if (await isStopped(deps, run)) return stoppedAt(0);
-  await addPrompt(deps, run, context, withoutAgentRequest(text), settings);
+  const sandbox = deps.sandbox;
+  // The sandbox's start, the snapshot and the prompt are independent: all at once.
+  await Promise.all([
+    // Started now, in parallel with the first model call, so a first tool call rarely waits.
+    sandbox && settings.sandbox.startEarly
+      ? warmSandbox(sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
+          deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
+        )
+      : undefined,
+    saveSnapshot(deps, run, snapshot),
+    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings),
+  ]);
+  if (stopped) return stoppedAt(0);
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

@@ -16,6 +16,7 @@ import { guardedFetch } from '../../reach/guarded-fetch.ts';
 import { callServerTool, listServerTools, type McpTarget } from '../../reach/mcp-client.ts';
 import { bedrockInputSchema, type McpListing, modelToolName, toolOffered } from '../../reach/mcp-tools.ts';
 import type { RunMcpServer } from '../../reach/run-reach.ts';
+import { approvalRuleFor } from '../../approvals/rules.ts';
 import { bareHost } from '../../reach/url-rules.ts';
 import { fetchPage } from '../../reach/web-fetch.ts';
 import { SECRET_REFERENCE } from '../../settings/groups/reach.ts';
@@ -140,6 +141,8 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
   if (!call || tools.runsIn(call.name) !== 'reach') return routeAfterTool(context.entries, loop.step, tools);
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
+  // A call a rule of settings.json `approvals` holds runs here only once a person approved it; the tool step asks them.
+  if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
   const started = deps.now();
   const secrets = new SecretValues();
   let reached: ReachCall | undefined;

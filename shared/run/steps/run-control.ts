@@ -2,7 +2,7 @@
 // steer flags between tool calls, where the loop goes after a model answer or a tool result, the
 // run limits, and the step count that triggers a hand-over to a fresh execution.
 import type { ContentBlock } from '@aws-sdk/client-bedrock-runtime';
-import { type ActorDeps, runFlags, takeSteer } from '../actor.ts';
+import { type ActorDeps, type RunFlags, runFlags, takeSteer } from '../actor.ts';
 import type { JsonLogger } from '../../observability/log.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
 import { applySteer } from '../steer.ts';
@@ -32,14 +32,18 @@ export function watchForStop(deps: FlagDeps, run: RunInput, everyMs = 300): { si
   return { signal: controller.signal, stop: () => clearInterval(timer) };
 }
 
-/** Between tool calls: a stop ends the run, a steer skips the remaining calls and goes back to the model. */
+/**
+ * Between tool calls: a stop ends the run, a steer skips the remaining calls and goes back to the
+ * model. `flags`: the run's flags when the caller read them already (with its other reads).
+ */
 export async function checkFlagsBetweenTools(
   deps: FlagDeps & { store: StoreDeps; logger: JsonLogger; now: () => number },
   run: RunInput,
   loop: LoopState,
   context: LoadedContext,
+  flags?: RunFlags,
 ): Promise<LoopState | undefined> {
-  const flags = await runFlags(deps.actor, run.threadId, run.runId);
+  flags ??= await runFlags(deps.actor, run.threadId, run.runId);
   if (flags.abort) return stoppedAt(loop.step);
   if (flags.steer.length === 0) return undefined;
   const steer = await takeSteer(deps.actor, run.threadId, run.runId);
@@ -84,6 +88,7 @@ export function runLimitReached(step: number, snapshot: RunSnapshot, now: number
  */
 export function countStep(before: LoopState | undefined, after: LoopState, limit = 1000): LoopState {
   const work = (before?.work ?? 0) + 1;
-  if (after.next !== 'finish' && after.next !== 'handoff' && work >= limit) return { ...after, work, next: 'handoff', resume: after.next };
+  if (after.next !== 'finish' && after.next !== 'handoff' && after.next !== 'approval' && work >= limit)
+    return { ...after, work, next: 'handoff', resume: after.next };
   return { ...after, work };
 }

@@ -4,7 +4,7 @@
 // channel's workspace version moved (another writer changed what the sandbox mirrors, see
 // shared/sandbox/workspace-version.ts); a call that changed nothing lists and writes nothing in S3. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
-import type { ActorDeps } from '../actor.ts';
+import { type ActorDeps, runFlags } from '../actor.ts';
 import { dataKeys } from '../../ids.ts';
 import { eventWriteMetadata } from '../../events/chain.ts';
 import { eventFileSaveRefusal, takeEventFileSave } from '../../events/run-writes.ts';
@@ -26,6 +26,7 @@ import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from 
 import type { MetricsSink } from '../../observability/metrics.ts';
 import { countToolCall } from './step-metrics.ts';
 import { loadSnapshot, type SnapshotDeps } from './snapshot.ts';
+import { approvalRuleFor } from '../../approvals/rules.ts';
 
 /** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
 export interface SandboxStepDeps extends SnapshotDeps {
@@ -42,12 +43,16 @@ export interface SandboxStepDeps extends SnapshotDeps {
 }
 
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  const context = await loadContext(deps.store, run.threadId);
+  // The step's three reads at once: the context, the run's flags, the sandbox item with the workspace version.
+  const [context, flags, { item, version }] = await Promise.all([
+    loadContext(deps.store, run.threadId),
+    runFlags(deps.actor, run.threadId, run.runId),
+    getSandboxAndVersion(deps.sandboxes, run.threadId),
+  ]);
   const call = pendingToolCall(context.entries);
   if (!call || !deps.tools.runsInSandbox(call.name)) return routeAfterTool(context.entries, loop.step);
-  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context, flags);
   if (flagged) return flagged;
-  const { item, version } = await getSandboxAndVersion(deps.sandboxes, run.threadId);
   const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
   if (!item || !address) return { step: loop.step, next: 'tool' };
   if (!(await waitUntilAnswering(deps.sandboxes, item, address))) {
@@ -60,6 +65,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   let status: 'success' | 'error';
   try {
     const [recorded, snapshot] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSnapshot(deps, run)]);
+    // A call a rule holds runs here only once a person approved it; the tool step asks them.
+    if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
     const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
       metadata: eventWriteMetadata(run.threadId, run.prompt),
@@ -88,8 +95,10 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     }
     const unchanged =
       sameSyncState(after.state, recorded.files) && recorded.listed?.runId === listed.runId && recorded.listed.version === listed.version;
-    if (!unchanged) await saveSyncState(deps.store, run.threadId, item.taskArn, { files: after.state, listed });
-    await touchSandbox(deps.sandboxes, run.threadId, item.taskArn);
+    await Promise.all([
+      unchanged ? undefined : saveSyncState(deps.store, run.threadId, item.taskArn, { files: after.state, listed }),
+      touchSandbox(deps.sandboxes, run.threadId, item.taskArn),
+    ]);
     const notes = syncNotes(after, snapshot);
     if (notes.length) {
       outcome.status = 'error';

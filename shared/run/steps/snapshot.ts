@@ -12,6 +12,8 @@ import type { ToolPolicy } from '../../tools/allowed-tools.ts';
 import type { Price } from '../../model/pricing.ts';
 import type { Budget } from '../../policy/budgets.ts';
 import type { RunReach } from '../../reach/run-reach.ts';
+import { recentlyUsed } from '../../support/recent.ts';
+import type { ApprovalRule } from '../../approvals/rules.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -47,6 +49,8 @@ export interface RunSnapshot {
   maxEventFilesPerRun: number;
   /** What the run may reach beyond the sandbox (web_fetch's hosts, MCP servers), for its channel; absent: nothing. */
   reach?: RunReach;
+  /** settings.json `approvals` (the deployment's and the channel's) as the run began, approvers resolved. */
+  approvals?: ApprovalRule[];
 }
 
 /**
@@ -67,17 +71,9 @@ export interface RunCache<T> {
 
 export type SnapshotCache = RunCache<RunSnapshot>;
 
-/** The `max` most recently read values (a container steps a few runs at a time; a system prompt can be large). */
+/** The `max` most recently read values of each run (a container steps a few runs at a time; a system prompt can be large). */
 export function recentByRun<T>(max = 20): RunCache<T> {
-  const kept = new Map<string, T>();
-  return {
-    get: (runId) => kept.get(runId),
-    set(runId, value) {
-      kept.delete(runId);
-      kept.set(runId, value);
-      if (kept.size > max) kept.delete(kept.keys().next().value!);
-    },
-  };
+  return recentlyUsed<T>(max);
 }
 
 export const recentSnapshots = (max = 20): SnapshotCache => recentByRun<RunSnapshot>(max);

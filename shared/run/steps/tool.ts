@@ -1,7 +1,8 @@
 // The tool step, in agent-step: agent tools (upload, search_channel) run here; for a sandbox tool the
 // thread's sandbox is made ready (started, or replaced if it died) and the call goes on to the
 // sandbox step inside the VPC; a reach tool (web_fetch, an MCP tool) goes on to the reach step. Stop
-// and steer are checked before every call.
+// and steer are checked before every call, and a call a rule of settings.json `approvals` holds waits
+// for a person's decision first (shared/approvals/gate.ts).
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
@@ -15,6 +16,8 @@ import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { countToolCall } from './step-metrics.ts';
+import { gateCall, noteInContext } from '../../approvals/gate.ts';
+import { secretPatternsWith } from '../../policy/secret-filter.ts';
 
 /** A sandbox tool's call when the sandbox cannot take it: ready to go on, or the error result. */
 async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome | 'ready'> {
@@ -53,18 +56,46 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
   if (!call) return { step: loop.step, next: 'model' };
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
+  // The snapshot is in the container already (runStep read it for the run's secret patterns).
+  const snapshot = await loadSnapshot(deps, run);
+  const gate = await gateCall(
+    { ...deps, approvals: deps.actor },
+    run,
+    loop,
+    call,
+    snapshot.approvals,
+    secretPatternsWith(snapshot.secretPatterns),
+    snapshot.startedAt + snapshot.maxRunMinutes * 60_000,
+  );
+  if (gate.kind === 'wait') return gate.loop;
+  if (gate.kind === 'refused') {
+    noteInContext(context.entries, gate.record);
+    appendToolResult(context.entries, call, gate.outcome, stepMeta(deps.now, run, loop.step));
+    await saveLoadedContext(deps.store, run.threadId, context);
+    countToolCall(deps.metrics, call.name, 'error');
+    return routeAfterTool(context.entries, loop.step);
+  }
+  if (gate.kind === 'approved') noteInContext(context.entries, gate.record);
   const started = deps.now();
   const thread = deps.thread(run);
-  // The agent's name in the status line says which agent is at work (the snapshot is already at hand: runStep read it).
-  const agent = run.agent ? (await loadSnapshot(deps, run).catch(() => undefined))?.agent : undefined;
+  // The agent's name in the status line says which agent is at work.
+  const agent = run.agent ? snapshot.agent : undefined;
   await thread
     .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
-  if ((await whereRuns(deps, run, call.name)) === 'reach') return { step: loop.step, next: 'reach' };
+  if ((await whereRuns(deps, run, call.name)) === 'reach') {
+    if (gate.kind !== 'approved') return { step: loop.step, next: 'reach' };
+    await saveLoadedContext(deps.store, run.threadId, context);
+    return { step: loop.step, next: 'reach', approvedToolUseId: call.toolUseId };
+  }
   if (deps.tools.runsInSandbox(call.name)) {
     const sandbox = await readySandbox(deps, run);
-    if (sandbox === 'ready') return { step: loop.step, next: 'sandbox' };
+    if (sandbox === 'ready') {
+      if (gate.kind !== 'approved') return { step: loop.step, next: 'sandbox' };
+      await saveLoadedContext(deps.store, run.threadId, context);
+      return { step: loop.step, next: 'sandbox', approvedToolUseId: call.toolUseId };
+    }
     outcome = sandbox;
   } else {
     const context = { thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };

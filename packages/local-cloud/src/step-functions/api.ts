@@ -1,5 +1,5 @@
 // The Step Functions API operations the product calls (StartExecution, StopExecution,
-// DescribeExecution) and ListExecutions, on the local executions. The AWS JSON 1.0 protocol
+// DescribeExecution, SendTaskSuccess, SendTaskFailure) and ListExecutions, on the local executions. The AWS JSON 1.0 protocol
 // around them is serveAwsJson's.
 import { randomUUID } from 'node:crypto';
 import { ApiError, epochSeconds, withoutUndefined, type AwsJsonOperation } from '../aws-protocol.ts';
@@ -51,6 +51,36 @@ export function stepFunctionsOperations(stateMachineArn: string, executions: Exe
         error: record.error,
         cause: record.cause,
       });
+    },
+    SendTaskSuccess(request) {
+      const output = typeof request.output === 'string' ? request.output : undefined;
+      if (output === undefined)
+        throw new ApiError(
+          'ValidationException',
+          "1 validation error detected: Value null at 'output' failed to satisfy constraint: Member must not be null",
+        );
+      if (Buffer.byteLength(output) > STATE_DATA_LIMIT) {
+        throw new ApiError(
+          'ValidationException',
+          `1 validation error detected: Value at 'output' failed to satisfy constraint: Member must have length less than or equal to ${STATE_DATA_LIMIT}`,
+        );
+      }
+      let parsed: JsonValue;
+      try {
+        parsed = JSON.parse(output) as JsonValue;
+      } catch {
+        throw new ApiError('InvalidOutput', `Invalid Output: '${output}'`);
+      }
+      executions.tokens.answer(request.taskToken, { output: parsed });
+      return {};
+    },
+    SendTaskFailure(request) {
+      const error = optionalString(request.error) ?? '';
+      const cause = optionalString(request.cause) ?? '';
+      // AWS: error up to 256 characters, cause up to 32,768.
+      if (error.length > 256 || cause.length > 32_768) throw new ApiError('ValidationException', 'The error or cause is too long');
+      executions.tokens.answer(request.taskToken, { error, cause });
+      return {};
     },
     ListExecutions(request) {
       requireStateMachine(request.stateMachineArn);

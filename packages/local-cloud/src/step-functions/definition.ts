@@ -26,6 +26,7 @@ export function localizedDefinition(source: object): Machine {
   const definition = structuredClone(source) as Machine;
   if ((definition.TimeoutSeconds ?? 0) > MAX_TIMER_SECONDS) delete definition.TimeoutSeconds;
   forEachState(definition, (_name, state) => {
+    if (state.Type === 'Task' && isCallbackTask(state)) moveTimeoutIntoParameters(state);
     if (state.Type !== 'Task' || state.TimeoutSecondsPath !== undefined) return;
     state.TimeoutSeconds = Math.min(Number(state.TimeoutSeconds ?? MAX_TIMER_SECONDS), MAX_TIMER_SECONDS);
   });
@@ -40,4 +41,25 @@ export function retryOverrides(definition: Machine, retryIntervalMs: number | un
     if (Array.isArray(state.Retry)) overrides[name] = retryIntervalMs;
   });
   return overrides;
+}
+
+/** A Task whose integration waits for SendTaskSuccess / SendTaskFailure with its `$$.Task.Token`. */
+export const isCallbackTask = (state: AnyState): boolean => String(state.Resource).endsWith('.waitForTaskToken');
+
+/** Where a callback task's timeout travels to its local handler (see moveTimeoutIntoParameters). */
+export const CALLBACK_TIMEOUT_PARAMETER = '__localCallbackTimeoutSeconds';
+
+/**
+ * The library evaluates TimeoutSecondsPath against the Parameters' output, AWS against the state's
+ * input, and its own timer cannot end a wait for a token (the token would stay answerable). So a
+ * callback task's timeout is handed to its handler: as a Parameters field the library evaluates
+ * against the state's input, as AWS evaluates the path; the handler removes it before the call.
+ */
+function moveTimeoutIntoParameters(state: AnyState): void {
+  const parameters = (state.Parameters ?? {}) as Record<string, unknown>;
+  if (state.TimeoutSecondsPath !== undefined) parameters[`${CALLBACK_TIMEOUT_PARAMETER}.$`] = state.TimeoutSecondsPath;
+  else if (state.TimeoutSeconds !== undefined) parameters[CALLBACK_TIMEOUT_PARAMETER] = state.TimeoutSeconds;
+  state.Parameters = parameters;
+  delete state.TimeoutSecondsPath;
+  state.TimeoutSeconds = MAX_TIMER_SECONDS;
 }

@@ -12,6 +12,7 @@ import { withoutUndefined } from '../aws-protocol.ts';
 import { localizedDefinition, retryOverrides } from './definition.ts';
 import { statusChangeEvent, type ExecutionStatusChangeEvent } from './status-event.ts';
 import { taskHandlers, type JsonValue } from './tasks.ts';
+import { createTaskTokens, newTaskToken } from './task-tokens.ts';
 import type { LocalExecution, StateEntered } from './execution-record.ts';
 
 export interface Execution {
@@ -55,6 +56,7 @@ export function createExecutions(options: ExecutionsOptions) {
   const byArn = new Map<string, Execution>();
   const records = new Map<string, LocalExecution>();
   const arrivals = new Set<{ key: string; resolve(execution: Execution): void }>();
+  const tokens = createTaskTokens();
   let closing = false;
 
   function find(arnOrName: string): Execution | undefined {
@@ -74,14 +76,21 @@ export function createExecutions(options: ExecutionsOptions) {
     };
     const stopSignal = new AbortController();
     const { definition, machine } = current;
+    // `$$.Task`: the object the context holds is the one the callback handler renews the Token of.
+    const task = { Token: newTaskToken() };
     const run = machine.run(input, {
       overrides: {
-        taskResourceLocalHandlers: taskHandlers(definition, { ...options, signal: stopSignal.signal }),
+        taskResourceLocalHandlers: taskHandlers(definition, {
+          ...options,
+          signal: stopSignal.signal,
+          callbacks: { tokens, executionArn, task },
+        }),
         retryIntervalOverrides: retryOverrides(definition, options.retryIntervalMs),
       },
       context: {
         Execution: { Id: executionArn, Name: name },
         StateMachine: { Id: options.stateMachineArn, Name: arnParts.name },
+        Task: task,
       },
     });
     const historyDone = collectHistory(run.eventLogs, record.history);
@@ -160,6 +169,7 @@ export function createExecutions(options: ExecutionsOptions) {
 
   return {
     records: records as ReadonlyMap<string, LocalExecution>,
+    tokens,
     find,
     start,
     stop,

@@ -1,6 +1,7 @@
 // What a Task state does locally: every Task is overridden (otherwise aws-local-stepfunctions would
 // call the real AWS APIs) with a handler for its Resource: a Lambda function ARN, the
-// lambda:invoke integration, or the dynamodb getItem / putItem / updateItem integrations.
+// lambda:invoke integration (also `.waitForTaskToken`), or the dynamodb getItem / putItem /
+// updateItem integrations.
 import type { RunOptions } from 'aws-local-stepfunctions';
 import {
   GetItemCommand,
@@ -13,7 +14,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { isPlainObject } from '../aws-protocol.ts';
 import { functionLogicalIdFromArn } from '../template.ts';
-import { forEachState, type Machine } from './definition.ts';
+import { CALLBACK_TIMEOUT_PARAMETER, forEachState, type Machine } from './definition.ts';
+import { newTaskToken, type TaskTokens } from './task-tokens.ts';
 
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
 type TaskHandler = TaskHandlers[string];
@@ -25,6 +27,8 @@ export interface TaskContext {
   dynamoDb?: DynamoDBClient;
   /** Aborted when the execution ends (stopped, timed out): pending tasks give up. */
   signal: AbortSignal;
+  /** The tokens callback tasks wait on, and the execution's `$$.Task` (its Token is renewed per wait). */
+  callbacks?: { tokens: TaskTokens; executionArn: string; task: { Token: string } };
 }
 
 // Errors that neither Retry nor Catch may handle, like AWS's States.Runtime: aws-local-stepfunctions
@@ -82,6 +86,7 @@ export function taskHandlers(definition: Machine, context: TaskContext): TaskHan
 function taskHandlerFor(resource: string, context: TaskContext): TaskHandler {
   if (functionLogicalIdFromArn(resource)) return (input) => invokeLambda(context, resource, input);
   if (/^arn:[^:]+:states:::lambda:invoke$/.test(resource)) return (input) => lambdaInvokeIntegration(context, input);
+  if (/^arn:[^:]+:states:::lambda:invoke\.waitForTaskToken$/.test(resource)) return (input) => lambdaInvokeCallback(context, input);
   const dynamoAction = /^arn:[^:]+:states:::dynamodb:(getItem|putItem|updateItem)$/.exec(resource)?.[1];
   if (dynamoAction) return (input) => dynamoDbIntegration(context, dynamoAction, input);
   return () => {
@@ -132,6 +137,42 @@ function lambdaFailure(error: unknown): Error {
 async function lambdaInvokeIntegration(context: TaskContext, input: JsonValue): Promise<JsonValue> {
   const request = (isPlainObject(input) ? input : {}) as { FunctionName?: unknown; Payload?: unknown };
   return { Payload: await invokeLambda(context, String(request.FunctionName), request.Payload ?? {}), StatusCode: 200 };
+}
+
+/**
+ * arn:aws:states:::lambda:invoke.waitForTaskToken: the function is invoked with the Payload (which
+ * carries `$$.Task.Token`); its result is ignored and the task waits for SendTaskSuccess (the
+ * output is the task's result) or SendTaskFailure (the task fails with its error and cause). A
+ * function error fails the task. The wait ends with States.Timeout after the state's timeout.
+ */
+async function lambdaInvokeCallback(context: TaskContext, input: JsonValue): Promise<JsonValue> {
+  if (!context.callbacks) throw new NonRecoverableError('A .waitForTaskToken Task needs the task tokens of the local Step Functions');
+  const { tokens, executionArn, task } = context.callbacks;
+  const { [CALLBACK_TIMEOUT_PARAMETER]: timeoutSeconds, ...request } = (isPlainObject(input) ? input : {}) as Record<string, unknown>;
+  if (timeoutSeconds !== undefined && !(Number.isInteger(timeoutSeconds) && (timeoutSeconds as number) >= 1)) {
+    throw new NonRecoverableError(`The task's timeout must be a positive integer of seconds, not ${JSON.stringify(timeoutSeconds)}`);
+  }
+  // The token the Parameters just read is this wait's; the next Task entry reads a new one.
+  const token = task.Token;
+  task.Token = newTaskToken();
+  const ended = new AbortController();
+  const onStop = () => ended.abort();
+  context.signal.addEventListener('abort', onStop, { once: true });
+  const timer = timeoutSeconds === undefined ? undefined : setTimeout(() => ended.abort('timeout'), (timeoutSeconds as number) * 1000);
+  try {
+    const answered = tokens.wait(token, executionArn, ended.signal);
+    const invoked = invokeLambda(context, String(request.FunctionName), request.Payload ?? {});
+    // A function error fails the task; its result does not end the wait.
+    const failed = invoked.then(() => answered);
+    const answer = await Promise.race([answered, failed]);
+    if (ended.signal.reason === 'timeout') throw new TaskFailure('States.Timeout', 'The task did not get an answer within its timeout');
+    if ('output' in answer) return answer.output;
+    throw new TaskFailure(answer.error, answer.cause);
+  } finally {
+    clearTimeout(timer);
+    context.signal.removeEventListener('abort', onStop);
+    ended.abort();
+  }
 }
 
 // arn:aws:states:::dynamodb:*: Parameters are the API request in DynamoDB JSON, the result is the

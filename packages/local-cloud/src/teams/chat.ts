@@ -1,36 +1,28 @@
 // `npm run chat -- --teams ...`: a terminal chat with the bot through the local Teams stand-in of a
 // running local stack. A message starts a new channel thread (mentioning the bot), or continues one
 // with --conversation <id>; --personal and --group start a personal or group chat instead. The reply
-// is printed once it has stopped changing. The stand-in is found at LOCAL_TEAMS_URL.
-import { parseArgs } from 'node:util';
+// is printed once it has stopped changing. The stand-in is the local stack's (chat-cli.ts finds it).
 import type { StoredActivity } from './state.ts';
 
-const BASE = (process.env.LOCAL_TEAMS_URL ?? 'http://127.0.0.1:3003').replace(/\/+$/, '');
-
-async function call<T>(path: string, init?: RequestInit): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(`${BASE}${path}`, init);
-  } catch {
-    throw new Error(`Cannot reach the local Teams stand-in at ${BASE}. Start the local stack (npm start) or set LOCAL_TEAMS_URL.`);
-  }
-  if (!response.ok) throw new Error(`${path} answered HTTP ${response.status}: ${await response.text()}`);
-  return (await response.json()) as T;
+export interface TeamsChatOptions {
+  conversation?: string;
+  personal: boolean;
+  group: boolean;
+  timeout: string;
+  quiet: string;
 }
 
-export async function teamsChat(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      teams: { type: 'boolean' },
-      conversation: { type: 'string' },
-      personal: { type: 'boolean', default: false },
-      group: { type: 'boolean', default: false },
-      timeout: { type: 'string', default: '120' },
-      quiet: { type: 'string', default: '3000' },
-    },
-  });
+export async function teamsChat(base: string, values: TeamsChatOptions, positionals: string[]): Promise<number> {
+  async function call<T>(path: string, init?: RequestInit): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, init);
+    } catch {
+      throw new Error(`Cannot reach the local Teams stand-in at ${base}. Is the local stack still running (npm start)?`);
+    }
+    if (!response.ok) throw new Error(`${path} answered HTTP ${response.status}: ${await response.text()}`);
+    return (await response.json()) as T;
+  }
   const text = positionals.join(' ');
   if (!text) {
     console.log('Usage: npm run chat -- --teams [--conversation <id> | --personal | --group] [--timeout <s>] "message"');

@@ -1,0 +1,229 @@
+// Approvals through the whole local cloud: a tool call a settings.json rule holds does not run; the
+// run waits in Step Functions with a task token (no Lambda held) until an approver clicks Approve or
+// Deny on the approval message, or the rule's time runs out; the stop button still ends it.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { putData, readData } from '../support/data-bucket.ts';
+import { eventually } from '../support/eventually.ts';
+import { threadOf, threadProbes } from '../support/threads.ts';
+import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { buttonPress, postForm } from '../support/slack-forms.ts';
+import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
+import type { AuditRecord } from '../../shared/observability/audit.ts';
+import { APPROVE_ACTION, DENY_ACTION } from '../../shared/approvals/card.ts';
+import { approvalsCommand } from '../../scripts/ops/approvals.ts';
+import { openStack, type OpsStack } from '../../scripts/ops/stack.ts';
+import { operatorEnvOf } from '../../packages/local-cloud/src/operator-env.ts';
+import { createLogger } from '../../shared/observability/log.ts';
+
+let stack: TestStack;
+let ops: OpsStack;
+before(async () => {
+  stack = await startTestStack();
+  // The ops CLI's view of the stack, as npm start writes it for the operator.
+  const operator = operatorEnvOf(stack.cloud);
+  Object.assign(process.env, operator.env);
+  ops = await openStack(operator.stackName, {}, createLogger({ level: 'silent' }));
+});
+after(async () => {
+  ops?.destroy();
+  await stack?.stop();
+});
+
+const ADMIN = 'U0ADMIN';
+const REQUESTER = 'U0ASKER';
+const RULE = { tool: 'bash', match: '\\b(rm|curl)\\b', approvers: 'admins' };
+const settings = (approvals: unknown[]) =>
+  putData(stack, 'settings.json', { sandbox: { startEarly: false }, access: { admins: [`slack:${ADMIN}`] }, approvals });
+beforeEach(() => settings([RULE]));
+
+const { runsOf, idle } = threadProbes(() => stack);
+const ephemeralTo = (user: string, threadTs: string) =>
+  stack.slack.ephemeral.filter((m) => m.visibleTo === user && m.thread_ts === threadTs);
+
+let calls = 0;
+const bash = (command: string, id = `tu-approval-${++calls}`) => ({ toolUseId: id, name: 'bash', input: { command } });
+
+/** The results the model was sent for the run's tool calls, by id. */
+function resultsIn(threadId: string) {
+  const texts = new Map<string, { status?: string; text: string }>();
+  for (const request of stack.bedrock.requests) {
+    if (!JSON.stringify(request.body.system ?? '').includes(`${threadId}`)) continue;
+    for (const message of request.body.messages ?? []) {
+      for (const block of message.content ?? []) {
+        const result = block.toolResult;
+        if (result) texts.set(result.toolUseId!, { status: result.status, text: (result.content ?? []).map((c) => c.text ?? '').join('') });
+      }
+    }
+  }
+  return texts;
+}
+
+/** A mention whose run makes the scripted calls; resolves once its approval message is in the thread. */
+async function askFor(label: string, turns: ScriptedTurn[]) {
+  // The turns go to this prompt's run only (its text is in every request of the run).
+  const inRun = (request: { body: { messages?: unknown } }) => JSON.stringify(request.body.messages ?? '').includes(label);
+  stack.bedrock.script(...turns.map((turn) => ({ takenBy: inRun, ...turn })));
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${label}`, user: REQUESTER });
+  const threadId = threadOf(posted);
+  const card = await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => JSON.stringify(m.blocks ?? []).includes(APPROVE_ACTION)),
+    60_000,
+    'approval message',
+  );
+  // Read now: the buttons go once the approval is decided.
+  const value = buttonValue(card.blocks, APPROVE_ACTION);
+  const press = (user: string, actionId = APPROVE_ACTION) => buttonPress({ ...posted, cardTs: card.ts, user, actionId, value });
+  return { posted, threadId, card, press };
+}
+
+/** The value of the button `actionId` in a message's blocks (the approval record's id). */
+function buttonValue(blocks: unknown, actionId: string): string {
+  const parsed = (typeof blocks === 'string' ? JSON.parse(blocks) : blocks) as { elements?: { action_id?: string; value?: string }[] }[];
+  const button = parsed.flatMap((block) => block.elements ?? []).find((element) => element.action_id === actionId);
+  assert.ok(button?.value, `a ${actionId} button with a value`);
+  return button.value;
+}
+
+const execution = (threadId: string) => runsOf(threadId)[0]!;
+const cardText = (posted: { channel: string; threadTs: string }, ts: string) =>
+  JSON.stringify(stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => m.ts === ts)?.blocks ?? []);
+
+async function auditOf(runId: string): Promise<AuditRecord> {
+  const key = await eventually(
+    async () => {
+      const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: 'audit/' }));
+      return (out.Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith(`/${runId}.json`));
+    },
+    60_000,
+    'audit record',
+  );
+  return JSON.parse((await readData(stack, key))!) as AuditRecord;
+}
+
+test('a held bash call waits with a task token (no command, no result, no Lambda) until an approver approves; a non-approver is refused, a replayed click acts once', async () => {
+  // The model writes the input: it tries to close the code block and mention everyone.
+  const call = bash('echo approved-and-ran && rm -f nothing-here # ``` <!channel> approve this');
+  const { posted, threadId, card, press } = await askFor('approval-happy', [{ toolUses: [call] }, { text: 'all done' }]);
+  const shown = (card.blocks as { text?: { text?: string } }[]).map((b) => b.text?.text ?? '').join('\n');
+  assert.match(shown, /approved-and-ran/, 'the message shows the input');
+  assert.equal(shown.split('```').length, 3, 'one code block: the input cannot close it');
+  assert.ok(!shown.includes('<!channel>') && shown.includes('&lt;!channel&gt;'), shown);
+
+  // Waiting: the execution sits in AwaitApproval, no step function runs, the call has no result.
+  await eventually(() => execution(threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(execution(threadId).status, 'RUNNING');
+  assert.equal(execution(threadId).history.at(-1)?.name, 'AwaitApproval');
+  const inFlight = stack.cloud.lambda.invocations.filter((i) => i.endedAt === undefined && /AgentStep|SandboxStep/.test(i.functionId));
+  assert.deepEqual(inFlight, [], 'the wait holds no Lambda');
+  assert.equal(resultsIn(threadId).size, 0, 'no tool result yet');
+
+  // Someone who is not an approver: told privately, nothing moves.
+  assert.equal((await postForm(stack, { payload: JSON.stringify(press('U0BYSTANDER')) })).status, 200);
+  await eventually(() => ephemeralTo('U0BYSTANDER', posted.threadTs).length === 1, 15_000, 'refusal');
+  assert.match(ephemeralTo('U0BYSTANDER', posted.threadTs)[0]!.text, /can't decide this one/);
+  assert.equal(execution(threadId).status, 'RUNNING');
+
+  // The admin approves; the same click delivered again acts once.
+  const approve = JSON.stringify(press(ADMIN));
+  assert.equal((await postForm(stack, { payload: approve })).status, 200);
+  assert.equal((await postForm(stack, { payload: approve })).status, 200);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const result = resultsIn(threadId).get(call.toolUseId)!;
+  assert.equal(result.status, 'success');
+  assert.match(result.text, /approved-and-ran/);
+  assert.match(cardText(posted, card.ts), /Approved by/);
+  assert.doesNotMatch(cardText(posted, card.ts), new RegExp(APPROVE_ACTION), 'the buttons are gone');
+  assert.equal(ephemeralTo(ADMIN, posted.threadTs).length, 0, 'the replay said nothing');
+  // The run went on through the webhook's SendTaskSuccess (the only role granted it), once.
+  const answers = stack.cloud.awsCalls.filter((c) => c.operation === 'SendTaskSuccess');
+  assert.deepEqual(
+    answers.map((c) => [c.caller, c.status]),
+    [[stack.cloud.functionRoles.webhook, 200]],
+  );
+  // A click after the decision is told so.
+  await postForm(stack, { payload: JSON.stringify(press(ADMIN, DENY_ACTION)) });
+  await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'already decided');
+  assert.match(ephemeralTo(ADMIN, posted.threadTs)[0]!.text, /Already decided: Approved/);
+  await idle(threadId);
+
+  const audit = await auditOf(ended.name);
+  const audited = audit.toolCalls.find((c) => c.name === 'bash')!;
+  assert.equal(audited.outcome, 'ok');
+  assert.equal(audited.approval?.outcome, 'approved');
+  assert.equal(audited.approval?.by, `slack:${ADMIN}`);
+});
+
+test('Deny gives the model a result naming who denied it; a call no rule holds runs, and a held one batched after it still waits', async () => {
+  const free = bash('echo free-call-ran');
+  const held = bash('rm -rf /workspace/data/denied-target');
+  const { posted, threadId, press } = await askFor('approval-deny', [{ toolUses: [free, held] }, { text: 'understood' }]);
+  // The free call ran first; the held one waits although it came in the same answer.
+  await eventually(() => execution(threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
+  assert.equal(execution(threadId).status, 'RUNNING');
+  assert.equal((await postForm(stack, { payload: JSON.stringify(press(ADMIN, DENY_ACTION)) })).status, 200);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const results = resultsIn(threadId);
+  assert.match(results.get(free.toolUseId)!.text, /free-call-ran/);
+  assert.equal(results.get(held.toolUseId)!.status, 'error');
+  assert.match(results.get(held.toolUseId)!.text, /denied this bash call/);
+  assert.match(
+    results.get(held.toolUseId)!.text,
+    /^Not run: testuser denied this bash call. They gave no reason.$/,
+    'named as the clicker is named in Slack',
+  );
+  assert.ok(execution(threadId).history.filter((s) => s.name === 'SandboxTool').length >= 1, 'the free call went to the sandbox');
+  await idle(threadId);
+  assert.ok(posted);
+});
+
+test('no decision within timeoutMinutes gives a timeout result; a stop during the wait ends the run', async () => {
+  await settings([{ ...RULE, timeoutMinutes: 0.1 }]);
+  const timed = bash('curl https://example.invalid');
+  const { threadId } = await askFor('approval-timeout', [{ toolUses: [timed] }, { text: 'ok, skipped' }]);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const result = resultsIn(threadId).get(timed.toolUseId)!;
+  assert.equal(result.status, 'error');
+  assert.match(result.text, /nobody decided within the time allowed/);
+  await idle(threadId);
+
+  await settings([RULE]);
+  const stopped = await askFor('approval-stop', [{ toolUses: [bash('rm -f stop-me')] }, { text: 'never' }]);
+  await eventually(() => execution(stopped.threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
+  await stack.slack.postUserMessage({ text: 'stop', user: REQUESTER, threadTs: stopped.posted.threadTs });
+  const aborted = await stack.cloud.stepFunctions.waitForExecution(execution(stopped.threadId).executionArn, 60_000);
+  assert.equal(aborted.status, 'ABORTED');
+  await idle(stopped.threadId);
+  // Approving now: the run has ended, so nothing runs, and the approver is told.
+  await postForm(stack, { payload: JSON.stringify(stopped.press(ADMIN)) });
+  await eventually(() => ephemeralTo(ADMIN, stopped.posted.threadTs).length === 1, 15_000, 'told the run ended');
+  assert.match(ephemeralTo(ADMIN, stopped.posted.threadTs)[0]!.text, /already ended/);
+});
+
+test('ops approvals lists the calls waiting across the deployment; an operator denies one with a reason, which the model is given', async () => {
+  const call = bash('curl https://example.invalid/upload');
+  const { threadId, card, posted } = await askFor('approval-ops', [{ toolUses: [call] }, { text: 'fine' }]);
+  await eventually(() => execution(threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
+  const listed = await approvalsCommand(ops, []);
+  const id = buttonValue(card.blocks, APPROVE_ACTION);
+  assert.match(listed, /^1 tool call waiting for approval:/);
+  assert.ok(listed.includes(id) && listed.includes(threadId) && listed.includes('tool bash'), listed);
+  assert.match(listed, /approvers admins: slack:U0ADMIN/);
+  assert.equal(await approvalsCommand(ops, ['deny', id], { reason: 'no uploads today' }), `Denied ${id}: its run goes on.`);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.match(resultsIn(threadId).get(call.toolUseId)!.text, /an operator denied this bash call\. Their reason: no uploads today/);
+  assert.equal(await approvalsCommand(ops, []), 'No tool call is waiting for approval.');
+  assert.match(await approvalsCommand(ops, ['approve', id]), /^Already decided: Denied by an operator: no uploads today/);
+  // A click after the operator's decision is told so.
+  await postForm(stack, {
+    payload: JSON.stringify(buttonPress({ ...posted, cardTs: card.ts, user: ADMIN, actionId: APPROVE_ACTION, value: id })),
+  });
+  await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'already decided');
+  await idle(threadId);
+});
