@@ -33,6 +33,7 @@ let pagesAt: string;
 let orders: TestMcpServer;
 let closedPort: number;
 const waits = { started: 0, cancelled: 0 };
+const lookups = { count: 0 };
 const releases: { waiting: (() => void)[] } = { waiting: [] };
 const logs: string[] = [];
 
@@ -55,6 +56,7 @@ before(async () => {
         'lookup_order',
         { description: 'Look up an order by id', inputSchema: { id: z.string().describe('The order id') } },
         async ({ id }) => ({
+          ...(lookups.count++, {}),
           content: [{ type: 'text', text: `Order ${id}: shipped on 2026-11-20` }],
           structuredContent: { id, status: 'shipped' },
         }),
@@ -110,8 +112,9 @@ const statesOf = (threadId: string) =>
     .flatMap((e) => e.history.map((h) => h.name));
 
 /** settings.json: the orders server (its token from a secret, delete_* denied) and a billing server that is down, for MCP_CHANNEL. */
-const declareServers = () =>
+const declareServers = (more: Record<string, unknown> = {}) =>
   putData(stack, 'settings.json', {
+    ...more,
     mcpServers: {
       orders: {
         url: orders.url,
@@ -348,4 +351,24 @@ test('MCP: a steer during a call lands after it: the result is kept, the model h
   assert.equal(text(first.toolUseId), 'released', 'the running call finished and its result was kept');
   assert.match(text(second.toolUseId), /not run|skipped|steer/i, 'the call after it did not run');
   assert.match(JSON.stringify(next.body.messages), /check order 9 instead/, 'the model heard the steer');
+});
+
+test('MCP: a call an approvals rule holds does not reach the server without a decision (also when it follows another reach call)', async () => {
+  await declareServers({ approvals: [{ tool: 'orders__lookup_*', approvers: 'requester', timeoutMinutes: 0.1 }] });
+  const before = lookups.count;
+  // One answer with two calls: the second, held, would go from the reach step straight to the reach step.
+  const echo = { toolUseId: `tu-held-echo-${Date.now()}`, name: 'orders__echo_auth', input: {} };
+  const lookup = { toolUseId: `tu-held-lookup-${Date.now()}`, name: 'orders__lookup_order', input: { id: '13' } };
+  const { ended, results } = await runScripted(stack, {
+    channel: MCP_CHANNEL,
+    text: 'look up order 13',
+    turns: [{ toolUses: [echo, lookup] }, { text: 'It was not approved.' }],
+    timeoutMs: 120_000,
+  });
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.match(results.get(echo.toolUseId)!.text, /\[redacted MCP secret\]/, 'the call no rule holds ran');
+  const held = results.get(lookup.toolUseId)!;
+  assert.equal(held.status, 'error');
+  assert.doesNotMatch(held.text, /shipped/);
+  assert.equal(lookups.count, before, 'the held call never reached the server');
 });
