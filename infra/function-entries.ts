@@ -23,6 +23,7 @@ export const FUNCTION_ENTRIES = {
   runEnded: 'functions/agent-step/run-ended.ts',
   agentStep: 'functions/agent-step/handler.ts',
   sandboxStep: 'functions/agent-step/sandbox-step.ts',
+  reachStep: 'functions/agent-step/reach-step.ts',
   sandboxReaper: 'functions/agent-step/sandbox-reaper.ts',
   scheduler: 'functions/scheduler/handler.ts',
 } as const;

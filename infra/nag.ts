@@ -20,6 +20,7 @@ import type { WebhookApi } from './constructs/webhook-api.ts';
 import type { AwsPrefixLists } from './constructs/aws-prefix-lists.ts';
 import type { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import type { SandboxStep } from './constructs/sandbox-step.ts';
+import type { ReachStep } from './constructs/reach-step.ts';
 import type { DeployTimeProvider } from './constructs/deploy-time-provider.ts';
 import type { SandboxAvailabilityZones } from './constructs/sandbox-availability-zones.ts';
 import type { SandboxImageBuild } from './constructs/sandbox-image.ts';
@@ -59,6 +60,7 @@ export interface NagScope {
     readonly teardown: SandboxTeardown;
   };
   readonly versionPruning: FunctionVersionPruning;
+  readonly reachStep: ReachStep;
 }
 
 const TASK_TOKEN_REASON =
@@ -69,7 +71,20 @@ const LIST_TASKS_REASON =
   'ecs:ListTasks of a whole cluster is authorized against "*" (AWS denies it "on resource: *" to a grant of the cluster\'s container instances); the statement requires ecs:cluster to be the sandbox cluster, so no other cluster\'s tasks can be listed.';
 
 export function acknowledgeNagFindings(parts: NagScope): void {
-  const { data, chatSecrets, webhook, dispatch, agentRun, runEnded, eventBus, eventSchedules, triggers, sandbox, versionPruning } = parts;
+  const {
+    data,
+    chatSecrets,
+    webhook,
+    dispatch,
+    agentRun,
+    runEnded,
+    eventBus,
+    eventSchedules,
+    triggers,
+    sandbox,
+    versionPruning,
+    reachStep,
+  } = parts;
   const webhooks = [webhook.handler, ...Object.values(webhook.platformHandlers)];
 
   // Every Lambda function (built by createAgentFunction).
@@ -79,6 +94,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     agentRun.agentStep,
     runEnded.handler,
     sandbox.step.handler,
+    reachStep.handler,
     sandbox.reaper.handler,
     eventBus.handler,
   ];
@@ -91,7 +107,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     acknowledge(
       roleOf(fn),
       'AwsSolutions-IAM5[Resource::*]',
-      fn === sandbox.step.handler
+      fn === sandbox.step.handler || (fn === reachStep.handler && reachStep.handler.isBoundToVpc)
         ? `${XRAY_REASON} In the VPC, Lambda also needs ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets, which work only on "*" (creating and deleting interfaces is scoped separately).`
         : fn === sandbox.reaper.handler
           ? `${XRAY_REASON} The orphan sweep lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`
@@ -161,7 +177,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
       "A cross-Region inference profile runs the one configured foundation model in whichever Region has capacity; the statement names that model only and requires bedrock:InferenceProfileArn to be this deployment's profile.",
     );
   }
-  for (const fn of [agentRun.agentStep, sandbox.step.handler]) {
+  for (const fn of [agentRun.agentStep, sandbox.step.handler, reachStep.handler]) {
     acknowledge(
       agentRun.stateMachine.role,
       iam5Resource(agentRun, `${fn.functionArn}:*`),
@@ -187,8 +203,29 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   );
 
   acknowledgeSandbox(sandbox, data, agentRun);
-  acknowledgeVersionPruning(versionPruning, [agentRun.agentStep, sandbox.step.handler]);
+  acknowledgeVersionPruning(versionPruning, [agentRun.agentStep, sandbox.step.handler, reachStep.handler]);
+  acknowledgeReachStep(reachStep, data);
   acknowledgeEventBus(eventBus, eventSchedules, triggers);
+}
+
+function acknowledgeReachStep(reach: ReachStep, data: DataBucket): void {
+  acknowledge(
+    roleOf(reach.handler),
+    iam5Resource(reach, data.bucket.arnForObjects('*')),
+    "The reach step reads the run's snapshot and tool listing and writes the tool result into the thread's context, under keys that name threads and runs not known in advance; object actions on the one data bucket only.",
+  );
+  acknowledge(
+    roleOf(reach.handler),
+    iam5Resource(reach, reach.secretsArn),
+    'The operator creates one secret per MCP credential under <stack>/mcp/, named in settings.json and not known at deploy time; GetSecretValue of that prefix only.',
+  );
+  if (reach.handler.isBoundToVpc) {
+    acknowledge(
+      roleOf(reach.handler),
+      iam5Resource(reach, Stack.of(reach).formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' })),
+      'Lambda creates and deletes the network interfaces of a function in a VPC; their ids are not known in advance (creation is limited to the given subnets and security groups).',
+    );
+  }
 }
 
 function acknowledgeVersionPruning(pruning: FunctionVersionPruning, functions: NodejsFunction[]): void {

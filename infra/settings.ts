@@ -63,6 +63,8 @@ const wholeNumber = (min: number, max: number) =>
 const flag = z.preprocess(cliBoolean, z.boolean({ error: 'must be true or false' }));
 const AZ_IDS = `must be 1 to ${MAX_SANDBOX_AZS} different AZ IDs such as use1-az1 (aws ec2 describe-availability-zones shows them)`;
 const PLATFORMS = `must be one or more of ${CHAT_PLATFORMS.join(', ')}`;
+const REACH_SUBNETS = 'must be 1 to 16 different subnet ids such as subnet-0123456789abcdef0';
+const REACH_GROUPS = 'must be 1 to 5 different security group ids such as sg-0123456789abcdef0';
 /** A list (cdk.json) or comma-separated (-c key=a,b) of distinct items, each also refused with `error`. */
 const distinctList = <T extends z.ZodType<string>>(item: T, min: number, max: number, error: string) =>
   z.preprocess(
@@ -148,6 +150,22 @@ const deploymentFields = {
       }
     })
     .default([]),
+  /**
+   * The reach step (web_fetch, MCP servers) in a VPC, to reach MCP servers on private addresses: the
+   * VPC, subnets (with a route to the Internet, such as a NAT gateway, for public hosts) and security
+   * groups, all three or none. Unset: the function runs outside any VPC and reaches public addresses only.
+   */
+  reachVpcId: z
+    .string({ error: 'must be a VPC id such as vpc-0123456789abcdef0' })
+    .regex(/^vpc-[0-9a-f]{8,17}$/)
+    .optional(),
+  reachSubnetIds: distinctList(z.string({ error: REACH_SUBNETS }).regex(/^subnet-[0-9a-f]{8,17}$/), 1, 16, REACH_SUBNETS).optional(),
+  reachSecurityGroupIds: distinctList(z.string({ error: REACH_GROUPS }).regex(/^sg-[0-9a-f]{8,17}$/), 1, 5, REACH_GROUPS).optional(),
+  /**
+   * LOCAL TESTING ONLY: lets web_fetch and channel MCP servers reach loopback addresses (a test
+   * server on 127.0.0.1). Off by default; settings.json cannot turn it on.
+   */
+  reachAllowLoopback: flag.default(false),
   /** Where the alarm topic mails to (an email subscription, confirmed by its owner); none when absent. */
   alarmEmail: z.string({ error: 'must be one email address, such as ops@example.com' }).regex(EMAIL).optional(),
   /** The daily cost alarm fires when the model and sandbox cost of one day exceeds this, in US dollars. */
@@ -182,9 +200,23 @@ function checkSandbox(s: z.output<z.ZodObject<typeof deploymentFields>>, ctx: z.
   }
 }
 
+/** The reach step's VPC is given whole or not at all. */
+function checkReachVpc(s: z.output<z.ZodObject<typeof deploymentFields>>, ctx: z.RefinementCtx): void {
+  const given = [s.reachVpcId, s.reachSubnetIds, s.reachSecurityGroupIds].filter((value) => value !== undefined).length;
+  if (given === 0 || given === 3) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['reachVpcId'],
+    message:
+      'context reachVpcId, reachSubnetIds and reachSecurityGroupIds go together: set all three to put the reach step in a VPC, or none',
+    params: WHOLE,
+  });
+}
+
 export const deploymentSettingsSchema = z
   .object(deploymentFields)
   .superRefine(checkSandbox)
+  .superRefine(checkReachVpc)
   .transform(({ sandboxAzIds, ...settings }) => ({
     ...settings,
     ...(sandboxAzIds && { sandboxAzIds, sandboxAzs: sandboxAzIds.length }),

@@ -5,6 +5,7 @@
 //   with the state they share: StateTable (DynamoDB), DataBucket (S3), a ChatSecret per served platform;
 //   and the sandbox the agent's tools run in: SandboxNetwork (VPC) + SandboxSecurityGroups,
 //   SandboxTask (ECS Fargate), SandboxStep (tool calls, in the VPC), SandboxReaper (idle stop);
+//   and ReachStep (web_fetch and MCP calls: the one function that reaches the Internet and the MCP secrets);
 //   and the event bus: event files in DataBucket, EventSchedules (EventBridge Scheduler) and a custom
 //   EventBridge bus --> AgentEventBus (scheduler fn) --> Inbox, like a person's message;
 //   and the declared Triggers (cdk.json): rules on the default bus --> the same scheduler fn;
@@ -43,6 +44,7 @@ import { SandboxNetwork } from './constructs/sandbox-network.ts';
 import { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
 import { SandboxStep } from './constructs/sandbox-step.ts';
+import { ReachStep } from './constructs/reach-step.ts';
 import { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
 import { WebhookApi } from './constructs/webhook-api.ts';
@@ -162,6 +164,18 @@ export class AgentRuntimeStack extends Stack {
       logRetention,
     });
 
+    // web_fetch and MCP calls: the one function that reaches the Internet and reads the MCP secrets.
+    const { reachVpcId, reachSubnetIds, reachSecurityGroupIds, reachAllowLoopback } = props.settings;
+    const reachStep = new ReachStep(this, 'ReachStep', {
+      table: state.table,
+      bucket: data.bucket,
+      logRetention,
+      allowLoopback: reachAllowLoopback,
+      ...(reachVpcId && reachSubnetIds && reachSecurityGroupIds
+        ? { vpc: { vpcId: reachVpcId, subnetIds: reachSubnetIds, securityGroupIds: reachSecurityGroupIds } }
+        : {}),
+    });
+
     // The path of one message.
     const inbox = new Inbox(this, 'Inbox', { consumerTimeout: DISPATCH_TIMEOUT });
     const agentRun = new AgentRun(this, 'AgentRun', {
@@ -170,11 +184,12 @@ export class AgentRuntimeStack extends Stack {
       modelId,
       runTimeout: Duration.minutes(runTimeoutMinutes),
       sandboxStep: sandboxStep.handler,
+      reachStep: reachStep.handler,
       sandbox: sandboxTask,
     });
     // Versions a run may still use are kept across deploys; older ones are deleted on the next deploy.
     const versionPruning = new FunctionVersionPruning(this, 'FunctionVersionPruning', {
-      functions: [agentRun.agentStep, sandboxStep.handler],
+      functions: [agentRun.agentStep, sandboxStep.handler, reachStep.handler],
       runTimeout: Duration.minutes(runTimeoutMinutes),
       logRetention,
     });
@@ -225,6 +240,7 @@ export class AgentRuntimeStack extends Stack {
       runEnded: runEnded.handler,
       agentStep: agentRun.agentStep,
       sandboxStep: sandboxStep.handler,
+      reachStep: reachStep.handler,
       sandboxReaper: sandboxReaper.handler,
       scheduler: eventBus.handler,
     };
@@ -321,6 +337,7 @@ export class AgentRuntimeStack extends Stack {
     });
 
     acknowledgeNagFindings({
+      reachStep,
       data,
       webhook,
       agentRun,

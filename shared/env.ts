@@ -109,6 +109,17 @@ export const sandboxLaunchEnv = z.object({ ...sandboxLaunch, ...sandboxPort });
 
 export const sandboxStepEnv = z.object({ ...table, ...bucket, ...sandboxPort, ...handoff });
 
+/** The reach step: web_fetch and MCP calls (functions/agent-step/reach-step.ts). */
+export const reachStepEnv = z.object({
+  ...table,
+  ...bucket,
+  ...handoff,
+  /** `<stack>/mcp/`: a header's `${secret:NAME}` is the secret named this followed by NAME. */
+  MCP_SECRET_PREFIX: required,
+  /** Loopback targets allowed: for local testing only (cdk context reachAllowLoopback; never settings.json). */
+  REACH_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
+});
+
 export const sandboxReaperEnv = z.object({ ...table, ...sandboxLaunch, ...sandboxPort, SANDBOX_CLUSTER_ARN: required });
 
 export const schedulerEnv = z

@@ -64,6 +64,8 @@ export const RUN_RECORD = {
   approvalMessage: (toolUseId: string) => `approval-message#${toolUseId}`,
   /** The run's tokens and cost under its replies (`showCost`). */
   costFooter: 'cost-footer',
+  /** The notice that some of the run's MCP servers could not be listed. */
+  mcpUnavailable: 'mcp-unavailable',
   /** The message naming why the run failed. */
   errorReply: 'error-reply',
   /** run-ended's notice that an operator or an admin stopped the run. */

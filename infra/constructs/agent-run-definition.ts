@@ -5,6 +5,8 @@
 //   NextStep --($.loop.next == "model")----> Model
 //            |--($.loop.next == "tool")-----> Tool        -> NextStep
 //            |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
+//            |--($.loop.next == "reach")----> ReachTool   -> NextStep
+//            |--($.loop.next == "connect")--> Connect     -> NextStep
 //            |--($.loop.next == "approval")-> AwaitApproval -> Tool
 //            |--($.loop.next == "handoff")--> Handoff -> HandedOff (a fresh execution goes on)
 //            \--(otherwise)----------------> Finish -> RunSucceeded
@@ -14,7 +16,9 @@
 //
 // Every task invokes a function with {"action": <step>, "state": <whole state>} and stores the result
 // under $.loop, so the run object given as execution input stays intact. SandboxTool invokes the
-// sandbox-step function (in the sandbox VPC); every other task invokes agent-step.
+// sandbox-step function (in the sandbox VPC); ReachTool and Connect invoke the reach-step function
+// (web_fetch and MCP calls; Connect lists a run's MCP tools once, sent there by the run's first
+// model step, so a run without MCP servers takes no extra state); every other task invokes agent-step.
 // AwaitApproval is the exception: it invokes agent-step with `.waitForTaskToken` (the step stores the
 // token in the approval record and posts the approval message) and then waits, holding no Lambda,
 // until a decision is sent with the token or $.loop.approval.timeoutSeconds pass. It keeps its input,
@@ -39,7 +43,13 @@ import type { Construct } from 'constructs';
 import { APPROVAL_NOT_WAITING, type ContinuingStep, type NextValue, type StepAction } from '../../shared/run/step-contract.ts';
 
 /** The state that runs each value of $.loop.next that leads to another step. */
-export const NEXT_STEPS = { model: 'Model', tool: 'Tool', sandbox: 'SandboxTool' } as const satisfies Record<ContinuingStep, string>;
+export const NEXT_STEPS = {
+  model: 'Model',
+  tool: 'Tool',
+  sandbox: 'SandboxTool',
+  reach: 'ReachTool',
+  connect: 'Connect',
+} as const satisfies Record<ContinuingStep, string>;
 
 export const RUN_FAILED_ERROR = 'AgentRunFailed';
 
@@ -48,6 +58,8 @@ export interface AgentRunFunctions {
   readonly agentStep: IFunction;
   /** Published version of the sandbox-step function. */
   readonly sandboxStep: IFunction;
+  /** Published version of the reach-step function. */
+  readonly reachStep: IFunction;
 }
 
 export function agentRunDefinition(scope: Construct, functions: AgentRunFunctions): IChainable {
@@ -82,6 +94,8 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   const model = step(NEXT_STEPS.model, 'model');
   const tool = step(NEXT_STEPS.tool, 'tool');
   const sandboxTool = step(NEXT_STEPS.sandbox, 'tool', functions.sandboxStep);
+  const reachTool = step(NEXT_STEPS.reach, 'tool', functions.reachStep);
+  const connect = step(NEXT_STEPS.connect, 'connect', functions.reachStep);
   const finish = step('Finish', 'finish');
   // Long runs continue in a fresh execution well before Step Functions' 25,000-event history limit.
   const handoff = step('Handoff', 'handoff');
@@ -94,7 +108,7 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   }).addRetry(throttled);
   // Timed out, already decided, or its message could not be posted (then denied): the Tool step says which.
   awaitApproval.addCatch(tool, { errors: ['States.Timeout', APPROVAL_NOT_WAITING], resultPath: JsonPath.DISCARD });
-  for (const task of [prepare, model, tool, sandboxTool, awaitApproval, finish, handoff]) {
+  for (const task of [prepare, model, tool, sandboxTool, reachTool, connect, awaitApproval, finish, handoff]) {
     task.addCatch(handleFailure, { errors: ['States.ALL'], resultPath: '$.error' });
   }
 
@@ -104,12 +118,13 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('model'), model)
     .when(nextIs('tool'), tool)
     .when(nextIs('sandbox'), sandboxTool)
+    .when(nextIs('reach'), reachTool)
+    .when(nextIs('connect'), connect)
     .when(nextIs('approval'), awaitApproval)
     .when(nextIs('handoff'), handoff.next(new Succeed(scope, 'HandedOff')))
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
-  // Both tool steps return to the choice: the handler decides what follows (more tools, the model, finish).
-  tool.next(nextStep);
-  sandboxTool.next(nextStep);
+  // The tool steps and Connect return to the choice: the handler decides what follows (more tools, the model, finish).
+  for (const task of [tool, sandboxTool, reachTool, connect]) task.next(nextStep);
   awaitApproval.next(tool);
 
   prepare.next(model).next(nextStep);

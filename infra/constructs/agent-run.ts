@@ -33,6 +33,8 @@ export interface AgentRunProps {
   readonly logRetention: RetentionDays;
   /** The function the SandboxTool state invokes (its published version). */
   readonly sandboxStep: NodejsFunction;
+  /** The function the ReachTool and Connect states invoke (its published version). */
+  readonly reachStep: NodejsFunction;
   /** How agent-step starts, finds and stops sandbox tasks. */
   readonly sandbox: SandboxLauncher;
 }
@@ -109,6 +111,7 @@ export class AgentRun extends Construct {
         agentRunDefinition(this, {
           agentStep: this.agentStep.currentVersion,
           sandboxStep: props.sandboxStep.currentVersion,
+          reachStep: props.reachStep.currentVersion,
         }),
       ),
       timeout: props.runTimeout,
@@ -118,12 +121,12 @@ export class AgentRun extends Construct {
       comment: 'One agent run per prompt: prepare, model and tool steps until done, finish',
     });
     // A run invokes the versions it started with; after a deploy those are no longer the ones the
-    // definition names, so the role may invoke every version of the two step functions.
+    // definition names, so the role may invoke every version of the three step functions.
     this.stateMachine.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['lambda:InvokeFunction'],
-        resources: [`${this.agentStep.functionArn}:*`, `${props.sandboxStep.functionArn}:*`],
+        resources: [`${this.agentStep.functionArn}:*`, `${props.sandboxStep.functionArn}:*`, `${props.reachStep.functionArn}:*`],
       }),
     );
   }

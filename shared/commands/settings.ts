@@ -7,12 +7,22 @@ import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
 import { forChat } from '../support/display.ts';
 import { ROOT_KEYS } from '../ids.ts';
 import { settingsSchema, type Settings } from '../settings/schema.ts';
+import { runReachOf } from '../reach/run-reach.ts';
 import type { StoreDeps } from '../context/store.ts';
 import { issueLines } from '../support/validation.ts';
 import { defineCommand, storeOf } from './command.ts';
 
 /** What an admin may change from the chat: the per-channel overrides of `channels`. */
-export const CHANNEL_SETTING_KEYS = ['agent', 'queueMode', 'model.id', 'model.temperature', 'model.maxOutputTokens'] as const;
+export const CHANNEL_SETTING_KEYS = [
+  'agent',
+  'queueMode',
+  'model.id',
+  'model.temperature',
+  'model.maxOutputTokens',
+  // The channel's own web_fetch hosts and MCP servers: never secrets, always under web_fetch's address rules.
+  'webFetch.allow',
+  'mcpServers',
+] as const;
 
 type SettingsArgs = { kind: 'show' } | { kind: 'set'; key: string; value: string };
 
@@ -27,11 +37,14 @@ function parseSettings(text: string): SettingsArgs | undefined {
 export function effectiveSettings(settings: Settings, channelKey: string): Record<string, unknown> {
   const { channels, access, ...rest } = settings;
   const channel = channels[channelKey] ?? {};
+  const reach = runReachOf(settings, channelKey);
   return {
     ...rest,
     model: { ...rest.model, ...channel.model },
     queueMode: channel.queueMode ?? rest.queueMode,
     agent: channel.agent ?? rest.agent ?? null,
+    webFetch: { allow: reach?.webFetch?.allow ?? [] },
+    mcpServers: Object.fromEntries((reach?.mcpServers ?? []).map(({ name, ...server }) => [name, server])),
     access: { ...access, locked: undefined },
   };
 }
@@ -62,6 +75,7 @@ export async function setChannelSetting(store: StoreDeps, channelKey: string, ke
   const channels = { ...(current.json.channels as Record<string, Record<string, unknown>> | undefined) };
   const channel = { ...channels[channelKey] };
   if (key.startsWith('model.')) channel.model = { ...(channel.model as Record<string, unknown> | undefined), [key.slice(6)]: value };
+  else if (key === 'webFetch.allow') channel.webFetch = { ...(channel.webFetch as Record<string, unknown> | undefined), allow: value };
   else channel[key] = value;
   const next = { ...current.json, channels: { ...channels, [channelKey]: channel } };
   const parsed = settingsSchema.safeParse(next);

@@ -45,6 +45,16 @@ export interface ApprovalNote {
 export interface ToolTime {
   startedAt: string;
   durationMs: number;
+  /** A reach call's target and how many bytes its answer had (the audit record's line for it). */
+  reach?: ReachCall;
+}
+
+export interface ReachCall {
+  /** The MCP server, or the host web_fetch read. */
+  server: string;
+  /** The server's tool (web_fetch for a page). */
+  tool: string;
+  bytes: number;
 }
 
 /** One line of log.jsonl: a message seen in the thread (no tool results, never compacted). */

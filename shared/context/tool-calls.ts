@@ -28,7 +28,10 @@ export function appendToolResult(
   meta: ContextEntry['meta'],
   ran?: ToolTime,
 ): void {
-  const block: ContentBlock = { toolResult: { toolUseId: call.toolUseId, content: [{ text: outcome.text }], status: outcome.status } };
+  const images = (outcome.images ?? []).map(({ format, uri }) => ({ image: { format, source: { s3Location: { uri } } } }));
+  const block: ContentBlock = {
+    toolResult: { toolUseId: call.toolUseId, content: [{ text: outcome.text }, ...images], status: outcome.status },
+  };
   const last = context[context.length - 1];
   const entry = last?.role === 'user' && last.content.every((b) => b.toolResult) ? last : undefined;
   if (entry) entry.content.push(block);

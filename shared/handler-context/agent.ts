@@ -14,7 +14,8 @@ import type { AgentDeps } from '../run/steps/deps.ts';
 import type { KeptScope } from '../context/prompt-files.ts';
 import { recentlyUsed } from '../support/recent.ts';
 import { recentContexts } from '../run/steps/run-context.ts';
-import { recentSnapshots } from '../run/steps/snapshot.ts';
+import { recentByRun, recentSnapshots } from '../run/steps/snapshot.ts';
+import type { McpListing } from '../reach/mcp-tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
@@ -49,6 +50,7 @@ export function agentFromEnv(
     store,
     settings,
     snapshots: recentSnapshots(),
+    listings: recentByRun<McpListing>(),
     contexts: recentContexts(),
     actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },

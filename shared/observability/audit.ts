@@ -13,7 +13,7 @@ import { totalUsage } from '../model/pricing.ts';
 import type { StepFailure } from '../run/failures.ts';
 import type { JsonLogger } from './log.ts';
 import type { LoopState, RunInput } from '../contracts.ts';
-import { type ApprovalNote, type ContextEntry, loadContext } from '../context/store.ts';
+import { type ApprovalNote, type ContextEntry, loadContext, type ToolTime } from '../context/store.ts';
 import { loadSnapshot, type RunSnapshot, type SnapshotDeps } from '../run/steps/snapshot.ts';
 import { triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
 
@@ -40,6 +40,10 @@ export interface AuditToolCall {
   durationMs?: number;
   /** ok | error: it ran; skipped: it never ran (refused, steered away, stopped, the run ended first). */
   outcome: 'ok' | 'error' | 'skipped';
+  /** A call to an MCP server or a web page: the server (or host), its tool, the bytes of its answer. */
+  server?: string;
+  tool?: string;
+  bytes?: number;
   /** It waited for a person (settings.json `approvals`): who decided (`adapter:id`, `timeout`, `system`), when, what. */
   approval?: ApprovalNote;
 }
@@ -81,7 +85,7 @@ function originOf(run: RunInput): AuditRecord['origin'] {
 }
 
 function toolCallsOf(entries: ContextEntry[]): AuditToolCall[] {
-  const results = new Map<string, { status?: string; ran?: { startedAt: string; durationMs: number } }>();
+  const results = new Map<string, { status?: string; ran?: ToolTime }>();
   for (const entry of entries) {
     for (const block of entry.content) {
       const id = block.toolResult?.toolUseId;
@@ -96,7 +100,8 @@ function toolCallsOf(entries: ContextEntry[]): AuditToolCall[] {
       const approval = entry.meta.approvals?.[use.toolUseId];
       const decided = approval ? { approval } : {};
       if (!result?.ran) return [{ name: use.name ?? '', outcome: 'skipped', ...decided }];
-      return [{ name: use.name ?? '', ...result.ran, outcome: result.status === 'error' ? 'error' : 'ok', ...decided }];
+      const { reach, ...ran } = result.ran;
+      return [{ name: use.name ?? '', ...ran, outcome: result.status === 'error' ? 'error' : 'ok', ...reach, ...decided }];
     }),
   );
 }

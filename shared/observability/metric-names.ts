@@ -2,7 +2,7 @@
 // name) and the dimensions each carries. The dashboard and the alarms read these same names.
 // Dimensions stay low-cardinality: channel, user and thread go in the log record, never here.
 
-export const METRIC_DIMENSIONS = ['adapter', 'model', 'trigger', 'tool', 'agent'] as const;
+export const METRIC_DIMENSIONS = ['adapter', 'model', 'trigger', 'tool', 'agent', 'server'] as const;
 export type MetricDimension = (typeof METRIC_DIMENSIONS)[number];
 
 export interface MetricSpec {
@@ -37,6 +37,10 @@ export const METRICS = {
   AgentCostUsd: { unit: 'None', dimensions: ['agent'] },
   ToolCalls: { unit: 'Count', dimensions: ['tool'] },
   ToolErrors: { unit: 'Count', dimensions: ['tool'] },
+  /** Calls the reach step made to an MCP server (server = its name) or a web page (server = web, tool = web_fetch). */
+  ReachCalls: { unit: 'Count', dimensions: ['server', 'tool'] },
+  ReachErrors: { unit: 'Count', dimensions: ['server', 'tool'] },
+  ReachLatency: { unit: 'Milliseconds', dimensions: ['server', 'tool'] },
   /** Decisions on tool calls that waited for a person (settings.json `approvals`), by who or what took them. */
   ApprovalsApproved: { unit: 'Count', dimensions: ['tool'] },
   ApprovalsDenied: { unit: 'Count', dimensions: ['tool'] },

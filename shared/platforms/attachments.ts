@@ -3,7 +3,7 @@
 // Images also go to the model as image blocks, kept in the context as references to S3 and read
 // only when a request is built (context.jsonl stays small).
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import type { ContentBlock, ImageFormat, Message } from '@aws-sdk/client-bedrock-runtime';
+import type { ContentBlock, ImageBlock, ImageFormat, Message } from '@aws-sdk/client-bedrock-runtime';
 import type { Attachment } from 'chat';
 import { dataKeys } from '../ids.ts';
 import type { RunInput } from '../contracts.ts';
@@ -93,19 +93,29 @@ export function attachmentBlocks(store: StoreDeps, saved: SavedAttachment[], not
   return blocks;
 }
 
-/** Image blocks that point at this bucket become bytes for the request. */
+/** Image blocks that point at this bucket (in a message, or in a tool result: an MCP tool's) become bytes for the request. */
 export async function materializeImages(store: StoreDeps, messages: Message[]): Promise<Message[]> {
   const prefix = `s3://${store.bucket}/`;
-  const load = async (block: ContentBlock): Promise<ContentBlock> => {
-    const uri = block.image?.source?.s3Location?.uri;
-    if (!block.image || !uri?.startsWith(prefix)) return block;
+  const loadImage = async (image: ImageBlock): Promise<{ image: ImageBlock } | { text: string }> => {
+    const uri = image.source?.s3Location?.uri;
+    if (!uri?.startsWith(prefix)) return { image };
     try {
       const out = await store.s3.send(new GetObjectCommand({ Bucket: store.bucket, Key: uri.slice(prefix.length) }));
       const bytes = await out.Body!.transformToByteArray();
-      return { image: { format: block.image.format, source: { bytes } } };
+      return { image: { format: image.format, source: { bytes } } };
     } catch {
-      return { text: `(an attached image is no longer available: ${uri.slice(prefix.length)})` };
+      return { text: `(an image is no longer available: ${uri.slice(prefix.length)})` };
     }
+  };
+  const load = async (block: ContentBlock): Promise<ContentBlock> => {
+    if (block.image) return loadImage(block.image);
+    const result = block.toolResult;
+    if (!result?.content?.some((part) => part.image)) return block;
+    const content = await Promise.all(result.content.map(async (part) => (part.image ? loadImage(part.image) : part)));
+    return { toolResult: { ...result, content } };
   };
   return Promise.all(messages.map(async (m) => ({ ...m, content: await Promise.all((m.content ?? []).map(load)) })));
 }
+
+/** Bedrock's image format for a media type it takes, or undefined. */
+export const imageFormatOf = (mimeType: string): ImageFormat | undefined => IMAGE_FORMATS[mimeType.toLowerCase()];

@@ -13,6 +13,7 @@ import { limitSettings } from './groups/limits.ts';
 import { modelSettings } from './groups/model.ts';
 import { promptCachingSettings } from './groups/prompt-caching.ts';
 import { queueSettings } from './groups/queue.ts';
+import { reachSettings } from './groups/reach.ts';
 import { runBoundsSettings } from './groups/run-bounds.ts';
 import { sandboxSettings } from './groups/sandbox.ts';
 import { secretPatternSettings } from './groups/secret-patterns.ts';
@@ -35,6 +36,7 @@ export const SETTINGS_GROUPS = [
   uploadSettings,
   limitSettings,
   secretPatternSettings,
+  reachSettings,
   accessSettings,
   approvalSettings,
 ] as const;

@@ -3,7 +3,7 @@
 // part of the prompt cache's prefix. Tools known only at run time (an MCP server's) come in with `with`.
 import type { Tool, ToolConfiguration } from '@aws-sdk/client-bedrock-runtime';
 import * as z from 'zod';
-import type { AnyTool } from './tool.ts';
+import type { AnyTool, RunsIn } from './tool.ts';
 
 export interface ToolRegistry {
   /** In the order the model is offered them. */
@@ -11,6 +11,8 @@ export interface ToolRegistry {
   get(name: string): AnyTool | undefined;
   /** Whether the call goes to the sandbox step (inside the VPC) rather than running in the agent step. */
   runsInSandbox(name: string): boolean;
+  /** Where the named tool runs (undefined: the run has no such tool). */
+  runsIn(name: string): RunsIn | undefined;
   /** Bedrock's toolConfig, with a cache point after the tools when the run caches its prompt. */
   toolConfig(cachePoint: boolean): ToolConfiguration;
   /** These tools followed by `more`, such as the tools of a run's MCP servers. */
@@ -42,7 +44,8 @@ export function inputJsonSchema(input: z.ZodObject): Record<string, unknown> {
 }
 
 export function toolSpec(tool: AnyTool): Tool {
-  return { toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: inputJsonSchema(tool.input) as never } } };
+  const json = tool.inputSchema ?? inputJsonSchema(tool.input);
+  return { toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: json as never } } };
 }
 
 export function toolRegistry(tools: readonly AnyTool[]): ToolRegistry {
@@ -62,6 +65,7 @@ export function toolRegistry(tools: readonly AnyTool[]): ToolRegistry {
     tools,
     get: (name) => byName.get(name),
     runsInSandbox: (name) => byName.get(name)?.runsIn === 'sandbox',
+    runsIn: (name) => byName.get(name)?.runsIn,
     toolConfig: config,
     with: (more) => toolRegistry([...tools, ...more]),
     only: (names) => toolRegistry(tools.filter((tool) => names.includes(tool.name))),

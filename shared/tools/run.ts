@@ -4,7 +4,16 @@ import { SandboxRequestError } from '../sandbox/client.ts';
 import { formatIssues } from '../support/validation.ts';
 import type { ToolRegistry } from './registry.ts';
 import { ToolError } from './text.ts';
-import type { AgentToolContext, RunsIn, SandboxToolContext, ToolCall, ToolContexts, ToolDefinition, ToolOutcome } from './tool.ts';
+import type {
+  AgentToolContext,
+  ReachToolContext,
+  RunsIn,
+  SandboxToolContext,
+  ToolCall,
+  ToolContexts,
+  ToolDefinition,
+  ToolOutcome,
+} from './tool.ts';
 
 /** The tool's outcome; an invalid input or a ToolError is an error result, anything else is thrown. */
 export async function runTool<R extends RunsIn>(tool: ToolDefinition<R>, call: ToolCall, context: ToolContexts[R]): Promise<ToolOutcome> {
@@ -18,6 +27,12 @@ export async function runTool<R extends RunsIn>(tool: ToolDefinition<R>, call: T
   }
 }
 
+/** A tool that failed in a way the model should hear about rather than crash the run. */
+const failed = (call: ToolCall, error: unknown): ToolOutcome => ({
+  status: 'error',
+  text: `${call.name} failed: ${(error as Error).message}`,
+});
+
 /** Runs an agent tool in the agent step. A platform error (rate limit, missing scope) is the model's to know about, not a crashed run. */
 export async function runAgentTool(
   tools: ToolRegistry,
@@ -26,11 +41,21 @@ export async function runAgentTool(
 ): Promise<ToolOutcome> {
   const tool = tools.get(call.name);
   if (tool?.runsIn !== 'agent') return { status: 'error', text: `unknown tool ${call.name}` };
-  try {
-    return await runTool(tool, call, { ...context, toolUseId: call.toolUseId });
-  } catch (error) {
-    return { status: 'error', text: `${call.name} failed: ${(error as Error).message}` };
-  }
+  return runTool(tool, call, { ...context, toolUseId: call.toolUseId }).catch((error: unknown) => failed(call, error));
+}
+
+/** Runs a reach tool in the reach step. A server that is down or slow is the model's to know about; a stop is thrown. */
+export async function runReachTool(
+  tools: ToolRegistry,
+  call: ToolCall,
+  context: Omit<ReachToolContext, 'toolUseId'>,
+): Promise<ToolOutcome> {
+  const tool = tools.get(call.name);
+  if (tool?.runsIn !== 'reach') return { status: 'error', text: `unknown tool ${call.name}` };
+  return runTool(tool, call, { ...context, toolUseId: call.toolUseId }).catch((error: unknown) => {
+    if (context.signal.aborted) throw error;
+    return failed(call, error);
+  });
 }
 
 /** Runs a sandbox tool in the sandbox step. The sandbox refusing a request is an error result; a lost sandbox is thrown. */

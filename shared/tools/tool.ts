@@ -18,7 +18,21 @@ export interface ToolCall {
 export interface ToolOutcome {
   text: string;
   status: 'success' | 'error';
+  /** Images shown with the text, stored in the data bucket first (the context keeps references, as for attachments). */
+  images?: ToolImage[];
 }
+
+export interface ToolImage {
+  format: 'png' | 'jpeg' | 'gif' | 'webp';
+  /** s3://<data bucket>/<key> */
+  uri: string;
+}
+
+/** A page web_fetch read, as text (shared/reach/web-fetch.ts). */
+export type FetchPage = (url: string, maxBytes: number | undefined, signal: AbortSignal) => Promise<ToolOutcome>;
+
+/** One tool call to a run's MCP server (shared/reach/mcp-client.ts). */
+export type CallMcpTool = (server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<ToolOutcome>;
 
 /** An agent tool runs in the agent-step Lambda: it acts on the chat thread and reads the thread's files in S3. */
 export interface AgentToolContext {
@@ -36,9 +50,22 @@ export interface SandboxToolContext {
   layout: WorkspaceLayout;
 }
 
+/**
+ * A reach tool runs in the reach-step Lambda, the one function that talks to the Internet and to MCP
+ * servers; what it reaches with comes in here, made by that function for the run (its allow list, its servers).
+ */
+export interface ReachToolContext {
+  toolUseId: string;
+  /** Aborted when someone stops the run. */
+  signal: AbortSignal;
+  fetchPage: FetchPage;
+  callMcpTool: CallMcpTool;
+}
+
 export interface ToolContexts {
   agent: AgentToolContext;
   sandbox: SandboxToolContext;
+  reach: ReachToolContext;
 }
 
 export type RunsIn = keyof ToolContexts;
@@ -54,6 +81,11 @@ export interface ToolDefinition<R extends RunsIn = RunsIn, I extends z.ZodObject
    * model adds beyond it are dropped. `.meta({ maximum })` advertises a bound `run` caps rather than refuses.
    */
   input: I;
+  /**
+   * The input's JSON Schema as the model is given it, when it comes as JSON Schema rather than zod (an
+   * MCP server's tool: `input` then only checks for an object and the server checks the rest).
+   */
+  inputSchema?: Record<string, unknown>;
   /** Throw ToolError for a mistake the model should read about; anything else is the step's to handle. */
   run(input: z.output<I>, context: ToolContexts[R]): Promise<ToolOutcome>;
 }

@@ -32,11 +32,11 @@ const resources = template.toJSON().Resources as Record<string, Resource>;
 const idOf = (construct: Parameters<typeof logicalId>[1]) => logicalId(stack, construct);
 const pruning = stack.versionPruning;
 
-test('a custom resource names agent-step and sandbox-step with their current versions: each deploy that publishes one prunes', () => {
+test('a custom resource names agent-step, sandbox-step and reach-step with their current versions: each deploy that publishes one prunes', () => {
   const resource = resources[idOf(pruning.resource.node.defaultChild!)]!;
   assert.equal(resource.Type, 'Custom::PruneFunctionVersions');
   const { ServiceToken: _token, ...properties } = resource.Properties;
-  const run = [stack.functions.agentStep, stack.functions.sandboxStep];
+  const run = [stack.functions.agentStep, stack.functions.sandboxStep, stack.functions.reachStep];
   // Each function's one version resource (CDK names it after a hash of the function's configuration).
   const versionOf = (fn: (typeof run)[number]) => {
     const ids = Object.entries(resources).filter(
@@ -59,18 +59,19 @@ test('a custom resource names agent-step and sandbox-step with their current ver
   assert.equal(longerResource.Properties.keepSupersededMinutes, '480');
 });
 
-test('the pruning function may list these two functions’ versions and delete them by qualified ARN, nothing else (besides logs and traces)', () => {
+test('the pruning function may list these three functions’ versions and delete them by qualified ARN, nothing else (besides logs and traces)', () => {
   const roleId = idOf(pruning.provider.handler.role!);
   const statements = Object.values(resources)
     .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
     .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
   const lambda = statements.filter((s) => list(s.Action).some((a) => a.startsWith('lambda:')));
-  const functions = [`<${idOf(stack.functions.agentStep)}.Arn>`, `<${idOf(stack.functions.sandboxStep)}.Arn>`];
+  const functions = [stack.functions.agentStep, stack.functions.sandboxStep, stack.functions.reachStep].map((fn) => `<${idOf(fn)}.Arn>`);
   assert.deepEqual(
-    lambda.map((s) => ({ actions: list(s.Action), resources: list(s.Resource).map(flatten), condition: s.Condition })),
+    // (minimizePolicies sorts the resources.)
+    lambda.map((s) => ({ actions: list(s.Action), resources: list(s.Resource).map(flatten).sort(), condition: s.Condition })),
     [
-      { actions: ['lambda:ListVersionsByFunction'], resources: functions, condition: undefined },
-      { actions: ['lambda:DeleteFunction'], resources: functions.map((fn) => `${fn}:*`), condition: undefined },
+      { actions: ['lambda:ListVersionsByFunction'], resources: functions.sort(), condition: undefined },
+      { actions: ['lambda:DeleteFunction'], resources: functions.map((fn) => `${fn}:*`).sort(), condition: undefined },
     ],
   );
   for (const action of statements.flatMap((s) => list(s.Action)).filter((a) => !a.startsWith('lambda:'))) {
@@ -119,15 +120,21 @@ let lambda: LocalLambda;
 let api: LocalHttpServer;
 let door: FrontDoor;
 const calls: AwsCall[] = [];
-let names: { agentStep: string; sandboxStep: string; dispatch: string };
+let names: { agentStep: string; sandboxStep: string; reachStep: string; dispatch: string };
 let client: LambdaClient;
 let properties: PruneFunctionVersionsProperties;
 
 before(async () => {
   const local = await synthesizeLocalStack();
   const iam = createLocalIam(local.template);
-  const nameOf = (role: 'agentStep' | 'sandboxStep' | 'dispatch') => localPhysicalName(local.template, local.logicalIds[role]!);
-  names = { agentStep: nameOf('agentStep'), sandboxStep: nameOf('sandboxStep'), dispatch: nameOf('dispatch') };
+  const nameOf = (role: 'agentStep' | 'sandboxStep' | 'reachStep' | 'dispatch') =>
+    localPhysicalName(local.template, local.logicalIds[role]!);
+  names = {
+    agentStep: nameOf('agentStep'),
+    sandboxStep: nameOf('sandboxStep'),
+    reachStep: nameOf('reachStep'),
+    dispatch: nameOf('dispatch'),
+  };
   lambda = createLocalLambda({ root: PROJECT_ROOT });
   // Versions that are never invoked here: only their numbers and times matter.
   const publish = (functionId: string, times: number) => {
@@ -136,6 +143,7 @@ before(async () => {
   };
   publish(names.agentStep, 5);
   publish(names.sandboxStep, 2);
+  publish(names.reachStep, 1);
   publish(names.dispatch, 5);
   api = await startLocalLambdaApi(lambda);
   door = await startFrontDoor({ upstream: api.url, iam: () => iam, onCall: (call) => calls.push(call) });
@@ -169,12 +177,13 @@ after(async () => {
 const numbers = (functionId: string) => lambda.versions(functionId).map((v) => v.version);
 
 test('on the local Lambda: versions replaced just now are all kept; past the window, all but the newest three go', async () => {
-  assert.deepEqual(properties.functionNames, [names.agentStep, names.sandboxStep]);
+  assert.deepEqual(properties.functionNames, [names.agentStep, names.sandboxStep, names.reachStep]);
   const now = Date.now();
   const soon = await pruneFunctionVersions(client, properties, now);
   assert.deepEqual(
     soon.map((o) => [o.deleted, o.failed]),
     [
+      [[], []],
       [[], []],
       [[], []],
     ],
@@ -184,6 +193,7 @@ test('on the local Lambda: versions replaced just now are all kept; past the win
   const later = await pruneFunctionVersions(client, properties, now + 121 * MINUTE);
   assert.deepEqual(later[0], { functionName: names.agentStep, deleted: ['1', '2'], failed: [] });
   assert.deepEqual(later[1], { functionName: names.sandboxStep, deleted: [], failed: [] });
+  assert.deepEqual(later[2], { functionName: names.reachStep, deleted: [], failed: [] });
   assert.deepEqual(numbers(names.agentStep), [3, 4, 5]);
   await assert.rejects(lambda.invoke(names.agentStep, {}, { version: 1 }), { name: 'ResourceNotFoundException' });
   assert.deepEqual(numbers(names.dispatch), [1, 2, 3, 4, 5], 'other functions are not touched');

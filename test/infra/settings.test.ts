@@ -28,6 +28,7 @@ test('defaults when the context says nothing', () => {
     bundleAwsSdk: false,
     triggers: [],
     dailyCostAlarmUsd: 25,
+    reachAllowLoopback: false,
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);
 });
@@ -215,6 +216,33 @@ test('chatPlatforms: Slack, Teams or both, as a list or comma-separated; teamsMu
   }
   assert.equal(settingsFrom({ teamsMultiTenant: 'true' }).teamsMultiTenant, true);
   assert.throws(() => settingsFrom({ teamsMultiTenant: 'yes' }), /context teamsMultiTenant must be true or false/);
+});
+
+test("the reach step's VPC: the VPC, subnets and security groups together (lists also as -c strings), or none; reachAllowLoopback is a boolean", () => {
+  const placed = settingsFrom({
+    reachVpcId: 'vpc-0123456789abcdef0',
+    reachSubnetIds: 'subnet-0aaaaaaaa,subnet-0bbbbbbbb',
+    reachSecurityGroupIds: ['sg-0cccccccc'],
+  });
+  assert.deepEqual(
+    [placed.reachVpcId, placed.reachSubnetIds, placed.reachSecurityGroupIds],
+    ['vpc-0123456789abcdef0', ['subnet-0aaaaaaaa', 'subnet-0bbbbbbbb'], ['sg-0cccccccc']],
+  );
+  assert.throws(
+    () => settingsFrom({ reachVpcId: 'vpc-0123456789abcdef0' }),
+    /reachVpcId, reachSubnetIds and reachSecurityGroupIds go together/,
+  );
+  assert.throws(() => settingsFrom({ reachSubnetIds: 'subnet-0aaaaaaaa', reachSecurityGroupIds: 'sg-0cccccccc' }), /go together/);
+  assert.throws(
+    () => settingsFrom({ reachVpcId: 'vpc-x', reachSubnetIds: 's', reachSecurityGroupIds: 'g' }),
+    /context reachVpcId must be a VPC id/,
+  );
+  assert.throws(
+    () => settingsFrom({ reachVpcId: 'vpc-0123456789abcdef0', reachSubnetIds: 'subnet-nothex', reachSecurityGroupIds: 'sg-0cccccccc' }),
+    /reachSubnetIds must be 1 to 16 different subnet ids/,
+  );
+  assert.equal(settingsFrom({ reachAllowLoopback: 'true' }).reachAllowLoopback, true);
+  assert.throws(() => settingsFrom({ reachAllowLoopback: 'yes' }), /context reachAllowLoopback must be true or false/);
 });
 
 test('an unknown context key fails with the setting it may mean; CDK’s own keys pass', () => {

@@ -28,7 +28,17 @@ type Statement = { Effect: string; Action: string | string[]; Resource: unknown;
 
 const { app, stack, template } = synth();
 const resources = template.toJSON().Resources as Record<string, Resource>;
-const ROLES: FunctionRole[] = ['webhook', 'teamsWebhook', 'dispatch', 'runEnded', 'agentStep', 'sandboxStep', 'sandboxReaper', 'scheduler'];
+const ROLES: FunctionRole[] = [
+  'webhook',
+  'teamsWebhook',
+  'dispatch',
+  'runEnded',
+  'agentStep',
+  'sandboxStep',
+  'reachStep',
+  'sandboxReaper',
+  'scheduler',
+];
 const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
 const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
 const EXECUTIONS_ARN = 'arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:TestRuntime-AgentRun:*';
@@ -409,6 +419,12 @@ test('functions: environment, timeout and memory per role', () => {
       memory: 1024,
     },
     sandboxStep: { env: { TABLE_NAME: table, DATA_BUCKET: bucket, SANDBOX_PORT: '8080' }, timeout: 900, memory: 1024 },
+    // Loopback stays refused unless the deployment is a local test's (cdk context reachAllowLoopback).
+    reachStep: {
+      env: { TABLE_NAME: table, DATA_BUCKET: bucket, MCP_SECRET_PREFIX: `${stack.stackName}/mcp/`, REACH_ALLOW_LOOPBACK: 'false' },
+      timeout: 900,
+      memory: 512,
+    },
     sandboxReaper: {
       env: { TABLE_NAME: table, SANDBOX_CLUSTER_ARN: clusterArn, SANDBOX_IDLE_MINUTES: '5' },
       timeout: 60,
@@ -564,7 +580,12 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
       }
       for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
       const actions = list(s.Action);
-      if (actions.some((a) => a.startsWith('secretsmanager:'))) {
+      if (actions.some((a) => a.startsWith('secretsmanager:')) && roleOf(policy) === roleOfFunction(stack, 'reachStep')) {
+        // The MCP secrets: a prefix, since the operator names them in settings.json (the test below).
+        assert.deepEqual(list(s.Resource).map(flatten), [
+          `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`,
+        ]);
+      } else if (actions.some((a) => a.startsWith('secretsmanager:'))) {
         const chatSecrets = [stack.chatSecrets.slack!, stack.chatSecrets.teams!].map((secret) => ({ Ref: idOf(secret) }));
         // Each chat function reads the Slack and the Teams secret (CDK merges both grants into one statement).
         for (const r of list(s.Resource))
@@ -696,6 +717,10 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'runEnded')} ${bucketObjects}`,
     `${roleOfFunction(stack, 'sandboxStep')} ${bucketObjects}`,
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
+    `${roleOfFunction(stack, 'reachStep')} ${bucketObjects}`,
+    `${roleOfFunction(stack, 'reachStep')} arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`,
+    `${stack.stateMachine.role.node.path} <${idOf(stack.functions.reachStep)}.Arn>:*`,
+    `${pruning.handler.role!.node.path} <${idOf(stack.functions.reachStep)}.Arn>:*`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'sandboxReaper')} ${sandboxTasks}`,
     `${roleOfFunction(stack, 'agentStep')} arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task-definition/${stack.sandbox.task.taskDefinition.family}:*`,
@@ -781,6 +806,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   });
   assert.deepEqual(Object.keys(states).sort(), [
     'AwaitApproval',
+    'Connect',
     'Finish',
     'HandedOff',
     'HandleFailure',
@@ -788,6 +814,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     'Model',
     'NextStep',
     'Prepare',
+    'ReachTool',
     'RunFailed',
     'RunSucceeded',
     'SandboxTool',
@@ -801,6 +828,8 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     Model: { action: 'model', fn: 'agentStep' },
     Tool: { action: 'tool', fn: 'agentStep' },
     SandboxTool: { action: 'tool', fn: 'sandboxStep' },
+    ReachTool: { action: 'tool', fn: 'reachStep' },
+    Connect: { action: 'connect', fn: 'reachStep' },
     Finish: { action: 'finish', fn: 'agentStep' },
     Handoff: { action: 'handoff', fn: 'agentStep' },
     HandleFailure: { action: 'fail', fn: 'agentStep' },
@@ -826,9 +855,8 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
 
   assert.equal(states.Prepare!.Next, 'Model');
   assert.equal(states.Model!.Next, 'NextStep');
-  // Both tool steps go back to the choice.
-  assert.equal(states.Tool!.Next, 'NextStep');
-  assert.equal(states.SandboxTool!.Next, 'NextStep');
+  // The tool steps and Connect go back to the choice.
+  for (const name of ['Tool', 'SandboxTool', 'ReachTool', 'Connect']) assert.equal(states[name]!.Next, 'NextStep', name);
   const choice = states.NextStep!;
   assert.equal(choice.Type, 'Choice');
   const choices = choice.Choices as { Next: string; And?: Record<string, unknown>[] }[];
@@ -854,6 +882,20 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
         [
           { Variable: '$.loop.next', IsPresent: true },
           { Variable: '$.loop.next', StringEquals: 'sandbox' },
+        ],
+      ],
+      [
+        'ReachTool',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'reach' },
+        ],
+      ],
+      [
+        'Connect',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'connect' },
         ],
       ],
       [
@@ -907,7 +949,7 @@ test('state machine role: invokes the published versions of agent-step and sandb
     .filter((s) => list(s.Action).includes('lambda:InvokeFunction'))
     .flatMap((s) => list(s.Resource))
     .map(flatten);
-  const stepFunctions = [stack.functions.agentStep, stack.functions.sandboxStep];
+  const stepFunctions = [stack.functions.agentStep, stack.functions.sandboxStep, stack.functions.reachStep];
   for (const fn of stepFunctions) assert.ok(invoked.includes(`<${idOf(fn)}.Arn>:*`), `every version of ${idOf(fn)}`);
   const versions = Object.entries(
     template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; Properties: { FunctionName: { Ref: string } } }>,
@@ -992,6 +1034,33 @@ test('settings from context: another profile, retention and run timeout flow int
   assert.deepEqual(new AwsSolutionsChecks().validateScope(custom.app).violations, []);
 });
 
+test('settings from context: the reach step in a VPC (its subnets and security groups, network-interface permissions scoped to them); nag has nothing to say about it', () => {
+  const placed = synth({
+    settings: {
+      reachVpcId: 'vpc-0123456789abcdef0',
+      reachSubnetIds: 'subnet-0aaaaaaaa,subnet-0bbbbbbbb',
+      reachSecurityGroupIds: 'sg-0cccccccc',
+    },
+  });
+  const reach = placed.template.toJSON().Resources[logicalId(placed.stack, placed.stack.functions.reachStep)] as Resource;
+  assert.deepEqual(reach.Properties.VpcConfig, { SubnetIds: ['subnet-0aaaaaaaa', 'subnet-0bbbbbbbb'], SecurityGroupIds: ['sg-0cccccccc'] });
+  const create = policies(placed.stack)
+    .filter(({ policy }) => roleOf(policy) === roleOfFunction(placed.stack, 'reachStep'))
+    .flatMap((p) => p.statements)
+    .filter((s) => list(s.Action).includes('ec2:CreateNetworkInterface'))
+    .flatMap((s) => list(s.Resource).map(flatten));
+  assert.ok(
+    create.some((arn) => arn.endsWith(':subnet/subnet-0aaaaaaaa')) && create.some((arn) => arn.endsWith(':security-group/sg-0cccccccc')),
+    create.join(', '),
+  );
+  const reachFindings = new AwsSolutionsChecks()
+    .validateScope(placed.app)
+    .violations.filter((v) => JSON.stringify(v).includes('ReachStep'));
+  assert.deepEqual(reachFindings, []);
+  // Without the context the function stays out of any VPC.
+  assert.equal((template.toJSON().Resources[idOf(stack.functions.reachStep)] as Resource).Properties.VpcConfig, undefined);
+});
+
 test('settings from context: a plain foundation model id is granted in this Region only', () => {
   const custom = synth({ settings: { modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0' } });
   const bedrock = policies(custom.stack)
@@ -1015,6 +1084,7 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   sandboxStep: ['client-dynamodb', 'client-s3'],
+  reachStep: ['client-dynamodb', 'client-s3', 'client-secrets-manager'],
   sandboxReaper: ['client-dynamodb', 'client-ecs'],
   scheduler: ['client-dynamodb', 'client-s3', 'client-scheduler', 'client-secrets-manager', 'client-sqs'],
 };
@@ -1024,7 +1094,7 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
 // the scheduler a Step Functions command.
 const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'] };
 // Functions that never talk to Slack: the Chat SDK (~700 KB minified) stays out of their bundles.
-const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'sandboxReaper'];
+const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'reachStep', 'sandboxReaper'];
 // The Teams SDK and what it brings: no function carries them (the Teams webhook receives through
 // the Connector adapter, shared/platforms/teams/receive.ts).
 const TEAMS_SDK = [
@@ -1134,6 +1204,23 @@ test('bundling for real with bundleAwsSdk: each function carries the pinned AWS 
   });
 });
 
+test('least privilege: only the reach step may read the MCP secrets (<stack>/mcp/*), and it reads no other secret', () => {
+  const mcpSecrets = `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`;
+  for (const role of ROLES) {
+    const read = policies(stack)
+      .filter(({ policy }) => roleOf(policy) === roleOfFunction(stack, role))
+      .flatMap(({ statements }) => statements)
+      .filter((s) => list(s.Action).includes('secretsmanager:GetSecretValue'))
+      .flatMap((s) => list(s.Resource).map(flatten));
+    if (role === 'reachStep') assert.deepEqual(read, [mcpSecrets], role);
+    else
+      assert.ok(
+        !read.includes(mcpSecrets) && !read.some((arn) => arn.includes('/mcp/') || arn.endsWith(':secret:*')),
+        `${role}: ${read.join(', ')}`,
+      );
+  }
+});
+
 test('least privilege: each function holds exactly the DynamoDB, SQS send and secret actions its code calls', () => {
   const chatState = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
   const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
@@ -1153,6 +1240,8 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
       secret: ['secretsmanager:GetSecretValue'],
     },
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
+    // The MCP secrets (<stack>/mcp/*) only: see the secret resource test.
+    reachStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: ['secretsmanager:GetSecretValue'] },
     sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },
     scheduler: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
   };

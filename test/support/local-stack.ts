@@ -38,6 +38,8 @@ export async function startTestStack(
     triggers?: unknown;
     localSandbox?: LocalCloudOptions['localSandbox'];
     sandboxNetwork?: LocalCloudOptions['sandboxNetwork'];
+    /** web_fetch and channel MCP servers may reach 127.0.0.1 (the deployment setting for local tests only). */
+    reachAllowLoopback?: boolean;
     bubblewrap?: LocalCloudOptions['bubblewrap'];
     /** The chatPlatforms setting (default Slack, and Teams with `teams`). */
     chatPlatforms?: LocalCloudOptions['chatPlatforms'];
@@ -83,6 +85,7 @@ export async function startTestStack(
     triggers: options.triggers,
     localSandbox: options.localSandbox,
     sandboxNetwork: options.sandboxNetwork,
+    reachAllowLoopback: options.reachAllowLoopback,
     bubblewrap: options.bubblewrap,
     chatPlatforms: options.chatPlatforms,
     alarmEmail: options.alarmEmail,

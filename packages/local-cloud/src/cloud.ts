@@ -101,6 +101,8 @@ export interface LocalCloudOptions {
    * whether they get a public address differ.
    */
   sandboxNetwork?: SandboxNetworkMode;
+  /** The reachAllowLoopback deployment setting (local testing only): web_fetch may read a test server on 127.0.0.1. */
+  reachAllowLoopback?: boolean;
   /** LOCAL_SANDBOX: how sandbox tasks are isolated (default `isolated`; see ecs/isolation.ts). */
   localSandbox?: LocalSandboxSetting;
   /** The bubblewrap binary; default `bwrap` on the PATH. */
@@ -237,6 +239,7 @@ const stackSettings = (options: LocalCloudOptions, modelId = options.modelId): L
   triggers: options.triggers,
   chatPlatforms: platformsOf(options),
   sandboxNetwork: options.sandboxNetwork,
+  ...(options.reachAllowLoopback ? { reachAllowLoopback: true } : {}),
   alarmEmail: options.alarmEmail,
 });
 

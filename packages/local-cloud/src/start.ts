@@ -9,6 +9,7 @@ import { consoleSources, startConsole } from './console/index.ts';
 import { DEFAULT_TENANT_ID, startTeamsStandIn } from './teams/index.ts';
 import { startBedrockFake } from './bedrock.ts';
 import { demoModel } from './demo-model.ts';
+import { localSecretArn } from './resources.ts';
 import { liveLocalStack, localStackFile, localStackRecord, removeLocalStack, shownPath, writeLocalStack } from './stack-file.ts';
 import { portInUseLine, portsInUse, type WantedPort } from './port-holder.ts';
 import { DEFAULT_SETTINGS } from '../../../infra/settings.ts';
@@ -17,6 +18,20 @@ import { parseTriggers } from '../../../shared/triggers/declaration.ts';
 import { LOCAL_SANDBOX_SETTINGS, type LocalIsolation, type LocalSandboxSetting } from './ecs/isolation.ts';
 
 const env = process.env;
+
+/**
+ * MCP_SECRET_<NAME>=value: the secret `<stack>/mcp/<NAME>` in the local Secrets Manager, which a
+ * settings.json header names as `${secret:<NAME>}` (as the operator creates it in AWS).
+ */
+function createMcpSecrets(cloud: Awaited<ReturnType<typeof startLocalCloud>>): string[] {
+  return Object.entries(env).flatMap(([key, value]) => {
+    const name = /^MCP_SECRET_(.+)$/.exec(key)?.[1];
+    if (!name || !value) return [];
+    const secretName = `${cloud.deployment.stackName}/mcp/${name}`;
+    cloud.secretsManager.create({ arn: localSecretArn(secretName), name: secretName, value });
+    return [secretName];
+  });
+}
 
 /** The triggers declared in cdk.json, which the local stack runs as a deployment would. */
 function declaredTriggers(): unknown {
@@ -205,6 +220,7 @@ async function main(started: number): Promise<void> {
   slack?.setEventsUrl(cloud.slackEventsUrl);
   teams?.setMessagingEndpoint(cloud.teamsMessagesUrl);
   localModel?.setAuthorizer(cloud.authorizeModelRequest);
+  const mcpSecrets = createMcpSecrets(cloud);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
   // The console shows the local Slack stand-in's threads: with a real Slack app there is none to show.
@@ -252,6 +268,7 @@ async function main(started: number): Promise<void> {
     bedrock: modelEndpoint ?? `Amazon Bedrock (${env.AWS_REGION ?? 'us-east-1'})`,
   }[modelChoice];
   lines.push(`  Model          ${modelChoice === 'bedrock' ? modelId : modelChoice} via ${via}`);
+  if (mcpSecrets.length) lines.push(`  MCP secrets    ${mcpSecrets.join(', ')}  (from MCP_SECRET_* in the environment)`);
   lines.push(`  Metrics        npm run ops -- metrics      (the functions' EMF metrics, served at ${cloud.metrics.endpoint}/metrics)`);
   lines.push(...sandboxLines(cloud.ecs.isolation));
   lines.push(`  State          in memory: threads, files and event files are gone when the stack stops`);

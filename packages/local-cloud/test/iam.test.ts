@@ -178,6 +178,27 @@ test("the webhooks: what their code needs (the table, the inbox, their own platf
   }
 });
 
+test('the MCP secrets (<stack>/mcp/*): the reach step reads them and no other secret; no other function reads them', async () => {
+  const read = (fn: FunctionRole, name: string) =>
+    iam.authorizeRequest(roleOf(fn), json('secretsmanager', 'secretsmanager.GetSecretValue', { SecretId: name }));
+  const mcp = 'Threadwork/mcp/orders-token';
+  assert.ok((await read('reachStep', mcp)).allowed);
+  assert.ok((await read('reachStep', 'Threadwork/mcp/team/nested')).allowed);
+  const slackSecret = ref(
+    Object.entries(template.Resources).find(([id, r]) => r.Type === 'AWS::SecretsManager::Secret' && id.startsWith('Slack'))![0],
+  );
+  for (const outside of ['Threadwork/other', 'Threadwork/mcpx/token', 'Other/mcp/orders-token', slackSecret]) {
+    assert.equal((await read('reachStep', outside)).allowed, false, `reach step: ${outside}`);
+  }
+  for (const fn of Object.keys(logicalIds) as FunctionRole[]) {
+    if (fn !== 'reachStep') assert.equal((await read(fn, mcp)).allowed, false, `${fn} reads an MCP secret`);
+  }
+  assert.equal(
+    await allowed('reachStep', 'secretsmanager:PutSecretValue', 'arn:aws:secretsmanager:local:000000000000:secret:Threadwork/mcp/x-abcdef'),
+    false,
+  );
+});
+
 test("the table: item actions only, as each function calls them (no Scan, batch writes, batch reads but dispatch's and agent-step's, or deletes where unused)", async () => {
   for (const action of ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:DescribeTable']) {
     for (const fn of Object.keys(logicalIds) as FunctionRole[]) {

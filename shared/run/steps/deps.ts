@@ -12,10 +12,10 @@ import type { PromptFilesCache } from '../../context/prompt-files.ts';
 import type { SettingsSource } from '../../settings/source.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { RunContextDeps } from './run-context.ts';
-import type { SnapshotDeps } from './snapshot.ts';
+import type { RunToolsDeps } from './run-tools.ts';
 
 /** `store`, `snapshots` and `contexts`: the data bucket, and the run snapshots and thread contexts this container has read or written. */
-export interface AgentDeps extends SnapshotDeps, RunContextDeps {
+export interface AgentDeps extends RunToolsDeps, RunContextDeps {
   /** settings.json: prepare reads it as it is now; the later steps use the run's snapshot. */
   settings: SettingsSource;
   actor: ActorDeps;
@@ -29,7 +29,7 @@ export interface AgentDeps extends SnapshotDeps, RunContextDeps {
   now: () => number;
   /** Shared prompt files (memory, skills, identity) this container keeps between runs; absent: read for every run. */
   promptFiles?: PromptFilesCache;
-  /** The tools the model is offered. */
+  /** The built-in tools; a run may add web_fetch and its MCP servers' tools (run-tools.ts). */
   tools: ToolRegistry;
   /** The per-thread sandbox (absent when the deployment has none: then only agent tools run). */
   sandbox?: LifecycleDeps;

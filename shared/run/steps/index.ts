@@ -1,9 +1,11 @@
 // The agent loop, one Lambda invocation per step, driven by the state machine
 // (infra/constructs/agent-run-definition.ts):
-//   prepare -> model -> (tool | sandbox -> ...)* -> model ... -> finish;  fail from every Catch;
+//   prepare -> model -> (tool | sandbox | reach -> ...)* -> model ... -> finish;  fail from every Catch;
+//   a run with MCP servers goes from its first model step to connect (listing their tools) and back;
 //   handoff to a fresh execution for very long runs.
 // Each step is idempotent: Step Functions and Lambda retries re-run code, so every effect is keyed
-// by (run, step). The sandbox step runs in its own function, inside the VPC (sandbox-tool.ts).
+// by (run, step). The sandbox step runs in its own function, inside the VPC (sandbox-tool.ts); the
+// reach step (web_fetch, MCP) in another, the only one that reaches the Internet (reach.ts).
 import type { Release } from '../actor.ts';
 import type { LoopState, StepEvent } from '../../contracts.ts';
 import type { AgentDeps } from './deps.ts';
@@ -43,5 +45,8 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
       return { released: (await finish(deps, run, loop)).outcome };
     case 'fail':
       return { released: (await fail(deps, run, error)).outcome };
+    case 'connect':
+      // The state machine sends it to the reach step; here it is a wiring bug.
+      throw Object.assign(new Error('Invalid step event: connect runs in the reach step'), { name: 'InvalidStepEvent' });
   }
 }

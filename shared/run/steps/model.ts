@@ -20,6 +20,7 @@ import { RUN_RECORD } from '../../table.ts';
 import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
 import { loadSnapshot, type RunSnapshot } from './snapshot.ts';
 import { withRunContext } from './run-context.ts';
+import { runToolsOf } from './run-tools.ts';
 import { showStopCard } from './stop-card.ts';
 import { beginModelStep, endModelStep } from './budget.ts';
 import { countModelStep } from './step-metrics.ts';
@@ -72,6 +73,12 @@ function refuseDisallowedToolCalls(
   }
 }
 
+/** Said once in the thread when a run's MCP servers could not all be listed: their tools are not offered in this run. */
+function unavailableNotice(unavailable: { server: string; reason: string }[]): string {
+  const names = unavailable.map(({ server, reason }) => `${server} (${reason})`).join(', ');
+  return `I could not reach the MCP server${unavailable.length === 1 ? '' : 's'} ${names}, so ${unavailable.length === 1 ? 'its' : 'their'} tools are not available in this run.`;
+}
+
 /** What the context keeps of an answer: a cut-off marked as such, never an empty message. */
 function answerContent(content: ContentBlock[], cutOff: boolean): ContentBlock[] {
   const marked = cutOff ? [...content, { text: `\n\n${CUT_OFF_NOTE}` }] : content;
@@ -90,8 +97,16 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
 async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot: RunSnapshot, context: LoadedContext): Promise<LoopState> {
   const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
   if (done) return routeAfterAnswer(loop.step, done.content, 'end_turn');
+  // A run with MCP servers lists their tools (the Connect step) before its first model call.
+  const runTools = await runToolsOf(deps, run, snapshot);
+  if (runTools === 'connect') return { step: loop.step, next: 'connect', ...(context.version ? { contextVersion: context.version } : {}) };
 
   const thread = deps.thread(run);
+  if (runTools.listing?.unavailable.length && loop.step === 0) {
+    await postOnce(deps.ledger, run.runId, RUN_RECORD.mcpUnavailable, () =>
+      thread.post(unavailableNotice(runTools.listing!.unavailable)).then(postedMessage),
+    );
+  }
   // One write: the stop flag, an earlier attempt's reply and the budgets' reservation, together.
   const start = await beginModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step);
   if ('stopped' in start) return stoppedAt(loop.step);
@@ -120,7 +135,7 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
       messages: withHistoryCachePoint(messages, snapshot.promptCaching),
       maxOutputTokens: snapshot.maxOutputTokens,
       temperature: snapshot.temperature,
-      toolConfig: (snapshot.tools ? deps.tools.only(snapshot.tools) : deps.tools).toolConfig(snapshot.promptCaching),
+      toolConfig: (snapshot.tools ? runTools.tools.only(snapshot.tools) : runTools.tools).toolConfig(snapshot.promptCaching),
     },
     (delta) => {
       firstTextAt ??= deps.now();

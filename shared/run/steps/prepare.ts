@@ -11,6 +11,7 @@ import { getItems } from '../../aws/dynamodb.ts';
 import { type ActorItem, flagsOf } from '../actor.ts';
 import { actorKey, workspaceVersionKey } from '../../table.ts';
 import { versionOf } from '../../sandbox/workspace-version.ts';
+import { runReachOf } from '../../reach/run-reach.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
@@ -144,6 +145,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     tools ?? deps.tools.tools.map((tool) => tool.name),
   );
   const model = { ...modelChoice(settings, run, deps.defaultModelId), ...(agent?.model ? { modelId: agent.model } : {}) };
+  const reach = runReachOf(settings, channelKeyOf(run.threadId));
   const price = priceOf(model.modelId, settings.prices);
   if (!price) {
     deps.logger.warn('no price for the model: its runs count tokens, not dollars (add it to "prices" in settings.json)', {
@@ -176,6 +178,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxRunningSandboxes: settings.limits.maxRunningSandboxes,
     sandbox: settings.sandbox,
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
+    ...(reach ? { reach } : {}),
     ...(approvals.length ? { approvals } : {}),
     system: buildSystemPrompt({
       identity: agent ? agentIdentity(agent) : files.identity,

@@ -56,12 +56,14 @@ export async function checkFlagsBetweenTools(
 
 /**
  * Where the loop goes once a tool result is saved: the next tool call, or back to the model. From
- * inside the sandbox step (`sandboxTools` given) a next sandbox call stays there.
+ * the sandbox or reach step (`tools` given) a next call that runs there or in the other goes
+ * straight to it; any other goes through the tool step.
  */
-export function routeAfterTool(entries: ContextEntry[], step: number, sandboxTools?: ToolRegistry): LoopState {
+export function routeAfterTool(entries: ContextEntry[], step: number, tools?: ToolRegistry): LoopState {
   const pending = pendingToolCall(entries);
   if (!pending) return { step, next: 'model' };
-  return { step, next: sandboxTools?.runsInSandbox(pending.name) ? 'sandbox' : 'tool' };
+  const where = tools?.runsIn(pending.name);
+  return { step, next: where === 'sandbox' || where === 'reach' ? where : 'tool' };
 }
 
 /** Where the loop goes after a model answer: its tool calls, or the end of the run. */

@@ -11,6 +11,7 @@ import { readText, type StoreDeps, writeText } from '../../context/store.ts';
 import type { ToolPolicy } from '../../tools/allowed-tools.ts';
 import type { Price } from '../../model/pricing.ts';
 import type { Budget } from '../../policy/budgets.ts';
+import type { RunReach } from '../../reach/run-reach.ts';
 import { recentlyUsed } from '../../support/recent.ts';
 import type { ApprovalRule } from '../../approvals/rules.ts';
 
@@ -46,6 +47,8 @@ export interface RunSnapshot {
   sandbox: Settings['sandbox'];
   /** settings.json `maxEventFilesPerRun` as the run began. */
   maxEventFilesPerRun: number;
+  /** What the run may reach beyond the sandbox (web_fetch's hosts, MCP servers), for its channel; absent: nothing. */
+  reach?: RunReach;
   /** settings.json `approvals` (the deployment's and the channel's) as the run began, approvers resolved. */
   approvals?: ApprovalRule[];
 }
@@ -60,16 +63,20 @@ const ADDED_SINCE = {
   maxEventFilesPerRun: EVENT_DEFAULTS.maxEventFilesPerRun,
 } satisfies Partial<RunSnapshot>;
 
-/** Snapshots a handler container has read, by run id: a run's snapshot is written once, by prepare, before any step reads it. */
-export interface SnapshotCache {
-  get(runId: string): RunSnapshot | undefined;
-  set(runId: string, snapshot: RunSnapshot): void;
+/** What a handler container has read of its runs, by run id: each is written once per run, before any step reads it. */
+export interface RunCache<T> {
+  get(runId: string): T | undefined;
+  set(runId: string, value: T): void;
 }
 
-/** The `max` most recently read snapshots (a container steps a few runs at a time; a system prompt can be large). */
-export function recentSnapshots(max = 20): SnapshotCache {
-  return recentlyUsed<RunSnapshot>(max);
+export type SnapshotCache = RunCache<RunSnapshot>;
+
+/** The `max` most recently read values of each run (a container steps a few runs at a time; a system prompt can be large). */
+export function recentByRun<T>(max = 20): RunCache<T> {
+  return recentlyUsed<T>(max);
 }
+
+export const recentSnapshots = (max = 20): SnapshotCache => recentByRun<RunSnapshot>(max);
 
 export interface SnapshotDeps {
   store: StoreDeps;
@@ -77,7 +84,9 @@ export interface SnapshotDeps {
   snapshots?: SnapshotCache;
 }
 
-const snapshotKey = (run: RunInput) => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}.json`;
+/** `runs/<runId>.json` in the thread's folder; `suffix` names a file kept beside it. */
+export const runFileKey = (run: RunInput, suffix = '') => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}${suffix}.json`;
+const snapshotKey = (run: RunInput) => runFileKey(run);
 
 /** Written once, by prepare; the container keeps it, so a later step of the run there reads nothing. */
 export async function saveSnapshot(deps: SnapshotDeps, run: RunInput, snapshot: RunSnapshot): Promise<void> {

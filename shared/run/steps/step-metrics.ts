@@ -36,6 +36,20 @@ export function countModelStep(metrics: MetricsSink | undefined, run: RunInput, 
   }
 }
 
+/** A reach call, by server and tool (web pages as server `web`: a host would be a dimension without bound). */
+export function countReachCall(
+  metrics: MetricsSink | undefined,
+  server: string,
+  tool: string,
+  status: 'success' | 'error',
+  ms: number,
+): void {
+  if (!metrics) return;
+  metrics.put('ReachCalls', 1, { server, tool });
+  metrics.put('ReachLatency', ms, { server, tool });
+  if (status === 'error') metrics.put('ReachErrors', 1, { server, tool });
+}
+
 export function countToolCall(metrics: MetricsSink | undefined, tool: string, status: 'success' | 'error'): void {
   if (!metrics) return;
   metrics.put('ToolCalls', 1, { tool });

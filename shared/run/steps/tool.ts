@@ -1,7 +1,8 @@
 // The tool step, in agent-step: agent tools (upload, search_channel) run here; for a sandbox tool the
 // thread's sandbox is made ready (started, or replaced if it died) and the call goes on to the
-// sandbox step inside the VPC. Stop and steer are checked before every call, and a call a rule of
-// settings.json `approvals` holds waits for a person's decision first (shared/approvals/gate.ts).
+// sandbox step inside the VPC; a reach tool (web_fetch, an MCP tool) goes on to the reach step. Stop
+// and steer are checked before every call, and a call a rule of settings.json `approvals` holds waits
+// for a person's decision first (shared/approvals/gate.ts).
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
@@ -9,7 +10,8 @@ import { type LoadedContext, saveLoadedContext } from '../../context/store.ts';
 import { withRunContext } from './run-context.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runAgentTool } from '../../tools/run.ts';
-import type { ToolOutcome } from '../../tools/tool.ts';
+import type { RunsIn, ToolOutcome } from '../../tools/tool.ts';
+import { runToolsOf } from './run-tools.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
@@ -32,6 +34,17 @@ async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome
     deps.logger.error('sandbox unavailable', { runId: run.runId, error });
     return { status: 'error', text: `The sandbox could not be started: ${(error as Error).message}` };
   }
+}
+
+/**
+ * Where the named tool runs. A built-in tool is known without a read; only a name that is not one
+ * (web_fetch, an MCP server's tool) reads the run's snapshot and tool listing.
+ */
+async function whereRuns(deps: AgentDeps, run: RunInput, name: string): Promise<RunsIn | undefined> {
+  const builtin = deps.tools.runsIn(name);
+  if (builtin) return builtin;
+  const tools = await runToolsOf(deps, run, await loadSnapshot(deps, run));
+  return tools === 'connect' ? undefined : tools.tools.runsIn(name);
 }
 
 export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
@@ -71,6 +84,11 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
+  if ((await whereRuns(deps, run, call.name)) === 'reach') {
+    if (gate.kind !== 'approved') return { step: loop.step, next: 'reach' };
+    await saveLoadedContext(deps.store, run.threadId, context);
+    return { step: loop.step, next: 'reach', approvedToolUseId: call.toolUseId };
+  }
   if (deps.tools.runsInSandbox(call.name)) {
     const sandbox = await readySandbox(deps, run);
     if (sandbox === 'ready') {

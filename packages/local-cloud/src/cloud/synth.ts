@@ -22,6 +22,7 @@ export interface LocalStackSettings {
   chatPlatforms?: readonly PlatformName[];
   sandboxNetwork?: SandboxNetworkMode;
   alarmEmail?: string;
+  reachAllowLoopback?: boolean;
 }
 
 export interface SynthesizedStack {
@@ -102,6 +103,7 @@ async function synthesize(settings: LocalStackSettings): Promise<SynthesizedStac
         chatPlatforms: settings.chatPlatforms ?? DEFAULT_SETTINGS.chatPlatforms,
         sandboxNetwork: settings.sandboxNetwork ?? DEFAULT_SETTINGS.sandboxNetwork,
         ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
+        reachAllowLoopback: settings.reachAllowLoopback ?? false,
       },
     });
     const template = app.synth().getStackByName(stack.stackName).template as Template;

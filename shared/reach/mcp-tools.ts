@@ -1,0 +1,68 @@
+// An MCP server's tools as the run's tools: named `<server>__<tool>` within Bedrock's rule
+// ([a-zA-Z0-9_-]{1,64}, longer or odd names shortened deterministically), filtered by the server's
+// allow and deny patterns, with the server's description and JSON Schema. Made from the listing the
+// Connect step stored beside the run's snapshot, so every step of the run offers the same tools.
+// No MCP SDK here: the agent step (which offers the tools) carries these definitions only.
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import { defineTool, type AnyTool } from '../tools/tool.ts';
+import type { RunMcpServer } from './run-reach.ts';
+
+/** One tool of a server, as listed for the run. */
+export interface ListedMcpTool {
+  /** What the model calls it. */
+  name: string;
+  server: string;
+  /** The server's own name for it. */
+  tool: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** What the Connect step found: the run's MCP tools, and the servers that could not be listed (said once in the thread). */
+export interface McpListing {
+  tools: ListedMcpTool[];
+  unavailable: { server: string; reason: string }[];
+}
+
+const MAX_NAME = 64;
+const INVALID = /[^a-zA-Z0-9_-]/g;
+
+/** `<server>__<tool>`, made valid for Bedrock; a name that had to change gets a short hash of the original, so two never collide. */
+export function modelToolName(server: string, tool: string): string {
+  const wanted = `${server}__${tool}`;
+  const valid = wanted.replace(INVALID, '_');
+  if (valid === wanted && valid.length <= MAX_NAME) return valid;
+  const hash = createHash('sha256').update(wanted).digest('hex').slice(0, 8);
+  return `${valid.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
+}
+
+const globRegex = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`);
+
+/** Whether the server's settings offer this tool: allowed (or no allow list) and not denied. */
+export function toolOffered(server: Pick<RunMcpServer, 'tools'>, tool: string): boolean {
+  const { allow, deny } = server.tools ?? {};
+  if (deny?.some((p) => globRegex(p).test(tool))) return false;
+  return !allow || allow.some((p) => globRegex(p).test(tool));
+}
+
+/** The schema Bedrock is given: the server's, without what Bedrock does not read. */
+export function bedrockInputSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = schema ?? {};
+  return { type: 'object', ...rest };
+}
+
+/** The listed tools as tools of the run: each call goes to the reach step, which calls the server. */
+export function mcpToolDefinitions(listing: McpListing): AnyTool[] {
+  return listing.tools.map((listed) =>
+    defineTool({
+      name: listed.name,
+      runsIn: 'reach',
+      description: listed.description.trim() || `${listed.tool} (from the ${listed.server} MCP server)`,
+      // The server checks its own input; any object goes to it as the model sent it.
+      input: z.looseObject({}),
+      inputSchema: listed.inputSchema,
+      run: (input, { callMcpTool, signal }) => callMcpTool(listed.server, listed.tool, input, signal),
+    }),
+  );
+}

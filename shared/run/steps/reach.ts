@@ -1,0 +1,213 @@
+// The reach step, in the reach-step Lambda (the one function that reaches the Internet and MCP
+// servers, and the only one that may read the MCP secrets): Connect lists the run's MCP servers'
+// tools once per run; a reach tool call (web_fetch, an MCP tool) runs here with the run's stop
+// watch, its result clamped and secret-filtered (the run's patterns and every secret value this
+// invocation read), timed into the context for the audit record, and counted by server and tool.
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { ActorDeps } from '../actor.ts';
+import { dataKeys } from '../../ids.ts';
+import type { LoopState, RunInput } from '../../contracts.ts';
+import { loadContext, type ReachCall, saveLoadedContext } from '../../context/store.ts';
+import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
+import type { JsonLogger } from '../../observability/log.ts';
+import type { MetricsSink } from '../../observability/metrics.ts';
+import { redactSecrets, secretPatternsWith, type SecretPattern } from '../../policy/secret-filter.ts';
+import { guardedFetch } from '../../reach/guarded-fetch.ts';
+import { callServerTool, listServerTools, type McpTarget } from '../../reach/mcp-client.ts';
+import { bedrockInputSchema, type McpListing, modelToolName, toolOffered } from '../../reach/mcp-tools.ts';
+import type { RunMcpServer } from '../../reach/run-reach.ts';
+import { approvalRuleFor } from '../../approvals/rules.ts';
+import { bareHost } from '../../reach/url-rules.ts';
+import { fetchPage } from '../../reach/web-fetch.ts';
+import { SECRET_REFERENCE } from '../../settings/groups/reach.ts';
+import { DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES } from '../../reach/limits.ts';
+import { runReachTool } from '../../tools/run.ts';
+import { ToolError } from '../../tools/text.ts';
+import type { ToolOutcome } from '../../tools/tool.ts';
+import { stepMeta } from './deps.ts';
+import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
+import { loadMcpListing, runToolsOf, type RunToolsDeps, saveMcpListing } from './run-tools.ts';
+import { loadSnapshot, type RunSnapshot } from './snapshot.ts';
+import { countReachCall, countToolCall } from './step-metrics.ts';
+
+export interface ReachStepDeps extends RunToolsDeps {
+  /** The thread's actor item: stop and steer flags. */
+  actor: Pick<ActorDeps, 'db' | 'tableName'>;
+  /** The value of the secret `<stack>/mcp/NAME`. */
+  readSecret(name: string): Promise<string>;
+  /** Loopback targets allowed: local testing only (REACH_ALLOW_LOOPBACK). */
+  allowLoopback: boolean;
+  logger: JsonLogger;
+  /** Epoch milliseconds. */
+  now: () => number;
+  metrics?: MetricsSink;
+}
+
+/** The secret values one invocation read: every text it lets out is filtered with them. */
+class SecretValues {
+  readonly #values = new Set<string>();
+  add(value: string): string {
+    if (value) this.#values.add(value);
+    return value;
+  }
+  patterns(snapshot: RunSnapshot): SecretPattern[] {
+    const literal = [...this.#values].map((value) => ({
+      kind: 'MCP secret',
+      pattern: new RegExp(value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g'),
+    }));
+    return [...secretPatternsWith(snapshot.secretPatterns), ...literal];
+  }
+}
+
+/** The server as the client reaches it: secrets read into its headers; a channel's server only through the guarded fetch. */
+async function targetOf(deps: ReachStepDeps, server: RunMcpServer, secrets: SecretValues): Promise<McpTarget> {
+  const headers: Record<string, string> = {};
+  for (const [name, declared] of Object.entries(server.headers ?? {})) {
+    let value = declared;
+    for (const [reference, secretName] of declared.matchAll(new RegExp(SECRET_REFERENCE.source, 'g'))) {
+      // Settings refuse a channel's server that names a secret; this holds even if they did not.
+      if (server.declaredBy !== 'operator') throw new ToolError(`the ${server.name} server may not use secrets`);
+      const secret = await deps.readSecret(secretName!).catch((error: unknown) => {
+        throw new ToolError(`the secret ${secretName} could not be read (${(error as Error).name})`);
+      });
+      value = value.replace(reference, secrets.add(secret));
+    }
+    headers[name] = value;
+  }
+  const target: McpTarget = { name: server.name, url: server.url, headers, timeoutMs: server.timeoutSeconds * 1000 };
+  if (server.declaredBy === 'operator') return target;
+  const host = bareHost(new URL(server.url));
+  const fetcher = guardedFetch({ allow: [host] }, { allowLoopback: deps.allowLoopback });
+  return { ...target, fetch: fetcher as unknown as McpTarget['fetch'] };
+}
+
+/** Lists every MCP server of the run (at once) and stores what it offers; a server that fails is left out and named. */
+export async function connectStep(deps: ReachStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const next: LoopState = { step: loop.step, next: 'model', ...(loop.contextVersion ? { contextVersion: loop.contextVersion } : {}) };
+  // A retried Connect finds the listing stored.
+  if (await loadMcpListing(deps, run)) return next;
+  const snapshot = await loadSnapshot(deps, run);
+  const secrets = new SecretValues();
+  const listing: McpListing = { tools: [], unavailable: [] };
+  await Promise.all(
+    (snapshot.reach?.mcpServers ?? []).map(async (server) => {
+      const started = deps.now();
+      try {
+        const target = await targetOf(deps, server, secrets);
+        const tools = await listServerTools(target, AbortSignal.timeout(target.timeoutMs));
+        const offered = tools.filter((tool) => toolOffered(server, tool.name));
+        for (const tool of offered) {
+          const name = modelToolName(server.name, tool.name);
+          // A server that lists a name twice gets it offered once (two tools of one name would be refused by Bedrock).
+          if (listing.tools.some((listed) => listed.name === name)) continue;
+          listing.tools.push({
+            name,
+            server: server.name,
+            tool: tool.name,
+            description: redactSecrets(tool.description ?? '', secrets.patterns(snapshot)).slice(0, 4000),
+            inputSchema: bedrockInputSchema(tool.inputSchema),
+          });
+        }
+        deps.logger.info('mcp server listed', {
+          server: server.name,
+          tools: tools.length,
+          offered: offered.length,
+          durationMs: deps.now() - started,
+        });
+      } catch (error) {
+        const reason = redactSecrets(reasonOf(error), secrets.patterns(snapshot)).slice(0, 300);
+        listing.unavailable.push({ server: server.name, reason });
+        deps.logger.warn('mcp server unavailable', { server: server.name, reason, durationMs: deps.now() - started });
+      }
+    }),
+  );
+  // In a fixed order, so the tool list (part of the cached prompt) does not depend on which server answered first.
+  listing.tools.sort((a, b) => (a.name < b.name ? -1 : 1));
+  listing.unavailable.sort((a, b) => (a.server < b.server ? -1 : 1));
+  await saveMcpListing(deps, run, listing);
+  return next;
+}
+
+const reasonOf = (error: unknown): string =>
+  (error as Error).name === 'TimeoutError' ? 'no answer in time' : ((error as Error).message ?? String(error));
+
+/** Runs the run's pending reach call. */
+export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const [context, snapshot] = await Promise.all([loadContext(deps.store, run.threadId), loadSnapshot(deps, run)]);
+  const runTools = await runToolsOf(deps, run, snapshot);
+  const call = pendingToolCall(context.entries);
+  if (runTools === 'connect') return { step: loop.step, next: 'connect' };
+  const { tools } = runTools;
+  if (!call || tools.runsIn(call.name) !== 'reach') return routeAfterTool(context.entries, loop.step, tools);
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  if (flagged) return flagged;
+  // A call a rule of settings.json `approvals` holds runs here only once a person approved it; the tool step asks them.
+  if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
+  const started = deps.now();
+  const secrets = new SecretValues();
+  let reached: ReachCall | undefined;
+  const servers = new Map((snapshot.reach?.mcpServers ?? []).map((server) => [server.name, server]));
+  const pageFetcher = guardedFetch({ allow: snapshot.reach?.webFetch?.allow ?? [] }, { allowLoopback: deps.allowLoopback });
+  const stopWatch = watchForStop(deps, run);
+  const outcome: ToolOutcome = await runReachTool(tools, call, {
+    signal: stopWatch.signal,
+    async fetchPage(url, maxBytes, signal) {
+      const parsed = URL.canParse(url) ? new URL(url) : undefined;
+      reached = { server: parsed ? bareHost(parsed) : 'web', tool: 'web_fetch', bytes: 0 };
+      const page = await fetchPage(pageFetcher, url, Math.min(maxBytes ?? DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES), signal);
+      reached.bytes = Buffer.byteLength(page.text);
+      return page;
+    },
+    async callMcpTool(name, tool, args, signal) {
+      const server = servers.get(name);
+      if (!server) throw new ToolError(`no MCP server ${name} in this run`);
+      reached = { server: name, tool, bytes: 0 };
+      const target = await targetOf(deps, server, secrets);
+      const result = await callServerTool(target, tool, args, AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]));
+      reached.bytes = result.bytes;
+      const images = await Promise.all(
+        result.images.map(async ({ format, data }, i) => {
+          const key = `${dataKeys(run.threadId).threadDir}/reach/${call.toolUseId}-${i + 1}.${format}`;
+          await deps.store.s3.send(
+            new PutObjectCommand({
+              Bucket: deps.store.bucket,
+              Key: key,
+              Body: Buffer.from(data, 'base64'),
+              ContentType: `image/${format}`,
+            }),
+          );
+          return { format, uri: `s3://${deps.store.bucket}/${key}` };
+        }),
+      );
+      return { status: result.status, text: result.text, ...(images.length ? { images } : {}) };
+    },
+  })
+    .catch((error: unknown) => {
+      if (stopWatch.signal.aborted) return undefined;
+      throw error;
+    })
+    .finally(() => stopWatch.stop())
+    .then((result) => result ?? { status: 'error' as const, text: 'stopped' });
+  if (stopWatch.signal.aborted) {
+    deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
+    return stoppedAt(loop.step);
+  }
+  outcome.text = redactSecrets(outcome.text, secrets.patterns(snapshot));
+  const ran = { ...toolTime(started, deps.now()), ...(reached ? { reach: reached } : {}) };
+  appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), ran);
+  await saveLoadedContext(deps.store, run.threadId, context);
+  deps.logger.info('reach call', {
+    runId: run.runId,
+    tool: call.name,
+    toolUseId: call.toolUseId,
+    server: reached?.server,
+    serverTool: reached?.tool,
+    durationMs: ran.durationMs,
+    outcome: outcome.status,
+    bytes: reached?.bytes,
+  });
+  countToolCall(deps.metrics, call.name, outcome.status);
+  if (reached)
+    countReachCall(deps.metrics, reached.tool === 'web_fetch' ? 'web' : reached.server, reached.tool, outcome.status, ran.durationMs);
+  return routeAfterTool(context.entries, loop.step, tools);
+}

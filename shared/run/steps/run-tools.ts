@@ -1,0 +1,49 @@
+// The tools a run offers: the built-in ones, then web_fetch when the run's channel allows hosts, then
+// its MCP servers' tools as the Connect step listed them once for the run (runs/<runId>.mcp.json,
+// beside the snapshot). A run whose snapshot reaches nothing is offered the built-in tools with no
+// read at all, and a listing is read once per container, like the snapshot.
+import type { RunInput } from '../../contracts.ts';
+import { readText, writeText } from '../../context/store.ts';
+import { type McpListing, mcpToolDefinitions } from '../../reach/mcp-tools.ts';
+import { webFetch } from '../../tools/builtin/web-fetch.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
+import type { AnyTool } from '../../tools/tool.ts';
+import { type RunCache, type RunSnapshot, runFileKey, type SnapshotDeps } from './snapshot.ts';
+
+export interface RunToolsDeps extends SnapshotDeps {
+  /** The built-in tools. */
+  tools: ToolRegistry;
+  /** MCP listings this container has read (absent: every load reads S3). */
+  listings?: RunCache<McpListing>;
+}
+
+const listingKey = (run: RunInput) => runFileKey(run, '.mcp');
+
+export async function saveMcpListing(deps: RunToolsDeps, run: RunInput, listing: McpListing): Promise<void> {
+  await writeText(deps.store, listingKey(run), JSON.stringify(listing), 'application/json');
+  deps.listings?.set(run.runId, listing);
+}
+
+/** The run's listing, or undefined before the Connect step stored it. */
+export async function loadMcpListing(deps: RunToolsDeps, run: RunInput): Promise<McpListing | undefined> {
+  const known = deps.listings?.get(run.runId);
+  if (known) return known;
+  const raw = await readText(deps.store, listingKey(run));
+  if (!raw) return undefined;
+  const listing = JSON.parse(raw) as McpListing;
+  deps.listings?.set(run.runId, listing);
+  return listing;
+}
+
+export type RunTools = { tools: ToolRegistry; listing?: McpListing } | 'connect';
+
+/** The run's tools, or 'connect' when its MCP servers have not been listed yet. */
+export async function runToolsOf(deps: RunToolsDeps, run: RunInput, snapshot: RunSnapshot): Promise<RunTools> {
+  const reach = snapshot.reach;
+  if (!reach) return { tools: deps.tools };
+  const extra: AnyTool[] = reach.webFetch ? [webFetch] : [];
+  if (!reach.mcpServers?.length) return { tools: deps.tools.with(extra) };
+  const listing = await loadMcpListing(deps, run);
+  if (!listing) return 'connect';
+  return { tools: deps.tools.with([...extra, ...mcpToolDefinitions(listing)]), listing };
+}

@@ -1,0 +1,79 @@
+// What the agent may reach beyond its sandbox (docs: README "Connecting the agent to your systems"):
+// MCP servers the operator declares (`mcpServers`, each perhaps for some channels only, its headers
+// perhaps naming Secrets Manager secrets as `${secret:NAME}`), and the hosts web_fetch may read
+// (`webFetch.allow`). A channel admin may add servers and hosts for a channel (`settings set`), but a
+// channel's server never gets a secret and is held to web_fetch's address rules.
+import * as z from 'zod';
+import { settingsGroup } from '../group.ts';
+
+/** `${secret:NAME}` in a header value: the secret `<stack>/mcp/NAME`. */
+export const SECRET_REFERENCE = /\$\{secret:([A-Za-z0-9_.-]{1,100})\}/g;
+
+/** A server's name is the first part of its tools' names (`<server>__<tool>`). */
+const SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
+
+/** Servers by name, each name checked with a message that says what a name may be. */
+const serversByName = <S extends z.ZodType>(server: S) =>
+  z.record(z.string(), server).superRefine((servers, ctx) => {
+    for (const name of Object.keys(servers)) {
+      if (!SERVER_NAME.test(name))
+        ctx.addIssue({ code: 'custom', path: [name], message: 'a server name must be 1-32 letters, digits or -' });
+    }
+  });
+
+const toolPattern = z.string().regex(/^[A-Za-z0-9_.*-]{1,128}$/, { error: 'must be a tool name, * matching any characters' });
+
+const serverShape = {
+  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+  headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/, { error: 'must be a header name' }), z.string().max(4000)).optional(),
+  /** Which of the server's tools are offered: `allow` absent offers every one; `deny` wins. */
+  tools: z
+    .object({ allow: z.array(toolPattern).max(100).optional(), deny: z.array(toolPattern).max(100).optional() })
+    .strict()
+    .optional(),
+  timeoutSeconds: z.int().min(1).max(600).default(30),
+};
+
+const operatorServer = z
+  .object({
+    ...serverShape,
+    /** `adapter:channel` keys (`slack:C0123`); absent: every channel. */
+    channels: z.array(z.string().min(3)).max(1000).optional(),
+  })
+  .strict();
+
+const channelServer = z
+  .object(serverShape)
+  .strict()
+  .superRefine(({ headers }, ctx) => {
+    for (const [name, value] of Object.entries(headers ?? {})) {
+      if (new RegExp(SECRET_REFERENCE.source).test(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['headers', name],
+          message:
+            "a channel's MCP server may not use ${secret:…}: only servers in the top-level mcpServers, which the operator declares, get secrets",
+        });
+      }
+    }
+  });
+
+/** A host web_fetch may read: `docs.example.com`, `*.example.com` (its subdomains), `*` (every public host), each perhaps with `:port`. */
+const allowedHost = z.string().regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)(:\d{1,5})?$/, {
+  error: 'must be a lower-case host name, *.domain for its subdomains, or * for every public host, perhaps with :port',
+});
+const webFetch = z.object({ allow: z.array(allowedHost).max(200).default([]) }).strict();
+
+export type OperatorMcpServer = z.output<typeof operatorServer>;
+export type ChannelMcpServer = z.output<typeof channelServer>;
+
+export const reachSettings = settingsGroup({
+  keys: {
+    mcpServers: serversByName(operatorServer).default({}),
+    webFetch: webFetch.default({ allow: [] }),
+  },
+  channel: {
+    mcpServers: serversByName(channelServer).optional(),
+    webFetch: webFetch.optional(),
+  },
+});
