@@ -38,9 +38,12 @@ export function agentTools(
   logger: Pick<JsonLogger, 'warn'>,
 ): string[] | undefined {
   if (!agent?.tools) return undefined;
-  const unknown = agent.tools.filter((name) => !available.includes(name));
+  // web_fetch (when settings.json allows hosts) and an MCP server's tools (`<server>__<tool>`) join the
+  // run after prepare (shared/run/steps/run-tools.ts): kept by name, offered when they are there.
+  const mcp = agent.tools.filter((name) => name.includes('__') || name === 'web_fetch');
+  const unknown = agent.tools.filter((name) => !available.includes(name) && !mcp.includes(name));
   if (unknown.length) logger.warn('agent names tools this run does not have', { agent: agent.name, unknown, available });
-  return available.filter((name) => agent.tools!.includes(name));
+  return [...available.filter((name) => agent.tools!.includes(name)), ...mcp.filter((name) => !available.includes(name))];
 }
 
 /** The system prompt's identity part: the agent's instructions, under its name. */

@@ -1,6 +1,7 @@
 // AGENT.md files as the runtime reads them, and the `/agent NAME` words that choose one for a thread.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { agentTools } from '../../shared/agents/apply.ts';
 import { agentKeys, parseAgentFile } from '../../shared/agents/definition.ts';
 import { requestedAgent, withoutAgentRequest } from '../../shared/agents/request.ts';
 
@@ -65,4 +66,23 @@ test('/agent NAME opens a message (after the mention); the words are not for the
   assert.equal(withoutAgentRequest('@bot /agent reviewer look at PR 12'), 'look at PR 12');
   assert.equal(withoutAgentRequest('@bot /agent reviewer'), '@bot /agent reviewer', 'nothing else said: the words stay');
   assert.equal(withoutAgentRequest('just a question'), 'just a question');
+});
+
+test("an agent's tools: those the run has, and web_fetch and MCP tools, which join the run after prepare", () => {
+  const warnings: unknown[] = [];
+  const agent = {
+    name: 'a',
+    description: 'd',
+    instructions: 'i',
+    scope: 'deployment' as const,
+    key: 'k',
+    tools: ['read', 'nope', 'web_fetch', 'orders__lookup'],
+  };
+  assert.deepEqual(agentTools(agent, ['bash', 'read', 'write'], { warn: (...args: unknown[]) => void warnings.push(args) }), [
+    'read',
+    'web_fetch',
+    'orders__lookup',
+  ]);
+  assert.equal(warnings.length, 1, 'the unknown name is logged');
+  assert.equal(agentTools({ ...agent, tools: undefined }, ['read'], { warn: () => undefined }), undefined);
 });
