@@ -4,7 +4,11 @@
 // timed out, its execution stopped, it already got an answer) is TaskTimedOut, as in AWS.
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../aws-protocol.ts';
-import type { JsonValue } from './tasks.ts';
+import type { RunOptions } from 'aws-local-stepfunctions';
+
+type TaskHandler = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>[string];
+/** A value of the state machine's data, as the runner's task handlers take it. */
+export type JsonValue = Parameters<TaskHandler>[0];
 
 // AWS's tokens are opaque strings of up to 1,024 characters; ours carry 48 random bytes.
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{64}$/;

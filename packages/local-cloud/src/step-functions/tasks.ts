@@ -15,11 +15,11 @@ import {
 import { isPlainObject } from '../aws-protocol.ts';
 import { functionLogicalIdFromArn } from '../template.ts';
 import { CALLBACK_TIMEOUT_PARAMETER, forEachState, type Machine } from './definition.ts';
-import { newTaskToken, type TaskTokens } from './task-tokens.ts';
+import { newTaskToken, type JsonValue, type TaskTokens } from './task-tokens.ts';
 
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
 type TaskHandler = TaskHandlers[string];
-export type JsonValue = Parameters<TaskHandler>[0];
+export type { JsonValue } from './task-tokens.ts';
 
 export interface TaskContext {
   /** Invokes a function by ARN (qualified by version or alias, or not) or name, as the state machine's role. */
