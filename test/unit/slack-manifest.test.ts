@@ -35,7 +35,7 @@ test("slack manifest: its header and the local stack's banner count and name eve
     .join(' ');
   assert.ok(header.includes(described.replace(' (', ' below (')), header);
   // The banner says it from the manifest itself; it never names a count of its own.
-  const banner = read('packages/local-cloud/src/main.ts');
+  const banner = read('packages/local-cloud/src/start.ts');
   assert.match(banner, /set the manifest's \$\{describeRequestUrls\(\)\}/);
   assert.doesNotMatch(banner, /\b(three|four|five|six) request URLs/);
   // Fewer URLs (a slash command removed) are counted as such.
