@@ -178,9 +178,26 @@ function newAgentStepCode(template: Template): Template {
   return renamed;
 }
 
+// The two message-size tests share one stack: the refusal runs first, and leaves it without a run.
+let sizeStack: Awaited<ReturnType<typeof startTestStack>> | undefined;
+
+test('a message over the byte limit is refused with the limit named, and nothing runs', async () => {
+  const stack = (sizeStack = await startTestStack());
+  // 40,000 characters, as Slack allows, but four bytes each.
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${'😀'.repeat(39_980)}` });
+  await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.bot_id && /the limit is 128 KB/.test(m.text)),
+    30_000,
+    'the refusal',
+  );
+  assert.equal(stack.bedrock.requests.length, 0);
+  assert.equal(stack.cloud.stepFunctions.executions.size, 0);
+});
+
 test('long messages (40,000 CJK characters) run whole, queued or not, and every execution input stays a few KB', async (t) => {
-  const stack = await startTestStack();
+  const stack = sizeStack ?? (await startTestStack());
   t.after(() => stack.stop());
+  assert.equal(stack.bedrock.requests.length, 0, 'a stack without a model call yet');
   const long = (mark: string) => `${mark} ${'語'.repeat(40_000 - mark.length - 1)}`;
   const held = gate();
   stack.bedrock.script({ text: 'First read.', hold: held.promise }, { text: 'Second read.' }, { text: 'Third read.' });
@@ -205,18 +222,4 @@ test('long messages (40,000 CJK characters) run whole, queued or not, and every 
     const bytes = Buffer.byteLength(JSON.stringify(execution.input));
     assert.ok(bytes < 16 * 1024, `execution input of ${bytes} bytes`);
   }
-});
-
-test('a message over the byte limit is refused with the limit named, and nothing runs', async (t) => {
-  const stack = await startTestStack();
-  t.after(() => stack.stop());
-  // 40,000 characters, as Slack allows, but four bytes each.
-  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${'😀'.repeat(39_980)}` });
-  await eventually(
-    () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.bot_id && /the limit is 128 KB/.test(m.text)),
-    30_000,
-    'the refusal',
-  );
-  assert.equal(stack.bedrock.requests.length, 0);
-  assert.equal(stack.cloud.stepFunctions.executions.size, 0);
 });

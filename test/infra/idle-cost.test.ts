@@ -15,14 +15,14 @@ const byWhat = (estimate: ReturnType<typeof estimateIdleCost>) =>
   Object.fromEntries(estimate.items.map((item) => [item.what, [item.count, item.monthlyUsd]]));
 
 // In every mode: the alarm topic's key, the Slack and Teams secrets, the dashboard, and the alarms'
-// 28 metrics (8 functions x errors and throttles, the throttling rate's 2, 10 single-metric alarms).
+// 30 metrics (9 functions x errors and throttles, the throttling rate's 2, 10 single-metric alarms).
 const MONITORING_AND_SECRETS = {
   'KMS key': [1, 1],
   secret: [2, 0.8],
-  'alarm metric': [28, 2.8],
+  'alarm metric': [30, 3],
   dashboard: [1, 3],
 };
-const BASE = 1 + 0.8 + 2.8 + 3;
+const BASE = 1 + 0.8 + 3 + 3;
 
 test('isolated (the default): 3 interface endpoints x 1 AZ x $0.01/h x 730 h = $21.90 on top of the rest', () => {
   const estimate = estimateFor({});
@@ -50,7 +50,7 @@ test('public: no endpoints, no NAT gateway, no address while no task runs; Slack
 test('the line names each item with its arithmetic', () => {
   assert.equal(
     formatIdleCost('Threadwork', estimateFor({ sandboxNetwork: 'egress' })),
-    'Threadwork: estimated idle cost $44.10/month at us-east-1 list prices before the free tier (NAT gateway: 1 x $0.045/h x 730 h = $32.85; Elastic IP: 1 x $0.005/h x 730 h = $3.65; KMS key: 1 x $1.00/month = $1.00; secret: 2 x $0.40/month = $0.80; alarm metric: 28 x $0.10/month = $2.80; dashboard: 1 x $3.00/month = $3.00); use is billed on top (docs/cost.md)',
+    'Threadwork: estimated idle cost $44.30/month at us-east-1 list prices before the free tier (NAT gateway: 1 x $0.045/h x 730 h = $32.85; Elastic IP: 1 x $0.005/h x 730 h = $3.65; KMS key: 1 x $1.00/month = $1.00; secret: 2 x $0.40/month = $0.80; alarm metric: 30 x $0.10/month = $3.00; dashboard: 1 x $3.00/month = $3.00); use is billed on top (docs/cost.md)',
   );
 });
 
@@ -70,7 +70,7 @@ test('infra/app.ts (what cdk synth runs) prints the estimate of the settings it 
     assert.equal(run.status, 0, run.stderr);
     assert.match(
       run.stderr,
-      /^CostCheck: estimated idle cost \$29\.50\/month .*interface endpoint x AZ: 3 x \$0\.01\/h x 730 h = \$21\.90;/m,
+      /^CostCheck: estimated idle cost \$29\.70\/month .*interface endpoint x AZ: 3 x \$0\.01\/h x 730 h = \$21\.90;/m,
     );
     assert.doesNotMatch(run.stdout, /estimated idle cost/);
   } finally {
@@ -107,7 +107,7 @@ test('the app leaves the line to npm run synth when that runs it', () => {
     const run = runApp(outdir, { stackName: 'CostCheck' }, { [IDLE_COST_AFTER_SYNTH]: '1' });
     assert.equal(run.status, 0, run.stderr);
     assert.doesNotMatch(run.stderr, /estimated idle cost/);
-    assert.match(idleCostLines(outdir)[0]!, /^CostCheck: estimated idle cost \$29\.50\/month/);
+    assert.match(idleCostLines(outdir)[0]!, /^CostCheck: estimated idle cost \$29\.70\/month/);
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
