@@ -31,7 +31,7 @@ const PINNED: Record<keyof typeof table, () => void> = {
       costFooter: 'cost-footer',
       errorReply: 'error-reply',
       operatorStopNotice: 'operator-stop-notice',
-    mcpUnavailable: 'mcp-unavailable',
+      mcpUnavailable: 'mcp-unavailable',
       auditEnd: 'audit-end',
       runEndCounted: 'run-end-counted',
     });
