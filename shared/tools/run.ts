@@ -33,30 +33,29 @@ const failed = (call: ToolCall, error: unknown): ToolOutcome => ({
   text: `${call.name} failed: ${(error as Error).message}`,
 });
 
-/** Runs an agent tool in the agent step. A platform error (rate limit, missing scope) is the model's to know about, not a crashed run. */
-export async function runAgentTool(
+/** Runs `call` when it names a tool that runs in `runsIn`; a failure the model should hear about is an error result. */
+async function runToolIn<R extends RunsIn>(
+  runsIn: R,
   tools: ToolRegistry,
   call: ToolCall,
-  context: Omit<AgentToolContext, 'toolUseId'>,
+  context: Omit<ToolContexts[R], 'toolUseId'>,
+  rethrow: () => boolean = () => false,
 ): Promise<ToolOutcome> {
   const tool = tools.get(call.name);
-  if (tool?.runsIn !== 'agent') return { status: 'error', text: `unknown tool ${call.name}` };
-  return runTool(tool, call, { ...context, toolUseId: call.toolUseId }).catch((error: unknown) => failed(call, error));
-}
-
-/** Runs a reach tool in the reach step. A server that is down or slow is the model's to know about; a stop is thrown. */
-export async function runReachTool(
-  tools: ToolRegistry,
-  call: ToolCall,
-  context: Omit<ReachToolContext, 'toolUseId'>,
-): Promise<ToolOutcome> {
-  const tool = tools.get(call.name);
-  if (tool?.runsIn !== 'reach') return { status: 'error', text: `unknown tool ${call.name}` };
-  return runTool(tool, call, { ...context, toolUseId: call.toolUseId }).catch((error: unknown) => {
-    if (context.signal.aborted) throw error;
+  if (tool?.runsIn !== runsIn) return { status: 'error', text: `unknown tool ${call.name}` };
+  return runTool(tool as ToolDefinition<R>, call, { ...context, toolUseId: call.toolUseId } as ToolContexts[R]).catch((error: unknown) => {
+    if (rethrow()) throw error;
     return failed(call, error);
   });
 }
+
+/** Runs an agent tool in the agent step. A platform error (rate limit, missing scope) is the model's to know about, not a crashed run. */
+export const runAgentTool = (tools: ToolRegistry, call: ToolCall, context: Omit<AgentToolContext, 'toolUseId'>): Promise<ToolOutcome> =>
+  runToolIn('agent', tools, call, context);
+
+/** Runs a reach tool in the reach step. A server that is down or slow is the model's to know about; a stop is thrown. */
+export const runReachTool = (tools: ToolRegistry, call: ToolCall, context: Omit<ReachToolContext, 'toolUseId'>): Promise<ToolOutcome> =>
+  runToolIn('reach', tools, call, context, () => context.signal.aborted);
 
 /** Runs a sandbox tool in the sandbox step. The sandbox refusing a request is an error result; a lost sandbox is thrown. */
 export async function runSandboxTool(
