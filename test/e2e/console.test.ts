@@ -26,8 +26,8 @@ let localConsole: LocalConsole;
 let browser: Browser;
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: .ci/run installs Debian's chromium (or set CHROMIUM_PATH)`);
-  stack = await startTestStack();
-  localConsole = await startConsole(consoleSources(stack.slack, stack.cloud));
+  stack = await startTestStack({ teams: true });
+  localConsole = await startConsole(consoleSources({ slack: stack.slack, teams: stack.teams }, stack.cloud));
   browser = await chromium.launch({ executablePath: CHROMIUM, args: QUIET_CHROMIUM });
 });
 after(async () => {
@@ -53,8 +53,8 @@ test('the console: a message posted there shows the tool call, with its input an
       void dialog.dismiss();
     });
     await page.goto(localConsole.url);
-    await page.locator('#user option').first().waitFor({ state: 'attached' });
-    await page.selectOption('#user', { index: 0 });
+    await page.locator('#users option').first().waitFor({ state: 'attached' });
+    await page.fill('#user', 'U0LOCALUSER');
     await page.fill('#text', 'what did we decide about deploys?');
     await page.click('button[type=submit]');
 

@@ -138,7 +138,7 @@ async function main(started: number): Promise<void> {
     { port: port('LOCAL_EVENTBRIDGE_PORT', 3002), what: 'the local EventBridge', variable: 'LOCAL_EVENTBRIDGE_PORT' },
     ...(realTeams ? [] : [{ port: port('LOCAL_TEAMS_PORT', 3003), what: 'the Teams stand-in', variable: 'LOCAL_TEAMS_PORT' }]),
     { port: port('LOCAL_METRICS_PORT', 3004), what: 'the metrics summary', variable: 'LOCAL_METRICS_PORT' },
-    ...(realSlack ? [] : [{ port: port('LOCAL_CONSOLE_PORT', 3005), what: 'the console', variable: 'LOCAL_CONSOLE_PORT' }]),
+    ...(realSlack && realTeams ? [] : [{ port: port('LOCAL_CONSOLE_PORT', 3005), what: 'the console', variable: 'LOCAL_CONSOLE_PORT' }]),
   ];
   const wantedPort = (variable: string) => wanted.find((w) => w.variable === variable)?.port;
   // One stack file per stack: a second stack from this checkout needs its own, or the CLIs of the
@@ -223,11 +223,14 @@ async function main(started: number): Promise<void> {
   const mcpSecrets = createMcpSecrets(cloud);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
-  // The console shows the local Slack stand-in's threads: with a real Slack app there is none to show.
-  const localConsole = slack ? await startConsole({ ...consoleSources(slack, cloud), port: wantedPort('LOCAL_CONSOLE_PORT') }) : undefined;
+  // The console shows the local stand-ins' threads: with a real Slack app and Azure Bot there is none to show.
+  const localConsole =
+    slack || teams
+      ? await startConsole({ ...consoleSources({ slack, teams }, cloud), port: wantedPort('LOCAL_CONSOLE_PORT') })
+      : undefined;
   const lines = [
     `Threadwork local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s).`,
-    ...(localConsole ? [`  Console        ${localConsole.url}  (open it in a browser: threads, tool calls, runs; post as any user)`] : []),
+    ...(localConsole ? [`  Console        ${localConsole.url}  (open it in a browser: Slack and Teams threads, tool calls, approvals, runs, metrics, budgets, audit)`] : []),
     `  Webhook API    ${cloud.apiUrl}  (POST /slack/events, POST /api/messages, GET /health)`,
   ];
   if (slack) {

@@ -22,7 +22,8 @@ import { createTeamsState, DEFAULT_TENANT_ID, randomId } from './state.ts';
 
 export { createSigningKey, signActivityToken } from './keys.ts';
 export type { SigningKey } from './keys.ts';
-export type { StoredActivity, ConversationType } from './state.ts';
+export type { StoredActivity, ConversationType, TeamsUser } from './state.ts';
+export { cardButtonsOf, type CardButton } from './cards.ts';
 export { DEFAULT_TENANT_ID, DEFAULT_TEAMS_USER } from './state.ts';
 
 export interface TeamsStandInOptions {
@@ -144,6 +145,9 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
     throttled: connector.throttled,
     updates: connector.updates,
     sendUserMessage: activities.sendUserMessage,
+    /** A user's press on a card's Action.Submit button, delivered to the bot. */
+    pressCardButton: activities.pressCardButton,
+    userNamed: activities.userNamed,
     userActivity: activities.userActivity,
     deliver: activities.deliver,
     /** A token as the stand-in would sign it, with claims overridden (for refusal tests). */
