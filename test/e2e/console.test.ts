@@ -8,6 +8,9 @@ import { chromium, type Browser } from 'playwright-core';
 import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { consoleSources, startConsole, type LocalConsole } from '../../packages/local-cloud/src/console/index.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
+import { putData } from '../support/data-bucket.ts';
+import { eventually } from '../support/eventually.ts';
+import { parseSettingsText } from '../../shared/settings/load.ts';
 
 // .ci/run installs Debian's chromium; Playwright never downloads a browser of its own.
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -84,6 +87,123 @@ test('the console: a message posted there shows the tool call, with its input an
   } finally {
     await page.close();
   }
+});
+
+/** A page of the console, with every alert it shows (a refused post) collected. */
+async function openConsole() {
+  const page = await browser.newPage();
+  const alerts: string[] = [];
+  page.on('dialog', (dialog) => {
+    alerts.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.goto(localConsole.url);
+  await page.locator('#users option').first().waitFor({ state: 'attached' });
+  return { page, alerts };
+}
+
+const ADMIN = 'U0LOCALUSER';
+
+test('the console: a held bash call is approved with its Approve button; the side panels show the run and its cost, then its audit record, a metric chart and the budget left', async () => {
+  await putData(stack, 'settings.json', {
+    sandbox: { startEarly: false },
+    access: { admins: [`slack:${ADMIN}`] },
+    approvals: [{ tool: 'bash', match: 'console-held', approvers: 'admins' }],
+    budgets: [{ scope: 'deployment', period: 'day', usd: 5 }],
+  });
+  stack.bedrock.script({ toolUses: [{ name: 'bash', input: { command: 'echo console-held-ran' } }] }, { text: ['approved ', 'and done.'] });
+  const { page, alerts } = await openConsole();
+  try {
+    await page.fill('#user', ADMIN);
+    await page.selectOption('#where', JSON.stringify({ platform: 'slack', channel: 'C0LOCAL' }));
+    await page.fill('#text', 'please run the held command');
+    await page.click('button[type=submit]');
+    const thread = page.locator('section.thread').filter({ hasText: 'please run the held command' });
+    const approve = thread.locator('button.press', { hasText: 'Approve' });
+    await approve.waitFor({ timeout: 60_000 }).catch((error: Error) => {
+      throw new Error(`${error.message}; the console said: ${alerts.join(' | ') || 'nothing'}`);
+    });
+    assert.equal(await thread.locator('button.press', { hasText: 'Deny' }).count(), 1);
+    // Waiting for the decision, the run is running, with what its first step cost.
+    await page.locator('#runs', { hasText: '1 running' }).waitFor({ timeout: 30_000 });
+    assert.match((await page.locator('#runs td.cost').first().textContent()) ?? '', /^\$\d+\.\d{4}$/);
+    assert.equal(await thread.locator('details.tool[data-tool="bash"] pre.error').count(), 0);
+
+    await approve.click();
+    const bash = thread.locator('details.tool[data-tool="bash"]');
+    await bash.locator('pre').nth(1).waitFor({ state: 'attached', timeout: 60_000 });
+    assert.match((await bash.locator('pre').nth(1).textContent()) ?? '', /console-held-ran/);
+    await thread.getByText('approved and done.').waitFor({ timeout: 60_000 });
+    await thread.getByText(/Approved by local-user/).waitFor({ timeout: 30_000 });
+    assert.equal(await thread.locator('button.press').count(), 0, 'the buttons are gone once decided');
+
+    // The panels: the run's audit record (its bash call ran, with its cost), a chart of the last
+    // hour's metrics, and the deployment's budget with what is left.
+    const threadId = (await thread.getAttribute('data-thread'))!;
+    const audit = page.locator('#audit details.audit', { hasText: threadId });
+    await audit.waitFor({ timeout: 60_000 });
+    await audit.locator('summary').click();
+    assert.match((await audit.textContent()) ?? '', /finished[^]*\$\d+\.\d{4}[^]*bash: ok/);
+    await page.locator('#runs', { hasText: '0 running' }).waitFor({ timeout: 30_000 });
+    const chart = page.locator('#metrics .metric svg polyline').first();
+    await chart.waitFor({ state: 'attached', timeout: 30_000 });
+    assert.match((await chart.getAttribute('points')) ?? '', /^[\d.]+,[\d.]+( [\d.]+,[\d.]+){59}$/, 'a point a minute for an hour');
+    assert.match(
+      (await page.locator('#budgets').textContent()) ?? '',
+      /daily budget of \$5\.00 for this deployment: \$0\.\d+ of \$5\.00 spent, \$4\.\d+ left/,
+    );
+  } finally {
+    await page.close();
+  }
+});
+
+test('the console: a Teams thread, posted as a chosen user, shows the mention as @name and the reply', async () => {
+  stack.bedrock.script({ text: ['Hello Ada, ', 'this is ', 'the agent in Teams.'] });
+  const { page } = await openConsole();
+  try {
+    await page.fill('#user', 'Ada Lovelace');
+    await page.selectOption('#where', JSON.stringify({ platform: 'teams', kind: 'channel' }));
+    await page.fill('#text', 'hello from the Teams side');
+    await page.click('button[type=submit]');
+    const thread = page.locator('section.thread[data-platform="teams"]').filter({ hasText: 'hello from the Teams side' });
+    await thread.waitFor({ timeout: 60_000 });
+    const first = thread.locator('.msg.user').first();
+    assert.equal(await first.locator('b').textContent(), 'Ada Lovelace');
+    assert.equal(await first.locator('pre').textContent(), '@Threadwork hello from the Teams side');
+    await thread.locator('.msg.bot', { hasText: 'Hello Ada, this is the agent in Teams.' }).waitFor({ timeout: 60_000 });
+    // The stand-in knows Ada now, as the author of the activity the bot received.
+    const delivered = stack.teams.deliveries.at(-1)!.activity as { from: { name: string } };
+    assert.equal(delivered.from.name, 'Ada Lovelace');
+  } finally {
+    await page.close();
+  }
+});
+
+test('an invalid settings.json: the console shows its problems in the functions\' words, and an admin (only) is told in the thread, once per version', async () => {
+  const raw = JSON.stringify({ access: { admins: [`slack:${ADMIN}`] }, budgets: 'lots' });
+  await putData(stack, 'settings.json', raw);
+  const { page } = await openConsole();
+  try {
+    const banner = page.locator('#banner');
+    await banner.waitFor({ state: 'visible', timeout: 30_000 });
+    const expected = parseSettingsText(raw).problems;
+    assert.ok(expected.length > 0);
+    assert.deepEqual(await banner.locator('li').allTextContents(), expected);
+  } finally {
+    await page.close();
+  }
+  const toldTo = (user: string) => stack.slack.ephemeral.filter((m) => m.visibleTo === user && /settings\.json has problems/.test(m.text));
+  const bystander = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hi from a bystander', user: 'U0BYSTANDER' });
+  const asked = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hi from the admin', user: ADMIN });
+  await eventually(() => toldTo(ADMIN).length === 1, 60_000, 'the admin told');
+  assert.match(toldTo(ADMIN)[0]!.text, /budgets/);
+  assert.equal(toldTo(ADMIN)[0]!.thread_ts, asked.threadTs);
+  await stack.slack.postUserMessage({ text: 'and again', user: ADMIN, threadTs: asked.threadTs });
+  // Both of the admin's messages were answered: the second was admitted without a second notice.
+  await eventually(() => stack.slack.messages.thread(asked.channel, asked.threadTs).filter((m) => m.bot_id).length >= 2, 60_000, 'two replies');
+  assert.equal(toldTo(ADMIN).length, 1, 'once per version');
+  assert.equal(toldTo('U0BYSTANDER').length, 0, 'not an admin');
+  assert.ok(stack.slack.messages.thread(bystander.channel, bystander.threadTs).every((m) => !/settings\.json has problems/.test(m.text)));
 });
 
 test('the console refuses a malformed post with the reason, and posts nothing', async () => {

@@ -3,7 +3,7 @@
 // @name, streaming ones marked, buttons a person can press), the bot's status line, and the tool
 // calls of each thread's context (inputs and results, read from its context.jsonl in the data bucket).
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { buttonsOf, type SlackStandIn, type StoredMessage } from '../slack/index.ts';
+import { buttonsOf, DEFAULT_CHANNEL, type SlackStandIn, type StoredMessage } from '../slack/index.ts';
 import { cardButtonsOf, type StoredActivity, type TeamsStandIn } from '../teams/index.ts';
 import { dataKeys } from '../../../../shared/ids.ts';
 import { encodeTeamsThreadId } from '../../../../shared/platforms/teams/thread-id.ts';
@@ -226,7 +226,8 @@ export async function consoleThreads(sources: ThreadSources, toolCalls: (threadI
   };
   return {
     threads,
-    channels: sources.slack ? [...sources.slack.messages.channels.keys()] : [],
+    // The stand-in's default channel is offered before anyone has written in it.
+    channels: sources.slack ? [...new Set([DEFAULT_CHANNEL, ...sources.slack.messages.channels.keys()])] : [],
     users,
     runs: { running: executions.filter((e) => e.running).length, total: executions.length },
   };
