@@ -179,7 +179,7 @@ test('the console: a Teams thread, posted as a chosen user, shows the mention as
   }
 });
 
-test('an invalid settings.json: the console shows its problems in the functions\' words, and an admin (only) is told in the thread, once per version', async () => {
+test("an invalid settings.json: the console shows its problems in the functions' words, and an admin (only) is told in the thread, once per version", async () => {
   const raw = JSON.stringify({ access: { admins: [`slack:${ADMIN}`] }, budgets: 'lots' });
   await putData(stack, 'settings.json', raw);
   const { page } = await openConsole();
@@ -200,7 +200,11 @@ test('an invalid settings.json: the console shows its problems in the functions\
   assert.equal(toldTo(ADMIN)[0]!.thread_ts, asked.threadTs);
   await stack.slack.postUserMessage({ text: 'and again', user: ADMIN, threadTs: asked.threadTs });
   // Both of the admin's messages were answered: the second was admitted without a second notice.
-  await eventually(() => stack.slack.messages.thread(asked.channel, asked.threadTs).filter((m) => m.bot_id).length >= 2, 60_000, 'two replies');
+  await eventually(
+    () => stack.slack.messages.thread(asked.channel, asked.threadTs).filter((m) => m.bot_id).length >= 2,
+    60_000,
+    'two replies',
+  );
   assert.equal(toldTo(ADMIN).length, 1, 'once per version');
   assert.equal(toldTo('U0BYSTANDER').length, 0, 'not an admin');
   assert.ok(stack.slack.messages.thread(bystander.channel, bystander.threadTs).every((m) => !/settings\.json has problems/.test(m.text)));

@@ -239,7 +239,11 @@ async function main(started: number, options: { persist: boolean }): Promise<voi
       : undefined;
   const lines = [
     `Threadwork local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s).`,
-    ...(localConsole ? [`  Console        ${localConsole.url}  (open it in a browser: Slack and Teams threads, tool calls, approvals, runs, metrics, budgets, audit)`] : []),
+    ...(localConsole
+      ? [
+          `  Console        ${localConsole.url}  (open it in a browser: Slack and Teams threads, tool calls, approvals, runs, metrics, budgets, audit)`,
+        ]
+      : []),
     `  Webhook API    ${cloud.apiUrl}  (POST /slack/events, POST /api/messages, GET /health)`,
   ];
   if (slack) {
@@ -290,7 +294,9 @@ async function main(started: number, options: { persist: boolean }): Promise<voi
       '                 are in memory: gone when the stack stops (fauxqs keeps no state on disk)',
     );
   } else {
-    lines.push(`  State          in memory: threads, files and event files are gone when the stack stops (npm start -- --persist keeps the state table)`);
+    lines.push(
+      `  State          in memory: threads, files and event files are gone when the stack stops (npm start -- --persist keeps the state table)`,
+    );
   }
   if (modelChoice === 'demo' && !env.LOCAL_MODEL) {
     lines.push(

@@ -17,7 +17,11 @@ const KEY = { pk: 'actor#slack:C1:1.1', sk: 'actor' };
 
 async function withTable<T>(dbPath: string | undefined, work: (db: ReturnType<typeof documentClient>) => Promise<T>): Promise<T> {
   const emulator = await startDynamoDbLocal(undefined, dbPath ? { dbPath } : {});
-  const raw = new DynamoDBClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const raw = new DynamoDBClient({
+    endpoint: emulator.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   try {
     await createLocalTable(raw, TABLE);
     return await work(documentClient(raw));

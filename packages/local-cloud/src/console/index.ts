@@ -38,7 +38,13 @@ const stopSchema = z.discriminatedUnion('platform', [
   z.object({ platform: z.literal('teams'), user: teamsUser, conversationId: z.string().min(1).max(500) }),
 ]);
 const pressSchema = z.discriminatedUnion('platform', [
-  z.object({ platform: z.literal('slack'), user: slackUser, channel: slackChannel, messageId: slackTs, actionId: z.string().min(1).max(255) }),
+  z.object({
+    platform: z.literal('slack'),
+    user: slackUser,
+    channel: slackChannel,
+    messageId: slackTs,
+    actionId: z.string().min(1).max(255),
+  }),
   z.object({
     platform: z.literal('teams'),
     user: teamsUser,
@@ -144,7 +150,12 @@ export async function startConsole(options: ConsoleSources & { port?: number }):
     if (body.platform === 'slack') {
       if (!slack) return refuse('This stack has no local Slack stand-in.');
       const message = body.threadTs ? body.text : `<@${slack.botUserId}> ${body.text}`;
-      const sent = await slack.postUserMessage({ channel: body.channel, user: body.user, text: message, ...(body.threadTs ? { threadTs: body.threadTs } : {}) });
+      const sent = await slack.postUserMessage({
+        channel: body.channel,
+        user: body.user,
+        text: message,
+        ...(body.threadTs ? { threadTs: body.threadTs } : {}),
+      });
       return delivered(sent.status, sent);
     }
     if (!teams) return refuse('This stack has no local Teams stand-in.');
@@ -153,14 +164,23 @@ export async function startConsole(options: ConsoleSources & { port?: number }):
       user: teams.userNamed(body.user),
       ...(body.conversationId ? { conversationId: body.conversationId } : { kind: body.kind ?? 'channel' }),
     });
-    return delivered(sent.delivery.status, { conversationId: sent.conversationId, activityId: sent.activityId, status: sent.delivery.status });
+    return delivered(sent.delivery.status, {
+      conversationId: sent.conversationId,
+      activityId: sent.activityId,
+      status: sent.delivery.status,
+    });
   }
 
   async function press(body: z.infer<typeof pressSchema>): Promise<Answer> {
     try {
       if (body.platform === 'slack') {
         if (!slack) return refuse('This stack has no local Slack stand-in.');
-        const sent = await slack.pressButton({ user: body.user, channel: body.channel, messageTs: body.messageId, actionId: body.actionId });
+        const sent = await slack.pressButton({
+          user: body.user,
+          channel: body.channel,
+          messageTs: body.messageId,
+          actionId: body.actionId,
+        });
         return delivered(sent.status, { status: sent.status });
       }
       if (!teams) return refuse('This stack has no local Teams stand-in.');

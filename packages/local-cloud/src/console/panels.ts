@@ -72,15 +72,13 @@ export interface ConsolePanels {
 
 const MINUTE = 60_000;
 
-/** The points of the last `minutes` minutes, summed per metric and minute (oldest minute first). */
+/** The points of the last `minutes` minutes, summed per metric and minute (oldest minute first), whatever their dimensions. */
 export function metricSeries(points: readonly MetricPoint[], now: number, minutes = 60): MetricSeries[] {
   const end = Math.floor(now / MINUTE) * MINUTE + MINUTE;
   const start = end - minutes * MINUTE;
   const byName = new Map<string, MetricSeries>();
   for (const point of points) {
     if (point.at < start || point.at >= end) continue;
-    // The total only: a point with dimensions is counted again in the dimensionless total.
-    if (Object.keys(point.dimensions).length > 0) continue;
     const series = byName.get(point.name) ?? {
       name: point.name,
       unit: point.unit,
@@ -206,7 +204,7 @@ export function panelReader(sources: PanelSources) {
         name: s.name,
         expression: s.expression,
         state: s.state,
-        target: s.target.Arn.split(":").pop() ?? s.target.Arn,
+        target: s.target.Arn.split(':').pop() ?? s.target.Arn,
         ...(s.nextFire ? { nextFire: s.nextFire.toISOString() } : {}),
       })),
       settingsProblems: loaded.problems,

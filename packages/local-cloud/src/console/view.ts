@@ -179,7 +179,11 @@ function teamsMessage(teams: TeamsStandIn, a: StoredActivity): ConsoleMessage {
     .filter((b) => b.type === 'TextBlock' && b.text)
     .map((b) => b.text!)
     .join('\n');
-  const buttons = cardButtonsOf(a.attachments).map((b) => ({ actionId: b.data.actionId, label: b.title, ...(b.style ? { style: b.style } : {}) }));
+  const buttons = cardButtonsOf(a.attachments).map((b) => ({
+    actionId: b.data.actionId,
+    label: b.title,
+    ...(b.style ? { style: b.style } : {}),
+  }));
   return {
     id: a.id,
     who: bot ? 'agent' : (a.from.name ?? a.from.id),

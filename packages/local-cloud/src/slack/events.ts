@@ -48,7 +48,11 @@ export interface MessageButton {
 /** The buttons of a message's `actions` blocks, as the Slack client shows them. */
 export function buttonsOf(blocks: unknown): MessageButton[] {
   const list = (typeof blocks === 'string' ? (JSON.parse(blocks) as unknown) : blocks) as
-    | { type?: string; block_id?: string; elements?: { type?: string; action_id?: string; value?: string; style?: string; text?: { text?: string } }[] }[]
+    | {
+        type?: string;
+        block_id?: string;
+        elements?: { type?: string; action_id?: string; value?: string; style?: string; text?: { text?: string } }[];
+      }[]
     | undefined;
   if (!Array.isArray(list)) return [];
   return list

@@ -21,7 +21,9 @@ export function renderTeamsPage(state: TeamsState, messagingEndpoint: string | u
       .map((a) => {
         const who = escape(a.from.name ?? a.from.id);
         const text = a.deleted ? '<i>(deleted)</i>' : escape(mentionsAsNames(a.text ?? (a.attachments?.length ? '[card]' : '')));
-        const notes = [streamNote(a), a.edits ? `edited ${a.edits}×` : '', a.targeted ? 'only visible to one user' : ''].filter(Boolean).join(', ');
+        const notes = [streamNote(a), a.edits ? `edited ${a.edits}×` : '', a.targeted ? 'only visible to one user' : '']
+          .filter(Boolean)
+          .join(', ');
         return `<li><b>${who}</b> ${localTime(Date.parse(a.timestamp))}: ${text}${notes ? ` <small>(${notes})</small>` : ''}</li>`;
       })
       .join('');
