@@ -39,6 +39,19 @@ after(async () => {
   await stack?.stop();
 });
 
+/** A page of the console, with every alert it shows (a refused post) collected. */
+async function openConsole() {
+  const page = await browser.newPage();
+  const alerts: string[] = [];
+  page.on('dialog', (dialog) => {
+    alerts.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.goto(localConsole.url);
+  await page.locator('#users option').first().waitFor({ state: 'attached' });
+  return { page, alerts };
+}
+
 test('the console: a message posted there shows the tool call, with its input and result, and the reply streaming in', async () => {
   // A line at a time: the Slack adapter streams whole lines.
   const reply = Array.from({ length: 30 }, (_, i) => `piece ${i + 1} of the answer.\n`);
@@ -48,15 +61,8 @@ test('the console: a message posted there shows the tool call, with its input an
     { toolUses: [{ name: 'search_channel', input: { query: 'deploy notes', limit: 5 } }] },
     { text: reply, hold: held.promise, holdAfterDeltas: 12 },
   );
-  const page = await browser.newPage();
+  const { page, alerts: refused } = await openConsole();
   try {
-    const refused: string[] = [];
-    page.on('dialog', (dialog) => {
-      refused.push(dialog.message());
-      void dialog.dismiss();
-    });
-    await page.goto(localConsole.url);
-    await page.locator('#users option').first().waitFor({ state: 'attached' });
     await page.fill('#user', 'U0LOCALUSER');
     await page.fill('#text', 'what did we decide about deploys?');
     await page.click('button[type=submit]');
@@ -88,19 +94,6 @@ test('the console: a message posted there shows the tool call, with its input an
     await page.close();
   }
 });
-
-/** A page of the console, with every alert it shows (a refused post) collected. */
-async function openConsole() {
-  const page = await browser.newPage();
-  const alerts: string[] = [];
-  page.on('dialog', (dialog) => {
-    alerts.push(dialog.message());
-    void dialog.dismiss();
-  });
-  await page.goto(localConsole.url);
-  await page.locator('#users option').first().waitFor({ state: 'attached' });
-  return { page, alerts };
-}
 
 const ADMIN = 'U0LOCALUSER';
 
