@@ -150,8 +150,15 @@ test('the console: a held bash call is approved with its Approve button; the sid
   }
 });
 
-test('the console: a Teams thread, posted as a chosen user, shows the mention as @name and the reply', async () => {
-  stack.bedrock.script({ text: ['Hello Ada, ', 'this is ', 'the agent in Teams.'] });
+test('the console: a Teams thread, posted as a chosen user, shows the mention as @name, the reply, and an Approve press as that user', async () => {
+  await putData(stack, 'settings.json', {
+    sandbox: { startEarly: false },
+    approvals: [{ tool: 'bash', match: 'teams-held', approvers: 'requester' }],
+  });
+  stack.bedrock.script(
+    { text: ['Hello Ada, ', 'this is ', 'the agent in Teams.'], toolUses: [{ name: 'bash', input: { command: 'echo teams-held-ran' } }] },
+    { text: ['ran it ', 'for you.'] },
+  );
   const { page } = await openConsole();
   try {
     await page.fill('#user', 'Ada Lovelace');
@@ -165,8 +172,21 @@ test('the console: a Teams thread, posted as a chosen user, shows the mention as
     assert.equal(await first.locator('pre').textContent(), '@Threadwork hello from the Teams side');
     await thread.locator('.msg.bot', { hasText: 'Hello Ada, this is the agent in Teams.' }).waitFor({ timeout: 60_000 });
     // The stand-in knows Ada now, as the author of the activity the bot received.
-    const delivered = stack.teams.deliveries.at(-1)!.activity as { from: { name: string } };
-    assert.equal(delivered.from.name, 'Ada Lovelace');
+    const delivered = stack.teams.deliveries.find((d) => JSON.stringify(d.activity).includes('hello from the Teams side'))!;
+    assert.equal((delivered.activity as { from: { name: string } }).from.name, 'Ada Lovelace');
+
+    // The held call's card has Approve and Deny; Ada asked, so she may approve (approvers: requester).
+    const approve = thread.locator('button.press', { hasText: 'Approve' });
+    await approve.waitFor({ timeout: 60_000 });
+    await approve.click();
+    await thread.locator('.msg.bot', { hasText: 'ran it for you.' }).waitFor({ timeout: 60_000 });
+    const bash = thread.locator('details.tool[data-tool="bash"]');
+    await bash.locator('pre').nth(1).waitFor({ state: 'attached', timeout: 30_000 });
+    assert.match((await bash.locator('pre').nth(1).textContent()) ?? '', /teams-held-ran/);
+    const press = stack.teams.deliveries.find(
+      (d) => (d.activity as { value?: { actionId?: string } }).value?.actionId === 'approve-tool-call',
+    )!;
+    assert.equal((press.activity as { from: { name: string } }).from.name, 'Ada Lovelace', 'pressed as the chosen user');
   } finally {
     await page.close();
   }
