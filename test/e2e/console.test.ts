@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { request } from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
 import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { consoleSources, startConsole, type LocalConsole } from '../../packages/local-cloud/src/console/index.ts';
@@ -227,9 +228,38 @@ test('the console refuses a malformed post with the reason, and posts nothing', 
   const before = stack.slack.messages.all().length;
   const answer = await fetch(`${localConsole.url}/post`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ user: 'nobody', channel: 'C0LOCAL', text: '' }),
   });
   assert.equal(answer.status, 400);
   assert.match(await answer.text(), /user: .*text: /s);
   assert.equal(stack.slack.messages.all().length, before);
+});
+
+/** A raw request to the console, with whatever Host and Origin a browser elsewhere would send. */
+function rawRequest(path: string, method: string, headers: Record<string, string>, body = '') {
+  const url = new URL(path, localConsole.url);
+  return new Promise<number>((resolve, reject) => {
+    const sent = request(url, { method, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
+      response.destroy();
+      resolve(response.statusCode ?? 0);
+    });
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}
+
+test('a web page elsewhere cannot drive the console: a cross-site post, a rebound Host and a post that is not JSON are refused, and nothing is posted', async () => {
+  const before = stack.slack.messages.all().length;
+  const port = new URL(localConsole.url).port;
+  const body = JSON.stringify({ user: ADMIN, channel: 'C0LOCAL', text: 'run this from a web page' });
+  // A form or a fetch from another site: a "simple" request, which the browser sends without asking first.
+  assert.equal(await rawRequest('/post', 'POST', { 'content-type': 'text/plain', origin: 'http://evil.example' }, body), 403);
+  // DNS rebinding: the page is same-origin with its own host name, which now points at this machine.
+  const rebound = { host: `evil.example:${port}`, origin: `http://evil.example:${port}` };
+  assert.equal(await rawRequest('/post', 'POST', { ...rebound, 'content-type': 'application/json' }, body), 403);
+  assert.equal(await rawRequest('/events', 'GET', { host: rebound.host }), 403, 'nor can it read the threads');
+  // A post that is not JSON needs no preflight from a browser: refused whoever sends it.
+  assert.equal(await rawRequest('/press', 'POST', { 'content-type': 'text/plain' }, body), 415);
+  assert.equal(stack.slack.messages.all().length, before, 'nothing was posted');
 });
