@@ -5,7 +5,7 @@
 // settings.json's problems). It acts only as a person would, through the stand-ins: a post is a signed
 // Slack event or Teams activity, a button press the interaction the client would send, Stop the
 // `stop` message.
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as z from 'zod';
 import { documentClient } from '../../../../shared/aws/dynamodb.ts';
 import { channelKeyOf } from '../../../../shared/ids.ts';
@@ -86,8 +86,28 @@ export function consoleSources(
   };
 }
 
+/**
+ * Why a request is not the console's own page talking to it (undefined: it is). The console acts as
+ * any user of the stack, so a page elsewhere in the browser must not reach it: a request must name
+ * this machine as its Host (a DNS-rebound name does not), a post from a browser must come from the
+ * console's own origin, and a post must be JSON (which a browser sends cross-site only after a
+ * preflight this server never allows).
+ */
+function refusal(request: IncomingMessage, port: number, isPost: boolean): { status: number; why: string } | undefined {
+  const local = [`127.0.0.1:${port}`, `localhost:${port}`];
+  if (!local.includes(request.headers.host ?? '')) return { status: 403, why: 'The console answers only at 127.0.0.1 or localhost.' };
+  if (!isPost) return undefined;
+  const origin = request.headers.origin;
+  if (origin !== undefined && !local.some((host) => origin === `http://${host}`)) {
+    return { status: 403, why: 'The console takes posts from its own page only.' };
+  }
+  if (!/^application\/json\b/.test(request.headers['content-type'] ?? ''))
+    return { status: 415, why: 'The body must be JSON (content-type: application/json).' };
+  return undefined;
+}
+
 /** The body as JSON checked by `schema`, or the 400 answer saying what is wrong. */
-async function parseBody<T>(request: import('node:http').IncomingMessage, schema: z.ZodType<T>) {
+async function parseBody<T>(request: IncomingMessage, schema: z.ZodType<T>) {
   let raw: unknown;
   try {
     raw = JSON.parse((await readRequestBytes(request)).toString('utf8'));
@@ -197,7 +217,7 @@ export async function startConsole(options: ConsoleSources & { port?: number }):
     }
   }
 
-  const routes: Record<string, (request: import('node:http').IncomingMessage) => Promise<Answer>> = {
+  const routes: Record<string, (request: IncomingMessage) => Promise<Answer>> = {
     '/post': async (request) => {
       const parsed = await parseBody(request, postSchema);
       return 'error' in parsed ? refuse(parsed.error!) : post(parsed.data!);
@@ -214,12 +234,16 @@ export async function startConsole(options: ConsoleSources & { port?: number }):
     },
   };
 
+  let port = 0;
   const server = await listenLocally(
     (request, response) =>
       void (async () => {
         const path = new URL(request.url ?? '/', 'http://console').pathname;
         const route = request.method === 'POST' ? routes[path] : undefined;
-        if (request.method === 'GET' && path === '/') {
+        const refused = refusal(request, port, Boolean(route));
+        if (refused) {
+          response.writeHead(refused.status, { 'content-type': 'text/plain' }).end(refused.why);
+        } else if (request.method === 'GET' && path === '/') {
           response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(CONSOLE_PAGE);
         } else if (request.method === 'GET' && path === '/events') {
           response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
@@ -240,6 +264,7 @@ export async function startConsole(options: ConsoleSources & { port?: number }):
       }),
     { port: options.port },
   );
+  port = server.port;
   return {
     url: server.url,
     async close() {
