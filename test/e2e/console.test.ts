@@ -98,7 +98,7 @@ test('the console: a message posted there shows the tool call, with its input an
 
 const ADMIN = 'U0LOCALUSER';
 
-test('the console: a held bash call is approved with its Approve button; the side panels show the run and its cost, then its audit record, a metric chart and the budget left', async () => {
+test('the console: a held bash call is approved with its Approve button; the side panels show the run and its cost, then its audit record, a metric chart, the budget left and an event file with its schedule', async () => {
   await putData(stack, 'settings.json', {
     sandbox: { startEarly: false },
     access: { admins: [`slack:${ADMIN}`] },
@@ -146,6 +146,12 @@ test('the console: a held bash call is approved with its Approve button; the sid
       (await page.locator('#budgets').textContent()) ?? '',
       /daily budget of \$5\.00 for this deployment: \$0\.\d+ of \$5\.00 spent, \$4\.\d+ left/,
     );
+    // An event file dropped in the bucket, and the schedule it makes.
+    const at = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19);
+    await putData(stack, 'events/console-reminder.json', { type: 'one-shot', threadId, text: 'console reminder', schedule: at });
+    await stack.cloud.s3Notifications.poll();
+    await page.locator('#events .event-file', { hasText: 'events/console-reminder.json' }).waitFor({ timeout: 30_000 });
+    await page.locator('#events .schedule', { hasText: `at(${at})` }).waitFor({ timeout: 30_000 });
   } finally {
     await page.close();
   }
