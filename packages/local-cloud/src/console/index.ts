@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as z from 'zod';
 import { documentClient } from '../../../../shared/aws/dynamodb.ts';
 import { channelKeyOf } from '../../../../shared/ids.ts';
-import { listenLocally, readRequestBytes } from '../http-server.ts';
+import { foreignRequestRefusal, listenLocally, readRequestBytes } from '../http-server.ts';
 import type { LocalCloud } from '../cloud.ts';
 import type { SlackStandIn } from '../slack/index.ts';
 import type { TeamsStandIn } from '../teams/index.ts';
@@ -84,26 +84,6 @@ export function consoleSources(
     metricPoints: () => cloud.metrics.points,
     schedules: () => cloud.scheduler.schedules.values(),
   };
-}
-
-/**
- * Why a request is not the console's own page talking to it (undefined: it is). The console acts as
- * any user of the stack, so a page elsewhere in the browser must not reach it: a request must name
- * this machine as its Host (a DNS-rebound name does not), a post from a browser must come from the
- * console's own origin, and a post must be JSON (which a browser sends cross-site only after a
- * preflight this server never allows).
- */
-function refusal(request: IncomingMessage, port: number, isPost: boolean): { status: number; why: string } | undefined {
-  const local = [`127.0.0.1:${port}`, `localhost:${port}`];
-  if (!local.includes(request.headers.host ?? '')) return { status: 403, why: 'The console answers only at 127.0.0.1 or localhost.' };
-  if (!isPost) return undefined;
-  const origin = request.headers.origin;
-  if (origin !== undefined && !local.some((host) => origin === `http://${host}`)) {
-    return { status: 403, why: 'The console takes posts from its own page only.' };
-  }
-  if (!/^application\/json\b/.test(request.headers['content-type'] ?? ''))
-    return { status: 415, why: 'The body must be JSON (content-type: application/json).' };
-  return undefined;
 }
 
 /** The body as JSON checked by `schema`, or the 400 answer saying what is wrong. */
@@ -240,7 +220,7 @@ export async function startConsole(options: ConsoleSources & { port?: number }):
       void (async () => {
         const path = new URL(request.url ?? '/', 'http://console').pathname;
         const route = request.method === 'POST' ? routes[path] : undefined;
-        const refused = refusal(request, port, Boolean(route));
+        const refused = foreignRequestRefusal(request, port, Boolean(route));
         if (refused) {
           response.writeHead(refused.status, { 'content-type': 'text/plain' }).end(refused.why);
         } else if (request.method === 'GET' && path === '/') {

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pollerFor } from '../wait-for.ts';
-import { listenLocally, readRequestBytes } from '../http-server.ts';
+import { foreignRequestRefusal, listenLocally, readRequestBytes } from '../http-server.ts';
 import { createActivitySource, type UserMessageInput } from './activities.ts';
 import { createConnector } from './connector.ts';
 import { createSigningKey, signActivityToken } from './keys.ts';
@@ -84,6 +84,11 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', baseUrl);
     const path = url.pathname;
+    // The page and the /_local/ endpoints are for this machine's tools, never for a page elsewhere.
+    if (path === '/' || path.startsWith('/_local/')) {
+      const refused = foreignRequestRefusal(req, Number(new URL(baseUrl).port), req.method === 'POST');
+      if (refused) return void res.writeHead(refused.status, { 'content-type': 'text/plain' }).end(refused.why);
+    }
     const body = await readRequestBytes(req);
     if (path.startsWith('/v3/conversations/')) return connector.handle(req, res, path, url.searchParams, body);
     const attachment = /^\/v3\/attachments\/([^/]+)\/views\/original$/.exec(path);
