@@ -269,3 +269,25 @@ test('a web page elsewhere cannot drive the console: a cross-site post, a reboun
   assert.equal(await rawRequest('/press', 'POST', { 'content-type': 'text/plain' }, body), 415);
   assert.equal(stack.slack.messages.all().length, before, 'nothing was posted');
 });
+
+test("the console's Stop (as the chosen user) ends the thread's running run, as that user's `stop` would", async () => {
+  const held = gate();
+  stack.bedrock.script({ text: ['thinking about it'], hold: held.promise, holdAfterDeltas: 0 });
+  const post = (path: string, body: unknown) =>
+    fetch(`${localConsole.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const sent = (await (await post('/post', { user: ADMIN, channel: 'C0LOCAL', text: 'a long question to stop' })).json()) as {
+    threadTs: string;
+  };
+  const threadId = `slack:C0LOCAL:${sent.threadTs}`;
+  const execution = () =>
+    [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId?: string }).threadId === threadId);
+  await eventually(() => execution()?.status === 'RUNNING', 60_000, 'the run going');
+  assert.equal((await post('/stop', { user: ADMIN, channel: 'C0LOCAL', threadTs: sent.threadTs })).status, 200);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution()!.executionArn, 60_000);
+  held.release();
+  assert.equal(ended.status, 'ABORTED');
+  assert.ok(
+    stack.slack.messages.thread('C0LOCAL', sent.threadTs).some((m) => m.user === ADMIN && m.text === 'stop'),
+    'stop, posted as that user',
+  );
+});

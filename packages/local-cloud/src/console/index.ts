@@ -204,9 +204,7 @@ export async function startConsole(options: ConsoleSources & { port?: number }):
     },
     '/stop': async (request) => {
       const parsed = await parseBody(request, stopSchema);
-      if ('error' in parsed) return refuse(parsed.error!);
-      const body = parsed.data!;
-      return post(body.platform === 'slack' ? { ...body, text: 'stop' } : { ...body, text: 'stop' });
+      return 'error' in parsed ? refuse(parsed.error!) : post({ ...parsed.data!, text: 'stop' });
     },
     '/press': async (request) => {
       const parsed = await parseBody(request, pressSchema);
