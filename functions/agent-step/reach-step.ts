@@ -39,6 +39,7 @@ const init = lazy(() => {
         return value;
       },
       allowLoopback: env.REACH_ALLOW_LOOPBACK === 'true',
+      sandboxNetwork: env.SANDBOX_NETWORK,
       now: Date.now,
       metrics,
     },

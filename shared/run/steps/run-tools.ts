@@ -37,13 +37,13 @@ export async function loadMcpListing(deps: RunToolsDeps, run: RunInput): Promise
 
 export type RunTools = { tools: ToolRegistry; listing?: McpListing } | 'connect';
 
-/** The run's tools, or 'connect' when its MCP servers have not been listed yet. */
+/** The run's tools, or 'connect' when its MCP servers have not all been listed yet. */
 export async function runToolsOf(deps: RunToolsDeps, run: RunInput, snapshot: RunSnapshot): Promise<RunTools> {
   const reach = snapshot.reach;
   if (!reach) return { tools: deps.tools };
   const extra: AnyTool[] = reach.webFetch ? [webFetch] : [];
   if (!reach.mcpServers?.length) return { tools: deps.tools.with(extra) };
   const listing = await loadMcpListing(deps, run);
-  if (!listing) return 'connect';
+  if (!listing || listing.awaitingSandbox?.length) return 'connect';
   return { tools: deps.tools.with([...extra, ...mcpToolDefinitions(listing)]), listing };
 }
