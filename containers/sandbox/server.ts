@@ -335,7 +335,8 @@ async function stdioMessage(ctx: Context, req: IncomingMessage, res: ServerRespo
   const { command, args, message } = body;
   if (typeof command !== 'string' || command === '') throw new HttpError(400, 'command must be a non-empty string');
   if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new HttpError(400, 'args must be an array of strings');
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) throw new HttpError(400, 'message must be a JSON-RPC object');
+  if (typeof message !== 'object' || message === null || Array.isArray(message))
+    throw new HttpError(400, 'message must be a JSON-RPC object');
   const timeoutMs = optionalNumber(body, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const spec: StdioSpec = { command, args: args as string[], env: parseEnv(body.env) };
   // The caller went away (a stop, its own timeout): the server is told to cancel the request.

@@ -199,7 +199,9 @@ function errorAnswer(id: unknown, message: string): Message {
 }
 
 function specKey(spec: StdioSpec): string {
-  return createHash('sha256').update(JSON.stringify([spec.command, spec.args, Object.entries(spec.env).sort()])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([spec.command, spec.args, Object.entries(spec.env).sort()]))
+    .digest('hex');
 }
 
 /** The task's stdio servers by name. */

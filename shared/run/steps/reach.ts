@@ -127,7 +127,7 @@ export async function connectStep(deps: ReachStepDeps, run: RunInput, loop: Loop
 
 /** Why a stdio server is left out in the isolated sandbox network (said once in the thread). */
 export const STDIO_NEEDS_NETWORK =
-  'it is a stdio server, which runs in the sandbox, and this deployment\'s sandbox network is isolated; a stdio server needs the egress or public sandbox network (deployment setting sandboxNetwork)';
+  "it is a stdio server, which runs in the sandbox, and this deployment's sandbox network is isolated; a stdio server needs the egress or public sandbox network (deployment setting sandboxNetwork)";
 
 const reasonOf = (error: unknown): string =>
   (error as Error).name === 'TimeoutError' ? 'no answer in time' : ((error as Error).message ?? String(error));

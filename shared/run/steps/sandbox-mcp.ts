@@ -45,7 +45,13 @@ export async function listInSandbox(
     try {
       const tools = await listServerTools(target, AbortSignal.timeout(target.timeoutMs));
       const offered = addListedTools(done, server, tools, clean, true);
-      deps.logger.info('mcp server listed', { server: server.name, tools: tools.length, offered, inSandbox: true, durationMs: deps.now() - started });
+      deps.logger.info('mcp server listed', {
+        server: server.name,
+        tools: tools.length,
+        offered,
+        inSandbox: true,
+        durationMs: deps.now() - started,
+      });
     } catch (error) {
       const reason = clean((error as Error).name === 'TimeoutError' ? 'no answer in time' : (error as Error).message).slice(0, 300);
       done.unavailable.push({ server: server.name, reason });

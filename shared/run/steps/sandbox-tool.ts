@@ -129,7 +129,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       deps.logger.warn('read-only files restored', { runId: run.runId, toolUseId: call?.toolUseId, files: after.restored });
     }
     if (after.overLimit) deps.logger.warn('sandbox over its sync limits', { runId: run.runId, ...after.overLimit });
-    if (!outcome || !call) return { step: loop.step, next: 'model', ...(loop.contextVersion ? { contextVersion: loop.contextVersion } : {}) };
+    if (!outcome || !call)
+      return { step: loop.step, next: 'model', ...(loop.contextVersion ? { contextVersion: loop.contextVersion } : {}) };
     const notes = syncNotes(after, snapshot);
     if (notes.length) {
       outcome.status = 'error';

@@ -45,29 +45,37 @@ const operatorServer = z
     url: serverShape.url.optional(),
     command: z.string().min(1).max(1000).optional(),
     args: z.array(z.string().max(4000)).max(100).optional(),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, { error: 'must be an environment variable name' }), z.string().max(4000)).optional(),
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, { error: 'must be an environment variable name' }), z.string().max(4000))
+      .optional(),
     /** `adapter:channel` keys (`slack:C0123`); absent: every channel. */
     channels: z.array(z.string().min(3)).max(1000).optional(),
   })
   .strict()
   .superRefine((server, ctx) => {
     if ((server.url === undefined) === (server.command === undefined)) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'a server needs either url (HTTP) or command (stdio, run in the sandbox), not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'a server needs either url (HTTP) or command (stdio, run in the sandbox), not both',
+      });
     }
     if (server.command === undefined) {
       for (const key of ['args', 'env'] as const) {
-        if (server[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} is for a stdio server (one with command)` });
+        if (server[key] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [key], message: `${key} is for a stdio server (one with command)` });
       }
       return;
     }
-    if (server.headers !== undefined) ctx.addIssue({ code: 'custom', path: ['headers'], message: 'headers are for an HTTP server (one with url)' });
+    if (server.headers !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['headers'], message: 'headers are for an HTTP server (one with url)' });
     for (const [name, value] of Object.entries(server.env ?? {})) {
       if (new RegExp(SECRET_REFERENCE.source).test(value)) {
         ctx.addIssue({
           code: 'custom',
           path: ['env', name],
           message:
-            'a stdio server may not use ${secret:…}: it runs in the sandbox, where the agent\'s commands could read its environment; reach a server that needs a secret over HTTP (url, headers)',
+            "a stdio server may not use ${secret:…}: it runs in the sandbox, where the agent's commands could read its environment; reach a server that needs a secret over HTTP (url, headers)",
         });
       }
     }
