@@ -126,7 +126,6 @@ class StdioServer {
   request(message: Message, timeoutMs: number, gone: AbortSignal): Promise<Message[]> {
     const id = this.nextId++;
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
       const finish = (messages: Message[]) => {
         clearTimeout(timer);
         gone.removeEventListener('abort', onGone);
@@ -140,7 +139,7 @@ class StdioServer {
       };
       const waiting: Waiting = { clientId: message.id, collected: this.takeQueued(), done: finish };
       this.waiting.set(id, waiting);
-      timer = setTimeout(() => {
+      const timer = setTimeout(() => {
         if (!this.waiting.delete(id)) return;
         this.notifyCancelled(id);
         finish([...waiting.collected, errorAnswer(message.id, `no answer within ${timeoutMs} ms`)]);
