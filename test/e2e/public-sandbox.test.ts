@@ -1,4 +1,5 @@
-// The public sandbox network through the whole local cloud: agent-step starts the thread's task with
+// The public sandbox network through the whole local cloud (and a stdio MCP server, which needs a
+// sandbox network other than isolated, running in the thread's sandbox): agent-step starts the thread's task with
 // a public address (RunTask assignPublicIp, from the stack's environment), and sandbox-step, still in
 // the VPC's isolated subnets, reaches it through the security groups the local cloud enforces: the
 // same rules as in the other modes, nothing on the task's side opened to anyone else.
@@ -6,6 +7,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
+import { putData } from '../support/data-bucket.ts';
+import { stdioServerBundle } from '../support/mcp-stdio-server.ts';
 
 let stack: TestStack;
 before(async () => {
@@ -25,5 +28,47 @@ test('a bash call runs in a task started with a public address, reached by sandb
   const tasks = [...stack.cloud.ecs.tasks.values()];
   assert.equal(tasks.length, 1);
   assert.equal(tasks[0]!.publicIp, true);
+  assert.deepEqual(stack.errors, []);
+});
+
+test("a stdio MCP server runs in the thread's sandbox: listed once for the run, called as <server>__<tool> by the sandbox step, one process for every call", async () => {
+  // The server as an operator might install one: a script in the shared skills folder, which every sandbox mirrors.
+  await putData(stack, 'skills/notes-mcp/server.mjs', await stdioServerBundle());
+  await putData(stack, 'settings.json', {
+    mcpServers: {
+      notes: {
+        command: 'node',
+        args: ['/workspace/data/skills/notes-mcp/server.mjs'],
+        env: { NOTES_MODE: 'e2e' },
+        channels: ['slack:C0NOTES'],
+        tools: { deny: ['wait_*'] },
+      },
+    },
+  });
+  const first = toolTurn('notes__count_calls', { label: 'first' });
+  const second = toolTurn('notes__count_calls', { label: 'second' });
+  const mode = toolTurn('notes__environment', {});
+  const { ended, results, requests, threadId } = await runScripted(stack, {
+    channel: 'C0NOTES',
+    text: 'count twice',
+    turns: [first, second, mode, { text: 'Counted.' }],
+  });
+  assert.equal(ended.status, 'SUCCEEDED');
+  const offered = (requests[0]!.body.toolConfig?.tools ?? []).flatMap((t) => (t.toolSpec?.name ? [t.toolSpec.name] : []));
+  assert.ok(offered.includes('notes__count_calls') && offered.includes('notes__environment'), offered.join(', '));
+  assert.ok(!offered.includes('notes__wait_for_cancel'), 'a denied tool is not listed');
+  const a = results.get(toolUseIdOf(first))!;
+  const b = results.get(toolUseIdOf(second))!;
+  assert.equal(a.status, 'success', a.text);
+  assert.match(a.text, /^first: call 1 answered by process \d+$/);
+  // Another step, another client: the same process, which counted the first call.
+  assert.match(b.text, /^second: call 2 answered by process \d+$/);
+  assert.equal(/process (\d+)/.exec(a.text)![1], /process (\d+)/.exec(b.text)![1]);
+  assert.equal(results.get(toolUseIdOf(mode))!.text, 'mode e2e');
+  const states = [...stack.cloud.stepFunctions.executions.values()]
+    .filter((e) => (e.input as { threadId: string }).threadId === threadId)
+    .flatMap((e) => e.history.map((h) => h.name));
+  assert.ok(states.includes('Connect') && states.includes('SandboxTool'));
+  assert.ok(!states.includes('ReachTool'), 'a stdio server is not called by the reach step');
   assert.deepEqual(stack.errors, []);
 });

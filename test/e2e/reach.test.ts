@@ -301,6 +301,35 @@ test("MCP: a channel outside the server's channels is not offered its tools and 
   assert.ok(!statesOf(threadId).includes('Connect'));
 });
 
+test('MCP: a stdio server is refused in the isolated sandbox network: said once in the thread, its tools left out, no sandbox started, the run goes on', async () => {
+  await putData(stack, 'settings.json', {
+    mcpServers: {
+      notes: { command: 'node', args: ['notes-server.mjs'], channels: ['slack:C0STDIO'] },
+      orders: { url: orders.url, headers: { Authorization: 'Bearer ${secret:orders-token}' }, channels: ['slack:C0STDIO'] },
+    },
+  });
+  const tasksBefore = stack.cloud.ecs.tasks.size;
+  const lookup = toolTurn('orders__lookup_order', { id: 'A-7' });
+  const { ended, requests, results, posted, threadId } = await runScripted(stack, {
+    channel: 'C0STDIO',
+    text: 'look up A-7',
+    turns: [lookup, { text: 'Shipped.' }],
+  });
+  assert.equal(ended.status, 'SUCCEEDED');
+  const offered = toolNamesOf(requests[0]!);
+  assert.ok(!offered.some((name) => name.startsWith('notes__')), offered.join(', '));
+  assert.ok(offered.includes('orders__lookup_order'), 'the HTTP server beside it is listed as before');
+  assert.match(results.get(toolUseIdOf(lookup))!.text, /Order A-7: shipped/);
+  const notices = stack.slack.messages
+    .thread(posted.channel, posted.threadTs)
+    .filter((m) => m.bot_id && m.text.includes('could not reach the MCP server notes'));
+  assert.equal(notices.length, 1);
+  assert.match(notices[0]!.text, /stdio server, which runs in the sandbox, and this deployment's sandbox network is isolated/);
+  assert.match(notices[0]!.text, /needs the egress or public sandbox network/);
+  assert.ok(!statesOf(threadId).includes('SandboxTool'), 'no sandbox step');
+  assert.equal(stack.cloud.ecs.tasks.size, tasksBefore, 'no sandbox started for it');
+});
+
 test('MCP: a stop aborts the running call (the server sees it cancelled) and ends the run', async () => {
   await declareServers();
   const wait = toolTurn('orders__wait_for_shipment', {});

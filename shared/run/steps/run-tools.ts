@@ -26,8 +26,9 @@ export async function saveMcpListing(deps: RunToolsDeps, run: RunInput, listing:
 
 /** The run's listing, or undefined before the Connect step stored it. */
 export async function loadMcpListing(deps: RunToolsDeps, run: RunInput): Promise<McpListing | undefined> {
+  // A listing that awaits the sandbox step changes once more (in another function): read it again until it is whole.
   const known = deps.listings?.get(run.runId);
-  if (known) return known;
+  if (known && !known.awaitingSandbox?.length) return known;
   const raw = await readText(deps.store, listingKey(run));
   if (!raw) return undefined;
   const listing = JSON.parse(raw) as McpListing;
