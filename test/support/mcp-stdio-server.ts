@@ -2,6 +2,7 @@
 // StdioServerTransport), as a program: `node --import tsx test/support/mcp-stdio-server.ts`, or the
 // one-file bundle stdioServerBundle() makes for a sandbox (which has Node but no node_modules).
 // Its tools say which process answered and how often, so a test sees a server kept between calls.
+import { rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -36,8 +37,11 @@ async function main(): Promise<void> {
     { description: 'Count the calls this server process has answered', inputSchema: { label: z.string() } },
     async ({ label }) => ({ content: [{ type: 'text', text: `${label}: call ${++calls} answered by process ${process.pid}` }] }),
   );
-  // Answers only when the call is cancelled (a stop).
+  // Answers only when the call is cancelled (a stop); leaves waiting-<pid> in its directory meanwhile, for a test to see.
   server.registerTool('wait_for_cancel', { description: 'Wait until cancelled' }, async (extra) => {
+    const marker = `waiting-${process.pid}`;
+    writeFileSync(marker, '');
+    extra.signal.addEventListener('abort', () => rmSync(marker, { force: true }), { once: true });
     await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve(), { once: true }));
     cancelled++;
     return { content: [{ type: 'text', text: 'cancelled' }] };
