@@ -44,6 +44,8 @@ test("a stdio MCP server runs in the thread's sandbox: listed once for the run, 
         env: { NOTES_MODE: 'e2e' },
         channels: ['slack:C0NOTES'],
         tools: { deny: ['cancelled_*'] },
+        // Long: a call the stop did not cancel would run on past the test's waits.
+        timeoutSeconds: 600,
       },
     },
   });
