@@ -8,7 +8,9 @@ import { readdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
-import { putData } from '../support/data-bucket.ts';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { AuditRecord } from '../../shared/observability/audit.ts';
+import { putData, readData } from '../support/data-bucket.ts';
 import { eventually } from '../support/eventually.ts';
 import { stdioServerBundle } from '../support/mcp-stdio-server.ts';
 
@@ -74,6 +76,32 @@ test("a stdio MCP server runs in the thread's sandbox: listed once for the run, 
     .flatMap((e) => e.history.map((h) => h.name));
   assert.ok(states.includes('Connect') && states.includes('SandboxTool'));
   assert.ok(!states.includes('ReachTool'), 'a stdio server is not called by the reach step');
+  // Audited and counted by server and tool, as an HTTP server's calls are.
+  const runId = (
+    [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId)!.input as {
+      runId: string;
+    }
+  ).runId;
+  const record = await eventually(
+    async () => {
+      const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: 'audit/' }));
+      const key = (out.Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith(`/${runId}.json`));
+      return key ? (JSON.parse((await readData(stack, key))!) as AuditRecord) : undefined;
+    },
+    30_000,
+    'the audit record',
+  );
+  const audited = record.toolCalls.filter((c) => c.name === 'notes__count_calls');
+  assert.deepEqual(
+    audited.map((c) => [c.server, c.tool, c.outcome]),
+    [
+      ['notes', 'count_calls', 'ok'],
+      ['notes', 'count_calls', 'ok'],
+    ],
+  );
+  assert.ok(audited.every((c) => c.bytes! > 20));
+  const counted = stack.cloud.metrics.points.filter((p) => p.name === 'ReachCalls' && p.dimensions.server === 'notes');
+  assert.deepEqual(counted.map((p) => p.dimensions.tool).sort(), ['count_calls', 'count_calls', 'environment']);
   assert.deepEqual(stack.errors, []);
 });
 
