@@ -8,9 +8,8 @@ import { readdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import type { AuditRecord } from '../../shared/observability/audit.ts';
-import { putData, readData } from '../support/data-bucket.ts';
+import { putData } from '../support/data-bucket.ts';
+import { auditRecordOf } from '../support/audit.ts';
 import { eventually } from '../support/eventually.ts';
 import { stdioServerBundle } from '../support/mcp-stdio-server.ts';
 
@@ -77,20 +76,7 @@ test("a stdio MCP server runs in the thread's sandbox: listed once for the run, 
   assert.ok(states.includes('Connect') && states.includes('SandboxTool'));
   assert.ok(!states.includes('ReachTool'), 'a stdio server is not called by the reach step');
   // Audited and counted by server and tool, as an HTTP server's calls are.
-  const runId = (
-    [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId)!.input as {
-      runId: string;
-    }
-  ).runId;
-  const record = await eventually(
-    async () => {
-      const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: 'audit/' }));
-      const key = (out.Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith(`/${runId}.json`));
-      return key ? (JSON.parse((await readData(stack, key))!) as AuditRecord) : undefined;
-    },
-    30_000,
-    'the audit record',
-  );
+  const record = await auditRecordOf(stack, threadId);
   const audited = record.toolCalls.filter((c) => c.name === 'notes__count_calls');
   assert.deepEqual(
     audited.map((c) => [c.server, c.tool, c.outcome]),

@@ -14,9 +14,9 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import * as z from 'zod';
 import { localSecretArn } from '../../packages/local-cloud/src/resources.ts';
 import type { RecordedRequest } from '../../packages/local-cloud/src/bedrock.ts';
-import type { AuditRecord } from '../../shared/observability/audit.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import { putData, readData } from '../support/data-bucket.ts';
+import { auditRecordOf } from '../support/audit.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
@@ -267,20 +267,7 @@ test('MCP: the allowed tools of a declared server reach the model as <server>__<
   assert.equal(line.serverTool, 'lookup_order');
   assert.equal(line.outcome, 'success');
   assert.ok(typeof line.durationMs === 'number' && (line.bytes as number) > 20, JSON.stringify(line));
-  const runId = (
-    [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId)!.input as {
-      runId: string;
-    }
-  ).runId;
-  const record = await eventually(
-    async () => {
-      const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: 'audit/' }));
-      const key = (out.Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith(`/${runId}.json`));
-      return key ? (JSON.parse((await readData(stack, key))!) as AuditRecord) : undefined;
-    },
-    30_000,
-    'the audit record',
-  );
+  const record = await auditRecordOf(stack, threadId);
   // Metrics by server and tool.
   const reachCalls = stack.cloud.metrics.points
     .slice(metricsFrom)

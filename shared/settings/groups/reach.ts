@@ -34,6 +34,13 @@ const serverShape = {
   timeoutSeconds: z.int().min(1).max(600).default(30),
 };
 
+/** An issue for each value of `values` that names a secret. */
+function refuseSecrets(ctx: z.RefinementCtx, field: string, values: Record<string, string> | undefined, message: string): void {
+  for (const [name, value] of Object.entries(values ?? {})) {
+    if (new RegExp(SECRET_REFERENCE.source).test(value)) ctx.addIssue({ code: 'custom', path: [field, name], message });
+  }
+}
+
 /**
  * An operator's server is reached at `url`, or is a program that speaks MCP over stdio (`command`,
  * `args`, `env`), run inside the thread's sandbox. A stdio server gets no secret: the agent's own
@@ -69,33 +76,25 @@ const operatorServer = z
     }
     if (server.headers !== undefined)
       ctx.addIssue({ code: 'custom', path: ['headers'], message: 'headers are for an HTTP server (one with url)' });
-    for (const [name, value] of Object.entries(server.env ?? {})) {
-      if (new RegExp(SECRET_REFERENCE.source).test(value)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['env', name],
-          message:
-            "a stdio server may not use ${secret:…}: it runs in the sandbox, where the agent's commands could read its environment; reach a server that needs a secret over HTTP (url, headers)",
-        });
-      }
-    }
+    refuseSecrets(
+      ctx,
+      'env',
+      server.env,
+      "a stdio server may not use ${secret:…}: it runs in the sandbox, where the agent's commands could read its environment; reach a server that needs a secret over HTTP (url, headers)",
+    );
   });
 
 const channelServer = z
   .object(serverShape)
   .strict()
-  .superRefine(({ headers }, ctx) => {
-    for (const [name, value] of Object.entries(headers ?? {})) {
-      if (new RegExp(SECRET_REFERENCE.source).test(value)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['headers', name],
-          message:
-            "a channel's MCP server may not use ${secret:…}: only servers in the top-level mcpServers, which the operator declares, get secrets",
-        });
-      }
-    }
-  });
+  .superRefine(({ headers }, ctx) =>
+    refuseSecrets(
+      ctx,
+      'headers',
+      headers,
+      "a channel's MCP server may not use ${secret:…}: only servers in the top-level mcpServers, which the operator declares, get secrets",
+    ),
+  );
 
 /** A host web_fetch may read: `docs.example.com`, `*.example.com` (its subdomains), `*` (every public host), each perhaps with `:port`. */
 const allowedHost = z.string().regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)(:\d{1,5})?$/, {
