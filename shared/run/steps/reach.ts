@@ -1,6 +1,7 @@
-// The reach step, in the reach-step Lambda (the one function that reaches the Internet and MCP
-// servers, and the only one that may read the MCP secrets): Connect lists the run's MCP servers'
-// tools once per run; a reach tool call (web_fetch, an MCP tool) runs here with the run's stop
+// The reach step, in the reach-step Lambda (the one function that reaches the Internet and HTTP MCP
+// servers, and the only one that may read the MCP secrets): Connect lists the run's HTTP MCP servers'
+// tools once per run (stdio servers, which run in the sandbox, it leaves to the sandbox step, or
+// refuses in the isolated sandbox network); a reach tool call (web_fetch, an MCP tool) runs here with the run's stop
 // watch, its result clamped and secret-filtered (the run's patterns and every secret value this
 // invocation read), timed into the context for the audit record, and counted by server and tool.
 import type { ActorDeps } from '../actor.ts';
