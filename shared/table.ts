@@ -66,6 +66,8 @@ export const RUN_RECORD = {
   costFooter: 'cost-footer',
   /** The notice that some of the run's MCP servers could not be listed. */
   mcpUnavailable: 'mcp-unavailable',
+  /** The private Connect link sent to the run's person for an OAuth MCP server they have not connected. */
+  mcpConnectLink: (server: string) => `mcp-connect#${server}`,
   /** The message naming why the run failed. */
   errorReply: 'error-reply',
   /** run-ended's notice that an operator or an admin stopped the run. */
@@ -280,3 +282,22 @@ export const CHAT_VALUE = {
   /** Where Graph finds a Teams conversation, as the Teams adapter caches it (it writes it; our connector reads it). */
   teamsChannelContext: (conversationId: string) => `teams:channelContext:${conversationId}`,
 };
+
+// ---------------------------------------------------------------------------------------------
+// MCP servers that need OAuth (shared/reach/oauth/)
+
+/**
+ * A Connect link's `state`, bound to the person, thread and server it was made for: written by
+ * agent-step (a person's run needed a server they have not connected), started once by the OAuth
+ * function (its PKCE verifier and client kept here, never in the browser) and deleted on condition by
+ * its callback, so it is used once. TTL 10 minutes (readers check the time themselves too).
+ */
+export const oauthStateKey = (state: string): TableKey => ({ pk: `oauth-state#${state}`, sk: 'state' });
+
+/**
+ * A person's (`adapter:userId`) tokens for one MCP server, encrypted with the stack's tokens key under
+ * an encryption context naming both, with the OAuth client they were issued to. Written by the OAuth
+ * function's callback and by the reach step (a refresh); read by the reach step; deleted by
+ * `disconnect <server>` (the webhook, dispatch). No TTL: the person disconnects.
+ */
+export const oauthTokensKey = (person: string, server: string): TableKey => ({ pk: `oauth-tokens#${person}`, sk: server });

@@ -25,7 +25,8 @@ const PINNED: Record<keyof typeof table, () => void> = {
     assert.equal(table.RUN_RECORD.reply(3), 'reply#3');
     assert.equal(table.RUN_RECORD.budgetRefused(0), 'budget-refused#0');
     assert.equal(table.RUN_RECORD.approvalMessage('tooluse_9'), 'approval-message#tooluse_9');
-    const { reply: _reply, budgetRefused: _refused, approvalMessage: _approval, ...fixed } = table.RUN_RECORD;
+    assert.equal(table.RUN_RECORD.mcpConnectLink('orders'), 'mcp-connect#orders');
+    const { reply: _reply, budgetRefused: _refused, approvalMessage: _approval, mcpConnectLink: _connect, ...fixed } = table.RUN_RECORD;
     assert.deepEqual(fixed, {
       stopCard: 'stop-card',
       costFooter: 'cost-footer',
@@ -93,6 +94,9 @@ const PINNED: Record<keyof typeof table, () => void> = {
       pk: 'trigger#prod-alarms',
       sk: 'window#2026-11-24T10:00:00.000Z',
     }),
+  oauthStateKey: () => assert.deepEqual(table.oauthStateKey('abc'), { pk: 'oauth-state#abc', sk: 'state' }),
+  oauthTokensKey: () =>
+    assert.deepEqual(table.oauthTokensKey('slack:U0ALICE', 'orders'), { pk: 'oauth-tokens#slack:U0ALICE', sk: 'orders' }),
   teamsConversationKey: () =>
     assert.deepEqual(table.teamsConversationKey('19:abc@thread.tacv2'), { pk: 'conversation#teams:19:abc@thread.tacv2', sk: 'reference' }),
   chatStateKey: () => {

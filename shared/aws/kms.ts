@@ -1,0 +1,4 @@
+import { KMSClient } from '@aws-sdk/client-kms';
+import { once } from '../support/lazy.ts';
+
+export const kmsClient = once(() => new KMSClient({}));
