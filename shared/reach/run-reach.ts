@@ -15,6 +15,10 @@ export interface RunMcpServer {
   env?: Record<string, string>;
   tools?: { allow?: string[]; deny?: string[] };
   timeoutSeconds: number;
+  /** Called with the run's person's own OAuth token (operator servers only). */
+  auth?: 'oauth';
+  /** `${secret:NAME}` of the operator's OAuth client; absent: dynamic client registration. */
+  oauthClient?: string;
   /** operator: declared in the top-level mcpServers (may be private, may use secrets); channel: added for the channel by an admin. */
   declaredBy: 'operator' | 'channel';
 }

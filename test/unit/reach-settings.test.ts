@@ -143,3 +143,20 @@ test('an MCP result as the model reads it: text, images Bedrock takes, resources
   assert.ok(long.text.length < 31_000 && /result truncated/.test(long.text));
   assert.equal(long.bytes, 50_000);
 });
+
+test('settings: "auth": "oauth" on an operator HTTP server, its client from a secret or registered; refused elsewhere with the reason', () => {
+  const hosted = { url: 'https://mcp.example.com/mcp', auth: 'oauth', channels: ['slack:C0123'] };
+  assert.deepEqual(problems({ mcpServers: { hosted } }), []);
+  assert.deepEqual(problems({ mcpServers: { hosted: { ...hosted, oauthClient: '${secret:hosted-client}' } } }), []);
+  assert.deepEqual(runReachOf(settingsSchema.parse({ mcpServers: { hosted } }), 'slack:C0123')?.mcpServers?.[0]?.auth, 'oauth');
+  assert.match(problems({ mcpServers: { hosted: { ...hosted, auth: 'basic' } } })[0]!, /auth must be "oauth"/);
+  assert.match(problems({ mcpServers: { hosted: { ...hosted, oauthClient: 'client-id-123' } } })[0]!, /oauthClient must be \$\{secret:NAME\}/);
+  assert.match(problems({ mcpServers: { hosted: { url: hosted.url, oauthClient: '${secret:c}' } } })[0]!, /oauthClient is for a server with "auth": "oauth"/);
+  assert.match(problems({ mcpServers: { notes: { command: 'npx', auth: 'oauth' } } })[0]!, /OAuth is for an HTTP server/);
+  assert.match(
+    problems({ mcpServers: { hosted: { ...hosted, headers: { authorization: 'Bearer x' } } } })[0]!,
+    /called with the person's own token: it takes no Authorization header/,
+  );
+  // A channel's own server cannot ask for people's tokens.
+  assert.match(problems({ channels: { 'slack:C1': { mcpServers: { x: { url: hosted.url, auth: 'oauth' } } } } })[0]!, /auth/);
+});

@@ -57,9 +57,26 @@ const operatorServer = z
       .optional(),
     /** `adapter:channel` keys (`slack:C0123`); absent: every channel. */
     channels: z.array(z.string().min(3)).max(1000).optional(),
+    /** Each person connects their own account (OAuth, a Connect link); their runs call the server as them. */
+    auth: z.literal('oauth', { error: 'auth must be "oauth" (or absent: headers only)' }).optional(),
+    /** `${secret:NAME}`: a secret holding `{"client_id": …, "client_secret": …}`; absent: dynamic client registration. */
+    oauthClient: z
+      .string()
+      .regex(new RegExp(`^${SECRET_REFERENCE.source}$`), { error: 'oauthClient must be ${secret:NAME} (a secret holding the client id and secret as JSON)' })
+      .optional(),
   })
   .strict()
   .superRefine((server, ctx) => {
+    if (server.oauthClient !== undefined && server.auth !== 'oauth')
+      ctx.addIssue({ code: 'custom', path: ['oauthClient'], message: 'oauthClient is for a server with "auth": "oauth"' });
+    if (server.auth === 'oauth' && server.url === undefined)
+      ctx.addIssue({ code: 'custom', path: ['auth'], message: 'OAuth is for an HTTP server (one with url), not a stdio one' });
+    if (server.auth === 'oauth' && Object.keys(server.headers ?? {}).some((name) => name.toLowerCase() === 'authorization'))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headers', 'Authorization'],
+        message: 'a server with "auth": "oauth" is called with the person\'s own token: it takes no Authorization header',
+      });
     if ((server.url === undefined) === (server.command === undefined)) {
       ctx.addIssue({
         code: 'custom',
