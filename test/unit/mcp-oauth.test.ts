@@ -21,7 +21,9 @@ const table = tableForFile();
 let kms: LocalKms;
 let oauth: TestOAuthServer;
 let mcp: TestMcpServer;
-let clock = Date.parse('2026-11-27T10:00:00Z');
+const secrets = new Map<string, string>();
+/** The tests' clock: from now, since DynamoDB Local's TTL deletes items whose expiresAt passed. */
+let clock = Date.now();
 
 before(async () => {
   kms = await startLocalKms([KEY]);
@@ -39,7 +41,7 @@ const deps = (): OAuthFlowDeps => ({
   kms: new KMSClient({ endpoint: kms.endpoint, region: 'local', credentials: LOCAL_CREDENTIALS }),
   keyId: KEY,
   redirectUrl: REDIRECT,
-  operatorClient: async () => undefined,
+  readSecret: async (name) => secrets.get(name) ?? Promise.reject(new Error(`no secret ${name}`)),
   now: () => clock,
 });
 const binding = (person: string) => ({ person, threadId: 'slack:C0:1.2', server: 'orders', serverUrl: mcp.url });
@@ -51,9 +53,9 @@ async function authorize(at: URL): Promise<URL> {
   return new URL(response.headers.get('location')!);
 }
 
-async function connect(person: string): Promise<{ state: string; back: URL }> {
+async function connect(person: string, oauthClient?: string): Promise<{ state: string; back: URL }> {
   oauth.signedInAs = person;
-  const state = await createState(deps(), binding(person), clock);
+  const state = await createState(deps(), { ...binding(person), ...(oauthClient ? { oauthClient } : {}) }, clock);
   const at = await beginConnect(deps(), state);
   assert.equal(at.origin, oauth.url);
   assert.equal(at.searchParams.get('state'), state);
@@ -128,4 +130,20 @@ test('an access token about to expire is refreshed before use, and the refreshed
   const second = await accessTokenFor(deps(), binding('slack:U0FRAN'));
   assert.equal(second, first, 'the refreshed token was stored');
   assert.equal(oauth.counts.refreshes, refreshes + 1);
+});
+
+test("an operator's client from its secret is used as it is: no registration", async () => {
+  const registered = await fetch(`${oauth.url}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'the operator' }),
+  });
+  const client = (await registered.json()) as { client_id: string; client_secret: string };
+  secrets.set('orders-client', JSON.stringify({ client_id: client.client_id, client_secret: client.client_secret }));
+  const registrations = oauth.counts.registrations;
+  await connect('slack:U0GIL', '${secret:orders-client}');
+  assert.equal(oauth.counts.registrations, registrations);
+  assert.equal(oauth.userOf((await accessTokenFor(deps(), binding('slack:U0GIL')))!), 'slack:U0GIL');
+  secrets.set('orders-client', 'not json');
+  await assert.rejects(connect('slack:U0GIL', '${secret:orders-client}'), /must hold JSON with client_id/);
 });

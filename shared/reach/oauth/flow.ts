@@ -6,6 +6,8 @@
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import * as z from 'zod';
+import { SECRET_REFERENCE } from '../../settings/groups/reach.ts';
 import { expiresAtOf, loadConnection, saveConnection, type Connection, type TokenStoreDeps } from './tokens.ts';
 import { finishState, startState, stateToStart, type ConnectBinding } from './states.ts';
 
@@ -53,8 +55,8 @@ class SessionProvider implements OAuthClientProvider {
 export interface OAuthFlowDeps extends TokenStoreDeps {
   /** The stack's GET /oauth/callback URL. */
   redirectUrl: string;
-  /** The operator's OAuth client for a server (`oauthClient`), or undefined: dynamic registration. */
-  operatorClient(server: string): Promise<OAuthClientInformationMixed | undefined>;
+  /** The value of the secret `<stack>/mcp/NAME` (a server's `oauthClient`). */
+  readSecret(name: string): Promise<string>;
   /** For the discovery, registration and token requests (tests: the platform's). */
   fetch?: FetchLike;
   /** Epoch ms. */
@@ -63,11 +65,32 @@ export interface OAuthFlowDeps extends TokenStoreDeps {
 
 const fetchOption = (deps: OAuthFlowDeps) => (deps.fetch ? { fetchFn: deps.fetch } : {});
 
+/** The operator's client (`oauthClient: "${secret:NAME}"`, JSON with client_id and perhaps client_secret), or undefined: registration. */
+async function operatorClient(deps: OAuthFlowDeps, reference: string | undefined): Promise<OAuthClientInformationMixed | undefined> {
+  const name = reference?.match(new RegExp(SECRET_REFERENCE.source))?.[1];
+  if (!name) return undefined;
+  const value = await deps.readSecret(name);
+  const parsed = z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.object({ client_id: z.string().min(1), client_secret: z.string().min(1).optional() }))
+    .safeParse(value);
+  if (!parsed.success) throw new Error(`the secret ${name} (oauthClient) must hold JSON with client_id and perhaps client_secret`);
+  return parsed.data;
+}
+
 /** GET /oauth/start: takes the `state` and gives the provider's authorization URL to send the browser to. */
 export async function beginConnect(deps: OAuthFlowDeps, state: string): Promise<URL> {
   const binding = await stateToStart(deps, state, deps.now());
-  const operatorClient = await deps.operatorClient(binding.server);
-  const session: Session = operatorClient ? { client: operatorClient } : {};
+  const client = await operatorClient(deps, binding.oauthClient);
+  const session: Session = client ? { client } : {};
   const provider = new SessionProvider(session, deps.redirectUrl, state);
   const result = await auth(provider, { serverUrl: binding.serverUrl, ...fetchOption(deps) });
   if (result !== 'REDIRECT' || !session.authorizationUrl || !session.codeVerifier || !session.client) {

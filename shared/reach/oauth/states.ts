@@ -19,6 +19,8 @@ export interface ConnectBinding {
   threadId: string;
   server: string;
   serverUrl: string;
+  /** The server's `oauthClient` (`${secret:NAME}`), when the operator gave one. */
+  oauthClient?: string;
 }
 
 /** What the start of the flow keeps for the callback. */
@@ -66,8 +68,16 @@ export async function stateToStart(deps: Pick<TokenStoreDeps, 'db' | 'tableName'
   const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: oauthStateKey(state), ConsistentRead: true }));
   const item = out.Item;
   if (!isBinding(item) || item.startedAt !== undefined || item.expiresAtMs <= now) throw new StateRefused(REFUSED);
-  return { person: item.person, threadId: item.threadId, server: item.server, serverUrl: item.serverUrl };
+  return bindingOf(item);
 }
+
+const bindingOf = (item: StateItem): ConnectBinding => ({
+  person: item.person,
+  threadId: item.threadId,
+  server: item.server,
+  serverUrl: item.serverUrl,
+  ...(item.oauthClient ? { oauthClient: item.oauthClient } : {}),
+});
 
 const refusedIfConditionFailed = (error: unknown): never => {
   if (error instanceof ConditionalCheckFailedException) throw new StateRefused(REFUSED);
@@ -109,6 +119,6 @@ export async function finishState(
     .catch(refusedIfConditionFailed);
   const item = out.Attributes;
   if (!isBinding(item) || typeof item.sealed !== 'string') throw new StateRefused(REFUSED);
-  const binding = { person: item.person, threadId: item.threadId, server: item.server, serverUrl: item.serverUrl };
+  const binding = bindingOf(item);
   return { binding, secrets: await open<FlowSecrets>(deps, item.sealed, flowContext(state, binding)) };
 }
