@@ -26,6 +26,7 @@ export const FUNCTION_ENTRIES = {
   reachStep: 'functions/agent-step/reach-step.ts',
   sandboxReaper: 'functions/agent-step/sandbox-reaper.ts',
   scheduler: 'functions/scheduler/handler.ts',
+  mcpOAuth: 'functions/ingress/mcp-oauth.ts',
 } as const;
 
 export type FunctionRole = keyof typeof FUNCTION_ENTRIES;

@@ -44,7 +44,9 @@ import { SandboxNetwork } from './constructs/sandbox-network.ts';
 import { SandboxReaper } from './constructs/sandbox-reaper.ts';
 import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
 import { SandboxStep } from './constructs/sandbox-step.ts';
-import { ReachStep } from './constructs/reach-step.ts';
+import { mcpSecretPrefix, ReachStep } from './constructs/reach-step.ts';
+import { McpTokensKey } from './constructs/mcp-tokens-key.ts';
+import { McpOAuth } from './constructs/mcp-oauth.ts';
 import { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
 import { WebhookApi } from './constructs/webhook-api.ts';
@@ -166,7 +168,9 @@ export class AgentRuntimeStack extends Stack {
 
     // web_fetch and MCP calls: the one function that reaches the Internet and reads the MCP secrets.
     const { reachVpcId, reachSubnetIds, reachSecurityGroupIds, reachAllowLoopback } = props.settings;
+    const tokensKey = new McpTokensKey(this, 'McpTokensKey');
     const reachStep = new ReachStep(this, 'ReachStep', {
+      tokensKey,
       table: state.table,
       bucket: data.bucket,
       logRetention,
@@ -209,6 +213,16 @@ export class AgentRuntimeStack extends Stack {
       stateMachineArn: agentRun.stateMachineArn,
       executionArns: agentRun.executionArns,
     });
+    // People connecting their own accounts to MCP servers that need OAuth; their Connect links come from agent-step.
+    const mcpOAuth = new McpOAuth(this, 'McpOAuth', {
+      api: webhook.api,
+      table: state.table,
+      tokensKey,
+      secretPrefix: mcpSecretPrefix(this.stackName),
+      secretsArn: reachStep.secretsArn,
+      logRetention,
+    });
+    agentRun.agentStep.addEnvironment('OAUTH_START_URL', mcpOAuth.startUrl);
     const dispatch = new Dispatch(this, 'Dispatch', {
       ...shared,
       inbox: inbox.queue,
@@ -244,6 +258,7 @@ export class AgentRuntimeStack extends Stack {
       reachStep: reachStep.handler,
       sandboxReaper: sandboxReaper.handler,
       scheduler: eventBus.handler,
+      mcpOAuth: mcpOAuth.handler,
     };
     this.stateMachine = agentRun.stateMachine;
     this.table = state.table;

@@ -85,6 +85,9 @@ export const dispatchEnv = z
   })
   .superRefine(chatSource);
 
+/** The stack's key for people's OAuth tokens to MCP servers (shared/reach/oauth/). */
+const oauthTokens = { OAUTH_KEY_ARN: required };
+
 /** agent-step and run-ended. */
 export const agentEnv = z
   .object({
@@ -101,6 +104,8 @@ export const agentEnv = z
     ...sandboxPort,
     ...settingsCache,
     ...promptFilesCache,
+    /** The stack API's GET /oauth/start, where a person's Connect link goes (agent-step; unset in run-ended). */
+    OAUTH_START_URL: optional,
   })
   .superRefine(chatSource);
 
@@ -120,7 +125,11 @@ export const reachStepEnv = z.object({
   REACH_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
   /** The sandboxNetwork deployment setting: stdio MCP servers (run in the sandbox) need egress or public. */
   SANDBOX_NETWORK: z.enum(['isolated', 'egress', 'public']).default('isolated'),
+  ...oauthTokens,
 });
+
+/** The OAuth redirect function (GET /oauth/start and /oauth/callback). */
+export const mcpOAuthEnv = z.object({ ...table, ...oauthTokens, MCP_SECRET_PREFIX: required });
 
 export const sandboxReaperEnv = z.object({ ...table, ...sandboxLaunch, ...sandboxPort, SANDBOX_CLUSTER_ARN: required });
 

@@ -3,6 +3,7 @@
 // servers (stdio ones run in the sandbox: sandbox-step), and the only one that may read the MCP secrets (`<stack>/mcp/*`).
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { dbClient } from '../../shared/aws/dynamodb.ts';
+import { kmsClient } from '../../shared/aws/kms.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { secretsClient } from '../../shared/aws/secrets.ts';
 import { readEnv, reachStepEnv } from '../../shared/env.ts';
@@ -26,6 +27,11 @@ const init = lazy(() => {
   const env = readEnv(reachStepEnv);
   const table = { db: dbClient(), tableName: env.TABLE_NAME };
   const secrets = new SecretsProvider({ awsSdkV3Client: secretsClient() });
+  const readSecret = async (name: string) => {
+    const value = await secrets.get(`${env.MCP_SECRET_PREFIX}${name}`, { maxAge: SECRET_MAX_AGE_SECONDS });
+    if (typeof value !== 'string') throw Object.assign(new Error(`secret ${name} has no string value`), { name: 'SecretNotText' });
+    return value;
+  };
   return {
     deps: {
       store: { s3: s3Client(), bucket: env.DATA_BUCKET },
@@ -33,11 +39,8 @@ const init = lazy(() => {
       listings: recentByRun<McpListing>(),
       actor: table,
       tools: BUILTIN_TOOLS,
-      readSecret: async (name: string) => {
-        const value = await secrets.get(`${env.MCP_SECRET_PREFIX}${name}`, { maxAge: SECRET_MAX_AGE_SECONDS });
-        if (typeof value !== 'string') throw Object.assign(new Error(`secret ${name} has no string value`), { name: 'SecretNotText' });
-        return value;
-      },
+      readSecret,
+      oauth: { ...table, kms: kmsClient(), keyId: env.OAUTH_KEY_ARN, readSecret, now: Date.now },
       allowLoopback: env.REACH_ALLOW_LOOPBACK === 'true',
       sandboxNetwork: env.SANDBOX_NETWORK,
       now: Date.now,

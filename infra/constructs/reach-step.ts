@@ -17,6 +17,7 @@ import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { type AgentFunctionVpc, createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
 import { grantTableActions } from './state-table.ts';
+import type { McpTokensKey } from './mcp-tokens-key.ts';
 import { handlerEnvironment, reachStepEnv } from '../../shared/env.ts';
 
 export interface ReachVpcPlacement {
@@ -35,6 +36,8 @@ export interface ReachStepProps {
   readonly allowLoopback: boolean;
   /** The sandbox network mode: in isolated, stdio MCP servers are left out of runs, saying why. */
   readonly sandboxNetwork: SandboxNetworkMode;
+  /** People's OAuth tokens: read, and sealed again after a refresh. */
+  readonly tokensKey: McpTokensKey;
 }
 
 /** The name prefix of the MCP secrets: `${secret:NAME}` is the secret `<stack>/mcp/NAME`. */
@@ -68,11 +71,13 @@ export class ReachStep extends Construct {
         MCP_SECRET_PREFIX: prefix,
         REACH_ALLOW_LOOPBACK: props.allowLoopback ? 'true' : 'false',
         SANDBOX_NETWORK: props.sandboxNetwork,
+        OAUTH_KEY_ARN: props.tokensKey.key.keyArn,
       }),
       ...(props.vpc ? { vpc: this.placement(props.vpc) } : {}),
     });
-    // Reads the run's stop and steer flags; takes steering.
-    grantTableActions(props.table, this.handler, ['GetItem', 'UpdateItem']);
+    // Reads the run's stop and steer flags; takes steering; reads people's OAuth tokens and stores refreshed ones.
+    grantTableActions(props.table, this.handler, ['GetItem', 'UpdateItem', 'PutItem']);
+    props.tokensKey.grantSealing(this.handler);
     grantObjectReadWrite(props.bucket, this.handler);
     this.handler.addToRolePolicy(
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['secretsmanager:GetSecretValue'], resources: [this.secretsArn] }),

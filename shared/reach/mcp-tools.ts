@@ -30,6 +30,8 @@ export interface McpListing {
   tools: ListedMcpTool[];
   unavailable: { server: string; reason: string }[];
   awaitingSandbox?: string[];
+  /** OAuth servers the run's person has not connected: left out, and only that person is sent a Connect link. */
+  toConnect?: { server: string; serverUrl: string; oauthClient?: string }[];
 }
 
 const MAX_NAME = 64;
@@ -91,12 +93,14 @@ export function addListedTools(
 export function sortListing(listing: McpListing): void {
   listing.tools.sort((a, b) => (a.name < b.name ? -1 : 1));
   listing.unavailable.sort((a, b) => (a.server < b.server ? -1 : 1));
+  listing.toConnect?.sort((a, b) => (a.server < b.server ? -1 : 1));
 }
 
 /** The listing without its stdio servers, each named with `reason` (no sandbox for them in this run). */
 export function withoutSandboxServers(listing: McpListing, reason: string): McpListing {
   const unavailable = [...listing.unavailable, ...(listing.awaitingSandbox ?? []).map((server) => ({ server, reason }))];
-  const done = { tools: listing.tools, unavailable };
+  const { awaitingSandbox: _listed, ...rest } = listing;
+  const done = { ...rest, unavailable };
   sortListing(done);
   return done;
 }

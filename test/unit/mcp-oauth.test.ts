@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalKms, type LocalKms } from '../../packages/local-cloud/src/kms.ts';
-import { accessTokenFor, beginConnect, finishConnect, type OAuthFlowDeps } from '../../shared/reach/oauth/flow.ts';
+import { accessTokenFor, beginConnect, finishConnect, type ConnectFlowDeps } from '../../shared/reach/oauth/flow.ts';
 import { createState, STATE_LIFETIME_MS, StateRefused } from '../../shared/reach/oauth/states.ts';
 import { deleteConnection, loadConnection } from '../../shared/reach/oauth/tokens.ts';
 import { oauthStateKey, oauthTokensKey } from '../../shared/table.ts';
@@ -36,7 +36,7 @@ after(async () => {
   await kms?.close();
 });
 
-const deps = (): OAuthFlowDeps => ({
+const deps = (): ConnectFlowDeps => ({
   ...table(),
   kms: new KMSClient({ endpoint: kms.endpoint, region: 'local', credentials: LOCAL_CREDENTIALS }),
   keyId: KEY,

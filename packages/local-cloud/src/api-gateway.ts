@@ -33,6 +33,8 @@ export function toApiEvent(req: IncomingMessage, body: Buffer, routeKey: string)
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
   }
+  // API Gateway says how the caller reached it; here, plain HTTP on the loopback.
+  headers['x-forwarded-proto'] ??= 'http';
   const text = isText(headers['content-type']);
   const now = new Date();
   return {

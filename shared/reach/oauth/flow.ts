@@ -53,14 +53,17 @@ class SessionProvider implements OAuthClientProvider {
 }
 
 export interface OAuthFlowDeps extends TokenStoreDeps {
-  /** The stack's GET /oauth/callback URL. */
-  redirectUrl: string;
   /** The value of the secret `<stack>/mcp/NAME` (a server's `oauthClient`). */
   readSecret(name: string): Promise<string>;
   /** For the discovery, registration and token requests (tests: the platform's). */
   fetch?: FetchLike;
   /** Epoch ms. */
   now: () => number;
+}
+
+/** Starting or finishing a Connect flow: the stack's GET /oauth/callback URL (the redirect URI) is known. */
+export interface ConnectFlowDeps extends OAuthFlowDeps {
+  redirectUrl: string;
 }
 
 const fetchOption = (deps: OAuthFlowDeps) => (deps.fetch ? { fetchFn: deps.fetch } : {});
@@ -87,7 +90,7 @@ async function operatorClient(deps: OAuthFlowDeps, reference: string | undefined
 }
 
 /** GET /oauth/start: takes the `state` and gives the provider's authorization URL to send the browser to. */
-export async function beginConnect(deps: OAuthFlowDeps, state: string): Promise<URL> {
+export async function beginConnect(deps: ConnectFlowDeps, state: string): Promise<URL> {
   const binding = await stateToStart(deps, state, deps.now());
   const client = await operatorClient(deps, binding.oauthClient);
   const session: Session = client ? { client } : {};
@@ -101,14 +104,14 @@ export async function beginConnect(deps: OAuthFlowDeps, state: string): Promise<
 }
 
 /** GET /oauth/callback: ends the `state`, exchanges the code (with the kept verifier) and stores the person's tokens. */
-export async function finishConnect(deps: OAuthFlowDeps, state: string, code: string): Promise<ConnectBinding> {
+export async function finishConnect(deps: ConnectFlowDeps, state: string, code: string): Promise<ConnectBinding> {
   const { binding, secrets } = await finishState(deps, state, deps.now());
   const session: Session = { client: secrets.client, codeVerifier: secrets.codeVerifier };
   const obtainedAt = deps.now();
   const provider = new SessionProvider(session, deps.redirectUrl);
   await auth(provider, { serverUrl: binding.serverUrl, authorizationCode: code, ...fetchOption(deps) });
   if (!session.tokens || !session.client) throw new Error(`the ${binding.server} server's authorization server gave no tokens`);
-  await saveConnection(deps, binding, { tokens: session.tokens, obtainedAt, client: session.client });
+  await saveConnection(deps, binding, { tokens: session.tokens, obtainedAt, client: session.client, redirectUrl: deps.redirectUrl });
   return binding;
 }
 
@@ -130,11 +133,12 @@ export async function accessTokenFor(
   if (!connection.tokens.refresh_token) return undefined;
   const session: Session = { client: connection.client, tokens: connection.tokens };
   const obtainedAt = deps.now();
-  const provider = new SessionProvider(session, deps.redirectUrl);
+  // The redirect URI the client was registered with: a refresh sends none, but the SDK takes a client without one for a non-interactive flow.
+  const provider = new SessionProvider(session, connection.redirectUrl);
   const result = await auth(provider, { serverUrl: at.serverUrl, ...fetchOption(deps) });
   // REDIRECT: the refresh was refused; the person connects again.
   if (result !== 'AUTHORIZED' || !session.tokens || session.tokens === connection.tokens) return undefined;
-  const refreshed: Connection = { tokens: session.tokens, obtainedAt, client: session.client ?? connection.client };
+  const refreshed: Connection = { ...connection, tokens: session.tokens, obtainedAt, client: session.client ?? connection.client };
   await saveConnection(deps, at, refreshed);
   return refreshed.tokens.access_token;
 }

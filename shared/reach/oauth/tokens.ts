@@ -16,6 +16,8 @@ export interface Connection {
   /** When the tokens were issued (epoch ms): with `expires_in`, when the access token expires. */
   obtainedAt: number;
   client: OAuthClientInformationMixed;
+  /** The redirect URI the tokens were obtained with. */
+  redirectUrl: string;
 }
 
 /** What a sealed connection is bound to. */

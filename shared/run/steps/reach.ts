@@ -24,6 +24,8 @@ import { DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES } from '../../reach/limits.ts';
 import { runReachTool } from '../../tools/run.ts';
 import { ToolError } from '../../tools/text.ts';
 import type { ToolOutcome } from '../../tools/tool.ts';
+import { personOf } from '../../admission/person.ts';
+import { accessTokenFor, type OAuthFlowDeps } from '../../reach/oauth/flow.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 import { loadMcpListing, runToolsOf, type RunToolsDeps, saveMcpListing } from './run-tools.ts';
@@ -43,6 +45,8 @@ export interface ReachStepDeps extends RunToolsDeps {
   /** Epoch milliseconds. */
   now: () => number;
   metrics?: MetricsSink;
+  /** People's OAuth connections (servers with `"auth": "oauth"`). */
+  oauth: OAuthFlowDeps;
 }
 
 /** The secret values one invocation read: every text it lets out is filtered with them. */
@@ -61,9 +65,37 @@ class SecretValues {
   }
 }
 
-/** The server as the client reaches it: secrets read into its headers; a channel's server only through the guarded fetch. */
-async function targetOf(deps: ReachStepDeps, server: RunMcpServer, secrets: SecretValues): Promise<HttpMcpTarget> {
+/** Why an OAuth server is left out of a run without a person (an event's, a trigger's). */
+export const OAUTH_NEEDS_PERSON =
+  "it is called with a person's own account (OAuth), and this run was started by an event or a trigger, not a person; such runs use only servers with static credentials";
+
+/** The run's person as OAuth connections are keyed (`adapter:userId`), or undefined for a run nobody sent. */
+export function oauthPersonOf(run: RunInput): string | undefined {
+  const person = personOf(run.prompt);
+  return person ? `${person.adapter}:${person.userId}` : undefined;
+}
+
+/** The server is not connected by the run's person (or the run has none): its tools are left out. */
+class NotConnected extends Error {
+  override name = 'NotConnected';
+}
+
+/** The person's access token for an OAuth server (refreshed if near expiry); NotConnected when they have none. */
+async function personalToken(deps: ReachStepDeps, server: RunMcpServer & { url: string }, run: RunInput, secrets: SecretValues): Promise<string> {
+  const person = oauthPersonOf(run);
+  if (!person) throw new ToolError(`the ${server.name} server needs a person's own account: ${OAUTH_NEEDS_PERSON}`);
+  const token = await accessTokenFor(deps.oauth, { person, server: server.name, serverUrl: server.url });
+  if (!token) throw new NotConnected(`${person} has not connected ${server.name}`);
+  return secrets.add(token);
+}
+
+/** The server as the client reaches it: secrets read into its headers (an OAuth server: the run's person's token); a channel's server only through the guarded fetch. */
+async function targetOf(deps: ReachStepDeps, server: RunMcpServer, secrets: SecretValues, run: RunInput): Promise<HttpMcpTarget> {
   const headers: Record<string, string> = {};
+  if (server.auth === 'oauth' && server.url !== undefined) {
+    if (server.declaredBy !== 'operator') throw new ToolError(`the ${server.name} server may not use people's accounts`);
+    headers.Authorization = `Bearer ${await personalToken(deps, { ...server, url: server.url }, run, secrets)}`;
+  }
   for (const [name, declared] of Object.entries(server.headers ?? {})) {
     let value = declared;
     for (const [reference, secretName] of declared.matchAll(new RegExp(SECRET_REFERENCE.source, 'g'))) {
@@ -110,11 +142,16 @@ export async function connectStep(deps: ReachStepDeps, run: RunInput, loop: Loop
       .map(async (server) => {
         const started = deps.now();
         try {
-          const target = await targetOf(deps, server, secrets);
+          const target = await targetOf(deps, server, secrets, run);
           const tools = await listServerTools(target, AbortSignal.timeout(target.timeoutMs));
           const offered = addListedTools(listing, server, tools, (text) => redactSecrets(text, secrets.patterns(snapshot)), false);
           deps.logger.info('mcp server listed', { server: server.name, tools: tools.length, offered, durationMs: deps.now() - started });
         } catch (error) {
+          if (error instanceof NotConnected && server.url) {
+            (listing.toConnect ??= []).push({ server: server.name, serverUrl: server.url, ...(server.oauthClient ? { oauthClient: server.oauthClient } : {}) });
+            deps.logger.info('mcp server not connected by the person', { server: server.name });
+            return;
+          }
           const reason = redactSecrets(reasonOf(error), secrets.patterns(snapshot)).slice(0, 300);
           listing.unavailable.push({ server: server.name, reason });
           deps.logger.warn('mcp server unavailable', { server: server.name, reason, durationMs: deps.now() - started });
@@ -164,7 +201,10 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
       const server = servers.get(name);
       if (!server) throw new ToolError(`no MCP server ${name} in this run`);
       reached = { server: name, tool, bytes: 0 };
-      const target = await targetOf(deps, server, secrets);
+      const target = await targetOf(deps, server, secrets, run).catch((error: unknown) => {
+        if (error instanceof NotConnected) throw new ToolError(`you have not connected the ${name} server (or it was disconnected)`);
+        throw error;
+      });
       const result = await callServerTool(target, tool, args, AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]));
       reached.bytes = result.bytes;
       const images = await storeResultImages(deps.store, run.threadId, call.toolUseId, result.images);
