@@ -2,6 +2,7 @@
 // holds) and its line here; a slash form is declared in slack-app-manifest.yaml too. No two
 // commands' words overlap (test/unit/commands.test.ts), so their order here does not matter.
 export { agentsCommand } from './agents.ts';
+export { disconnectCommand } from './disconnect.ts';
 export { opsCommand } from './ops.ts';
 export { settingsCommand } from './settings.ts';
 export { steerCommand } from './steer.ts';

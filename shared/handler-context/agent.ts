@@ -65,6 +65,7 @@ export function agentFromEnv(
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
     metrics,
+    ...(env.OAUTH_START_URL ? { oauthStartUrl: env.OAUTH_START_URL } : {}),
   };
   return {
     invoke: (invocation) => runSecrets.run({}, invocation),

@@ -34,6 +34,9 @@ const SAMPLES: [string, string | undefined, unknown?][] = [
   ['agents', 'agents', {}],
   ['<@U0BOT> Agents', 'agents', {}],
   ['agents please', undefined],
+  ['disconnect orders', 'disconnect', { server: 'orders' }],
+  ['<@U0BOT> Disconnect github-mcp.', 'disconnect', { server: 'github-mcp' }],
+  ['disconnect the printer from the network', undefined],
   ['hello', undefined],
 ];
 
@@ -46,7 +49,7 @@ test('each text is the one command whose words it is, after any mention of the b
 });
 
 test("no two commands claim the same words, so the registry's order does not matter", () => {
-  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['agents', 'ops', 'settings', 'steer', 'stop', 'usage']);
+  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['agents', 'disconnect', 'ops', 'settings', 'steer', 'stop', 'usage']);
   for (const [text] of SAMPLES) {
     const claiming = COMMANDS.filter((c) => c.parse(withoutMention(text)) !== undefined).map((c) => c.name);
     assert.ok(claiming.length <= 1, `${text}: ${claiming.join(', ')}`);

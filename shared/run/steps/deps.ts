@@ -44,6 +44,8 @@ export interface AgentDeps extends RunToolsDeps, RunContextDeps {
   useSecretPatterns?: (patterns: readonly CustomSecretPattern[]) => void;
   /** Steps one execution takes before the run continues in a fresh one (default 1000). */
   handoffAfterSteps?: number;
+  /** The stack API's GET /oauth/start, where a person's Connect link for an OAuth MCP server goes. */
+  oauthStartUrl?: string;
 }
 
 /** Bookkeeping every context entry of a step carries. */

@@ -13,6 +13,7 @@ import { type ContextEntry, type LoadedContext, saveLoadedContext, toBedrockMess
 import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
 import { toolCallRefusal } from '../../tools/allowed-tools.ts';
 import { compactIfNeeded } from './compact.ts';
+import { sendConnectLinks } from './connect-links.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { CUT_OFF_NOTE, openReply } from './reply.ts';
 import { postedMessage, postOnce, writeRecord } from '../ledger.ts';
@@ -107,6 +108,7 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
       thread.post(unavailableNotice(runTools.listing!.unavailable)).then(postedMessage),
     );
   }
+  if (runTools.listing?.toConnect?.length && loop.step === 0) await sendConnectLinks(deps, run, thread, runTools.listing.toConnect);
   // One write: the stop flag, an earlier attempt's reply and the budgets' reservation, together.
   const start = await beginModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step);
   if ('stopped' in start) return stoppedAt(loop.step);
