@@ -1,6 +1,6 @@
 // `disconnect <server>`: forgets the sender's own OAuth connection to an MCP server (its tokens), so
 // their runs no longer call it as them; the next run that needs it sends them a Connect link again.
-// Answered to the sender alone, at once; it touches nothing but their own tokens item.
+// Answered to the sender alone, in the thread's order; it touches nothing but their own tokens item.
 import { deleteConnection } from '../reach/oauth/tokens.ts';
 import { defineCommand } from './command.ts';
 
@@ -10,7 +10,7 @@ export const disconnectCommand = defineCommand({
     const server = /^\/?disconnect\s+([A-Za-z0-9-]{1,32})[.!]?$/i.exec(text)?.[1];
     return server ? { server } : undefined;
   },
-  runsAt: 'webhook',
+  runsAt: 'dispatch',
   who: 'anyone',
   async answer({ args, who }, deps) {
     const { server } = args;

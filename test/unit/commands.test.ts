@@ -78,6 +78,7 @@ test('where each command is answered, and by whom it may be used', () => {
     settings: 'dispatch admin',
     ops: 'dispatch admin',
     agents: 'dispatch anyone',
+    disconnect: 'dispatch anyone',
   });
 });
 
