@@ -9,6 +9,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { IConstruct } from 'constructs';
 import type { AgentRun } from './constructs/agent-run.ts';
 import type { DataBucket } from './constructs/data-bucket.ts';
+import type { McpOAuth } from './constructs/mcp-oauth.ts';
 import { RUN_CONTEXTS, type Dispatch } from './constructs/dispatch.ts';
 import { AGENT_DEFINITIONS } from '../shared/agents/definition.ts';
 import type { AgentEventBus } from './constructs/event-bus.ts';
@@ -61,6 +62,7 @@ export interface NagScope {
   };
   readonly versionPruning: FunctionVersionPruning;
   readonly reachStep: ReachStep;
+  readonly mcpOAuth: McpOAuth;
 }
 
 const TASK_TOKEN_REASON =
@@ -84,6 +86,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     sandbox,
     versionPruning,
     reachStep,
+    mcpOAuth,
   } = parts;
   const webhooks = [webhook.handler, ...Object.values(webhook.platformHandlers)];
 
@@ -97,6 +100,7 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     reachStep.handler,
     sandbox.reaper.handler,
     eventBus.handler,
+    mcpOAuth.handler,
   ];
   for (const fn of functions) {
     acknowledge(
@@ -205,7 +209,23 @@ export function acknowledgeNagFindings(parts: NagScope): void {
   acknowledgeSandbox(sandbox, data, agentRun);
   acknowledgeVersionPruning(versionPruning, [agentRun.agentStep, sandbox.step.handler, reachStep.handler]);
   acknowledgeReachStep(reachStep, data);
+  acknowledgeMcpOAuth(mcpOAuth, reachStep);
   acknowledgeEventBus(eventBus, eventSchedules, triggers);
+}
+
+function acknowledgeMcpOAuth(oauth: McpOAuth, reach: ReachStep): void {
+  for (const route of oauth.routes) {
+    acknowledge(
+      resourceOf(route),
+      'AwsSolutions-APIG4',
+      "A person's browser follows a Connect link here and comes back from the MCP server's authorization server: it has no credential to present. The single-use, ten-minute `state`, bound server-side to one person, thread and server, is what authorizes a request; anything else is refused.",
+    );
+  }
+  acknowledge(
+    roleOf(oauth.handler),
+    iam5Resource(oauth, reach.secretsArn),
+    "An operator's OAuth client (oauthClient) is a secret under <stack>/mcp/, named in settings.json and not known at deploy time; GetSecretValue of that prefix only.",
+  );
 }
 
 function acknowledgeReachStep(reach: ReachStep, data: DataBucket): void {

@@ -46,6 +46,7 @@ import { SandboxSecurityGroups } from './constructs/sandbox-security-groups.ts';
 import { SandboxStep } from './constructs/sandbox-step.ts';
 import { mcpSecretPrefix, ReachStep } from './constructs/reach-step.ts';
 import { McpTokensKey } from './constructs/mcp-tokens-key.ts';
+import type { Key } from 'aws-cdk-lib/aws-kms';
 import { McpOAuth } from './constructs/mcp-oauth.ts';
 import { SandboxTeardown } from './constructs/sandbox-teardown.ts';
 import { SANDBOX_PORT, SandboxTask } from './constructs/sandbox-task.ts';
@@ -104,6 +105,8 @@ export class AgentRuntimeStack extends Stack {
   readonly eventSchedules: EventSchedules;
   readonly triggers: Triggers;
   readonly monitoring: AgentRuntimeMonitoring;
+  /** Seals people's OAuth tokens to MCP servers. */
+  readonly mcpTokensKey: Key;
 
   constructor(scope: Construct, id: string, props: AgentRuntimeStackProps) {
     super(scope, id, props);
@@ -169,6 +172,7 @@ export class AgentRuntimeStack extends Stack {
     // web_fetch and MCP calls: the one function that reaches the Internet and reads the MCP secrets.
     const { reachVpcId, reachSubnetIds, reachSecurityGroupIds, reachAllowLoopback } = props.settings;
     const tokensKey = new McpTokensKey(this, 'McpTokensKey');
+    this.mcpTokensKey = tokensKey.key;
     const reachStep = new ReachStep(this, 'ReachStep', {
       tokensKey,
       table: state.table,
@@ -354,6 +358,7 @@ export class AgentRuntimeStack extends Stack {
 
     acknowledgeNagFindings({
       reachStep,
+      mcpOAuth,
       data,
       webhook,
       agentRun,

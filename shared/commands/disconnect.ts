@@ -1,7 +1,7 @@
 // `disconnect <server>`: forgets the sender's own OAuth connection to an MCP server (its tokens), so
 // their runs no longer call it as them; the next run that needs it sends them a Connect link again.
 // Answered to the sender alone, in the thread's order; it touches nothing but their own tokens item.
-import { deleteConnection } from '../reach/oauth/tokens.ts';
+import { deleteConnection } from '../reach/oauth/records.ts';
 import { defineCommand } from './command.ts';
 
 export const disconnectCommand = defineCommand({

@@ -14,15 +14,16 @@ const estimateFor = (settings: Record<string, unknown>) => estimateIdleCost(synt
 const byWhat = (estimate: ReturnType<typeof estimateIdleCost>) =>
   Object.fromEntries(estimate.items.map((item) => [item.what, [item.count, item.monthlyUsd]]));
 
-// In every mode: the alarm topic's key, the Slack and Teams secrets, the dashboard, and the alarms'
-// 30 metrics (9 functions x errors and throttles, the throttling rate's 2, 10 single-metric alarms).
+// In every mode: the alarm topic's key and the MCP tokens key, the Slack and Teams secrets, the
+// dashboard, and the alarms' 32 metrics (10 functions x errors and throttles, the throttling rate's 2,
+// 10 single-metric alarms).
 const MONITORING_AND_SECRETS = {
-  'KMS key': [1, 1],
+  'KMS key': [2, 2],
   secret: [2, 0.8],
-  'alarm metric': [30, 3],
+  'alarm metric': [32, 3.2],
   dashboard: [1, 3],
 };
-const BASE = 1 + 0.8 + 3 + 3;
+const BASE = 2 + 0.8 + 3.2 + 3;
 
 test('isolated (the default): 3 interface endpoints x 1 AZ x $0.01/h x 730 h = $21.90 on top of the rest', () => {
   const estimate = estimateFor({});
@@ -50,7 +51,7 @@ test('public: no endpoints, no NAT gateway, no address while no task runs; Slack
 test('the line names each item with its arithmetic', () => {
   assert.equal(
     formatIdleCost('Threadwork', estimateFor({ sandboxNetwork: 'egress' })),
-    'Threadwork: estimated idle cost $44.30/month at us-east-1 list prices before the free tier (NAT gateway: 1 x $0.045/h x 730 h = $32.85; Elastic IP: 1 x $0.005/h x 730 h = $3.65; KMS key: 1 x $1.00/month = $1.00; secret: 2 x $0.40/month = $0.80; alarm metric: 30 x $0.10/month = $3.00; dashboard: 1 x $3.00/month = $3.00); use is billed on top (docs/cost.md)',
+    'Threadwork: estimated idle cost $45.50/month at us-east-1 list prices before the free tier (NAT gateway: 1 x $0.045/h x 730 h = $32.85; Elastic IP: 1 x $0.005/h x 730 h = $3.65; KMS key: 2 x $1.00/month = $2.00; secret: 2 x $0.40/month = $0.80; alarm metric: 32 x $0.10/month = $3.20; dashboard: 1 x $3.00/month = $3.00); use is billed on top (docs/cost.md)',
   );
 });
 
@@ -70,7 +71,7 @@ test('infra/app.ts (what cdk synth runs) prints the estimate of the settings it 
     assert.equal(run.status, 0, run.stderr);
     assert.match(
       run.stderr,
-      /^CostCheck: estimated idle cost \$29\.70\/month .*interface endpoint x AZ: 3 x \$0\.01\/h x 730 h = \$21\.90;/m,
+      /^CostCheck: estimated idle cost \$30\.90\/month .*interface endpoint x AZ: 3 x \$0\.01\/h x 730 h = \$21\.90;/m,
     );
     assert.doesNotMatch(run.stdout, /estimated idle cost/);
   } finally {
@@ -107,7 +108,7 @@ test('the app leaves the line to npm run synth when that runs it', () => {
     const run = runApp(outdir, { stackName: 'CostCheck' }, { [IDLE_COST_AFTER_SYNTH]: '1' });
     assert.equal(run.status, 0, run.stderr);
     assert.doesNotMatch(run.stderr, /estimated idle cost/);
-    assert.match(idleCostLines(outdir)[0]!, /^CostCheck: estimated idle cost \$29\.70\/month/);
+    assert.match(idleCostLines(outdir)[0]!, /^CostCheck: estimated idle cost \$30\.90\/month/);
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

@@ -38,6 +38,7 @@ const ROLES: FunctionRole[] = [
   'reachStep',
   'sandboxReaper',
   'scheduler',
+  'mcpOAuth',
 ];
 const STATE_MACHINE_NAME = `${STACK_NAME}-AgentRun`;
 const COMPUTED_STATE_MACHINE_ARN = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${STATE_MACHINE_NAME}`;
@@ -169,6 +170,9 @@ test('HTTP API: POST /slack/events and GET /health reach the webhook, POST /api/
     'GET /health': idOf(stack.functions.webhook),
     'POST /slack/events': idOf(stack.functions.webhook),
     'POST /api/messages': idOf(functionOf(stack, 'teamsWebhook')),
+    // A person connecting their own account to an MCP server that needs OAuth.
+    'GET /oauth/start': idOf(stack.functions.mcpOAuth),
+    'GET /oauth/callback': idOf(stack.functions.mcpOAuth),
   });
   template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
   template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
@@ -373,6 +377,7 @@ test('functions: environment, timeout and memory per role', () => {
     SANDBOX_CPU: '1024',
     SANDBOX_MEMORY_MIB: '2048',
   };
+  const tokensKey = { 'Fn::GetAtt': [idOf(stack.mcpTokensKey), 'Arn'] };
   const expected: Record<FunctionRole, { env: Record<string, unknown>; timeout: number; memory?: number }> = {
     // Each webhook reads its own platform's secret only.
     // The Slack webhook also reads settings.json, for `/usage`.
@@ -414,6 +419,7 @@ test('functions: environment, timeout and memory per role', () => {
         TEAMS_SECRET_ARN: teamsSecret,
         BEDROCK_MODEL_ID: DEFAULT_SETTINGS.modelId,
         ...sandboxLaunch,
+        OAUTH_START_URL: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [idOf(stack.api), 'ApiEndpoint'] }, '/oauth/start']] },
       },
       timeout: 900,
       memory: 1024,
@@ -427,10 +433,12 @@ test('functions: environment, timeout and memory per role', () => {
         MCP_SECRET_PREFIX: `${stack.stackName}/mcp/`,
         REACH_ALLOW_LOOPBACK: 'false',
         SANDBOX_NETWORK: 'isolated',
+        OAUTH_KEY_ARN: tokensKey,
       },
       timeout: 900,
       memory: 512,
     },
+    mcpOAuth: { env: { TABLE_NAME: table, OAUTH_KEY_ARN: tokensKey, MCP_SECRET_PREFIX: `${stack.stackName}/mcp/` }, timeout: 29, memory: 256 },
     sandboxReaper: {
       env: { TABLE_NAME: table, SANDBOX_CLUSTER_ARN: clusterArn, SANDBOX_IDLE_MINUTES: '5' },
       timeout: 60,
@@ -530,7 +538,7 @@ test('Slack only or Teams only: one secret, one webhook route, one pair of outpu
     const only = synth({ settings: { chatPlatforms: platform } });
     only.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
     const routes = Object.values(only.template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
-    assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', path]);
+    assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', 'GET /oauth/callback', 'GET /oauth/start', path].sort());
     const outputNames = Object.keys(only.template.findOutputs('*'));
     for (const name of ['SlackEventsUrl', 'SlackSecretName', 'TeamsMessagingEndpoint', 'TeamsSecretName']) {
       assert.equal(outputNames.includes(name), (outputs as readonly string[]).includes(name), `${platform}: ${name}`);
@@ -586,7 +594,8 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
       }
       for (const action of list(s.Action)) assert.ok(!action.includes('*'), `${roleOf(policy)}: ${action}`);
       const actions = list(s.Action);
-      if (actions.some((a) => a.startsWith('secretsmanager:')) && roleOf(policy) === roleOfFunction(stack, 'reachStep')) {
+      const mcpSecretReaders = [roleOfFunction(stack, 'reachStep'), roleOfFunction(stack, 'mcpOAuth')];
+      if (actions.some((a) => a.startsWith('secretsmanager:')) && mcpSecretReaders.includes(roleOf(policy))) {
         // The MCP secrets: a prefix, since the operator names them in settings.json (the test below).
         assert.deepEqual(list(s.Resource).map(flatten), [
           `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`,
@@ -725,6 +734,7 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'sandboxStep')} ${networkInterfaces}`,
     `${roleOfFunction(stack, 'reachStep')} ${bucketObjects}`,
     `${roleOfFunction(stack, 'reachStep')} arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`,
+    `${roleOfFunction(stack, 'mcpOAuth')} arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`,
     `${stack.stateMachine.role.node.path} <${idOf(stack.functions.reachStep)}.Arn>:*`,
     `${pruning.handler.role!.node.path} <${idOf(stack.functions.reachStep)}.Arn>:*`,
     `${roleOfFunction(stack, 'agentStep')} ${sandboxTasks}`,
@@ -1090,9 +1100,10 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   sandboxStep: ['client-dynamodb', 'client-s3'],
-  reachStep: ['client-dynamodb', 'client-s3', 'client-secrets-manager'],
+  reachStep: ['client-dynamodb', 'client-kms', 'client-s3', 'client-secrets-manager'],
   sandboxReaper: ['client-dynamodb', 'client-ecs'],
   scheduler: ['client-dynamodb', 'client-s3', 'client-scheduler', 'client-secrets-manager', 'client-sqs'],
+  mcpOAuth: ['client-dynamodb', 'client-kms', 'client-secrets-manager'],
 };
 // esbuild keeps an import of an external package even when nothing imported is used (it cannot know
 // the package has no side effects), so a function also loads from the runtime the clients of shared
@@ -1100,7 +1111,7 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
 // the scheduler a Step Functions command.
 const UNUSED_RUNTIME_IMPORTS: Partial<Record<FunctionRole, string[]>> = { sandboxStep: ['client-ecs'] };
 // Functions that never talk to Slack: the Chat SDK (~700 KB minified) stays out of their bundles.
-const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'reachStep', 'sandboxReaper'];
+const WITHOUT_CHAT_SDK: FunctionRole[] = ['sandboxStep', 'reachStep', 'sandboxReaper', 'mcpOAuth'];
 // The Teams SDK and what it brings: no function carries them (the Teams webhook receives through
 // the Connector adapter, shared/platforms/teams/receive.ts).
 const TEAMS_SDK = [
@@ -1218,7 +1229,8 @@ test('least privilege: only the reach step may read the MCP secrets (<stack>/mcp
       .flatMap(({ statements }) => statements)
       .filter((s) => list(s.Action).includes('secretsmanager:GetSecretValue'))
       .flatMap((s) => list(s.Resource).map(flatten));
-    if (role === 'reachStep') assert.deepEqual(read, [mcpSecrets], role);
+    // The OAuth function reads an operator's OAuth client (oauthClient: "${secret:NAME}").
+    if (role === 'reachStep' || role === 'mcpOAuth') assert.deepEqual(read, [mcpSecrets], role);
     else
       assert.ok(
         !read.includes(mcpSecrets) && !read.some((arn) => arn.includes('/mcp/') || arn.endsWith(':secret:*')),
@@ -1247,7 +1259,10 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
     },
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
     // The MCP secrets (<stack>/mcp/*) only: see the secret resource test.
-    reachStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: ['secretsmanager:GetSecretValue'] },
+    // People's OAuth tokens: read, and put again after a refresh.
+    reachStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], send: [], secret: ['secretsmanager:GetSecretValue'] },
+    // Connect states: read, started, deleted on condition; tokens put.
+    mcpOAuth: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
     sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },
     scheduler: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
   };
@@ -1261,4 +1276,22 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
     assert.deepEqual(of(/^sqs:SendMessage/), expected[role].send, `${role}: SQS send`);
     assert.deepEqual(of(/^secretsmanager:/), expected[role].secret, `${role}: Secrets Manager`);
   }
+});
+
+test('the MCP tokens key: rotated, and kms:Encrypt/Decrypt on it held only by the reach step and the OAuth function', () => {
+  assert.equal(resource(idOf(stack.mcpTokensKey)).Properties.EnableKeyRotation, true);
+  const keyArn = { 'Fn::GetAtt': [idOf(stack.mcpTokensKey), 'Arn'] };
+  const holders = new Map<string, string[]>();
+  for (const { policy, statements } of policies(stack)) {
+    for (const s of statements.filter((st) => list(st.Action).some((a) => a.startsWith('kms:')))) {
+      assert.deepEqual(list(s.Resource), [keyArn], roleOf(policy));
+      holders.set(roleOf(policy), list(s.Action).sort());
+    }
+  }
+  assert.deepEqual(
+    new Map([...holders].sort()),
+    new Map(
+      [roleOfFunction(stack, 'reachStep'), roleOfFunction(stack, 'mcpOAuth')].sort().map((role) => [role, ['kms:Decrypt', 'kms:Encrypt']]),
+    ),
+  );
 });

@@ -9,7 +9,8 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import * as z from 'zod';
 import { SECRET_REFERENCE } from '../../settings/groups/reach.ts';
 import { expiresAtOf, loadConnection, saveConnection, type Connection, type TokenStoreDeps } from './tokens.ts';
-import { finishState, startState, stateToStart, type ConnectBinding } from './states.ts';
+import { finishState, startState, stateToStart } from './states.ts';
+import type { ConnectBinding } from './records.ts';
 
 interface Session {
   client?: OAuthClientInformationMixed;

@@ -2,26 +2,13 @@
 // start of the flow takes it once (its PKCE verifier and OAuth client then kept in the item, sealed,
 // never sent to the browser); the callback deletes it on condition, so a replayed or forged `state`,
 // or one older than ten minutes, is refused.
-import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { oauthStateKey } from '../../table.ts';
 import { open, seal } from './sealed.ts';
+import type { ConnectBinding } from './records.ts';
 import type { TokenStoreDeps } from './tokens.ts';
-
-/** How long a Connect link works. */
-export const STATE_LIFETIME_MS = 10 * 60 * 1000;
-
-export interface ConnectBinding {
-  /** `adapter:userId`. */
-  person: string;
-  threadId: string;
-  server: string;
-  serverUrl: string;
-  /** The server's `oauthClient` (`${secret:NAME}`), when the operator gave one. */
-  oauthClient?: string;
-}
 
 /** What the start of the flow keeps for the callback. */
 export interface FlowSecrets {
@@ -42,22 +29,6 @@ const flowContext = (state: string, binding: ConnectBinding) => ({
   person: binding.person,
   server: binding.server,
 });
-
-const ttlOf = (expiresAtMs: number) => Math.ceil(expiresAtMs / 1000);
-
-/** A new `state` for `binding`, valid for ten minutes. */
-export async function createState(deps: Pick<TokenStoreDeps, 'db' | 'tableName'>, binding: ConnectBinding, now: number): Promise<string> {
-  const state = randomBytes(32).toString('base64url');
-  const expiresAtMs = now + STATE_LIFETIME_MS;
-  await deps.db.send(
-    new PutCommand({
-      TableName: deps.tableName,
-      Item: { ...oauthStateKey(state), ...binding, expiresAtMs, expiresAt: ttlOf(expiresAtMs) },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-  return state;
-}
 
 type StateItem = ConnectBinding & { expiresAtMs: number; startedAt?: number; sealed?: string };
 const isBinding = (item: Record<string, unknown> | undefined): item is Record<string, unknown> & StateItem =>

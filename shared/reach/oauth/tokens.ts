@@ -1,7 +1,7 @@
 // A person's connection to an OAuth MCP server: the tokens and the OAuth client they were issued to,
 // sealed with the tokens key under a context naming the person, the server and its URL (a server
 // whose URL the operator changed is not sent the old server's tokens: they no longer open).
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { oauthTokensKey } from '../../table.ts';
 import { open, seal, type SealDeps } from './sealed.ts';
@@ -57,10 +57,3 @@ export async function loadConnection(
   return open<Connection>(deps, item.sealed, tokensContext(at.person, at.server, at.serverUrl));
 }
 
-/** Forgets the person's connection; whether there was one. */
-export async function deleteConnection(deps: Pick<TokenStoreDeps, 'db' | 'tableName'>, person: string, server: string): Promise<boolean> {
-  const out = await deps.db.send(
-    new DeleteCommand({ TableName: deps.tableName, Key: oauthTokensKey(person, server), ReturnValues: 'ALL_OLD' }),
-  );
-  return out.Attributes !== undefined;
-}

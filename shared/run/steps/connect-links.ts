@@ -6,7 +6,7 @@ import type { Thread } from 'chat';
 import type { RunInput } from '../../contracts.ts';
 import { personOf } from '../../admission/person.ts';
 import type { McpListing } from '../../reach/mcp-tools.ts';
-import { createState, STATE_LIFETIME_MS } from '../../reach/oauth/states.ts';
+import { createState, STATE_LIFETIME_MS } from '../../reach/oauth/records.ts';
 import { postOnce } from '../ledger.ts';
 import { RUN_RECORD } from '../../table.ts';
 import type { AgentDeps } from './deps.ts';
