@@ -20,6 +20,8 @@ import { auditRecordOf } from '../support/audit.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
+import { startTestOAuthServer, type TestOAuthServer } from '../support/oauth-server.ts';
+import { DEFAULT_USER } from '../../packages/local-cloud/src/slack/index.ts';
 import { runScripted, toolTurn, toolUseIdOf } from '../support/scripted-run.ts';
 
 const TOKEN = `tw_${randomBytes(18).toString('hex')}`;
@@ -31,6 +33,8 @@ let stack: TestStack;
 let pages: Server;
 let pagesAt: string;
 let orders: TestMcpServer;
+let oauth: TestOAuthServer;
+let hosted: TestMcpServer;
 let closedPort: number;
 const waits = { started: 0, cancelled: 0 };
 const lookups = { count: 0 };
@@ -88,6 +92,17 @@ before(async () => {
       }));
     },
   });
+  // A hosted server that needs OAuth: its tool says whom the caller's token belongs to.
+  oauth = await startTestOAuthServer();
+  hosted = await startTestMcpServer({
+    name: 'hosted-orders',
+    oauth,
+    register(server, request) {
+      server.registerTool('my_orders', { description: "The caller's own orders" }, async () => ({
+        content: [{ type: 'text', text: `Orders of ${oauth.userOf(request().headers.authorization!.slice('Bearer '.length))}: A-1, A-2` }],
+      }));
+    },
+  });
   // A port nothing listens on: the "down" server.
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
@@ -101,6 +116,8 @@ before(async () => {
 after(async () => {
   await stack?.stop();
   await orders?.close();
+  await hosted?.close();
+  await oauth?.close();
   await new Promise<void>((resolve) => (pages ? pages.close(() => resolve()) : resolve()));
 });
 
@@ -385,4 +402,65 @@ test('MCP: a call an approvals rule holds does not reach the server without a de
   assert.equal(held.status, 'error');
   assert.doesNotMatch(held.text, /shipped/);
   assert.equal(lookups.count, before, 'the held call never reached the server');
+});
+
+test('MCP OAuth: a person who has not connected is sent a private Connect link; start, authorize and callback store their tokens; their next run calls the server as them; a replayed or forged state is refused; disconnect forgets them', async () => {
+  const channel = 'C0OAUTH';
+  await putData(stack, 'settings.json', { mcpServers: { orders: { url: hosted.url, auth: 'oauth', channels: [`slack:${channel}`] } } });
+  const person = `slack:${DEFAULT_USER}`;
+  const linksTo = (threadTs: string) =>
+    stack.slack.ephemeral.filter((m) => m.thread_ts === threadTs && m.text.includes('/oauth/start?state='));
+
+  // Not connected: the tools are left out, nothing is said in the thread, and only the person gets a link.
+  const first = await runScripted(stack, { channel, text: 'what are my orders?', turns: [{ text: 'I cannot see them yet.' }] });
+  assert.equal(first.ended.status, 'SUCCEEDED');
+  assert.ok(!toolNamesOf(first.requests[0]!).some((name) => name.startsWith('orders__')));
+  await eventually(() => linksTo(first.posted.threadTs).length === 1, 15_000, 'the Connect link');
+  const [sent] = linksTo(first.posted.threadTs);
+  assert.equal(sent!.visibleTo, DEFAULT_USER, 'ephemeral, to the person alone');
+  const inThread = stack.slack.messages.thread(first.posted.channel, first.posted.threadTs).map((m) => m.text).join(' | ');
+  assert.ok(!inThread.includes('/oauth/'), inThread);
+  assert.ok(!inThread.includes('could not reach the MCP server orders'), inThread);
+
+  // The browser: the link (the API's public host is this local API), the authorization server (approves at once), the callback.
+  oauth.signedInAs = person;
+  const link = new URL(sent!.text.match(/(https?:\/\/\S+\/oauth\/start\?state=[A-Za-z0-9_-]+)/)![1]!);
+  const start = await fetch(new URL(`${link.pathname}${link.search}`, stack.cloud.apiUrl), { redirect: 'manual' });
+  assert.equal(start.status, 302, await start.text());
+  const authorize = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+  assert.equal(authorize.status, 302);
+  const callbackUrl = authorize.headers.get('location')!;
+  assert.ok(callbackUrl.startsWith(`${stack.cloud.apiUrl}/oauth/callback?`), callbackUrl);
+  const callback = await fetch(callbackUrl);
+  assert.equal(callback.status, 200);
+  assert.match(await callback.text(), /Connected to orders.*go back to the thread/s);
+  // Replayed, the same state is refused; so is a forged one, and the start link used once.
+  for (const url of [callbackUrl, `${stack.cloud.apiUrl}/oauth/callback?state=forged&code=x`, `${stack.cloud.apiUrl}${link.pathname}${link.search}`]) {
+    const refused = await fetch(url, { redirect: 'manual' });
+    assert.equal(refused.status, 400, url);
+    assert.match(await refused.text(), /unknown, already used or expired/);
+  }
+
+  // Connected: the next run offers the tools and calls the server as the person.
+  const mine = toolTurn('orders__my_orders', {});
+  const second = await runScripted(stack, { channel, text: 'and now?', turns: [mine, { text: 'A-1 and A-2.' }] });
+  assert.equal(second.ended.status, 'SUCCEEDED');
+  assert.ok(toolNamesOf(second.requests[0]!).includes('orders__my_orders'));
+  assert.equal(second.results.get(toolUseIdOf(mine))!.text, `Orders of ${person}: A-1, A-2`);
+  assert.equal(linksTo(second.posted.threadTs).length, 0, 'no link for a connected person');
+  // The token reached the server, never the logs, the model or the chat.
+  const token = hosted.authorizations.at(-1)!.slice('Bearer '.length);
+  assert.equal(oauth.userOf(token), person);
+  for (const text of [logs.join('\n'), JSON.stringify(stack.bedrock.requests), JSON.stringify(stack.slack.calls)]) assert.ok(!text.includes(token));
+
+  // disconnect: the tokens are gone, the tools too, and a new link is sent.
+  await stack.slack.postUserMessage({ channel, text: '<@U0LOCALBOT> disconnect orders', threadTs: second.posted.threadTs });
+  await eventually(
+    () => stack.slack.ephemeral.some((m) => m.thread_ts === second.posted.threadTs && m.text.startsWith('Disconnected')),
+    30_000,
+    'the disconnect answer',
+  );
+  const third = await runScripted(stack, { channel, text: 'my orders again?', turns: [{ text: 'Connect first.' }] });
+  assert.ok(!toolNamesOf(third.requests[0]!).some((name) => name.startsWith('orders__')));
+  await eventually(() => linksTo(third.posted.threadTs).length === 1, 15_000, 'a new Connect link');
 });
