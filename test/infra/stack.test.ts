@@ -1221,7 +1221,7 @@ test('bundling for real with bundleAwsSdk: each function carries the pinned AWS 
   });
 });
 
-test('least privilege: only the reach step may read the MCP secrets (<stack>/mcp/*), and it reads no other secret', () => {
+test('least privilege: only the reach step and the OAuth function may read the MCP secrets (<stack>/mcp/*), and they read no other secret', () => {
   const mcpSecrets = `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.stackName}/mcp/*`;
   for (const role of ROLES) {
     const read = policies(stack)

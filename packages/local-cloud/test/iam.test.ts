@@ -178,7 +178,7 @@ test("the webhooks: what their code needs (the table, the inbox, their own platf
   }
 });
 
-test('the MCP secrets (<stack>/mcp/*): the reach step reads them and no other secret; no other function reads them', async () => {
+test('the MCP secrets (<stack>/mcp/*): the reach step and the OAuth function read them and no other secret; no other function reads them', async () => {
   const read = (fn: FunctionRole, name: string) =>
     iam.authorizeRequest(roleOf(fn), json('secretsmanager', 'secretsmanager.GetSecretValue', { SecretId: name }));
   const mcp = 'Threadwork/mcp/orders-token';
@@ -187,11 +187,14 @@ test('the MCP secrets (<stack>/mcp/*): the reach step reads them and no other se
   const slackSecret = ref(
     Object.entries(template.Resources).find(([id, r]) => r.Type === 'AWS::SecretsManager::Secret' && id.startsWith('Slack'))![0],
   );
+  // An operator's OAuth client (oauthClient: "${secret:NAME}").
+  assert.ok((await read('mcpOAuth', mcp)).allowed);
   for (const outside of ['Threadwork/other', 'Threadwork/mcpx/token', 'Other/mcp/orders-token', slackSecret]) {
     assert.equal((await read('reachStep', outside)).allowed, false, `reach step: ${outside}`);
+    assert.equal((await read('mcpOAuth', outside)).allowed, false, `OAuth function: ${outside}`);
   }
   for (const fn of Object.keys(logicalIds) as FunctionRole[]) {
-    if (fn !== 'reachStep') assert.equal((await read(fn, mcp)).allowed, false, `${fn} reads an MCP secret`);
+    if (fn !== 'reachStep' && fn !== 'mcpOAuth') assert.equal((await read(fn, mcp)).allowed, false, `${fn} reads an MCP secret`);
   }
   assert.equal(
     await allowed('reachStep', 'secretsmanager:PutSecretValue', 'arn:aws:secretsmanager:local:000000000000:secret:Threadwork/mcp/x-abcdef'),
