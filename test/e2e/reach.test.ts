@@ -418,7 +418,10 @@ test('MCP OAuth: a person who has not connected is sent a private Connect link; 
   await eventually(() => linksTo(first.posted.threadTs).length === 1, 15_000, 'the Connect link');
   const [sent] = linksTo(first.posted.threadTs);
   assert.equal(sent!.visibleTo, DEFAULT_USER, 'ephemeral, to the person alone');
-  const inThread = stack.slack.messages.thread(first.posted.channel, first.posted.threadTs).map((m) => m.text).join(' | ');
+  const inThread = stack.slack.messages
+    .thread(first.posted.channel, first.posted.threadTs)
+    .map((m) => m.text)
+    .join(' | ');
   assert.ok(!inThread.includes('/oauth/'), inThread);
   assert.ok(!inThread.includes('could not reach the MCP server orders'), inThread);
 
@@ -435,7 +438,11 @@ test('MCP OAuth: a person who has not connected is sent a private Connect link; 
   assert.equal(callback.status, 200);
   assert.match(await callback.text(), /Connected to orders.*go back to the thread/s);
   // Replayed, the same state is refused; so is a forged one, and the start link used once.
-  for (const url of [callbackUrl, `${stack.cloud.apiUrl}/oauth/callback?state=forged&code=x`, `${stack.cloud.apiUrl}${link.pathname}${link.search}`]) {
+  for (const url of [
+    callbackUrl,
+    `${stack.cloud.apiUrl}/oauth/callback?state=forged&code=x`,
+    `${stack.cloud.apiUrl}${link.pathname}${link.search}`,
+  ]) {
     const refused = await fetch(url, { redirect: 'manual' });
     assert.equal(refused.status, 400, url);
     assert.match(await refused.text(), /unknown, already used or expired/);
@@ -451,7 +458,8 @@ test('MCP OAuth: a person who has not connected is sent a private Connect link; 
   // The token reached the server, never the logs, the model or the chat.
   const token = hosted.authorizations.at(-1)!.slice('Bearer '.length);
   assert.equal(oauth.userOf(token), person);
-  for (const text of [logs.join('\n'), JSON.stringify(stack.bedrock.requests), JSON.stringify(stack.slack.calls)]) assert.ok(!text.includes(token));
+  for (const text of [logs.join('\n'), JSON.stringify(stack.bedrock.requests), JSON.stringify(stack.slack.calls)])
+    assert.ok(!text.includes(token));
 
   // disconnect: the tokens are gone, the tools too, and a new link is sent.
   await stack.slack.postUserMessage({ channel, text: '<@U0LOCALBOT> disconnect orders', threadTs: second.posted.threadTs });

@@ -438,7 +438,11 @@ test('functions: environment, timeout and memory per role', () => {
       timeout: 900,
       memory: 512,
     },
-    mcpOAuth: { env: { TABLE_NAME: table, OAUTH_KEY_ARN: tokensKey, MCP_SECRET_PREFIX: `${stack.stackName}/mcp/` }, timeout: 29, memory: 256 },
+    mcpOAuth: {
+      env: { TABLE_NAME: table, OAUTH_KEY_ARN: tokensKey, MCP_SECRET_PREFIX: `${stack.stackName}/mcp/` },
+      timeout: 29,
+      memory: 256,
+    },
     sandboxReaper: {
       env: { TABLE_NAME: table, SANDBOX_CLUSTER_ARN: clusterArn, SANDBOX_IDLE_MINUTES: '5' },
       timeout: 60,
@@ -538,7 +542,10 @@ test('Slack only or Teams only: one secret, one webhook route, one pair of outpu
     const only = synth({ settings: { chatPlatforms: platform } });
     only.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
     const routes = Object.values(only.template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
-    assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['GET /health', 'GET /oauth/callback', 'GET /oauth/start', path].sort());
+    assert.deepEqual(
+      routes.map((r) => r.Properties.RouteKey).sort(),
+      ['GET /health', 'GET /oauth/callback', 'GET /oauth/start', path].sort(),
+    );
     const outputNames = Object.keys(only.template.findOutputs('*'));
     for (const name of ['SlackEventsUrl', 'SlackSecretName', 'TeamsMessagingEndpoint', 'TeamsSecretName']) {
       assert.equal(outputNames.includes(name), (outputs as readonly string[]).includes(name), `${platform}: ${name}`);
@@ -1260,7 +1267,11 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
     sandboxStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], send: [], secret: [] },
     // The MCP secrets (<stack>/mcp/*) only: see the secret resource test.
     // People's OAuth tokens: read, and put again after a refresh.
-    reachStep: { dynamodb: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], send: [], secret: ['secretsmanager:GetSecretValue'] },
+    reachStep: {
+      dynamodb: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      send: [],
+      secret: ['secretsmanager:GetSecretValue'],
+    },
     // Connect states: read, started, deleted on condition; tokens put.
     mcpOAuth: { dynamodb: chatState, send: [], secret: ['secretsmanager:GetSecretValue'] },
     sandboxReaper: { dynamodb: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], send: [], secret: [] },

@@ -86,7 +86,12 @@ export async function startTestOAuthServer(): Promise<TestOAuthServer> {
         const secret = randomBytes(16).toString('hex');
         clients.set(clientId, { secret, redirectUris: (metadata.redirect_uris as string[]) ?? [] });
         counts.registrations++;
-        return json(response, 201, { ...metadata, client_id: clientId, client_secret: secret, client_id_issued_at: Math.floor(Date.now() / 1000) });
+        return json(response, 201, {
+          ...metadata,
+          client_id: clientId,
+          client_secret: secret,
+          client_id_issued_at: Math.floor(Date.now() / 1000),
+        });
       }
       if (url.pathname === '/authorize') {
         const q = url.searchParams;

@@ -109,7 +109,9 @@ test('a state expires after ten minutes, before its start and between start and 
 test('sealed tokens open only for their person, server and URL: copied to another person they do not open', async () => {
   await connect('slack:U0ERIN');
   const { Item } = await table().db.send(new GetCommand({ TableName: table().tableName, Key: oauthTokensKey('slack:U0ERIN', 'orders') }));
-  await table().db.send(new PutCommand({ TableName: table().tableName, Item: { ...Item, ...oauthTokensKey('slack:U0MALLORY', 'orders') } }));
+  await table().db.send(
+    new PutCommand({ TableName: table().tableName, Item: { ...Item, ...oauthTokensKey('slack:U0MALLORY', 'orders') } }),
+  );
   await assert.rejects(loadConnection(deps(), binding('slack:U0MALLORY')), { name: 'InvalidCiphertextException' });
   await table().db.send(new PutCommand({ TableName: table().tableName, Item: { ...Item, ...oauthTokensKey('slack:U0ERIN', 'billing') } }));
   await assert.rejects(loadConnection(deps(), { ...binding('slack:U0ERIN'), server: 'billing' }), { name: 'InvalidCiphertextException' });

@@ -150,8 +150,14 @@ test('settings: "auth": "oauth" on an operator HTTP server, its client from a se
   assert.deepEqual(problems({ mcpServers: { hosted: { ...hosted, oauthClient: '${secret:hosted-client}' } } }), []);
   assert.deepEqual(runReachOf(settingsSchema.parse({ mcpServers: { hosted } }), 'slack:C0123')?.mcpServers?.[0]?.auth, 'oauth');
   assert.match(problems({ mcpServers: { hosted: { ...hosted, auth: 'basic' } } })[0]!, /auth must be "oauth"/);
-  assert.match(problems({ mcpServers: { hosted: { ...hosted, oauthClient: 'client-id-123' } } })[0]!, /oauthClient must be \$\{secret:NAME\}/);
-  assert.match(problems({ mcpServers: { hosted: { url: hosted.url, oauthClient: '${secret:c}' } } })[0]!, /oauthClient is for a server with "auth": "oauth"/);
+  assert.match(
+    problems({ mcpServers: { hosted: { ...hosted, oauthClient: 'client-id-123' } } })[0]!,
+    /oauthClient must be \$\{secret:NAME\}/,
+  );
+  assert.match(
+    problems({ mcpServers: { hosted: { url: hosted.url, oauthClient: '${secret:c}' } } })[0]!,
+    /oauthClient is for a server with "auth": "oauth"/,
+  );
   assert.match(problems({ mcpServers: { notes: { command: 'npx', auth: 'oauth' } } })[0]!, /OAuth is for an HTTP server/);
   assert.match(
     problems({ mcpServers: { hosted: { ...hosted, headers: { authorization: 'Bearer x' } } } })[0]!,

@@ -46,11 +46,19 @@ export async function oauthRoute(deps: OAuthFlowDeps & { logger: JsonLogger }, r
       return { statusCode: 302, headers: { location: to.href, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }, body: '' };
     }
     if (request.query.error !== undefined || !request.query.code) {
-      return page(400, 'Not connected', `The server's sign-in did not approve the connection (${request.query.error ?? 'no code'}). Ask again in the thread for a new Connect link.`);
+      return page(
+        400,
+        'Not connected',
+        `The server's sign-in did not approve the connection (${request.query.error ?? 'no code'}). Ask again in the thread for a new Connect link.`,
+      );
     }
     const binding = await finishConnect(flow, state, request.query.code);
     deps.logger.info('mcp server connected', { server: binding.server, person: binding.person, threadId: binding.threadId });
-    return page(200, `Connected to ${binding.server}`, `You can close this page and go back to the thread: your next message there can use ${binding.server} as you.`);
+    return page(
+      200,
+      `Connected to ${binding.server}`,
+      `You can close this page and go back to the thread: your next message there can use ${binding.server} as you.`,
+    );
   } catch (error) {
     if (error instanceof StateRefused) return page(400, 'Not connected', error.message);
     deps.logger.warn('mcp oauth failed', { path: request.path, error: (error as Error).name, message: (error as Error).message });

@@ -15,9 +15,12 @@ const MAX_SEALED_BYTES = 4096;
 export async function seal(deps: SealDeps, value: unknown, context: Record<string, string>): Promise<string> {
   const plaintext = Buffer.from(JSON.stringify(value));
   if (plaintext.length > MAX_SEALED_BYTES) {
-    throw Object.assign(new Error(`the OAuth tokens are ${plaintext.length} bytes, more than the ${MAX_SEALED_BYTES} the tokens key seals`), {
-      name: 'TokensTooLarge',
-    });
+    throw Object.assign(
+      new Error(`the OAuth tokens are ${plaintext.length} bytes, more than the ${MAX_SEALED_BYTES} the tokens key seals`),
+      {
+        name: 'TokensTooLarge',
+      },
+    );
   }
   const out = await deps.kms.send(new EncryptCommand({ KeyId: deps.keyId, Plaintext: plaintext, EncryptionContext: context }));
   return Buffer.from(out.CiphertextBlob!).toString('base64');

@@ -56,7 +56,13 @@ const refusedIfConditionFailed = (error: unknown): never => {
 };
 
 /** Takes the `state` (once) and keeps the flow's verifier and client with it, sealed. */
-export async function startState(deps: TokenStoreDeps, state: string, binding: ConnectBinding, secrets: FlowSecrets, now: number): Promise<void> {
+export async function startState(
+  deps: TokenStoreDeps,
+  state: string,
+  binding: ConnectBinding,
+  secrets: FlowSecrets,
+  now: number,
+): Promise<void> {
   const sealed = await seal(deps, secrets, flowContext(state, binding));
   await deps.db
     .send(

@@ -51,9 +51,10 @@ export async function loadConnection(
   deps: TokenStoreDeps,
   at: { person: string; server: string; serverUrl: string },
 ): Promise<Connection | undefined> {
-  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: oauthTokensKey(at.person, at.server), ConsistentRead: true }));
+  const out = await deps.db.send(
+    new GetCommand({ TableName: deps.tableName, Key: oauthTokensKey(at.person, at.server), ConsistentRead: true }),
+  );
   const item = out.Item as { serverUrl?: string; sealed?: string } | undefined;
   if (!item?.sealed || item.serverUrl !== at.serverUrl) return undefined;
   return open<Connection>(deps, item.sealed, tokensContext(at.person, at.server, at.serverUrl));
 }
-

@@ -16,18 +16,33 @@ export const connectText = (server: string, link: string) =>
   `Connect it here (the link is yours alone and works once, for ${STATE_LIFETIME_MS / 60_000} minutes): ${link}\n` +
   `Then ask again in the thread. \`disconnect ${server}\` forgets your connection.`;
 
-export async function sendConnectLinks(deps: AgentDeps, run: RunInput, thread: Thread, toConnect: NonNullable<McpListing['toConnect']>): Promise<void> {
+export async function sendConnectLinks(
+  deps: AgentDeps,
+  run: RunInput,
+  thread: Thread,
+  toConnect: NonNullable<McpListing['toConnect']>,
+): Promise<void> {
   const person = personOf(run.prompt);
   if (!person) return;
   for (const server of toConnect) {
     await postOnce(deps.ledger, run.runId, RUN_RECORD.mcpConnectLink(server.server), async () => {
       if (!deps.oauthStartUrl) {
-        await thread.postEphemeral(person.userId, `The ${server.server} MCP server needs your own account, but this deployment has no OAuth route (OAUTH_START_URL).`, { fallbackToDM: true });
+        await thread.postEphemeral(
+          person.userId,
+          `The ${server.server} MCP server needs your own account, but this deployment has no OAuth route (OAUTH_START_URL).`,
+          { fallbackToDM: true },
+        );
         return { sent: deps.now() };
       }
       const state = await createState(
         deps.ledger,
-        { person: `${person.adapter}:${person.userId}`, threadId: run.threadId, server: server.server, serverUrl: server.serverUrl, ...(server.oauthClient ? { oauthClient: server.oauthClient } : {}) },
+        {
+          person: `${person.adapter}:${person.userId}`,
+          threadId: run.threadId,
+          server: server.server,
+          serverUrl: server.serverUrl,
+          ...(server.oauthClient ? { oauthClient: server.oauthClient } : {}),
+        },
         deps.now(),
       );
       await thread.postEphemeral(person.userId, connectText(server.server, `${deps.oauthStartUrl}?state=${state}`), { fallbackToDM: true });

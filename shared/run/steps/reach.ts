@@ -81,7 +81,12 @@ class NotConnected extends Error {
 }
 
 /** The person's access token for an OAuth server (refreshed if near expiry); NotConnected when they have none. */
-async function personalToken(deps: ReachStepDeps, server: RunMcpServer & { url: string }, run: RunInput, secrets: SecretValues): Promise<string> {
+async function personalToken(
+  deps: ReachStepDeps,
+  server: RunMcpServer & { url: string },
+  run: RunInput,
+  secrets: SecretValues,
+): Promise<string> {
   const person = oauthPersonOf(run);
   if (!person) throw new ToolError(`the ${server.name} server needs a person's own account: ${OAUTH_NEEDS_PERSON}`);
   const token = await accessTokenFor(deps.oauth, { person, server: server.name, serverUrl: server.url });
@@ -148,7 +153,11 @@ export async function connectStep(deps: ReachStepDeps, run: RunInput, loop: Loop
           deps.logger.info('mcp server listed', { server: server.name, tools: tools.length, offered, durationMs: deps.now() - started });
         } catch (error) {
           if (error instanceof NotConnected && server.url) {
-            (listing.toConnect ??= []).push({ server: server.name, serverUrl: server.url, ...(server.oauthClient ? { oauthClient: server.oauthClient } : {}) });
+            (listing.toConnect ??= []).push({
+              server: server.name,
+              serverUrl: server.url,
+              ...(server.oauthClient ? { oauthClient: server.oauthClient } : {}),
+            });
             deps.logger.info('mcp server not connected by the person', { server: server.name });
             return;
           }

@@ -62,7 +62,9 @@ const operatorServer = z
     /** `${secret:NAME}`: a secret holding `{"client_id": …, "client_secret": …}`; absent: dynamic client registration. */
     oauthClient: z
       .string()
-      .regex(new RegExp(`^${SECRET_REFERENCE.source}$`), { error: 'oauthClient must be ${secret:NAME} (a secret holding the client id and secret as JSON)' })
+      .regex(new RegExp(`^${SECRET_REFERENCE.source}$`), {
+        error: 'oauthClient must be ${secret:NAME} (a secret holding the client id and secret as JSON)',
+      })
       .optional(),
   })
   .strict()
