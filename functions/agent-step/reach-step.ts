@@ -1,13 +1,12 @@
 // The reach step, as the state machine's ReachTool and Connect states call it: web_fetch and MCP tool
 // calls, and the listing of a run's MCP tools. The only function that reaches the Internet and HTTP MCP
-// servers (stdio ones run in the sandbox: sandbox-step), and the only one that may read the MCP secrets (`<stack>/mcp/*`).
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+// servers (stdio ones run in the sandbox: sandbox-step), and with the OAuth function the only one that may read the MCP secrets (`<stack>/mcp/*`).
 import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { kmsClient } from '../../shared/aws/kms.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
-import { secretsClient } from '../../shared/aws/secrets.ts';
 import { readEnv, reachStepEnv } from '../../shared/env.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
+import { mcpSecretReader } from '../../shared/handler-context/mcp-secrets.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
 import type { McpListing } from '../../shared/reach/mcp-tools.ts';
 import { connectStep, reachToolStep } from '../../shared/run/steps/reach.ts';
@@ -18,20 +17,12 @@ import { stepEventSchema } from '../../shared/contracts.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
 
-/** A secret read is reused this long: a rotated token is picked up within it. */
-const SECRET_MAX_AGE_SECONDS = 300;
-
 const logger = handlerLogger('reach-step');
 const metrics = handlerMetrics();
 const init = lazy(() => {
   const env = readEnv(reachStepEnv);
   const table = { db: dbClient(), tableName: env.TABLE_NAME };
-  const secrets = new SecretsProvider({ awsSdkV3Client: secretsClient() });
-  const readSecret = async (name: string) => {
-    const value = await secrets.get(`${env.MCP_SECRET_PREFIX}${name}`, { maxAge: SECRET_MAX_AGE_SECONDS });
-    if (typeof value !== 'string') throw Object.assign(new Error(`secret ${name} has no string value`), { name: 'SecretNotText' });
-    return value;
-  };
+  const readSecret = mcpSecretReader(env.MCP_SECRET_PREFIX);
   return {
     deps: {
       store: { s3: s3Client(), bucket: env.DATA_BUCKET },

@@ -1,6 +1,6 @@
 // The reach-step function: web_fetch and MCP calls, and the listing of a run's MCP tools. It is the
 // only function that reaches the Internet on the agent's behalf and the only one that may read the
-// MCP secrets (`<stack>/mcp/*`, created by the operator); it carries the MCP SDK and the HTML
+// MCP secrets (`<stack>/mcp/*`, created by the operator) besides the OAuth function; it carries the MCP SDK and the HTML
 // converter, which agent-step does not. Outside any VPC by default (public addresses only); the
 // reachVpcId/reachSubnetIds/reachSecurityGroupIds context puts it in a VPC, for MCP servers on
 // private addresses.
