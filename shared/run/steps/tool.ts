@@ -17,7 +17,7 @@ import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { countToolCall } from './step-metrics.ts';
 import { gateCall, noteInContext } from '../../approvals/gate.ts';
-import { secretPatternsWith } from '../../policy/secret-filter.ts';
+import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
 
 /** A sandbox tool's call when the sandbox cannot take it: ready to go on, or the error result. */
 async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome | 'ready'> {
@@ -98,8 +98,10 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     }
     outcome = sandbox;
   } else {
-    const context = { thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
+    const context = { thread, threadId: run.threadId, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
     outcome = await runAgentTool(deps.tools, call, context);
+    // What an agent tool read (a channel's history, archived contexts) reaches the model without the secrets in it, as a reach tool's answer does.
+    outcome.text = redactSecrets(outcome.text, secretPatternsWith(snapshot.secretPatterns));
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
   }
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
