@@ -413,6 +413,60 @@ test('a long conversation is compacted: summary first, recent messages verbatim,
   await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
 });
 
+test('memory_search finds a fact from a compacted part of the thread', async () => {
+  await stack.cloud.clients.s3.send(
+    new PutObjectCommand({
+      Bucket: stack.cloud.names.bucket,
+      Key: 'settings.json',
+      Body: JSON.stringify({
+        sandbox: { startEarly: false },
+        compaction: { contextWindowTokens: 9000, reservedOutputTokens: 0, keepRecentTokens: 400 },
+      }),
+    }),
+  );
+  // The summary leaves the fact out: only the archive still has it.
+  stack.bedrock.setDefault((req) =>
+    req.operation === 'converse'
+      ? { text: 'SUMMARY: two long notes about the migration.' }
+      : { text: `answer ${stack.bedrock.requests.length}` },
+  );
+  const filler = 'the migration plan has many steps and details. '.repeat(300);
+  const token = `ghp_${'a1B2c3D4e5'.repeat(3)}f6G7h8`;
+  const first = await stack.slack.postUserMessage({
+    channel: 'C0RECALL',
+    text: `<@U0LOCALBOT> note: the release codename is BLUE-HERON-42 and the deploy token is ${token}. ${filler}`,
+  });
+  await replyDone(first.channel, first.threadTs);
+  await stack.slack.postUserMessage({ channel: first.channel, text: `more: ${filler}`, threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 2);
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  const archived = await stack.cloud.clients.s3.send(
+    new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/context-archive/` }),
+  );
+  assert.ok((archived.Contents?.length ?? 0) >= 1, 'the thread was compacted');
+
+  const streamed = (req: { operation: string }) => req.operation === 'converse-stream';
+  stack.bedrock.script(
+    { takenBy: streamed, toolUses: [{ toolUseId: 'tu-recall', name: 'memory_search', input: { query: 'release codename' } }] },
+    { takenBy: streamed, text: 'It is BLUE-HERON-42.' },
+  );
+  await stack.slack.postUserMessage({ channel: first.channel, text: 'what was the release codename?', threadTs: first.threadTs });
+  // The run's first reply is a placeholder until the tool call is done: wait for the answer itself.
+  await stack.slack.waitFor(() => botReplies(first.channel, first.threadTs).some((m) => m.text === 'It is BLUE-HERON-42.'), 60_000);
+  const asked = stack.bedrock.requests.filter(streamed).at(-1)!;
+  const blocks = (asked.body.messages ?? []).flatMap((m) => m.content ?? []);
+  assert.ok(!blocks.some((b) => b.text?.includes('BLUE-HERON-42')), 'the fact is no longer in the live context: it was compacted away');
+  const result = blocks.find((b) => b.toolResult?.toolUseId === 'tu-recall')?.toolResult;
+  const text = (result?.content ?? []).map((c) => c.text ?? '').join('');
+  assert.equal(result?.status, 'success', text);
+  assert.match(text, /\[thread [^\]\n]*archived context [^\]\n]*\]\n[^\n]*the release codename is BLUE-HERON-42/);
+  // The archive keeps what was said verbatim; what the model reads of it has the secrets filtered out.
+  assert.ok(!text.includes(token), text);
+  assert.match(text, /deploy token is \[redacted GitHub token\]/);
+  await settledIdle(threadId);
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
+});
+
 test('attached files reach the prompt: listed with where they are, or why they could not be fetched', async () => {
   // The Chat SDK downloads attachments only from public HTTPS hosts (an SSRF guard), so from the
   // local Slack stand-in (loopback, plain HTTP) the download is refused: the agent is told which
