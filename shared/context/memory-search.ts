@@ -10,7 +10,7 @@ import { dataKeys } from '../ids.ts';
 import { forEachLimit } from '../support/parallel.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
 import { ARCHIVE_FOLDER } from './compaction.ts';
-import { type ContextEntry, type LogEntry, parseContext, parseJsonl, readText, type StoreDeps } from './store.ts';
+import { type ContextEntry, type LogEntry, parseContext, readText, type StoreDeps } from './store.ts';
 
 export interface MemorySearchLimits {
   /** Threads of the channel whose files are read (the searching thread first, then the newest by id). */
@@ -67,11 +67,25 @@ const threadName = (segment: string) => decodeURIComponent(segment);
 /** Folders of the channel's data directory that are not threads. */
 const NOT_THREADS = new Set(['skills', 'agents']);
 
-interface ArchiveObject {
+/** A thread's log or one of its archived contexts, as listed. */
+interface ThreadObject {
   key: string;
   thread: string;
+  kind: 'log' | 'archive';
   size: number;
   modified: number;
+}
+
+/** The lines of a JSONL file that parse; a bad line (cut short, hand-edited) costs only itself. */
+function jsonLines(raw: string): unknown[] {
+  return raw.split('\n').flatMap((line) => {
+    if (!line.trim()) return [];
+    try {
+      return [JSON.parse(line) as unknown];
+    } catch {
+      return [];
+    }
+  });
 }
 
 async function listAll(store: StoreDeps, prefix: string, delimiter?: string) {
@@ -160,66 +174,61 @@ export async function searchChannelMemory(
     threads.length = limits.maxThreads;
   }
 
-  let bytes = 0;
-  let files = 0;
-  const logs = new Map<string, string>();
-  const archives: ArchiveObject[] = [];
+  // What each thread holds: its log and its archived contexts, listed first so the byte budget is spent
+  // before anything is read.
+  const objects: ThreadObject[] = [];
   await forEachLimit(threads, READ_CONCURRENCY, async (segment) => {
     const dir = `${channelDir}/${segment}`;
-    const [log, listing] = await Promise.all([readText(store, `${dir}/log.jsonl`), listAll(store, `${dir}/${ARCHIVE_FOLDER}/`)]);
-    if (log !== undefined) logs.set(segment, log);
-    for (const o of listing.keys) if (o.key.endsWith('.jsonl')) archives.push({ ...o, thread: segment });
+    const [log, archives] = await Promise.all([listAll(store, `${dir}/log.jsonl`), listAll(store, `${dir}/${ARCHIVE_FOLDER}/`)]);
+    for (const o of log.keys) if (o.key === `${dir}/log.jsonl`) objects.push({ ...o, thread: segment, kind: 'log' });
+    for (const o of archives.keys) if (o.key.endsWith('.jsonl')) objects.push({ ...o, thread: segment, kind: 'archive' });
   });
-  for (const log of logs.values()) bytes += Buffer.byteLength(log);
-  files += logs.size;
 
-  // The searching thread's archives first, then everyone's newest first, while the byte budget lasts.
-  archives.sort((a, b) => Number(b.thread === own) - Number(a.thread === own) || b.modified - a.modified);
-  const chosen: ArchiveObject[] = [];
+  // The searching thread's files first, then everyone's newest first, while the byte budget lasts.
+  objects.sort((a, b) => Number(b.thread === own) - Number(a.thread === own) || b.modified - a.modified);
+  const chosen: ThreadObject[] = [];
+  let bytes = 0;
   let skippedLarge = 0;
   let skippedBudget = 0;
-  for (const archive of archives) {
-    if (archive.size > limits.maxObjectBytes) skippedLarge++;
-    else if (bytes + archive.size > limits.maxBytes) skippedBudget++;
+  for (const object of objects) {
+    if (object.size > limits.maxObjectBytes) skippedLarge++;
+    else if (bytes + object.size > limits.maxBytes) skippedBudget++;
     else {
-      chosen.push(archive);
-      bytes += archive.size;
+      chosen.push(object);
+      bytes += object.size;
     }
   }
-  if (skippedLarge) capped.push(`${skippedLarge} archived context(s) over ${limits.maxObjectBytes} bytes were left out`);
-  if (skippedBudget) capped.push(`${skippedBudget} older archived context(s) were left out (over ${limits.maxBytes} bytes in all)`);
+  if (skippedLarge) capped.push(`${skippedLarge} file(s) over ${limits.maxObjectBytes} bytes were left out`);
+  if (skippedBudget) capped.push(`${skippedBudget} older file(s) were left out (over ${limits.maxBytes} bytes in all)`);
 
-  const archived = new Map<ArchiveObject, string>();
-  await forEachLimit(chosen, READ_CONCURRENCY, async (archive) => {
-    const text = await readText(store, archive.key);
-    if (text !== undefined) archived.set(archive, text);
+  const texts = new Map<ThreadObject, string>();
+  await forEachLimit(chosen, READ_CONCURRENCY, async (object) => {
+    const text = await readText(store, object.key);
+    if (text !== undefined) texts.set(object, text);
   });
-  files += archived.size;
+  let files = texts.size;
 
-  for (const [segment, raw] of logs) {
-    let entries: LogEntry[];
-    try {
-      entries = parseJsonl<LogEntry>(raw, 'log.jsonl');
-    } catch {
-      capped.push(`the log of thread ${threadName(segment)} could not be read`);
-      continue;
-    }
-    for (const e of entries) add({ text: `${e.userName || e.userId}: ${e.text}`, where: `thread ${threadName(segment)}, log`, at: e.date });
-  }
   // Each archive holds the whole context at its compaction: a message kept across compactions is indexed once.
   const seen = new Set<string>();
-  for (const archive of chosen) {
-    const raw = archived.get(archive);
+  for (const object of chosen) {
+    const raw = texts.get(object);
     if (raw === undefined) continue;
-    const name = archive.key.slice(archive.key.lastIndexOf('/') + 1);
+    const thread = `thread ${threadName(object.thread)}`;
+    if (object.kind === 'log') {
+      for (const e of jsonLines(raw) as Partial<LogEntry>[]) {
+        if (typeof e.text === 'string') add({ text: `${e.userName || e.userId || '?'}: ${e.text}`, where: `${thread}, log`, at: e.date });
+      }
+      continue;
+    }
+    const name = object.key.slice(object.key.lastIndexOf('/') + 1);
     for (const entry of parseContext(raw).entries) {
       // The summary and its acknowledgement stand for messages the archives hold verbatim.
       if (entry.meta.runId?.endsWith('#compaction')) continue;
       const text = entryText(entry);
-      const id = `${archive.thread}\n${entry.role}\n${entry.meta.at}\n${text}`;
+      const id = `${object.thread}\n${entry.role}\n${entry.meta.at}\n${text}`;
       if (seen.has(id)) continue;
       seen.add(id);
-      add({ text, where: `thread ${threadName(archive.thread)}, archived context ${name} (${entry.role})`, at: entry.meta.at });
+      add({ text, where: `${thread}, archived context ${name} (${entry.role})`, at: entry.meta.at });
     }
   }
 

@@ -74,7 +74,11 @@ test('hits are ranked by relevance across archived contexts, logs and memory fil
       ),
     ]),
   );
-  await put(dataKeys(SIBLING).log, jsonl([logged('the release train leaves on Thursdays', '2026-01-07T08:00:00.000Z', 'ben')]));
+  // A line cut short costs only itself.
+  await put(
+    dataKeys(SIBLING).log,
+    `{"date":"2026-01-06T00:00:00.000Z","text":"the release\n${jsonl([logged('the release train leaves on Thursdays', '2026-01-07T08:00:00.000Z', 'ben')])}`,
+  );
   await put(`${dataKeys(HERE).channelDir}/MEMORY.md`, '# Channel notes\n\nDeploys need two approvals.\n\nThe release manager is Chioma.\n');
 
   const found = await searchChannelMemory(store, HERE, 'orca cluster', 10);
@@ -170,10 +174,7 @@ test('the bounds: threads, bytes and file size; the searching thread is read fir
   );
 
   const small = await searchChannelMemory(store, HERE, 'quokka', 50, { ...MEMORY_SEARCH_LIMITS, maxObjectBytes: 2000, maxBytes: 700 });
-  assert.deepEqual(small.capped, [
-    '1 archived context(s) over 2000 bytes were left out',
-    '3 older archived context(s) were left out (over 700 bytes in all)',
-  ]);
+  assert.deepEqual(small.capped, ['1 file(s) over 2000 bytes were left out', '3 older file(s) were left out (over 700 bytes in all)']);
   assert.ok(small.bytes <= 700);
   assert.match(small.hits[0]!.snippet, /quokka seen from this thread/, "the searching thread's own archive is read first");
   assert.equal(small.hits.length, 2);
