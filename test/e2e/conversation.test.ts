@@ -366,9 +366,8 @@ test('skills reach the system prompt by scope and trigger; a malformed one is sk
   assert.match(system, /### sql-review/);
 });
 
-test('a long conversation is compacted: summary first, recent messages verbatim, the full context archived, the run goes on', async () => {
-  const { PutObjectCommand, ListObjectsV2Command, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
-  // A small window, so a few long messages pass the threshold.
+/** A small window, so a few long messages pass the threshold; the model summarises with `summary`. */
+async function compactSoon(summary: string) {
   await stack.cloud.clients.s3.send(
     new PutObjectCommand({
       Bucket: stack.cloud.names.bucket,
@@ -380,10 +379,12 @@ test('a long conversation is compacted: summary first, recent messages verbatim,
     }),
   );
   stack.bedrock.setDefault((req) =>
-    req.operation === 'converse'
-      ? { text: 'SUMMARY: the user shared three long notes about the migration.' }
-      : { text: `answer ${stack.bedrock.requests.length}` },
+    req.operation === 'converse' ? { text: summary } : { text: `answer ${stack.bedrock.requests.length}` },
   );
+}
+
+test('a long conversation is compacted: summary first, recent messages verbatim, the full context archived, the run goes on', async () => {
+  await compactSoon('SUMMARY: the user shared three long notes about the migration.');
   const filler = (n: number) => `note ${n}: ` + 'the migration plan has many steps and details. '.repeat(200);
   const first = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${filler(1)}` });
   await replyDone(first.channel, first.threadTs);
@@ -414,22 +415,8 @@ test('a long conversation is compacted: summary first, recent messages verbatim,
 });
 
 test('memory_search finds a fact from a compacted part of the thread', async () => {
-  await stack.cloud.clients.s3.send(
-    new PutObjectCommand({
-      Bucket: stack.cloud.names.bucket,
-      Key: 'settings.json',
-      Body: JSON.stringify({
-        sandbox: { startEarly: false },
-        compaction: { contextWindowTokens: 9000, reservedOutputTokens: 0, keepRecentTokens: 400 },
-      }),
-    }),
-  );
   // The summary leaves the fact out: only the archive still has it.
-  stack.bedrock.setDefault((req) =>
-    req.operation === 'converse'
-      ? { text: 'SUMMARY: two long notes about the migration.' }
-      : { text: `answer ${stack.bedrock.requests.length}` },
-  );
+  await compactSoon('SUMMARY: two long notes about the migration.');
   const filler = 'the migration plan has many steps and details. '.repeat(300);
   const token = `ghp_${'a1B2c3D4e5'.repeat(3)}f6G7h8`;
   const first = await stack.slack.postUserMessage({
