@@ -50,6 +50,10 @@ export interface SandboxToolContext {
   toolUseId: string;
   address: SandboxAddress;
   layout: WorkspaceLayout;
+  /** Aborted when someone stops the run. */
+  signal: AbortSignal;
+  /** A call to one of the run's stdio MCP servers, which run in this sandbox. */
+  callMcpTool: CallMcpTool;
 }
 
 /**

@@ -15,7 +15,12 @@ import { defineTool, type AgentToolContext, type SandboxToolContext } from '../.
 const layout = workspaceLayout('slack:C1:1.5');
 // Nothing here reaches a thread, S3 or a sandbox: the tools under test use only their input.
 const agentContext = { layout } as Omit<AgentToolContext, 'toolUseId'>;
-const sandboxContext: Omit<SandboxToolContext, 'toolUseId'> = { address: { baseUrl: 'http://127.0.0.1:9', token: 't' }, layout };
+const sandboxContext: Omit<SandboxToolContext, 'toolUseId'> = {
+  address: { baseUrl: 'http://127.0.0.1:9', token: 't' },
+  layout,
+  signal: new AbortController().signal,
+  callMcpTool: () => Promise.reject(new Error('no MCP server here')),
+};
 
 /** An agent tool that says what it was given (and throws what it is asked to). */
 const echo = defineTool({
