@@ -9,8 +9,7 @@ import MiniSearch, { type SearchResult } from 'minisearch';
 import { dataKeys } from '../ids.ts';
 import { forEachLimit } from '../support/parallel.ts';
 import { workspaceLayout } from '../sandbox/workspace.ts';
-import { ARCHIVE_FOLDER } from './compaction.ts';
-import { type ContextEntry, type LogEntry, parseContext, readText, type StoreDeps } from './store.ts';
+import { ARCHIVE_FOLDER, type ContextEntry, type LogEntry, parseContext, readText, type StoreDeps } from './store.ts';
 
 export interface MemorySearchLimits {
   /** Threads of the channel whose files are read (the searching thread first, then the newest by id). */

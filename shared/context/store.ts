@@ -236,3 +236,12 @@ export async function appendLog(
 export function toBedrockMessages(entries: ContextEntry[]): Message[] {
   return entries.map(({ role, content }) => ({ role, content }));
 }
+
+/** The folder of a thread's directory that holds its archived contexts (memory_search reads them; kept here,
+ * away from compaction's model client, so a function that only searches does not load it). */
+export const ARCHIVE_FOLDER = 'context-archive';
+
+/** Where the full pre-compaction context is archived: one file per compaction, never deleted. */
+export function archiveKey(threadId: string, at: string): string {
+  return `${dataKeys(threadId).threadDir}/${ARCHIVE_FOLDER}/${at.replace(/[^A-Za-z0-9._-]/g, '-')}.jsonl`;
+}

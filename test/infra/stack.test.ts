@@ -1169,8 +1169,14 @@ test('bundling for real: each function is an ESM bundle within 1 MB with the req
       [],
       `${role}: the Teams SDK`,
     );
-    // The media type database stays out of every bundle (infra/bundled/mime-db-empty.ts).
+    // The media type database stays out of every bundle (infra/bundled/mime-db-empty.ts), and so do
+    // debug and get-intrinsic's polyfills (infra/bundled/debug-off.cjs, set-tostringtag.cjs).
     assert.equal(packages.has('mime-db'), false, `${role}: mime-db`);
+    assert.deepEqual(
+      ['debug', 'get-intrinsic', 'es-set-tostringtag'].filter((name) => packages.has(name)),
+      [],
+      `${role}: replaced packages`,
+    );
     sizes[role] = Buffer.byteLength(source);
     // The AWS SDK comes from the Lambda runtime: none of it is bundled, and the clients are imported by name.
     assert.deepEqual(

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startSqsAndS3, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
-import { archiveKey } from '../../shared/context/compaction.ts';
+import { archiveKey } from '../../shared/context/store.ts';
 import { MEMORY_SEARCH_LIMITS, searchChannelMemory } from '../../shared/context/memory-search.ts';
 import type { ContextEntry, LogEntry } from '../../shared/context/store.ts';
 import { dataKeys } from '../../shared/ids.ts';
