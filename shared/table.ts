@@ -62,6 +62,8 @@ export const RUN_RECORD = {
   stopCard: 'stop-card',
   /** The message asking for a decision on a tool call (shared/approvals/). */
   approvalMessage: (toolUseId: string) => `approval-message#${toolUseId}`,
+  /** The notice that a UserPromptSubmit or SessionStart hook withheld the prompt (shared/hooks/). */
+  hookBlocked: 'hook-blocked',
   /** The run's tokens and cost under its replies (`showCost`). */
   costFooter: 'cost-footer',
   /** The notice that some of the run's MCP servers could not be listed. */

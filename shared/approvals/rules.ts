@@ -82,7 +82,8 @@ export function resolveApprovalRules(
   }));
 }
 
-const globPattern = (glob: string) =>
+/** A tool glob (`*` any characters, `?` one) as a whole-name pattern; hooks use it too (shared/hooks/settings.ts). */
+export const toolGlobPattern = (glob: string) =>
   new RegExp(
     `^${glob
       .replace(/[.+^${}()|[\]\\-]/g, '\\$&')
@@ -98,7 +99,7 @@ export function approvalRuleFor(
   if (!rules?.length) return undefined;
   let input: string | undefined;
   return rules.find((rule) => {
-    if (!globPattern(rule.tool).test(call.name)) return false;
+    if (!toolGlobPattern(rule.tool).test(call.name)) return false;
     if (rule.match === undefined) return true;
     input ??= JSON.stringify(call.input ?? {});
     return matchesBounded(rule.match, input);

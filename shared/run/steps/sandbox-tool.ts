@@ -27,6 +27,8 @@ import type { MetricsSink } from '../../observability/metrics.ts';
 import { countToolCall } from './step-metrics.ts';
 import { loadSnapshot, type SnapshotDeps } from './snapshot.ts';
 import { approvalRuleFor } from '../../approvals/rules.ts';
+import { commandHooks } from '../../hooks/sandbox-hooks.ts';
+import { hasCommandHooks } from '../../hooks/settings.ts';
 
 /** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
 export interface SandboxStepDeps extends SnapshotDeps {
@@ -61,10 +63,10 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     return { step: loop.step, next: 'tool' };
   }
   const started = deps.now();
-  const layout = workspaceLayout(run.threadId);
   let status: 'success' | 'error';
   try {
     const [recorded, snapshot] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSnapshot(deps, run)]);
+    const layout = workspaceLayout(run.threadId, { hooks: hasCommandHooks(snapshot.hooks) });
     // A call a rule holds runs here only once a person approved it; the tool step asks them.
     if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
     const max = snapshot.maxEventFilesPerRun;
@@ -79,15 +81,28 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     const fresh = recorded.listed?.runId === run.runId && recorded.listed.version === version;
     const before = fresh ? { state: known, stats: emptyStats() } : await syncIn(sync, layout, known);
     let listed: Listed = fresh ? recorded.listed! : { runId: run.runId, version };
+    const hooks = commandHooks(deps, run, snapshot, context.entries, call, address);
+    const pre = await hooks.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)));
+    if (pre.state) before.state = pre.state;
+    if (pre.held) {
+      await Promise.all([
+        saveLoadedContext(deps.store, run.threadId, context),
+        saveSyncState(deps.store, run.threadId, item.taskArn, { files: before.state, listed }),
+      ]);
+      return { step: loop.step, next: 'tool' };
+    }
     // A stop kills the running command's whole process tree at once.
     const stopWatch = watchForStop(deps, run);
     stopWatch.signal.addEventListener('abort', () => void cancel(address, call.toolUseId).catch(() => undefined));
-    const outcome = await runSandboxTool(deps.tools, call, { address, layout }).finally(() => stopWatch.stop());
+    let outcome = pre.blocked ?? (await runSandboxTool(deps.tools, call, { address, layout }).finally(() => stopWatch.stop()));
+    stopWatch.stop();
     if (stopWatch.signal.aborted) {
       deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
       return stoppedAt(loop.step);
     }
     const after = await syncOut(sync, layout, before.state, syncLimits(snapshot));
+    // After the sync: a hook file the call changed is back as the operator wrote it before any hook runs.
+    if (!pre.blocked) outcome = await hooks.post(outcome);
     if (after.sharedWrites > 0) {
       // Other threads' sandboxes list again; this one need not, unless someone else wrote meanwhile.
       const bumped = await bumpWorkspaceVersion(deps.sandboxes, dataKeys(run.threadId).channelDir);

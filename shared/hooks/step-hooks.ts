@@ -1,0 +1,89 @@
+// The hooks of a run's steps: the event a hook is given, the lambda hooks of an event as the agent
+// step runs them, and where their notes are kept (the context entry they concern, for the audit
+// record). A run whose snapshot has no hooks costs nothing here: no call, no read.
+import type { RunInput } from '../contracts.ts';
+import type { ContextEntry } from '../context/store.ts';
+import { channelKeyOf } from '../ids.ts';
+import type { JsonLogger } from '../observability/log.ts';
+import type { MetricsSink } from '../observability/metrics.ts';
+import { secretPatternsWith } from '../policy/secret-filter.ts';
+import type { RunSnapshot } from '../run/steps/snapshot.ts';
+import type { HookInput } from './answer.ts';
+import { type HookNote, type HookRunner, type HookVerdict, runHooks } from './run.ts';
+import { type HookEvent, hooksFor } from './settings.ts';
+
+export interface StepHookDeps {
+  logger: JsonLogger;
+  metrics?: MetricsSink;
+  now: () => number;
+  /** Invokes lambda hooks (absent: the deployment declares no hook functions, and a lambda hook is an error). */
+  lambdaHooks?: HookRunner;
+}
+
+export function hookInput(run: RunInput, event: HookEvent, fields: Partial<HookInput> = {}): HookInput {
+  return {
+    event,
+    runId: run.runId,
+    threadId: run.threadId,
+    channel: channelKeyOf(run.threadId),
+    user: { id: run.prompt.author.userId, name: run.prompt.author.userName },
+    ...fields,
+  };
+}
+
+const undeclared: HookRunner = async () => ({
+  kind: 'error',
+  problem: 'this deployment declares no hook functions (cdk.json context hookFunctions), so it may invoke none',
+});
+
+/** Runs the event's lambda hooks; undefined when the run has none for it. */
+export async function runLambdaHooks(
+  deps: StepHookDeps,
+  run: RunInput,
+  snapshot: Pick<RunSnapshot, 'hooks' | 'secretPatterns'>,
+  event: HookEvent,
+  fields: Partial<HookInput> = {},
+): Promise<HookVerdict | undefined> {
+  const hooks = hooksFor(snapshot.hooks, event, { tool: fields.tool?.name, kind: 'lambda' });
+  if (!hooks.length) return undefined;
+  const secrets = secretPatternsWith(snapshot.secretPatterns);
+  return runHooks({ ...deps, secrets }, hooks, deps.lambdaHooks ?? undeclared, hookInput(run, event, fields));
+}
+
+/** Keeps the notes of hooks run on `entry` (for a tool event, with the call's id), for the audit record. */
+export function noteHooks(entry: ContextEntry | undefined, notes: readonly HookNote[], toolUseId?: string): void {
+  if (!entry || !notes.length) return;
+  entry.meta.hooks = [...(entry.meta.hooks ?? []), ...notes.map((note) => (toolUseId ? { ...note, toolUseId } : note))];
+}
+
+/** Whether hooks of `event` (of `kind`, when given) already ran on the call: a step run again does not run them twice. */
+export function hooksRanOn(entry: ContextEntry | undefined, event: HookEvent, toolUseId: string, kind?: 'command' | 'lambda'): boolean {
+  return (entry?.meta.hooks ?? []).some(
+    (note) =>
+      note.event === event &&
+      note.toolUseId === toolUseId &&
+      (kind === undefined || (kind === 'command') === note.target.startsWith('command: ')),
+  );
+}
+
+/** The answer that made the call, where its hooks' notes and effects are kept. */
+export const answerWithCall = (entries: ContextEntry[], toolUseId: string) =>
+  entries.findLast((e) => e.role === 'assistant' && e.content.some((b) => b.toolUse?.toolUseId === toolUseId));
+
+/** A PreToolUse rewrite: the call as the context keeps it (what the model sees it asked, what the tool runs). */
+export function rewriteCall(entries: ContextEntry[], toolUseId: string, input: Record<string, unknown>): void {
+  const block = answerWithCall(entries, toolUseId)?.content.find((b) => b.toolUse?.toolUseId === toolUseId);
+  if (block?.toolUse) block.toolUse.input = input as never;
+}
+
+/** A PreToolUse hook asked that the call wait for a person: kept on the answer, so the tool step gates it. */
+export function holdForApproval(entries: ContextEntry[], toolUseId: string): void {
+  const answer = answerWithCall(entries, toolUseId);
+  if (answer) answer.meta.hookHeld = [...new Set([...(answer.meta.hookHeld ?? []), toolUseId])];
+}
+
+export const heldByHook = (entries: ContextEntry[], toolUseId: string): boolean =>
+  answerWithCall(entries, toolUseId)?.meta.hookHeld?.includes(toolUseId) ?? false;
+
+/** What the model is told of a call a hook blocked. */
+export const blockedCallText = (event: HookEvent, reason: string) => `Not run: a ${event} hook blocked this call. Reason: ${reason}`;
