@@ -19,8 +19,21 @@ import { createLogger } from '../../shared/observability/log.ts';
 
 let stack: TestStack;
 let ops: OpsStack;
+// Lambda hooks' targets: operator functions outside the stack; cdk.json declares the first two only.
+const POLICY_ARN = 'arn:aws:lambda:local:000000000000:function:org-policy';
+const SLOW_ARN = 'arn:aws:lambda:local:000000000000:function:slow-policy';
+const UNDECLARED_ARN = 'arn:aws:lambda:local:000000000000:function:not-declared';
+const policyEvents: { event: string; prompt?: string; runId: string }[] = [];
 before(async () => {
-  stack = await startTestStack();
+  const policy = (event: unknown) => {
+    policyEvents.push(event as (typeof policyEvents)[number]);
+    return { context: 'house-rule-7: answer in French' };
+  };
+  const slow = () => new Promise((resolve) => setTimeout(() => resolve({ context: 'too late' }), 4000));
+  stack = await startTestStack({
+    hookFunctions: [POLICY_ARN, SLOW_ARN],
+    operatorFunctions: { [POLICY_ARN]: policy, [SLOW_ARN]: slow, [UNDECLARED_ARN]: policy },
+  });
   // The ops CLI's view of the stack, as npm start writes it for the operator.
   const operator = operatorEnvOf(stack.cloud);
   Object.assign(process.env, operator.env);
@@ -34,8 +47,8 @@ after(async () => {
 const ADMIN = 'U0ADMIN';
 const REQUESTER = 'U0ASKER';
 const RULE = { tool: 'bash', match: '\\b(rm|curl)\\b', approvers: 'admins' };
-const settings = (approvals: unknown[]) =>
-  putData(stack, 'settings.json', { sandbox: { startEarly: false }, access: { admins: [`slack:${ADMIN}`] }, approvals });
+const settings = (approvals: unknown[], hooks: unknown[] = []) =>
+  putData(stack, 'settings.json', { sandbox: { startEarly: false }, access: { admins: [`slack:${ADMIN}`] }, approvals, hooks });
 beforeEach(() => settings([RULE]));
 
 const { runsOf, idle } = threadProbes(() => stack);
@@ -226,4 +239,97 @@ test('ops approvals lists the calls waiting across the deployment; an operator d
   });
   await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'already decided');
   await idle(threadId);
+});
+
+// Hooks (settings.json `hooks`): the operator's policy at points of a run, as a command in the
+// thread's sandbox or an operator's Lambda function.
+
+/** An operator's PreToolUse hook: blocks `forbidden`, rewrites `rewrite-me`, lets the rest go. */
+const GUARD = `input=$(cat)
+case "$input" in
+  *forbidden*) echo "house policy: no forbidden commands" >&2; exit 2 ;;
+  *rewrite-me*) printf '{"input":{"command":"echo rewritten-by-hook"}}'; exit 0 ;;
+esac
+exit 0
+`;
+
+/** A mention whose run makes the scripted calls; resolves once its run has ended. */
+async function runOf(label: string, turns: ScriptedTurn[]) {
+  const inRun = (request: { body: { messages?: unknown } }) => JSON.stringify(request.body.messages ?? '').includes(label);
+  stack.bedrock.script(...turns.map((turn) => ({ takenBy: inRun, ...turn })));
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${label}`, user: REQUESTER });
+  const threadId = threadOf(posted);
+  await eventually(() => runsOf(threadId).length === 1, 30_000, 'run started');
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 120_000);
+  await idle(threadId);
+  return { posted, threadId, ended };
+}
+
+test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewrites one; the sandbox cannot change the hook that governs it', async () => {
+  await putData(stack, 'hooks/guard.sh', GUARD);
+  await settings([], [{ event: 'PreToolUse', tool: 'bash', command: 'sh /workspace/data/hooks/guard.sh' }]);
+  const blocked = bash('echo forbidden-ran');
+  const rewritten = bash('echo rewrite-me');
+  // The attack: the agent rewrites the hook file so that it allows everything, then tries again.
+  const tamper = bash('printf "exit 0\\n" > /workspace/data/hooks/guard.sh; cat /workspace/data/hooks/guard.sh');
+  const again = bash('echo forbidden-ran-after-tampering');
+  const { ended, threadId } = await runOf('hooks-command', [
+    { toolUses: [blocked] },
+    { toolUses: [rewritten] },
+    { toolUses: [tamper] },
+    { toolUses: [again] },
+    { text: 'done' },
+  ]);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const results = resultsIn(threadId);
+  assert.equal(results.get(blocked.toolUseId)!.status, 'error');
+  assert.match(results.get(blocked.toolUseId)!.text, /^Not run: a PreToolUse hook blocked this call\. Reason: house policy: no forbidden commands$/);
+  assert.match(results.get(rewritten.toolUseId)!.text, /rewritten-by-hook/);
+  assert.match(results.get(tamper.toolUseId)!.text, /not saved: .*hooks\/guard\.sh.*undone/s);
+  assert.match(results.get(again.toolUseId)!.text, /house policy: no forbidden commands/, 'the hook still blocks after the attempt');
+  assert.doesNotMatch(results.get(again.toolUseId)!.text, /forbidden-ran-after-tampering\n/);
+  assert.equal(await readData(stack, 'hooks/guard.sh'), GUARD, "the operator's hook file is unchanged");
+  const audit = await auditOf(ended.name);
+  const outcomes = (audit.hooks ?? []).map((h) => [h.event, h.outcome, h.target]);
+  assert.deepEqual(outcomes.slice(0, 2), [
+    ['PreToolUse', 'blocked', 'command: sh /workspace/data/hooks/guard.sh'],
+    ['PreToolUse', 'changed', 'command: sh /workspace/data/hooks/guard.sh'],
+  ]);
+  assert.ok((audit.hooks ?? []).every((h) => typeof h.durationMs === 'number'));
+});
+
+test('lambda hooks: UserPromptSubmit adds context the model reads; an undeclared function and a timeout are errors that do not block, unless failClosed', async () => {
+  await settings(
+    [],
+    [
+      { event: 'UserPromptSubmit', lambda: POLICY_ARN },
+      { event: 'UserPromptSubmit', lambda: UNDECLARED_ARN },
+      { event: 'UserPromptSubmit', lambda: SLOW_ARN, timeoutSeconds: 1 },
+    ],
+  );
+  const open = await runOf('hooks-lambda-open', [{ text: 'bonjour' }]);
+  assert.equal(open.ended.status, 'SUCCEEDED');
+  const seen = stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-lambda-open'));
+  assert.match(JSON.stringify(seen[0]!.body.messages), /\[context from a UserPromptSubmit hook\]\\nhouse-rule-7: answer in French/);
+  assert.doesNotMatch(JSON.stringify(seen[0]!.body.messages), /too late/);
+  assert.ok(policyEvents.some((e) => e.event === 'UserPromptSubmit' && e.prompt?.includes('hooks-lambda-open') && e.runId === open.ended.name));
+  // The undeclared function was never invoked: refused before any call (and the role may not invoke it).
+  assert.ok(!stack.cloud.operatorFunctions.invocations.some((i) => i.arn === UNDECLARED_ARN));
+  const audit = await auditOf(open.ended.name);
+  assert.deepEqual(
+    (audit.hooks ?? []).map((h) => [h.target, h.outcome]),
+    [
+      [POLICY_ARN, 'changed'],
+      [UNDECLARED_ARN, 'error'],
+      [SLOW_ARN, 'timeout'],
+    ],
+  );
+  assert.match(audit.hooks![1]!.problem!, /not declared in cdk\.json context hookFunctions/);
+
+  await settings([], [{ event: 'UserPromptSubmit', lambda: SLOW_ARN, timeoutSeconds: 1, failClosed: true }]);
+  const closed = await runOf('hooks-lambda-closed', [{ text: 'never asked' }]);
+  assert.equal(closed.ended.status, 'SUCCEEDED');
+  assert.equal(stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-lambda-closed')).length, 0, 'the model never saw it');
+  const said = stack.slack.messages.thread(closed.posted.channel, closed.posted.threadTs).map((m) => m.text ?? '').join('\n');
+  assert.match(said, /not given to the agent: a hook blocked it\. a UserPromptSubmit hook failed \(it timed out\) and is set to fail closed/);
 });
