@@ -10,6 +10,7 @@ import { secretPatternsWith } from '../policy/secret-filter.ts';
 import type { RunSnapshot } from '../run/steps/snapshot.ts';
 import type { HookInput } from './answer.ts';
 import { type HookNote, type HookRunner, type HookVerdict, runHooks } from './run.ts';
+import { hookedResult } from './results.ts';
 import { type HookEvent, hooksFor } from './settings.ts';
 
 export interface StepHookDeps {
@@ -87,3 +88,38 @@ export const heldByHook = (entries: ContextEntry[], toolUseId: string): boolean 
 
 /** What the model is told of a call a hook blocked. */
 export const blockedCallText = (event: HookEvent, reason: string) => `Not run: a ${event} hook blocked this call. Reason: ${reason}`;
+
+/**
+ * PostToolUse lambda hooks on the results of calls that ran in another function (the sandbox step,
+ * the reach step), before the model reads them: the model step runs them once per call (their notes
+ * say which ran). A result a hook replaced is kept replaced in the context.
+ */
+export async function postToolUseLambdaHooks(
+  deps: StepHookDeps,
+  run: RunInput,
+  snapshot: Pick<RunSnapshot, 'hooks' | 'secretPatterns'>,
+  entries: ContextEntry[],
+): Promise<void> {
+  if (!snapshot.hooks?.some((h) => h.event === 'PostToolUse' && h.lambda)) return;
+  for (const entry of entries.filter((e) => e.meta.runId === run.runId && e.role === 'user' && e.meta.toolTimes)) {
+    for (const block of entry.content) {
+      const result = block.toolResult;
+      const id = result?.toolUseId;
+      if (!result || !id || !entry.meta.toolTimes?.[id]) continue;
+      const answer = answerWithCall(entries, id);
+      if (hooksRanOn(answer, 'PostToolUse', id, 'lambda')) continue;
+      const use = answer?.content.find((b) => b.toolUse?.toolUseId === id)?.toolUse;
+      const text = (result.content ?? []).map((c) => c.text ?? '').join('');
+      const status = result.status === 'error' ? 'error' : 'success';
+      const verdict = await runLambdaHooks(deps, run, snapshot, 'PostToolUse', {
+        tool: { name: use?.name ?? '', toolUseId: id, input: use?.input ?? {} },
+        result: { status, text },
+      });
+      if (!verdict) continue;
+      noteHooks(answer, verdict.notes, id);
+      const hooked = hookedResult(verdict, { status, text });
+      result.status = hooked.status;
+      result.content = [{ text: hooked.text }, ...(result.content ?? []).filter((c) => !('text' in c))];
+    }
+  }
+}

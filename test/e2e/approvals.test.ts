@@ -25,8 +25,12 @@ const SLOW_ARN = 'arn:aws:lambda:local:000000000000:function:slow-policy';
 const UNDECLARED_ARN = 'arn:aws:lambda:local:000000000000:function:not-declared';
 const policyEvents: { event: string; prompt?: string; runId: string }[] = [];
 before(async () => {
+  // The operator's policy function: context for a prompt, a replaced result, one more turn at Stop.
   const policy = (event: unknown) => {
-    policyEvents.push(event as (typeof policyEvents)[number]);
+    const hooked = event as (typeof policyEvents)[number] & { result?: { text: string } };
+    policyEvents.push(hooked);
+    if (hooked.event === 'PostToolUse') return hooked.result?.text.includes('rewritten-by-hook') ? { result: 'the policy replaced this result' } : null;
+    if (hooked.event === 'Stop') return { continue: 'check your work once more' };
     return { context: 'house-rule-7: answer in French' };
   };
   const slow = () => new Promise((resolve) => setTimeout(() => resolve({ context: 'too late' }), 4000));
@@ -267,7 +271,14 @@ async function runOf(label: string, turns: ScriptedTurn[]) {
 
 test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewrites one; the sandbox cannot change the hook that governs it', async () => {
   await putData(stack, 'hooks/guard.sh', GUARD);
-  await settings([], [{ event: 'PreToolUse', tool: 'bash', command: 'sh /workspace/data/hooks/guard.sh' }]);
+  await settings(
+    [],
+    [
+      { event: 'PreToolUse', tool: 'bash', command: 'sh /workspace/data/hooks/guard.sh' },
+      { event: 'PostToolUse', tool: 'bash', lambda: POLICY_ARN },
+      { event: 'Stop', lambda: POLICY_ARN },
+    ],
+  );
   const blocked = bash('echo forbidden-ran');
   const rewritten = bash('echo rewrite-me');
   // The attack: the agent rewrites the hook file so that it allows everything, then tries again.
@@ -278,23 +289,45 @@ test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewr
     { toolUses: [rewritten] },
     { toolUses: [tamper] },
     { toolUses: [again] },
+    // The Stop hook always asks for one more turn: it gets three, then the run ends.
     { text: 'done' },
+    { text: 'checked 1' },
+    { text: 'checked 2' },
+    { text: 'checked 3' },
   ]);
   assert.equal(ended.status, 'SUCCEEDED');
   const results = resultsIn(threadId);
   assert.equal(results.get(blocked.toolUseId)!.status, 'error');
   assert.match(results.get(blocked.toolUseId)!.text, /^Not run: a PreToolUse hook blocked this call\. Reason: house policy: no forbidden commands$/);
-  assert.match(results.get(rewritten.toolUseId)!.text, /rewritten-by-hook/);
+  // Rewritten by the command hook, then its result replaced by the lambda PostToolUse hook.
+  assert.equal(results.get(rewritten.toolUseId)!.text, 'the policy replaced this result');
+  assert.ok(
+    policyEvents.some((e) => e.event === 'PostToolUse' && JSON.stringify(e).includes('echo rewritten-by-hook')),
+    'the PostToolUse hook saw the rewritten call and its output',
+  );
   assert.match(results.get(tamper.toolUseId)!.text, /not saved: .*hooks\/guard\.sh.*undone/s);
   assert.match(results.get(again.toolUseId)!.text, /house policy: no forbidden commands/, 'the hook still blocks after the attempt');
   assert.doesNotMatch(results.get(again.toolUseId)!.text, /forbidden-ran-after-tampering\n/);
   assert.equal(await readData(stack, 'hooks/guard.sh'), GUARD, "the operator's hook file is unchanged");
+  const turns = stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-command'));
+  assert.equal(turns.length, 5 + 3, 'five scripted answers and three more a Stop hook asked for, no more');
+  assert.match(JSON.stringify(turns.at(-1)!.body.messages), /a Stop hook asks for one more turn.*check your work once more/);
   const audit = await auditOf(ended.name);
   const outcomes = (audit.hooks ?? []).map((h) => [h.event, h.outcome, h.target]);
-  assert.deepEqual(outcomes.slice(0, 2), [
-    ['PreToolUse', 'blocked', 'command: sh /workspace/data/hooks/guard.sh'],
-    ['PreToolUse', 'changed', 'command: sh /workspace/data/hooks/guard.sh'],
-  ]);
+  const command = 'command: sh /workspace/data/hooks/guard.sh';
+  assert.deepEqual(
+    outcomes.filter(([event]) => event === 'PreToolUse'),
+    [
+      ['PreToolUse', 'blocked', command],
+      ['PreToolUse', 'changed', command],
+      ['PreToolUse', 'allowed', command],
+      ['PreToolUse', 'blocked', command],
+    ],
+  );
+  assert.deepEqual(
+    outcomes.filter(([event]) => event === 'Stop').map(([, outcome]) => outcome),
+    ['changed', 'changed', 'changed'],
+  );
   assert.ok((audit.hooks ?? []).every((h) => typeof h.durationMs === 'number'));
 });
 

@@ -25,7 +25,7 @@ import { showStopCard } from './stop-card.ts';
 import { beginModelStep, endModelStep } from './budget.ts';
 import { countModelStep } from './step-metrics.ts';
 import { countBudgetRefusal } from '../../observability/run-metrics.ts';
-import { noteHooks, runLambdaHooks } from '../../hooks/step-hooks.ts';
+import { noteHooks, postToolUseLambdaHooks, runLambdaHooks } from '../../hooks/step-hooks.ts';
 
 /** How many more turns Stop hooks may ask for in one run: a hook that always asks cannot keep a run going. */
 export const MAX_STOP_HOOK_TURNS = 3;
@@ -143,6 +143,11 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
   }
   const { spend } = start;
   await compactIfNeeded(deps, run, snapshot, context).catch(async (error: unknown) => {
+    await endModelStep(deps, run, loop.step, spend, { usage: undefined });
+    throw error;
+  });
+  // Results of sandbox and reach calls, as the run's PostToolUse lambda hooks leave them (none: no call).
+  await postToolUseLambdaHooks(deps, run, snapshot, context.entries).catch(async (error: unknown) => {
     await endModelStep(deps, run, loop.step, spend, { usage: undefined });
     throw error;
   });

@@ -10,7 +10,6 @@ import { type LoadedContext, saveLoadedContext } from '../../context/store.ts';
 import { withRunContext } from './run-context.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runAgentTool } from '../../tools/run.ts';
-import { hookedResult } from '../../hooks/results.ts';
 import type { RunsIn, ToolOutcome } from '../../tools/tool.ts';
 import { runToolsOf } from './run-tools.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
@@ -125,7 +124,6 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     const tool = { thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
     outcome = await runAgentTool(deps.tools, call, tool);
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
-    outcome = await postToolUseHooks(deps, run, snapshot, answerWithCall(context.entries, call.toolUseId), call, outcome);
   }
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
   await saveLoadedContext(deps.store, run.threadId, context);
@@ -171,23 +169,4 @@ function rulesFor(snapshot: RunSnapshot, entries: ContextEntry[], call: ToolCall
     timeoutMinutes: DEFAULT_APPROVAL_TIMEOUT_MINUTES,
   };
   return [held, ...(snapshot.approvals ?? [])];
-}
-
-/** An agent tool's PostToolUse lambda hooks: they may replace the result, or add to it. */
-async function postToolUseHooks(
-  deps: AgentDeps,
-  run: RunInput,
-  snapshot: RunSnapshot,
-  answer: ContextEntry | undefined,
-  call: ToolCall,
-  outcome: ToolOutcome,
-): Promise<ToolOutcome> {
-  if (!snapshot.hooks) return outcome;
-  const verdict = await runLambdaHooks(deps, run, snapshot, 'PostToolUse', {
-    tool: { name: call.name, toolUseId: call.toolUseId, input: call.input },
-    result: { status: outcome.status, text: outcome.text },
-  });
-  if (!verdict) return outcome;
-  noteHooks(answer, verdict.notes, call.toolUseId);
-  return hookedResult(verdict, outcome);
 }
