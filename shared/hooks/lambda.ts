@@ -23,7 +23,11 @@ export function lambdaHookRunner(deps: LambdaHookDeps): HookRunner {
     const signal = AbortSignal.timeout(hook.timeoutSeconds * 1000);
     try {
       const out = await deps.lambda.send(
-        new InvokeCommand({ FunctionName: arn, InvocationType: 'RequestResponse', Payload: new TextEncoder().encode(JSON.stringify(input)) }),
+        new InvokeCommand({
+          FunctionName: arn,
+          InvocationType: 'RequestResponse',
+          Payload: new TextEncoder().encode(JSON.stringify(input)),
+        }),
         { abortSignal: signal },
       );
       return lambdaAnswer(out.Payload ? new TextDecoder().decode(out.Payload) : undefined, out.FunctionError);

@@ -69,9 +69,10 @@ export async function runHooks(deps: HookRunDeps, hooks: readonly Hook[], runner
   let current = input;
   for (const hook of hooks) {
     const started = deps.now();
-    const answer = await runner(hook, current).catch(
-      (error: unknown): HookAnswer => ({ kind: 'error', problem: (error as Error).message ?? String(error) }),
-    );
+    const answer = await runner(hook, current).catch((error: unknown): HookAnswer => ({
+      kind: 'error',
+      problem: (error as Error).message ?? String(error),
+    }));
     const outcome = outcomeOf(answer);
     const note: HookNote = {
       event: input.event,

@@ -44,15 +44,22 @@ export function commandHooks(
   const of = (event: 'PreToolUse' | 'PostToolUse') =>
     snapshot.hooks ? hooksFor(snapshot.hooks, event, { tool: call.name, kind: 'command' }) : [];
   const run_ = (event: 'PreToolUse' | 'PostToolUse', fields: Parameters<typeof hookInput>[2]) =>
-    runHooks({ ...deps, secrets: secretPatternsWith(snapshot.secretPatterns) }, of(event), commandHookRunner(address), hookInput(run, event, fields));
+    runHooks(
+      { ...deps, secrets: secretPatternsWith(snapshot.secretPatterns) },
+      of(event),
+      commandHookRunner(address),
+      hookInput(run, event, fields),
+    );
   const tool = () => ({ name: call.name, toolUseId: call.toolUseId, input: call.input });
   return {
     async pre(settle: () => Promise<{ state: SyncState }>): Promise<PreCall> {
-      if (!of('PreToolUse').length || hooksRanOn(answerWithCall(entries, call.toolUseId), 'PreToolUse', call.toolUseId, 'command')) return {};
+      if (!of('PreToolUse').length || hooksRanOn(answerWithCall(entries, call.toolUseId), 'PreToolUse', call.toolUseId, 'command'))
+        return {};
       const { state } = await settle();
       const verdict = await run_('PreToolUse', { tool: tool() });
       noteHooks(answerWithCall(entries, call.toolUseId), verdict.notes, call.toolUseId);
-      if (verdict.blocked !== undefined) return { state, blocked: { status: 'error', text: blockedCallText('PreToolUse', verdict.blocked) } };
+      if (verdict.blocked !== undefined)
+        return { state, blocked: { status: 'error', text: blockedCallText('PreToolUse', verdict.blocked) } };
       if (verdict.input) {
         rewriteCall(entries, call.toolUseId, verdict.input);
         call.input = verdict.input;

@@ -58,7 +58,10 @@ export type Hook = z.infer<typeof hookSchema>;
 export const hooksSchema = z.array(hookSchema).max(MAX_HOOKS);
 
 /** The hooks in force for a run: the deployment's, then its channel's (a channel adds to them, it cannot drop one). */
-export const hooksForRun = (deployment: readonly Hook[], channel: readonly Hook[] | undefined): Hook[] => [...deployment, ...(channel ?? [])];
+export const hooksForRun = (deployment: readonly Hook[], channel: readonly Hook[] | undefined): Hook[] => [
+  ...deployment,
+  ...(channel ?? []),
+];
 
 /** The hooks of `event` (for a tool event, those whose `tool` matches `tool`), in order, of the given kind. */
 export function hooksFor(

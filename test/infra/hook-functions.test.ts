@@ -20,7 +20,8 @@ async function hookGrants(hookFunctions: string[]) {
     if (resource.Type !== 'AWS::IAM::Policy') continue;
     for (const statement of list(resource.Properties.PolicyDocument.Statement) as { Action: string | string[]; Resource: unknown }[]) {
       if (!list(statement.Action).includes('lambda:InvokeFunction')) continue;
-      for (const arn of list(statement.Resource)) if (typeof arn === 'string') grants.push(`${list(resource.Properties.Roles)[0]?.Ref ?? id} ${arn}`);
+      for (const arn of list(statement.Resource))
+        if (typeof arn === 'string') grants.push(`${list(resource.Properties.Roles)[0]?.Ref ?? id} ${arn}`);
     }
   }
   const agentRole = String(template.Resources[logicalIds.agentStep!]!.Properties.Role['Fn::GetAtt'][0]);
@@ -52,5 +53,8 @@ test('hookFunctions: a list of function ARNs (or comma-separated with -c), check
   assert.equal(bad.success, false);
   assert.match(JSON.stringify(bad.error?.issues), /Lambda function ARNs/);
   assert.equal(deploymentSettingsSchema.safeParse({ hookFunctions: [DECLARED[0], DECLARED[0]] }).success, false);
-  assert.throws(() => checkContextKeys({ hookFunction: [] }), (error: Error) => error instanceof ContextError && /did you mean hookFunctions\?/.test(error.message));
+  assert.throws(
+    () => checkContextKeys({ hookFunction: [] }),
+    (error: Error) => error instanceof ContextError && /did you mean hookFunctions\?/.test(error.message),
+  );
 });

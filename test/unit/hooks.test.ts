@@ -24,11 +24,18 @@ test('settings: a hook has one target, a known event, a tool only on tool events
     timeoutSeconds: 10,
     failClosed: false,
   });
-  assert.deepEqual(problems({ event: 'PreToolUse', command: 'a', lambda: ARN }), [': a hook has exactly one target: "command" or "lambda"']);
+  assert.deepEqual(problems({ event: 'PreToolUse', command: 'a', lambda: ARN }), [
+    ': a hook has exactly one target: "command" or "lambda"',
+  ]);
   assert.deepEqual(problems({ event: 'PreToolUse' }), [': a hook has exactly one target: "command" or "lambda"']);
   assert.match(problems({ event: 'BeforeEverything', lambda: ARN })[0]!, /^event: must be one of UserPromptSubmit, PreToolUse/);
-  assert.deepEqual(problems({ event: 'Stop', tool: 'bash', lambda: ARN }), ['tool: "tool" narrows PreToolUse and PostToolUse hooks only, not Stop']);
-  assert.match(problems({ event: 'UserPromptSubmit', command: 'x' })[0]!, /^command: a command hook runs in the sandbox .* must be a "lambda"/);
+  assert.deepEqual(problems({ event: 'Stop', tool: 'bash', lambda: ARN }), [
+    'tool: "tool" narrows PreToolUse and PostToolUse hooks only, not Stop',
+  ]);
+  assert.match(
+    problems({ event: 'UserPromptSubmit', command: 'x' })[0]!,
+    /^command: a command hook runs in the sandbox .* must be a "lambda"/,
+  );
   assert.match(problems({ event: 'Stop', lambda: 'org-policy' })[0]!, /^lambda: must be a Lambda function ARN/);
   assert.match(problems({ event: 'Stop', lambda: ARN, timeoutSeconds: 0 })[0]!, /^timeoutSeconds:/);
   assert.match(problems({ event: 'Stop', lambda: ARN, extra: 1 })[0]!, /extra/);
@@ -49,7 +56,8 @@ test('settings: a hook has one target, a known event, a tool only on tool events
 });
 
 test('answers: exit 0 allows (stdout JSON may rewrite, add context, replace, continue or ask approval), 2 blocks with stderr, others and timeouts are errors', () => {
-  const ended = (exitCode: number | null, stdout = '', stderr = '', timedOut = false) => commandAnswer({ exitCode, stdout, stderr, timedOut });
+  const ended = (exitCode: number | null, stdout = '', stderr = '', timedOut = false) =>
+    commandAnswer({ exitCode, stdout, stderr, timedOut });
   assert.deepEqual(ended(0), { kind: 'allow' });
   assert.deepEqual(ended(0, '{"input":{"command":"ls"}}\n'), { kind: 'allow', input: { command: 'ls' } });
   assert.deepEqual(ended(0, '{"context":"note"}'), { kind: 'allow', context: 'note' });
@@ -62,7 +70,10 @@ test('answers: exit 0 allows (stdout JSON may rewrite, add context, replace, con
   assert.match((ended(0, '{"inputs":{}}') as { problem: string }).problem, /not a hook answer/);
   // A lambda's payload is the same answer object; block is a decision there.
   assert.deepEqual(lambdaAnswer('null', undefined), { kind: 'allow' });
-  assert.deepEqual(lambdaAnswer('{"decision":"block","reason":"DLP: card number"}', undefined), { kind: 'block', reason: 'DLP: card number' });
+  assert.deepEqual(lambdaAnswer('{"decision":"block","reason":"DLP: card number"}', undefined), {
+    kind: 'block',
+    reason: 'DLP: card number',
+  });
   assert.deepEqual(lambdaAnswer('{"continue":"check the tests"}', undefined), { kind: 'allow', continue: 'check the tests' });
   assert.deepEqual(lambdaAnswer('{"errorMessage":"boom"}', 'Unhandled'), { kind: 'error', problem: 'the function failed (Unhandled)' });
 });
@@ -126,7 +137,12 @@ test('runHooks: a rewrite is what the next hook sees; the first block stops the 
   assert.equal(blocked.blocked, 'no');
   assert.deepEqual(ran, ['a'], 'the first block stops the rest');
 
-  const closed = await runHooks(deps, [hook('slow', true)], answering({ slow: { kind: 'error', problem: 'it timed out', timedOut: true } }), input);
+  const closed = await runHooks(
+    deps,
+    [hook('slow', true)],
+    answering({ slow: { kind: 'error', problem: 'it timed out', timedOut: true } }),
+    input,
+  );
   assert.equal(closed.blocked, 'a PreToolUse hook failed (it timed out) and is set to fail closed');
   assert.equal(closed.notes[0]!.outcome, 'timeout');
   // A runner that throws (the sandbox went away) is a hook error like any other.

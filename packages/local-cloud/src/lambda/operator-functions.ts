@@ -33,14 +33,17 @@ export async function startOperatorFunctions(initial: Record<string, OperatorFun
       }
       const arn = decodeURIComponent(match[1]);
       const type = request.headers['x-amz-invocation-type'] ?? 'RequestResponse';
-      if (type !== 'RequestResponse') throw new ApiError('InvalidParameterValueException', `Only RequestResponse invocations are served here; got ${type}`);
+      if (type !== 'RequestResponse')
+        throw new ApiError('InvalidParameterValueException', `Only RequestResponse invocations are served here; got ${type}`);
       const handler = handlers.get(arn) ?? handlers.get(arn.split(':').slice(0, 7).join(':'));
       if (!handler) throw new ApiError('ResourceNotFoundException', `Function not found: ${arn}`, 404);
       const event = body ? JSON.parse(body) : {};
       invocations.push({ arn, event });
       try {
         const result = await handler(event);
-        response.writeHead(200, { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST' }).end(JSON.stringify(result ?? null));
+        response
+          .writeHead(200, { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST' })
+          .end(JSON.stringify(result ?? null));
       } catch (error) {
         // Lambda answers a function's own error with 200 and X-Amz-Function-Error.
         response
