@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from '../../../infra/function-entries.ts';
 import { synthesizeLocalStack } from '../src/cloud/synth.ts';
 import { ASYNC_PAYLOAD_LIMIT, SYNC_RESPONSE_LIMIT } from '../src/lambda/limits.ts';
 import { workerNetwork, type WorkerNetwork } from '../src/lambda/network-policy.ts';
-import { createLocalLambda, type LocalFunctionVersion, type LocalLambda } from '../src/lambda/runtime.ts';
+import { createLocalLambda, withoutTypeScriptLoader, type LocalFunctionVersion, type LocalLambda } from '../src/lambda/runtime.ts';
 
 const ENTRY = 'test/fixtures/lambda/probe-handler.ts';
 // On Linux all of 127.0.0.0/8 is loopback: this stands for a private address in the VPC (a task).
@@ -116,4 +116,14 @@ test("the stack's network, read from the template: only sandbox-step reaches the
       { service: 'dynamodb', host: '127.0.0.1', port: 8000 },
     ],
   });
+});
+
+test("a function's worker starts without the host's TypeScript loader (its bundle is plain JavaScript), keeping the other flags", () => {
+  assert.deepEqual(withoutTypeScriptLoader(['--import', 'tsx', '--enable-source-maps']), ['--enable-source-maps']);
+  assert.deepEqual(withoutTypeScriptLoader(['--import=tsx', '--require', 'tsx/cjs', '--cpu-prof']), ['--cpu-prof']);
+  assert.deepEqual(withoutTypeScriptLoader(['--import', './setup.mjs', '--max-old-space-size=512']), [
+    '--import',
+    './setup.mjs',
+    '--max-old-space-size=512',
+  ]);
 });

@@ -79,6 +79,9 @@ class FunctionWorker {
     const setup: WorkerSetup = { entry: pathToFileURL(entry).href, network: this.spec.network };
     const worker = new Worker(script, {
       workerData: setup,
+      // The worker loads plain bundled JavaScript, so it goes without the TypeScript loader the
+      // host may run under (`--import tsx`): its hooks cost every cold start a second of CPU.
+      execArgv: withoutTypeScriptLoader(process.execArgv),
       env: this.spec.env,
       // What the function writes to stdout and stderr (warnings and errors) is its log, as CloudWatch
       // Logs gets it: read line by line.
@@ -208,4 +211,19 @@ export function createLocalLambda(options: { root: string; onOutput?: OutputList
       await Promise.all([...versions.values()].flatMap((byVersion) => [...byVersion.values()].map((w) => w.stop())));
     },
   };
+}
+
+/** `execArgv` without `--import tsx` (in either spelling) and tsx's loader flags. */
+export function withoutTypeScriptLoader(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i]!;
+    if ((arg === '--import' || arg === '--require' || arg === '--loader') && /(^|\/)tsx(\/|$)/.test(execArgv[i + 1] ?? '')) {
+      i++;
+      continue;
+    }
+    if (/^--(import|require|loader)=.*\btsx\b/.test(arg)) continue;
+    kept.push(arg);
+  }
+  return kept;
 }
