@@ -29,7 +29,8 @@ before(async () => {
   const policy = (event: unknown) => {
     const hooked = event as (typeof policyEvents)[number] & { result?: { text: string } };
     policyEvents.push(hooked);
-    if (hooked.event === 'PostToolUse') return hooked.result?.text.includes('rewritten-by-hook') ? { result: 'the policy replaced this result' } : null;
+    if (hooked.event === 'PostToolUse')
+      return hooked.result?.text.includes('rewritten-by-hook') ? { result: 'the policy replaced this result' } : null;
     if (hooked.event === 'Stop') return { continue: 'check your work once more' };
     return { context: 'house-rule-7: answer in French' };
   };
@@ -248,11 +249,12 @@ test('ops approvals lists the calls waiting across the deployment; an operator d
 // Hooks (settings.json `hooks`): the operator's policy at points of a run, as a command in the
 // thread's sandbox or an operator's Lambda function.
 
-/** An operator's PreToolUse hook: blocks `forbidden`, rewrites `rewrite-me`, lets the rest go. */
+/** An operator's PreToolUse hook: blocks `forbidden`, rewrites `rewrite-me`, holds `needs-approval` for a person, lets the rest go. */
 const GUARD = `input=$(cat)
 case "$input" in
   *forbidden*) echo "house policy: no forbidden commands" >&2; exit 2 ;;
   *rewrite-me*) printf '{"input":{"command":"echo rewritten-by-hook"}}'; exit 0 ;;
+  *needs-approval*) printf '{"decision":"approve"}'; exit 0 ;;
 esac
 exit 0
 `;
@@ -269,7 +271,7 @@ async function runOf(label: string, turns: ScriptedTurn[]) {
   return { posted, threadId, ended };
 }
 
-test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewrites one; the sandbox cannot change the hook that governs it', async () => {
+test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewrites one, a decision approve makes one wait for an admin; the sandbox cannot change the hook that governs it', async () => {
   await putData(stack, 'hooks/guard.sh', GUARD);
   await settings(
     [],
@@ -284,7 +286,7 @@ test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewr
   // The attack: the agent rewrites the hook file so that it allows everything, then tries again.
   const tamper = bash('printf "exit 0\\n" > /workspace/data/hooks/guard.sh; cat /workspace/data/hooks/guard.sh');
   const again = bash('echo forbidden-ran-after-tampering');
-  const { ended, threadId } = await runOf('hooks-command', [
+  const { ended, threadId, posted } = await runOf('hooks-command', [
     { toolUses: [blocked] },
     { toolUses: [rewritten] },
     { toolUses: [tamper] },
@@ -298,7 +300,10 @@ test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewr
   assert.equal(ended.status, 'SUCCEEDED');
   const results = resultsIn(threadId);
   assert.equal(results.get(blocked.toolUseId)!.status, 'error');
-  assert.match(results.get(blocked.toolUseId)!.text, /^Not run: a PreToolUse hook blocked this call\. Reason: house policy: no forbidden commands$/);
+  assert.match(
+    results.get(blocked.toolUseId)!.text,
+    /^Not run: a PreToolUse hook blocked this call\. Reason: house policy: no forbidden commands$/,
+  );
   // Rewritten by the command hook, then its result replaced by the lambda PostToolUse hook.
   assert.equal(results.get(rewritten.toolUseId)!.text, 'the policy replaced this result');
   assert.ok(
@@ -329,6 +334,36 @@ test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewr
     ['changed', 'changed', 'changed'],
   );
   assert.ok((audit.hooks ?? []).every((h) => typeof h.durationMs === 'number'));
+
+  // A hook may make a call wait for a person (an admin), as an approvals rule would: in the same
+  // thread (its sandbox is running), the call waits for Approve, then runs once.
+  await settings([], [{ event: 'PreToolUse', tool: 'bash', command: 'sh /workspace/data/hooks/guard.sh' }]);
+  const held = bash('echo needs-approval-then-ran');
+  const inRun = (request: { body: { messages?: unknown } }) => JSON.stringify(request.body.messages ?? '').includes('hooks-approve');
+  stack.bedrock.script({ takenBy: inRun, toolUses: [held] }, { takenBy: inRun, text: 'ran after approval' });
+  await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hooks-approve', user: REQUESTER, threadTs: posted.threadTs });
+  const card = await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => JSON.stringify(m.blocks ?? []).includes(APPROVE_ACTION)),
+    60_000,
+    'approval message',
+  );
+  assert.equal(resultsIn(threadId).get(held.toolUseId), undefined, 'no result while it waits');
+  const value = buttonValue(card.blocks, APPROVE_ACTION);
+  await postForm(stack, {
+    payload: JSON.stringify(buttonPress({ ...posted, cardTs: card.ts, user: ADMIN, actionId: APPROVE_ACTION, value })),
+  });
+  await eventually(() => runsOf(threadId).length === 2, 30_000, 'second run');
+  const second = await stack.cloud.stepFunctions.waitForExecution(runsOf(threadId)[1]!.executionArn, 60_000);
+  assert.equal(second.status, 'SUCCEEDED');
+  assert.match(resultsIn(threadId).get(held.toolUseId)!.text, /needs-approval-then-ran/);
+  await idle(threadId);
+  const approved = await auditOf(second.name);
+  assert.deepEqual(
+    (approved.hooks ?? []).map((h) => h.outcome),
+    ['approval'],
+    'the hook ran once, not again after the approval',
+  );
+  assert.equal(approved.toolCalls[0]!.approval?.outcome, 'approved');
 });
 
 test('lambda hooks: UserPromptSubmit adds context the model reads; an undeclared function and a timeout are errors that do not block, unless failClosed', async () => {
@@ -345,7 +380,9 @@ test('lambda hooks: UserPromptSubmit adds context the model reads; an undeclared
   const seen = stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-lambda-open'));
   assert.match(JSON.stringify(seen[0]!.body.messages), /\[context from a UserPromptSubmit hook\]\\nhouse-rule-7: answer in French/);
   assert.doesNotMatch(JSON.stringify(seen[0]!.body.messages), /too late/);
-  assert.ok(policyEvents.some((e) => e.event === 'UserPromptSubmit' && e.prompt?.includes('hooks-lambda-open') && e.runId === open.ended.name));
+  assert.ok(
+    policyEvents.some((e) => e.event === 'UserPromptSubmit' && e.prompt?.includes('hooks-lambda-open') && e.runId === open.ended.name),
+  );
   // The undeclared function was never invoked: refused before any call (and the role may not invoke it).
   assert.ok(!stack.cloud.operatorFunctions.invocations.some((i) => i.arn === UNDECLARED_ARN));
   const audit = await auditOf(open.ended.name);
@@ -362,7 +399,17 @@ test('lambda hooks: UserPromptSubmit adds context the model reads; an undeclared
   await settings([], [{ event: 'UserPromptSubmit', lambda: SLOW_ARN, timeoutSeconds: 1, failClosed: true }]);
   const closed = await runOf('hooks-lambda-closed', [{ text: 'never asked' }]);
   assert.equal(closed.ended.status, 'SUCCEEDED');
-  assert.equal(stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-lambda-closed')).length, 0, 'the model never saw it');
-  const said = stack.slack.messages.thread(closed.posted.channel, closed.posted.threadTs).map((m) => m.text ?? '').join('\n');
-  assert.match(said, /not given to the agent: a hook blocked it\. a UserPromptSubmit hook failed \(it timed out\) and is set to fail closed/);
+  assert.equal(
+    stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-lambda-closed')).length,
+    0,
+    'the model never saw it',
+  );
+  const said = stack.slack.messages
+    .thread(closed.posted.channel, closed.posted.threadTs)
+    .map((m) => m.text ?? '')
+    .join('\n');
+  assert.match(
+    said,
+    /not given to the agent: a hook blocked it\. a UserPromptSubmit hook failed \(it timed out\) and is set to fail closed/,
+  );
 });
