@@ -107,6 +107,8 @@ export const eventFilesSavedKey = (runId: string): TableKey => ledgerKey(runId, 
  */
 export const APPROVALS = 'approvals';
 export const approvalKey = (runId: string, toolUseId: string): TableKey => ({ pk: APPROVALS, sk: `${runId}#${toolUseId}` });
+/** The approval a person denied from the thread and may still give a reason for (`reason …`), by thread and `adapter:id`. TTL: the window and an hour. */
+export const pendingReasonKey = (threadId: string, by: string): TableKey => ({ pk: `reason#${threadId}`, sk: by });
 
 // ---------------------------------------------------------------------------------------------
 // Capacity (shared/run/capacity.ts): counters changed in the same transaction as what they count.

@@ -175,7 +175,7 @@ test('a held bash call waits with a task token (no command, no result, no Lambda
   assert.equal(audited.approval?.by, `slack:${ADMIN}`);
 });
 
-test('Deny gives the model a result naming who denied it; a call no rule holds runs, and a held one batched after it still waits', async () => {
+test('Deny gives the model a result naming who denied it and the reason they replied with; a call no rule holds runs, and a held one batched after it still waits', async () => {
   const free = bash('echo free-call-ran');
   const held = bash('rm -rf /workspace/data/denied-target');
   const { posted, threadId, press } = await askFor('approval-deny', [{ toolUses: [free, held] }, { text: 'understood' }]);
@@ -183,16 +183,23 @@ test('Deny gives the model a result naming who denied it; a call no rule holds r
   await eventually(() => execution(threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
   assert.equal(execution(threadId).status, 'RUNNING');
   assert.equal((await postForm(stack, { payload: JSON.stringify(press(ADMIN, DENY_ACTION)) })).status, 200);
+  // The denier is asked why; the run waits for the reason (in AwaitApproval again, no Lambda held).
+  await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'asked for a reason');
+  assert.match(ephemeralTo(ADMIN, posted.threadTs)[0]!.text, /reply `reason: <why>` in this thread within 60 seconds/);
+  // Someone else cannot give it.
+  await stack.slack.postUserMessage({ text: 'reason: because I said so', user: 'U0BYSTANDER', threadTs: posted.threadTs });
+  await eventually(() => ephemeralTo('U0BYSTANDER', posted.threadTs).length === 1, 15_000, 'refused');
+  assert.match(ephemeralTo('U0BYSTANDER', posted.threadTs)[0]!.text, /No denial of yours is waiting/);
+  await stack.slack.postUserMessage({ text: 'Reason: not on a Friday', user: ADMIN, threadTs: posted.threadTs });
   const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
   assert.equal(ended.status, 'SUCCEEDED');
   const results = resultsIn(threadId);
   assert.match(results.get(free.toolUseId)!.text, /free-call-ran/);
   assert.equal(results.get(held.toolUseId)!.status, 'error');
-  assert.match(results.get(held.toolUseId)!.text, /denied this bash call/);
   assert.match(
     results.get(held.toolUseId)!.text,
-    /^Not run: testuser denied this bash call. They gave no reason.$/,
-    'named as the clicker is named in Slack',
+    /^Not run: testuser denied this bash call. Their reason: not on a Friday$/,
+    'named as the clicker is named in Slack, with the reason they replied',
   );
   assert.ok(execution(threadId).history.filter((s) => s.name === 'SandboxTool').length >= 1, 'the free call went to the sandbox');
   await idle(threadId);
