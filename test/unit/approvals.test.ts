@@ -184,7 +184,12 @@ test('only an approver decides; an operator may decide any; a decision before th
 });
 
 test('a Deny from the chat waits for its reason: the run waits until the window ends; only the denier gives it, once; after the window there is none', async () => {
-  const rules = resolveApprovalRules([rule({ tool: 'bash', approvers: 'admins' })], undefined, { admins: ['slack:U0ADMIN'] }, run('run-why'));
+  const rules = resolveApprovalRules(
+    [rule({ tool: 'bash', approvers: 'admins' })],
+    undefined,
+    { admins: ['slack:U0ADMIN'] },
+    run('run-why'),
+  );
   const call = bash('rm -rf build');
   const at = (now: number) => ({ approvals: table(), logger, now: () => now });
   await gateCall(at(1_000), run('run-why'), { step: 1, next: 'tool' }, call, rules, SECRET_PATTERNS);
