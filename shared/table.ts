@@ -279,6 +279,8 @@ export const CHAT_VALUE = {
   accessRefusalTold: (threadId: string, userId: string | undefined) => `access-refused:${threadId}:${userId}`,
   /** A scheduled prompt's thread was told this budget is spent (dispatch; TTL 32 days). */
   budgetRefusalTold: (threadId: string, budget: TableKey) => `budget-told:${threadId}:${budget.pk}:${budget.sk}`,
+  /** An admin was told of this version of an invalid settings.json (dispatch; TTL 90 days). */
+  settingsProblemsTold: (version: string, admin: string) => `settings-problems-told:${version}:${admin}`,
   /** Where Graph finds a Teams conversation, as the Teams adapter caches it (it writes it; our connector reads it). */
   teamsChannelContext: (conversationId: string) => `teams:channelContext:${conversationId}`,
 };

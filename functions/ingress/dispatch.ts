@@ -21,7 +21,15 @@ const init = lazy(() => {
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const settings = settingsFromEnv(env, logger);
   const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
-  return admissionDeps({ control: controlFromEnv(logger, env, metrics), store, loadChat, settings: () => settings.get(), logger, metrics });
+  return admissionDeps({
+    control: controlFromEnv(logger, env, metrics),
+    store,
+    loadChat,
+    settings: () => settings.get(),
+    settingsProblems: () => settings.problems(),
+    logger,
+    metrics,
+  });
 });
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {

@@ -14,8 +14,10 @@ import { refuseTooLarge, storeLongText } from './gates/prompt-size.ts';
 import { queueUnlessMayInterrupt, readThread, reclaimStaleLease, steerInSteerMode } from './gates/queue.ts';
 import { admitToThread } from './gates/thread.ts';
 import { chooseAgent } from './gates/agent.ts';
+import { tellAdminsOfSettingsProblems } from './gates/settings-problems.ts';
 
 export const ADMISSION_GATES: readonly Gate[] = [
+  tellAdminsOfSettingsProblems,
   refuseWithoutAccess,
   renewPeriodicEvents,
   answerCommands,

@@ -87,6 +87,8 @@ export interface AdmissionDeps {
   logger: JsonLogger;
   metrics: MetricsSink;
   settings(): Promise<Settings>;
+  /** Why settings.json (as `settings` read it) is not used as written, and which version of the file that is. */
+  settingsProblems(): Promise<{ problems: string[]; version?: string }>;
   replies(prompt: Prompt): ThreadReplies;
   chatState(): Promise<ChatState>;
   /** The agent's periodic event files the thread belongs to, renewed while people use it; the ones renewed. */

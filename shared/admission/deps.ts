@@ -24,6 +24,7 @@ export interface AdmissionStores {
   store: StoreDeps;
   loadChat(): Promise<AgentChat>;
   settings(): Promise<Settings>;
+  settingsProblems(): Promise<{ problems: string[]; version?: string }>;
   logger: JsonLogger;
   metrics: MetricsSink;
 }
@@ -42,12 +43,13 @@ function threadReplies(loadChat: () => Promise<AgentChat>, prompt: Prompt): Thre
   };
 }
 
-export function admissionDeps({ control, store, loadChat, settings, logger, metrics }: AdmissionStores): AdmissionDeps {
+export function admissionDeps({ control, store, loadChat, settings, settingsProblems, logger, metrics }: AdmissionStores): AdmissionDeps {
   const actor = control.actor;
   return {
     logger,
     metrics,
     settings,
+    settingsProblems,
     replies: (prompt) => threadReplies(loadChat, prompt),
     chatState: async () => (await loadChat()).getState(),
     renewEventFiles: (threadId, days, now) => renewForThread(actor, threadId, days, now.getTime()),

@@ -1,5 +1,6 @@
 // Reading settings.json from the data bucket. An invalid file is not fatal: the defaults stand in,
 // and every problem is returned for the log, except that who may use the agent fails closed.
+import { createHash } from 'node:crypto';
 import { ROOT_KEYS } from '../ids.ts';
 import { readText, type StoreDeps } from '../context/store.ts';
 import { issueLines } from '../support/validation.ts';
@@ -10,6 +11,8 @@ export interface LoadedSettings {
   settings: Settings;
   /** Why settings.json was not used as written; the defaults (or the valid rest) apply instead. */
   problems: string[];
+  /** Which version of the file this is (a digest of its text); absent when there is no file. */
+  version?: string;
 }
 
 export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
@@ -19,6 +22,10 @@ export async function loadSettings(deps: StoreDeps): Promise<LoadedSettings> {
 /** settings.json's text (undefined: no file) as the functions take it, with every problem in their words. */
 export function parseSettingsText(raw: string | undefined): LoadedSettings {
   if (raw === undefined) return { settings: settingsSchema.parse({}), problems: [] };
+  return { ...parseText(raw), version: createHash('sha256').update(raw).digest('hex').slice(0, 16) };
+}
+
+function parseText(raw: string): Omit<LoadedSettings, 'version'> {
   let json: unknown;
   try {
     json = JSON.parse(raw);

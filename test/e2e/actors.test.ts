@@ -233,9 +233,9 @@ test('a duplicate SQS delivery of one prompt starts one run', async () => {
   assert.equal(runsOf(threadId).length, 1);
 });
 
-// 60 threads are enough to have every thread's runs contend with many others (the bench's section 6
+// 40 threads are enough to have every thread's runs contend with many others (the bench's section 6
 // drives 300 new threads for throughput); more only lengthens the suite.
-const LOAD_THREADS = 60;
+const LOAD_THREADS = 40;
 
 test(`${LOAD_THREADS} threads with 3 prompts each keep every thread in order and never overlap its runs`, async () => {
   // Plain conversations: no sandbox for each thread, and all of them running at once in one channel.

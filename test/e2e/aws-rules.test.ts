@@ -2,7 +2,7 @@
 // synthesized template), through front doors that evaluate the role's policies, and a deployment
 // starts empty, as after the first `cdk deploy`.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { gate } from '../../packages/local-cloud/src/bedrock.ts';
@@ -12,11 +12,16 @@ import { eventually } from '../support/eventually.ts';
 /* eslint-disable @typescript-eslint/no-explicit-any -- CloudFormation template JSON */
 type Template = { Resources: Record<string, { Type: string; Properties?: any }> };
 
+// One stack serves the tests that leave the template as it is: the fresh-deployment test runs first on
+// it (so it is empty), and the deploy in the middle of a run last (it leaves a new version behind).
+let shared: Awaited<ReturnType<typeof startTestStack>> | undefined;
+const sharedStack = async () => (shared ??= await startTestStack());
+after(() => shared?.stop());
+
 const use = (name: string, input: Record<string, unknown>) => ({ name, input, toolUseId: `tu-${Math.random().toString(36).slice(2, 10)}` });
 
-test('a fresh deployment (empty bucket, empty table) answers its first mention, with a tool call, and nothing is denied', async (t) => {
-  const stack = await startTestStack();
-  t.after(() => stack.stop());
+test('a fresh deployment (empty bucket, empty table) answers its first mention, with a tool call, and nothing is denied', async () => {
+  const stack = await sharedStack();
   const { s3, dynamodb } = stack.cloud.clients;
   assert.equal((await s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket }))).KeyCount ?? 0, 0);
   assert.equal((await dynamodb.send(new ScanCommand({ TableName: stack.cloud.names.table }))).Count, 0);
@@ -124,23 +129,86 @@ test('a failed sync tells the thread plainly, without the role, its ARN or a pat
   assert.match(failure, /assumed-role/);
 });
 
-test('a deploy in the middle of a run: the run finishes on the version it started with, the next run uses the new one', async (t) => {
-  const stack = await startTestStack();
-  t.after(() => stack.stop());
+/**
+ * What new agent-step code does to the template: the function's configuration changes, and CDK
+ * names its current version after a hash of it, so the version resource gets a new logical id.
+ */
+function newAgentStepCode(template: Template): Template {
+  const [versionId] = Object.entries(template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Version' && id.startsWith('AgentRunAgentStepCurrentVersion'),
+  )!;
+  const renamed = JSON.parse(JSON.stringify(template).replaceAll(versionId, `${versionId}Next`)) as Template;
+  const [, fn] = Object.entries(renamed.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('AgentRunAgentStep'),
+  )!;
+  fn.Properties.Environment.Variables.CODE_REVISION = '2';
+  return renamed;
+}
+
+test('a message over the byte limit is refused with the limit named, and nothing runs', async () => {
+  const stack = await sharedStack();
+  const modelCalls = stack.bedrock.requests.length;
+  const runs = stack.cloud.stepFunctions.executions.size;
+  // 40,000 characters, as Slack allows, but four bytes each.
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${'😀'.repeat(39_980)}` });
+  await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.bot_id && /the limit is 128 KB/.test(m.text)),
+    30_000,
+    'the refusal',
+  );
+  assert.equal(stack.bedrock.requests.length, modelCalls);
+  assert.equal(stack.cloud.stepFunctions.executions.size, runs);
+});
+
+test('long messages (40,000 CJK characters) run whole, queued or not, and every execution input stays a few KB', async () => {
+  const stack = await sharedStack();
+  const modelCalls = stack.bedrock.requests.length;
+  const runsBefore = stack.cloud.stepFunctions.executions.size;
+  const storedBefore = stack.cloud.awsCalls.filter((c) => c.operation === 'PutObject' && /^Dispatch/.test(c.caller)).length;
+  const long = (mark: string) => `${mark} ${'語'.repeat(40_000 - mark.length - 1)}`;
+  const held = gate();
+  stack.bedrock.script({ text: 'First read.', hold: held.promise }, { text: 'Second read.' }, { text: 'Third read.' });
+  const first = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${long('first')}` });
+  await eventually(() => stack.bedrock.requests.length === modelCalls + 1, 30_000, 'the first model call');
+  // Two more wait in the thread's queue, in its actor item, while the first runs.
+  await stack.slack.postUserMessage({ text: long('second'), threadTs: first.threadTs });
+  await stack.slack.postUserMessage({ text: long('third'), threadTs: first.threadTs });
+  const storedByDispatch = () => stack.cloud.awsCalls.filter((c) => c.operation === 'PutObject' && /^Dispatch/.test(c.caller));
+  await eventually(() => storedByDispatch().length >= storedBefore + 3, 30_000, 'the three texts stored by dispatch');
+  held.release();
+  await eventually(
+    () => stack.slack.messages.thread(first.channel, first.threadTs).some((m) => m.text === 'Third read.'),
+    90_000,
+    'the third answer',
+  );
+  for (const [i, mark] of ['first', 'second', 'third'].entries()) {
+    const said = JSON.stringify(stack.bedrock.requests[modelCalls + i]?.body.messages);
+    assert.ok(said.includes(long(mark)), `the model got the whole ${mark} message`);
+  }
+  for (const execution of [...stack.cloud.stepFunctions.executions.values()].slice(runsBefore)) {
+    const bytes = Buffer.byteLength(JSON.stringify(execution.input));
+    assert.ok(bytes < 16 * 1024, `execution input of ${bytes} bytes`);
+  }
+});
+
+test('a deploy in the middle of a run: the run finishes on the version it started with, the next run uses the new one', async () => {
+  const stack = await sharedStack();
   const agentStep = (version: number) =>
     stack.cloud.lambda.invocations.filter((i) => i.functionId.startsWith('AgentRunAgentStep') && i.version === version).length;
+  const modelCalls = stack.bedrock.requests.length;
+  const runsBefore = stack.cloud.stepFunctions.executions.size;
   const held = gate();
   stack.bedrock.script(
     { toolUses: [use('bash', { command: 'echo before the deploy' })], hold: held.promise },
     { text: 'Finished on the old version.' },
   );
   const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> a long job' });
-  await eventually(() => stack.bedrock.requests.length === 1, 30_000, 'the first model call');
+  await eventually(() => stack.bedrock.requests.length === modelCalls + 1, 30_000, 'the first model call');
 
   await stack.cloud.redeploy({ transformTemplate: newAgentStepCode });
   const beforeRelease = agentStep(1);
   held.release();
-  const runs = () => [...stack.cloud.stepFunctions.executions.values()];
+  const runs = () => [...stack.cloud.stepFunctions.executions.values()].slice(runsBefore);
   await eventually(() => runs()[0]?.status !== 'RUNNING', 60_000, 'the first run to end');
   assert.equal(runs()[0]?.status, 'SUCCEEDED', `the first run ended ${runs()[0]?.status}: ${runs()[0]?.error} ${runs()[0]?.cause}`);
   assert.ok(agentStep(1) > beforeRelease, 'its later steps ran on version 1');
@@ -160,66 +228,4 @@ test('a deploy in the middle of a run: the run finishes on the version it starte
   );
   assert.ok(agentStep(2) > 0, 'the next run ran on version 2');
   assert.equal(agentStep(1), afterFirstRun, 'and not on version 1');
-});
-
-/**
- * What new agent-step code does to the template: the function's configuration changes, and CDK
- * names its current version after a hash of it, so the version resource gets a new logical id.
- */
-function newAgentStepCode(template: Template): Template {
-  const [versionId] = Object.entries(template.Resources).find(
-    ([id, r]) => r.Type === 'AWS::Lambda::Version' && id.startsWith('AgentRunAgentStepCurrentVersion'),
-  )!;
-  const renamed = JSON.parse(JSON.stringify(template).replaceAll(versionId, `${versionId}Next`)) as Template;
-  const [, fn] = Object.entries(renamed.Resources).find(
-    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('AgentRunAgentStep'),
-  )!;
-  fn.Properties.Environment.Variables.CODE_REVISION = '2';
-  return renamed;
-}
-
-// The two message-size tests share one stack: the refusal runs first, and leaves it without a run.
-let sizeStack: Awaited<ReturnType<typeof startTestStack>> | undefined;
-
-test('a message over the byte limit is refused with the limit named, and nothing runs', async () => {
-  const stack = (sizeStack = await startTestStack());
-  // 40,000 characters, as Slack allows, but four bytes each.
-  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${'😀'.repeat(39_980)}` });
-  await eventually(
-    () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.bot_id && /the limit is 128 KB/.test(m.text)),
-    30_000,
-    'the refusal',
-  );
-  assert.equal(stack.bedrock.requests.length, 0);
-  assert.equal(stack.cloud.stepFunctions.executions.size, 0);
-});
-
-test('long messages (40,000 CJK characters) run whole, queued or not, and every execution input stays a few KB', async (t) => {
-  const stack = sizeStack ?? (await startTestStack());
-  t.after(() => stack.stop());
-  assert.equal(stack.bedrock.requests.length, 0, 'a stack without a model call yet');
-  const long = (mark: string) => `${mark} ${'語'.repeat(40_000 - mark.length - 1)}`;
-  const held = gate();
-  stack.bedrock.script({ text: 'First read.', hold: held.promise }, { text: 'Second read.' }, { text: 'Third read.' });
-  const first = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${long('first')}` });
-  await eventually(() => stack.bedrock.requests.length === 1, 30_000, 'the first model call');
-  // Two more wait in the thread's queue, in its actor item, while the first runs.
-  await stack.slack.postUserMessage({ text: long('second'), threadTs: first.threadTs });
-  await stack.slack.postUserMessage({ text: long('third'), threadTs: first.threadTs });
-  const storedByDispatch = () => stack.cloud.awsCalls.filter((c) => c.operation === 'PutObject' && /^Dispatch/.test(c.caller));
-  await eventually(() => storedByDispatch().length >= 3, 30_000, 'the three texts stored by dispatch');
-  held.release();
-  await eventually(
-    () => stack.slack.messages.thread(first.channel, first.threadTs).some((m) => m.text === 'Third read.'),
-    90_000,
-    'the third answer',
-  );
-  for (const [i, mark] of ['first', 'second', 'third'].entries()) {
-    const said = JSON.stringify(stack.bedrock.requests[i]?.body.messages);
-    assert.ok(said.includes(long(mark)), `the model got the whole ${mark} message`);
-  }
-  for (const execution of stack.cloud.stepFunctions.executions.values()) {
-    const bytes = Buffer.byteLength(JSON.stringify(execution.input));
-    assert.ok(bytes < 16 * 1024, `execution input of ${bytes} bytes`);
-  }
 });

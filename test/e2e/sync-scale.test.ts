@@ -1,4 +1,4 @@
-// A sandbox that syncs 1,500 files (one `npm install`), through the whole local cloud, while
+// A sandbox that syncs 1,100 files (one `npm install`), through the whole local cloud, while
 // a run of another channel starts in the middle of it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,9 +21,9 @@ const botPostsIn = (channel: string) => (stack.slack.messages.channels.get(chann
 const requestsIn = (channel: string) =>
   stack.bedrock.requests.filter((r) => JSON.stringify(r.body.system ?? '').includes(`slack:${channel}:`));
 
-test('a tool call that creates 1,500 files (more than one S3 listing page) syncs them, and the run goes on', async () => {
+test('a tool call that creates 1,100 files (more than one S3 listing page) syncs them, and the run goes on', async () => {
   const turns = [
-    toolTurn('bash', { command: 'mkdir -p deps && cd deps && for i in $(seq 1 1500); do echo "module $i" > "m$i.js"; done; ls | wc -l' }),
+    toolTurn('bash', { command: 'mkdir -p deps && cd deps && for i in $(seq 1 1100); do echo "module $i" > "m$i.js"; done; ls | wc -l' }),
     toolTurn('bash', { command: 'ls deps | wc -l' }),
   ];
   const started = Date.now();
@@ -43,9 +43,9 @@ test('a tool call that creates 1,500 files (more than one S3 listing page) syncs
   assert.equal(ended.status, 'SUCCEEDED', JSON.stringify(ended));
   const [create, count] = turns.map((t) => results.get(toolUseIdOf(t))!);
   assert.equal(create!.status, 'success', create!.text);
-  assert.match(count!.text, /^1500\n/, count!.text);
+  assert.match(count!.text, /^1100\n/, count!.text);
   assert.ok(requestsIn('C0ELSEWHERE')[0]!.time < requestsIn('C0FLOOD')[1]!.time, 'the other run came in the middle');
-  assert.equal(await readData(stack, `${dataKeys(threadId).threadDir}/scratch/deps/m1500.js`), 'module 1500\n');
+  assert.equal(await readData(stack, `${dataKeys(threadId).threadDir}/scratch/deps/m1100.js`), 'module 1100\n');
   assert.ok(!botPostsIn('C0FLOOD').some((m) => /rejected|went wrong/.test(m.text)));
-  console.log(`# 1,500 files synced through the local cloud in ${seconds.toFixed(1)} s`);
+  console.log(`# 1,100 files synced through the local cloud in ${seconds.toFixed(1)} s`);
 });

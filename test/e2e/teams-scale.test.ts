@@ -1,5 +1,5 @@
-// Slack and Teams through the same inbox, actors and state machine at once: 50 Teams channel
-// threads and 50 Slack threads, each sent its prompts back to back, all at the same time. Every
+// Slack and Teams through the same inbox, actors and state machine at once: 25 Teams channel
+// threads and 25 Slack threads, each sent its prompts back to back, all at the same time. Every
 // thread runs its prompts in the order they were sent, one at a time, and answers each in order
 // in its own thread.
 import { test, before, after } from 'node:test';
@@ -16,7 +16,7 @@ after(async () => {
   await stack?.stop();
 });
 
-const THREADS = 50;
+const THREADS = 25;
 const PROMPTS = 3;
 
 const runsOf = (threadId: string) =>

@@ -50,6 +50,8 @@ export function fakes(
     steered?: SteerOutcome | 'duplicate';
     /** Awaited inside each thread admission, after it is recorded: to hold it or make it fail. */
     onAdmit?: (prompt: Prompt) => Promise<void>;
+    /** What settings.json's check found (default: nothing wrong). */
+    settingsProblems?: { problems: string[]; version?: string };
   } = {},
 ): Fakes {
   const f: Fakes = {
@@ -83,6 +85,7 @@ export function fakes(
       f.settingsReads++;
       return settings;
     },
+    settingsProblems: async () => options.settingsProblems ?? { problems: [] },
     replies: () => ({
       tell: async (text) => {
         if (options.failTell) throw new Error('the chat is down');

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { admit, ADMISSION_GATES } from '../../shared/admission/admit.ts';
 import { admissionContext, type AdmissionContext, type Outcome } from '../../shared/admission/context.ts';
 import { refuseWithoutAccess } from '../../shared/admission/gates/access.ts';
+import { settingsProblemsText, tellAdminsOfSettingsProblems } from '../../shared/admission/gates/settings-problems.ts';
 import { REFUSAL_TEXTS } from '../../shared/policy/access.ts';
 import { renewPeriodicEvents } from '../../shared/admission/gates/periodic-events.ts';
 import { answerCommands } from '../../shared/admission/gates/commands.ts';
@@ -41,6 +42,35 @@ const contextFor = (prompt: Prompt, f: Fakes, change: Partial<AdmissionContext> 
   admissionContext(prompt, f.deps).then((ctx) => ({ ...ctx, ...change }));
 
 const NEXT: Outcome = { next: {} };
+
+test('settings.json problems: an admin is told (only them), once per version of the file; nobody else is, and the prompt goes on', async () => {
+  const settings = settingsOf({ access: { admins: ['slack:UADMIN'] } });
+  const problems = ['settings.json budgets: expected array, received string'];
+  let f = fakes(settings, { settingsProblems: { problems, version: 'v1' } });
+  assert.deepEqual(await tellAdminsOfSettingsProblems(await contextFor(from('U1'), f), f.deps), NEXT);
+  assert.deepEqual(f.told, [], 'not an admin: not told');
+  assert.deepEqual(await tellAdminsOfSettingsProblems(await contextFor(from('UADMIN'), f), f.deps), NEXT);
+  assert.deepEqual(await tellAdminsOfSettingsProblems(await contextFor(from('UADMIN', 'again'), f), f.deps), NEXT);
+  assert.deepEqual(f.told, [settingsProblemsText(problems)], 'told once, privately');
+  assert.deepEqual(f.posted, [], 'never to the thread');
+  assert.match(f.told[0]!, /budgets: expected array/);
+  // A new version of the (still invalid) file is news again; a valid file is not.
+  const state = f.state;
+  f = fakes(settings, { settingsProblems: { problems, version: 'v2' } });
+  for (const [key, value] of state) f.state.set(key, value);
+  await tellAdminsOfSettingsProblems(await contextFor(from('UADMIN'), f), f.deps);
+  assert.equal(f.told.length, 1);
+  f = fakes(settings, { settingsProblems: { problems: [], version: 'v3' } });
+  await tellAdminsOfSettingsProblems(await contextFor(from('UADMIN'), f), f.deps);
+  assert.deepEqual(f.told, []);
+});
+
+test('settings.json problems: a failed tell is forgotten, so the next message tries again', async () => {
+  const settings = settingsOf({ access: { admins: ['slack:UADMIN'] } });
+  const f = fakes(settings, { settingsProblems: { problems: ['settings.json x: bad'], version: 'v1' }, failTell: true });
+  assert.deepEqual(await tellAdminsOfSettingsProblems(await contextFor(from('UADMIN'), f), f.deps), NEXT);
+  assert.equal(f.state.size, 0);
+});
 
 test('access: an allowed prompt goes on; a refused person is told once per thread, and the refusal logged', async () => {
   const settings = settingsOf({ access: { users: ['slack:U1'] } });
@@ -279,6 +309,7 @@ test('the gates in order, over one context: a refusal stops the rest; a prompt t
   assert.deepEqual(
     ADMISSION_GATES.map((gate) => gate.name),
     [
+      'tellAdminsOfSettingsProblems',
       'refuseWithoutAccess',
       'renewPeriodicEvents',
       'answerCommands',

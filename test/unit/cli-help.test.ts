@@ -52,6 +52,12 @@ for (const script of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[]) {
   });
 }
 
+test('npm start -- --help lists --persist and says what it keeps', async () => {
+  const help = await npmRun('start', ['--help']);
+  assert.match(help.stdout, /--persist/);
+  assert.match(help.stdout, /state table \(DynamoDB Local\) is kept in \.local\//);
+});
+
 test('a missing or bad option value is one line too', async () => {
   const out = await npmRun('ops', ['metrics', '--hours']);
   assert.equal(out.code, 2);

@@ -59,6 +59,8 @@ import type { LocalHttpServer } from './http-server.ts';
 type Handler = (event: any) => Promise<any>;
 
 export interface LocalCloudOptions {
+  /** Keep the table in a file in this directory (`npm start -- --persist`); default: in memory. */
+  dynamoDbPath?: string;
   /** Port of the API Gateway stand-in (0: any free port). */
   port?: number;
   /** The Slack app's credentials: the stack's Slack secret starts with them. */
@@ -283,7 +285,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     sinceStep = performance.now();
   };
   const [dynamo, sqsS3, synth] = await startAllOrNone(
-    [timed('DynamoDB Local (its JVM)', startDynamoDbLocal), timed('SQS and S3 (fauxqs)', startSqsAndS3)],
+    [
+      timed('DynamoDB Local (its JVM)', () => startDynamoDbLocal(undefined, { dbPath: options.dynamoDbPath })),
+      timed('SQS and S3 (fauxqs)', startSqsAndS3),
+    ],
     () => timed('the stack synthesized (cdk synth)', () => synthesizeLocalStack(stackSettings(options))),
   );
   const { logicalIds } = synth;

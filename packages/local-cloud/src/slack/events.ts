@@ -2,7 +2,7 @@
 // `event_callback` POSTs to the events URL in the shape Slack sends them.
 import { createHmac, randomUUID } from 'node:crypto';
 import { fileShape, mimeTypeOf } from './shapes.ts';
-import { DEFAULT_CHANNEL, DEFAULT_USER, randomId, storeMessage, type Delivery, type StoredFile, type Workspace } from './state.ts';
+import { DEFAULT_CHANNEL, DEFAULT_USER, nextTs, randomId, storeMessage, type Delivery, type StoredFile, type Workspace } from './state.ts';
 
 export interface PostUserMessageInput {
   channel?: string;
@@ -28,6 +28,47 @@ export interface PostUserMessageResult {
 }
 
 type Args = Record<string, unknown>;
+
+export interface PressButtonInput {
+  user: string;
+  channel: string;
+  /** The message the button is on. */
+  messageTs: string;
+  actionId: string;
+}
+
+export interface MessageButton {
+  actionId: string;
+  label: string;
+  value?: string;
+  blockId?: string;
+  style?: string;
+}
+
+/** The buttons of a message's `actions` blocks, as the Slack client shows them. */
+export function buttonsOf(blocks: unknown): MessageButton[] {
+  const list = (typeof blocks === 'string' ? (JSON.parse(blocks) as unknown) : blocks) as
+    | {
+        type?: string;
+        block_id?: string;
+        elements?: { type?: string; action_id?: string; value?: string; style?: string; text?: { text?: string } }[];
+      }[]
+    | undefined;
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter((block) => block.type === 'actions')
+    .flatMap((block) =>
+      (block.elements ?? [])
+        .filter((e) => e.type === 'button' && e.action_id)
+        .map((e) => ({
+          actionId: e.action_id!,
+          label: e.text?.text ?? e.action_id!,
+          ...(e.value === undefined ? {} : { value: e.value }),
+          ...(block.block_id ? { blockId: block.block_id } : {}),
+          ...(e.style ? { style: e.style } : {}),
+        })),
+    );
+}
 
 /** Slack's v0 request signature: HMAC-SHA256 of `v0:{timestamp}:{body}` with the signing secret. */
 export function signSlackRequest(body: string, secret: string, timestamp: number = Math.floor(Date.now() / 1000)): Record<string, string> {
@@ -126,6 +167,70 @@ export function createEventSource(workspace: Workspace, signingSecret: string, b
     });
   }
 
+  /** Signs and POSTs form fields (an interaction's `payload`) to the events URL, as Slack sends interactions. */
+  async function deliverForm(fields: Record<string, string>, type: string): Promise<Delivery> {
+    const body = new URLSearchParams(fields).toString();
+    const base = { url: eventsUrl ?? '', eventId: '', type, payload: JSON.parse(fields.payload ?? '{}') as Record<string, unknown> };
+    if (!eventsUrl) return { ...base, status: null, ms: 0, error: 'no events URL set' };
+    const started = Date.now();
+    let delivery: Delivery;
+    try {
+      const response = await fetch(eventsUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...signSlackRequest(body, signingSecret) },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
+      await response.arrayBuffer();
+      delivery = { ...base, status: response.status, ms: Date.now() - started };
+    } catch (error) {
+      delivery = { ...base, status: null, ms: Date.now() - started, error: error instanceof Error ? error.message : String(error) };
+    }
+    workspace.deliveries.push(delivery);
+    return delivery;
+  }
+
+  /**
+   * `user` clicks the button `actionId` of a message, as the Slack client reports it: a signed
+   * `block_actions` interaction. Refused when the message has no such button (a client cannot click it).
+   */
+  async function pressButton(input: PressButtonInput): Promise<Delivery> {
+    const message = workspace.findMessage(input.channel, input.messageTs);
+    const button = buttonsOf(message?.blocks).find((b) => b.actionId === input.actionId);
+    if (!message || !button) throw new Error(`No button ${input.actionId} on message ${input.messageTs} in ${input.channel}`);
+    const user = workspace.users.get(input.user);
+    const name = user?.name ?? input.user.toLowerCase();
+    const payload = {
+      type: 'block_actions',
+      user: { id: input.user, username: name, name, team_id: teamId },
+      api_app_id: appId,
+      token: 'localverificationtoken',
+      container: {
+        type: 'message',
+        message_ts: message.ts,
+        channel_id: input.channel,
+        is_ephemeral: false,
+        ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+      },
+      trigger_id: `${Date.now()}.${randomId('', 8)}`,
+      team: { id: teamId, domain: 'local' },
+      channel: { id: input.channel, name: workspace.channelNames.get(input.channel) ?? input.channel.toLowerCase() },
+      message: { user: message.user, type: 'message', ts: message.ts, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) },
+      actions: [
+        {
+          type: 'button',
+          block_id: button.blockId,
+          action_id: button.actionId,
+          text: { type: 'plain_text', text: button.label, emoji: true },
+          ...(button.value === undefined ? {} : { value: button.value }),
+          action_ts: nextTs(),
+        },
+      ],
+      response_url: `${baseUrl()}/_local/response/${randomId('', 8)}`,
+    };
+    return deliverForm({ payload: JSON.stringify(payload) }, 'block_actions');
+  }
+
   /** Store a user's message and deliver it as Slack would (app_mention + message for a mention
    * in a channel, message only otherwise; DMs as message with channel_type "im"). */
   async function postUserMessage(input: PostUserMessageInput): Promise<PostUserMessageResult> {
@@ -163,6 +268,7 @@ export function createEventSource(workspace: Workspace, signingSecret: string, b
   return {
     envelope,
     postUserMessage,
+    pressButton,
     eventsUrl: () => eventsUrl,
     setEventsUrl(url: string | undefined): void {
       eventsUrl = url;

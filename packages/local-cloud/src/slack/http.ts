@@ -1,7 +1,7 @@
 // The stand-in's HTTP routes: the Web API under /api/, file uploads and downloads, the read-only
 // page, and the /_local/ endpoints the chat CLI uses (post as a user, read a thread, who the bot is).
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { readRequestBytes } from '../http-server.ts';
+import { foreignRequestRefusal, readRequestBytes } from '../http-server.ts';
 import { str } from './args.ts';
 import type { EventSource } from './events.ts';
 import { renderPage } from './page.ts';
@@ -64,6 +64,11 @@ export function createRequestHandler(parts: RequestHandlerParts): RequestListene
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', parts.baseUrl());
     const path = url.pathname;
+    // The page and the /_local/ endpoints are for this machine's tools, never for a page elsewhere.
+    if (path === '/' || path.startsWith('/_local/')) {
+      const refused = foreignRequestRefusal(req, Number(new URL(parts.baseUrl()).port), req.method === 'POST');
+      if (refused) return void res.writeHead(refused.status, { 'Content-Type': 'text/plain' }).end(refused.why);
+    }
     const body = await readRequestBytes(req);
     if (path.startsWith('/api/')) return webApi.handle(path.slice('/api/'.length), req, res, body, url.searchParams);
     if (req.method === 'POST' && path.startsWith('/_upload/')) return upload(path.slice('/_upload/'.length), req, res, body);

@@ -14,8 +14,8 @@ import { createWorkspace } from './state.ts';
 import { webApiMethods } from './web-api.ts';
 import { createWebApiServer } from './web-api-http.ts';
 
-export type { PostUserMessageInput, PostUserMessageResult } from './events.ts';
-export { signSlackRequest } from './events.ts';
+export type { MessageButton, PostUserMessageInput, PostUserMessageResult, PressButtonInput } from './events.ts';
+export { buttonsOf, signSlackRequest } from './events.ts';
 export type { ApiCall, Delivery, SlackUser, StoredMessage, StreamAppend } from './state.ts';
 export type { RateLimit } from './web-api-http.ts';
 export { DEFAULT_CHANNEL, DEFAULT_USER } from './state.ts';
@@ -70,6 +70,8 @@ export async function startSlackStandIn(options: SlackStandInOptions) {
     /** Mutable: set rateLimits['chat.update'] = { limit, windowMs } to emulate HTTP 429s. */
     rateLimits: webApi.rateLimits,
     postUserMessage: events.postUserMessage,
+    /** A user's click on a message's button: a signed block_actions interaction to the events URL. */
+    pressButton: events.pressButton,
     envelope: events.envelope,
     waitFor: pollerFor('Slack'),
     setEventsUrl: events.setEventsUrl,

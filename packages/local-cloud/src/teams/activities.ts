@@ -1,6 +1,8 @@
 // What the stand-in sends to the bot: activities shaped like the ones Teams sends (the recorded
 // payloads in test/fixtures/chat-sdk-replay/ show them), each POSTed to the messaging endpoint with a
 // Bot Framework token signed by the stand-in's key.
+import { randomUUID } from 'node:crypto';
+import { cardButtonsOf } from './cards.ts';
 import { signActivityToken, type SigningKey } from './keys.ts';
 import { DEFAULT_TEAM_CHANNEL, nextActivityId, randomId, type ConversationType, type TeamsState, type TeamsUser } from './state.ts';
 
@@ -132,6 +134,32 @@ export function createActivitySource(state: TeamsState, key: SigningKey, bot: Bo
       });
       const delivery = await deliver(activity);
       return { conversationId, activityId: String(activity.id), delivery };
+    },
+    /**
+     * `user` presses the button `actionId` of a card the bot sent, as the Teams client reports an
+     * Action.Submit: a message activity replying to the card, whose value is the button's data.
+     * Refused when the message has no such button.
+     */
+    async pressCardButton(input: { conversationId: string; activityId: string; actionId: string; user?: TeamsUser }) {
+      const card = state.find(input.conversationId, input.activityId);
+      const button = cardButtonsOf(card?.attachments).find((b) => b.data.actionId === input.actionId);
+      if (!card || card.deleted || !button) throw new Error(`No button ${input.actionId} on activity ${input.activityId}`);
+      const activity = userActivity({
+        conversationId: input.conversationId,
+        text: '',
+        mention: false,
+        ...(input.user ? { user: input.user } : {}),
+        extra: { replyToId: card.id, value: button.data },
+      });
+      return deliver(activity);
+    },
+    /** The user of this name, added to the tenant the first time (as another person joining the team). */
+    userNamed(name: string): TeamsUser {
+      const known = [...state.users.values()].find((u) => u.name === name);
+      if (known) return known;
+      const user = { id: `29:1${randomId(12)}`, name, aadObjectId: randomUUID() };
+      state.users.set(user.id, user);
+      return user;
     },
     setMessagingEndpoint(url: string) {
       messagingEndpoint = url;

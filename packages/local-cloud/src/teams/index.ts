@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pollerFor } from '../wait-for.ts';
-import { listenLocally, readRequestBytes } from '../http-server.ts';
+import { foreignRequestRefusal, listenLocally, readRequestBytes } from '../http-server.ts';
 import { createActivitySource, type UserMessageInput } from './activities.ts';
 import { createConnector } from './connector.ts';
 import { createSigningKey, signActivityToken } from './keys.ts';
@@ -22,7 +22,8 @@ import { createTeamsState, DEFAULT_TENANT_ID, randomId } from './state.ts';
 
 export { createSigningKey, signActivityToken } from './keys.ts';
 export type { SigningKey } from './keys.ts';
-export type { StoredActivity, ConversationType } from './state.ts';
+export type { StoredActivity, ConversationType, TeamsUser } from './state.ts';
+export { cardButtonsOf, type CardButton } from './cards.ts';
 export { DEFAULT_TENANT_ID, DEFAULT_TEAMS_USER } from './state.ts';
 
 export interface TeamsStandInOptions {
@@ -83,6 +84,11 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', baseUrl);
     const path = url.pathname;
+    // The page and the /_local/ endpoints are for this machine's tools, never for a page elsewhere.
+    if (path === '/' || path.startsWith('/_local/')) {
+      const refused = foreignRequestRefusal(req, Number(new URL(baseUrl).port), req.method === 'POST');
+      if (refused) return void res.writeHead(refused.status, { 'content-type': 'text/plain' }).end(refused.why);
+    }
     const body = await readRequestBytes(req);
     if (path.startsWith('/v3/conversations/')) return connector.handle(req, res, path, url.searchParams, body);
     const attachment = /^\/v3\/attachments\/([^/]+)\/views\/original$/.exec(path);
@@ -144,6 +150,9 @@ export async function startTeamsStandIn(options: TeamsStandInOptions) {
     throttled: connector.throttled,
     updates: connector.updates,
     sendUserMessage: activities.sendUserMessage,
+    /** A user's press on a card's Action.Submit button, delivered to the bot. */
+    pressCardButton: activities.pressCardButton,
+    userNamed: activities.userNamed,
     userActivity: activities.userActivity,
     deliver: activities.deliver,
     /** A token as the stand-in would sign it, with claims overridden (for refusal tests). */
