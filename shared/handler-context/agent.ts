@@ -30,7 +30,9 @@ function lambdaHooksFromEnv(env: AgentEnv): HookRunner | undefined {
   if (!declared.length) return undefined;
   let runner: Promise<HookRunner> | undefined;
   return async (hook, input) => {
-    runner ??= import('@aws-sdk/client-lambda').then(({ LambdaClient }) => lambdaHookRunner({ lambda: new LambdaClient({ maxAttempts: 1 }), declared }));
+    runner ??= import('@aws-sdk/client-lambda').then(({ LambdaClient }) =>
+      lambdaHookRunner({ lambda: new LambdaClient({ maxAttempts: 1 }), declared }),
+    );
     return (await runner)(hook, input);
   };
 }

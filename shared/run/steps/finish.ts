@@ -23,7 +23,11 @@ import { noteHooks, runLambdaHooks } from '../../hooks/step-hooks.ts';
 /** SessionEnd hooks see how the run ended; they change nothing, and their runs go into the audit record (on the run's last entry). */
 async function sessionEndHooks(deps: AgentDeps, run: RunInput, snapshot: RunSnapshot, entries: ContextEntry[], outcome: string) {
   const verdict = await runLambdaHooks(deps, run, snapshot, 'SessionEnd', { outcome });
-  if (verdict) noteHooks(entries.findLast((e) => e.meta.runId === run.runId), verdict.notes);
+  if (verdict)
+    noteHooks(
+      entries.findLast((e) => e.meta.runId === run.runId),
+      verdict.notes,
+    );
 }
 
 /** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */

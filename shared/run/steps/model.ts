@@ -48,7 +48,11 @@ async function stopHooksContinue(
   if (!verdict) return false;
   noteHooks(entries.at(-1), verdict.notes);
   if (!verdict.continue) return false;
-  entries.push({ role: 'user', content: [{ text: `[a Stop hook asks for one more turn]\n${verdict.continue}` }], meta: { ...meta, hookContinue: true } });
+  entries.push({
+    role: 'user',
+    content: [{ text: `[a Stop hook asks for one more turn]\n${verdict.continue}` }],
+    meta: { ...meta, hookContinue: true },
+  });
   return true;
 }
 

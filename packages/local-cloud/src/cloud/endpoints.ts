@@ -4,7 +4,10 @@ import { startFrontDoor, type AwsCall, type FrontDoor } from '../front-door/inde
 import type { LocalIam } from '../iam/index.ts';
 
 /** The AWS_ENDPOINT_URL_<SERVICE> variable of each service the functions call, and who serves it. */
-export type ServiceUpstreams = Record<'DYNAMODB' | 'S3' | 'SQS' | 'SFN' | 'ECS' | 'SCHEDULER' | 'EVENTBRIDGE' | 'SECRETS_MANAGER' | 'LAMBDA', string>;
+export type ServiceUpstreams = Record<
+  'DYNAMODB' | 'S3' | 'SQS' | 'SFN' | 'ECS' | 'SCHEDULER' | 'EVENTBRIDGE' | 'SECRETS_MANAGER' | 'LAMBDA',
+  string
+>;
 
 export interface AwsEndpoints {
   /** AWS_ENDPOINT_URL_<SERVICE> → the front door's URL. */
