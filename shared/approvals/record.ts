@@ -90,24 +90,21 @@ function recordOf(item: Record<string, unknown>): ApprovalRecord {
   return record as unknown as ApprovalRecord;
 }
 
-/** Sets fields of a record still waiting; undefined when it no longer waits. */
-async function updateWaiting(deps: ApprovalDeps, id: string, fields: Partial<ApprovalRecord>, extraCondition = '', extraValues = {}) {
-  const names: Record<string, string> = { '#state': 'state' };
-  const values: Record<string, unknown> = { ':waiting': 'waiting', ...extraValues };
-  const sets = Object.entries(fields).map(([field, value], i) => {
-    names[`#f${i}`] = field;
-    values[`:v${i}`] = value;
-    return `#f${i} = :v${i}`;
-  });
+/** One conditional update of a record: the record as it now stands, or undefined when the condition failed. */
+async function updateIf(
+  deps: ApprovalDeps,
+  id: string,
+  update: { set: string; condition: string; names?: Record<string, string>; values: Record<string, unknown> },
+): Promise<ApprovalRecord | undefined> {
   try {
     const out = await deps.db.send(
       new UpdateCommand({
         TableName: deps.tableName,
         Key: keyOf(id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: `attribute_exists(pk) AND #state = :waiting${extraCondition}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        UpdateExpression: `SET ${update.set}`,
+        ConditionExpression: update.condition,
+        ExpressionAttributeNames: { '#state': 'state', ...update.names },
+        ExpressionAttributeValues: update.values,
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -118,30 +115,33 @@ async function updateWaiting(deps: ApprovalDeps, id: string, fields: Partial<App
   }
 }
 
+/** Sets fields of a record still waiting; undefined when it no longer waits. */
+function updateWaiting(deps: ApprovalDeps, id: string, fields: Partial<ApprovalRecord>, extraCondition = '', extraValues = {}) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':waiting': 'waiting', ...extraValues };
+  const sets = Object.entries(fields).map(([field, value], i) => {
+    names[`#f${i}`] = field;
+    values[`:v${i}`] = value;
+    return `#f${i} = :v${i}`;
+  });
+  return updateIf(deps, id, {
+    set: sets.join(', '),
+    condition: `attribute_exists(pk) AND #state = :waiting${extraCondition}`,
+    names,
+    values,
+  });
+}
+
 /**
  * The wait began: the token its execution waits with. Undefined when the record no longer waits, for
  * a decision or (denied from the chat) for the denier's reason.
  */
-export async function setTaskToken(deps: ApprovalDeps, id: string, taskToken: string, now: number): Promise<ApprovalRecord | undefined> {
-  try {
-    const out = await deps.db.send(
-      new UpdateCommand({
-        TableName: deps.tableName,
-        Key: keyOf(id),
-        UpdateExpression: 'SET taskToken = :token',
-        ConditionExpression:
-          'attribute_exists(pk) AND (#state = :waiting OR (#state = :denied AND reasonUntil > :now AND attribute_not_exists(reason)))',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':token': taskToken, ':waiting': 'waiting', ':denied': 'denied', ':now': now },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes ? recordOf(out.Attributes) : undefined;
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    return undefined;
-  }
-}
+export const setTaskToken = (deps: ApprovalDeps, id: string, taskToken: string, now: number): Promise<ApprovalRecord | undefined> =>
+  updateIf(deps, id, {
+    set: 'taskToken = :token',
+    condition: 'attribute_exists(pk) AND (#state = :waiting OR (#state = :denied AND reasonUntil > :now AND attribute_not_exists(reason)))',
+    values: { ':token': taskToken, ':waiting': 'waiting', ':denied': 'denied', ':now': now },
+  });
 
 /** A Deny from the chat opened a window for its reason: the thread remembers whose denial it is (GetItem, no query). */
 export async function awaitReason(deps: ApprovalDeps, record: ApprovalRecord): Promise<void> {
@@ -165,31 +165,12 @@ export async function pendingReasonOf(deps: ApprovalDeps, threadId: string, by: 
 }
 
 /** The denier's reason, once, within its window: the record as it now stands, or undefined. */
-export async function addReason(
-  deps: ApprovalDeps,
-  id: string,
-  by: string,
-  reason: string,
-  now: number,
-): Promise<ApprovalRecord | undefined> {
-  try {
-    const out = await deps.db.send(
-      new UpdateCommand({
-        TableName: deps.tableName,
-        Key: keyOf(id),
-        UpdateExpression: 'SET reason = :reason',
-        ConditionExpression: '#state = :denied AND decidedBy = :by AND reasonUntil > :now AND attribute_not_exists(reason)',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':reason': reason, ':denied': 'denied', ':by': by, ':now': now },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes ? recordOf(out.Attributes) : undefined;
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    return undefined;
-  }
-}
+export const addReason = (deps: ApprovalDeps, id: string, by: string, reason: string, now: number): Promise<ApprovalRecord | undefined> =>
+  updateIf(deps, id, {
+    set: 'reason = :reason',
+    condition: '#state = :denied AND decidedBy = :by AND reasonUntil > :now AND attribute_not_exists(reason)',
+    values: { ':reason': reason, ':denied': 'denied', ':by': by, ':now': now },
+  });
 
 /** The approval message was posted. */
 export const setMessage = (deps: ApprovalDeps, id: string, messageId: string) => updateWaiting(deps, id, { messageId });

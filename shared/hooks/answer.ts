@@ -76,27 +76,22 @@ export function commandAnswer(ended: { exitCode: number | null; timedOut: boolea
     const said = ended.stderr.trim().split('\n').at(-1)?.slice(0, 300);
     return { kind: 'error', problem: `it exited with ${ended.exitCode ?? 'a signal'}${said ? `: ${said}` : ''}` };
   }
-  const out = ended.stdout.trim();
-  if (!out) return { kind: 'allow' };
-  let raw: unknown;
+  return fromText(ended.stdout, 'it exited 0 with output that is not a JSON answer object');
+}
+
+/** An answer object written as JSON (nothing, or `null`: allow). */
+function fromText(text: string | undefined, notJson: string): HookAnswer {
+  const body = text?.trim();
+  if (!body || body === 'null') return { kind: 'allow' };
   try {
-    raw = JSON.parse(out);
+    return fromObject(JSON.parse(body));
   } catch {
-    return { kind: 'error', problem: 'it exited 0 with output that is not a JSON answer object' };
+    return { kind: 'error', problem: notJson };
   }
-  return fromObject(raw);
 }
 
 /** A lambda hook's answer from its response payload (null or empty: allow). */
 export function lambdaAnswer(payload: string | undefined, functionError: string | undefined): HookAnswer {
   if (functionError) return { kind: 'error', problem: `the function failed (${functionError})` };
-  const body = payload?.trim();
-  if (!body || body === 'null') return { kind: 'allow' };
-  let raw: unknown;
-  try {
-    raw = JSON.parse(body);
-  } catch {
-    return { kind: 'error', problem: 'its response is not JSON' };
-  }
-  return fromObject(raw);
+  return fromText(payload, 'its response is not JSON');
 }
