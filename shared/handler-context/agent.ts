@@ -17,26 +17,11 @@ import { recentContexts } from '../run/steps/run-context.ts';
 import { recentByRun, recentSnapshots } from '../run/steps/snapshot.ts';
 import type { McpListing } from '../reach/mcp-tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { HookRunner } from '../hooks/run.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
 import { settingsFromEnv } from './settings.ts';
-import { lambdaHookRunner, parseHookFunctions } from '../hooks/lambda.ts';
-import type { HookRunner } from '../hooks/run.ts';
-
-/** Lambda hooks, when cdk.json declares hook functions: the Lambda client is loaded at the first hook, so a deployment without them loads none. */
-function lambdaHooksFromEnv(env: AgentEnv): HookRunner | undefined {
-  const declared = parseHookFunctions(env.HOOK_FUNCTIONS);
-  if (!declared.length) return undefined;
-  let runner: Promise<HookRunner> | undefined;
-  return async (hook, input) => {
-    runner ??= import('@aws-sdk/client-lambda').then(({ LambdaClient }) =>
-      lambdaHookRunner({ lambda: new LambdaClient({ maxAttempts: 1 }), declared }),
-    );
-    return (await runner)(hook, input);
-  };
-}
-
 /** Prompt file scopes a container keeps: the global one, a few platforms, the channels it serves most. */
 const PROMPT_SCOPES_KEPT = 100;
 
@@ -53,6 +38,8 @@ export function agentFromEnv(
   env: AgentEnv,
   tools: ToolRegistry,
   metrics?: MetricsSink,
+  /** Lambda hooks (agent-step only: run-ended runs no hook). */
+  lambdaHooks?: HookRunner,
 ): { deps(logger: JsonLogger): Promise<AgentDeps>; invoke<T>(invocation: () => Promise<T>): Promise<T> } {
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const settings = settingsFromEnv(env, logger);
@@ -79,7 +66,7 @@ export function agentFromEnv(
     tools,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
-    lambdaHooks: lambdaHooksFromEnv(env),
+    ...(lambdaHooks ? { lambdaHooks } : {}),
     metrics,
   };
   return {

@@ -1,16 +1,20 @@
 // Lambda hooks: the operator's function invoked synchronously (RequestResponse) with the event as its
 // payload; its response payload is the answer (shared/hooks/answer.ts). Only functions declared in
 // cdk.json context `hookFunctions` are called: the stack grants invoke on those ARNs alone, and a hook
-// naming another is refused here with the reason, before any call.
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+// naming another is refused here with the reason, before any call. The Lambda client is loaded at
+// the first hook, so a deployment (or a container) that runs none loads nothing for it.
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import { lazy } from '../support/lazy.ts';
 import { lambdaAnswer, type HookAnswer } from './answer.ts';
 import type { HookRunner } from './run.ts';
 
 export interface LambdaHookDeps {
-  lambda: LambdaClient;
+  lambda: () => Promise<LambdaClient>;
   /** The ARNs cdk.json `hookFunctions` declares (the HOOK_FUNCTIONS variable of the function). */
   declared: readonly string[];
 }
+
+const sdk = lazy(() => import('@aws-sdk/client-lambda'));
 
 const unqualified = (arn: string) => arn.split(':').slice(0, 7).join(':');
 
@@ -22,7 +26,8 @@ export function lambdaHookRunner(deps: LambdaHookDeps): HookRunner {
     }
     const signal = AbortSignal.timeout(hook.timeoutSeconds * 1000);
     try {
-      const out = await deps.lambda.send(
+      const [{ InvokeCommand }, lambda] = await Promise.all([sdk(), deps.lambda()]);
+      const out = await lambda.send(
         new InvokeCommand({
           FunctionName: arn,
           InvocationType: 'RequestResponse',
@@ -44,3 +49,10 @@ export const parseHookFunctions = (raw: string | undefined): string[] =>
     .split(',')
     .map((arn) => arn.trim())
     .filter(Boolean);
+
+/** The agent-step function's lambda hooks: undefined when HOOK_FUNCTIONS declares none. */
+export function lambdaHooksFromEnv(hookFunctions: string | undefined): HookRunner | undefined {
+  const declared = parseHookFunctions(hookFunctions);
+  if (!declared.length) return undefined;
+  return lambdaHookRunner({ lambda: lazy(async () => new (await sdk()).LambdaClient({ maxAttempts: 1 })), declared });
+}

@@ -123,3 +123,20 @@ export async function postToolUseLambdaHooks(
     }
   }
 }
+
+/**
+ * Whether a call the sandbox or reach step is about to run must go back to the tool step first: its
+ * PreToolUse lambda hooks have not run (those steps run the next call of an answer by themselves), or
+ * a hook made it wait for a person and it was not handed over approved.
+ */
+export function toolStepFirst(
+  snapshot: Pick<RunSnapshot, 'hooks'>,
+  entries: ContextEntry[],
+  call: { name: string; toolUseId: string },
+  approvedToolUseId: string | undefined,
+): boolean {
+  if (!snapshot.hooks) return false;
+  if (heldByHook(entries, call.toolUseId) && approvedToolUseId !== call.toolUseId) return true;
+  const lambdas = hooksFor(snapshot.hooks, 'PreToolUse', { tool: call.name, kind: 'lambda' });
+  return lambdas.length > 0 && !hooksRanOn(answerWithCall(entries, call.toolUseId), 'PreToolUse', call.toolUseId, 'lambda');
+}

@@ -32,6 +32,9 @@ before(async () => {
     if (hooked.event === 'PostToolUse')
       return hooked.result?.text.includes('rewritten-by-hook') ? { result: 'the policy replaced this result' } : null;
     if (hooked.event === 'Stop') return { continue: 'check your work once more' };
+    if (hooked.event === 'PreToolUse') {
+      return JSON.stringify(hooked).includes('policy-blocked') ? { decision: 'block', reason: 'org policy says no' } : null;
+    }
     return { context: 'house-rule-7: answer in French' };
   };
   const slow = () => new Promise((resolve) => setTimeout(() => resolve({ context: 'too late' }), 4000));
@@ -283,6 +286,7 @@ test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewr
   await settings(
     [],
     [
+      { event: 'PreToolUse', tool: 'bash', lambda: POLICY_ARN },
       { event: 'PreToolUse', tool: 'bash', command: 'sh /workspace/data/hooks/guard.sh' },
       { event: 'PostToolUse', tool: 'bash', lambda: POLICY_ARN },
       { event: 'Stop', lambda: POLICY_ARN },
@@ -293,11 +297,15 @@ test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewr
   // The attack: the agent rewrites the hook file so that it allows everything, then tries again.
   const tamper = bash('printf "exit 0\\n" > /workspace/data/hooks/guard.sh; cat /workspace/data/hooks/guard.sh');
   const again = bash('echo forbidden-ran-after-tampering');
+  // Two calls in one answer: the sandbox step runs the second by itself, but its lambda hook still runs first.
+  const first = bash('echo batch-first');
+  const batched = bash('echo policy-blocked-ran');
   const { ended, threadId, posted } = await runOf('hooks-command', [
     { toolUses: [blocked] },
     { toolUses: [rewritten] },
     { toolUses: [tamper] },
     { toolUses: [again] },
+    { toolUses: [first, batched] },
     // The Stop hook always asks for one more turn: it gets three, then the run ends.
     { text: 'done' },
     { text: 'checked 1' },
@@ -319,22 +327,30 @@ test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewr
   );
   assert.match(results.get(tamper.toolUseId)!.text, /not saved: .*hooks\/guard\.sh.*undone/s);
   assert.match(results.get(again.toolUseId)!.text, /house policy: no forbidden commands/, 'the hook still blocks after the attempt');
+  assert.match(results.get(first.toolUseId)!.text, /batch-first/);
+  assert.equal(results.get(batched.toolUseId)!.text, 'Not run: a PreToolUse hook blocked this call. Reason: org policy says no');
   assert.doesNotMatch(results.get(again.toolUseId)!.text, /forbidden-ran-after-tampering\n/);
   assert.equal(await readData(stack, 'hooks/guard.sh'), GUARD, "the operator's hook file is unchanged");
   const turns = stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-command'));
-  assert.equal(turns.length, 5 + 3, 'five scripted answers and three more a Stop hook asked for, no more');
+  assert.equal(turns.length, 6 + 3, 'six scripted answers and three more a Stop hook asked for, no more');
   assert.match(JSON.stringify(turns.at(-1)!.body.messages), /a Stop hook asks for one more turn.*check your work once more/);
   const audit = await auditOf(ended.name);
   const outcomes = (audit.hooks ?? []).map((h) => [h.event, h.outcome, h.target]);
   const command = 'command: sh /workspace/data/hooks/guard.sh';
   assert.deepEqual(
-    outcomes.filter(([event]) => event === 'PreToolUse'),
+    outcomes.filter(([, , target]) => target === command),
     [
       ['PreToolUse', 'blocked', command],
       ['PreToolUse', 'changed', command],
       ['PreToolUse', 'allowed', command],
       ['PreToolUse', 'blocked', command],
+      ['PreToolUse', 'allowed', command],
     ],
+  );
+  assert.deepEqual(
+    outcomes.filter(([event, , target]) => event === 'PreToolUse' && target === POLICY_ARN).map(([, outcome]) => outcome),
+    ['allowed', 'allowed', 'allowed', 'allowed', 'allowed', 'blocked'],
+    'the lambda hook ran once before each call, the batched one too',
   );
   assert.deepEqual(
     outcomes.filter(([event]) => event === 'Stop').map(([, outcome]) => outcome),

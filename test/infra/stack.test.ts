@@ -1082,7 +1082,16 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   teamsWebhook: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
-  agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  // client-lambda: lambda hooks (settings.json `hooks`) invoke the functions cdk.json `hookFunctions` declares.
+  agentStep: [
+    'client-bedrock-runtime',
+    'client-dynamodb',
+    'client-ecs',
+    'client-lambda',
+    'client-s3',
+    'client-secrets-manager',
+    'client-sfn',
+  ],
   sandboxStep: ['client-dynamodb', 'client-s3'],
   reachStep: ['client-dynamodb', 'client-s3', 'client-secrets-manager'],
   sandboxReaper: ['client-dynamodb', 'client-ecs'],

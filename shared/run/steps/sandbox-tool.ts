@@ -28,6 +28,7 @@ import { countToolCall } from './step-metrics.ts';
 import { loadSnapshot, type SnapshotDeps } from './snapshot.ts';
 import { approvalRuleFor } from '../../approvals/rules.ts';
 import { commandHooks } from '../../hooks/sandbox-hooks.ts';
+import { toolStepFirst } from '../../hooks/step-hooks.ts';
 import { hasCommandHooks } from '../../hooks/settings.ts';
 
 /** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
@@ -69,6 +70,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     const layout = workspaceLayout(run.threadId, { hooks: hasCommandHooks(snapshot.hooks) });
     // A call a rule holds runs here only once a person approved it; the tool step asks them.
     if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
+    // So is a call whose PreToolUse lambda hooks have not run, or that a hook holds.
+    if (toolStepFirst(snapshot, context.entries, call, loop.approvedToolUseId)) return { step: loop.step, next: 'tool' };
     const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
       metadata: eventWriteMetadata(run.threadId, run.prompt),
