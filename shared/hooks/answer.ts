@@ -57,6 +57,8 @@ export type HookAnswer =
   | { kind: 'block'; reason: string }
   | { kind: 'error'; problem: string; timedOut?: true };
 
+const NO_REASON = 'a hook blocked it (no reason given)';
+
 function fromObject(raw: unknown): HookAnswer {
   const parsed = hookAnswerSchema.safeParse(raw);
   if (!parsed.success) {
@@ -64,14 +66,14 @@ function fromObject(raw: unknown): HookAnswer {
     return { kind: 'error', problem: `its answer is not a hook answer: ${issue.path.join('.') || 'answer'} ${issue.message}` };
   }
   const { decision, reason, ...rest } = parsed.data;
-  if (decision === 'block') return { kind: 'block', reason: reason?.trim() || 'a hook blocked it (no reason given)' };
+  if (decision === 'block') return { kind: 'block', reason: reason?.trim() || NO_REASON };
   return { kind: 'allow', ...rest, ...(decision === 'approve' ? { approve: true as const } : {}) };
 }
 
 /** A command hook's answer from how its process ended. */
 export function commandAnswer(ended: { exitCode: number | null; timedOut: boolean; stdout: string; stderr: string }): HookAnswer {
   if (ended.timedOut) return { kind: 'error', problem: 'it timed out', timedOut: true };
-  if (ended.exitCode === 2) return { kind: 'block', reason: ended.stderr.trim() || 'a hook blocked it (no reason given)' };
+  if (ended.exitCode === 2) return { kind: 'block', reason: ended.stderr.trim() || NO_REASON };
   if (ended.exitCode !== 0) {
     const said = ended.stderr.trim().split('\n').at(-1)?.slice(0, 300);
     return { kind: 'error', problem: `it exited with ${ended.exitCode ?? 'a signal'}${said ? `: ${said}` : ''}` };

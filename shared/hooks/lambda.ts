@@ -22,7 +22,7 @@ export function lambdaHookRunner(deps: LambdaHookDeps): HookRunner {
   return async (hook, input): Promise<HookAnswer> => {
     const arn = hook.lambda!;
     if (!deps.declared.includes(arn) && !deps.declared.includes(unqualified(arn))) {
-      return { kind: 'error', problem: `${arn} is not declared in cdk.json context hookFunctions, so this deployment may not invoke it` };
+      return { kind: 'error', problem: `${arn} is not declared in cdk.json context hookFunctions` };
     }
     const signal = AbortSignal.timeout(hook.timeoutSeconds * 1000);
     try {

@@ -3,7 +3,7 @@
 // the thread's sandbox, or a `lambda`, an operator function (its ARN declared in cdk.json context
 // `hookFunctions`). What a hook may answer is shared/hooks/answer.ts.
 import * as z from 'zod';
-import { toolGlobPattern } from '../approvals/rules.ts';
+import { toolGlobPattern, toolGlobSchema } from '../approvals/rules.ts';
 
 export const HOOK_EVENTS = ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionStart', 'SessionEnd'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -21,13 +21,8 @@ export const HOOK_FUNCTION_ARN = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:funct
 export const hookSchema = z
   .object({
     event: z.enum(HOOK_EVENTS, { error: `must be one of ${HOOK_EVENTS.join(', ')}` }),
-    /** A tool name, or a glob: `*` any characters, `?` one. Absent: every tool. */
-    tool: z
-      .string()
-      .min(1)
-      .max(100)
-      .regex(/^[A-Za-z0-9_.*?-]+$/, 'must be a tool name or a glob of one (letters, digits, _ . - and the wildcards * ?)')
-      .optional(),
+    /** Absent: every tool. */
+    tool: toolGlobSchema.optional(),
     command: z.string().min(1).max(2000).optional(),
     lambda: z
       .string()

@@ -34,7 +34,7 @@ export function hookInput(run: RunInput, event: HookEvent, fields: Partial<HookI
 
 const undeclared: HookRunner = async () => ({
   kind: 'error',
-  problem: 'this deployment declares no hook functions (cdk.json context hookFunctions), so it may invoke none',
+  problem: 'no hook functions are declared (cdk.json context hookFunctions)',
 });
 
 /** Runs the event's lambda hooks; undefined when the run has none for it. */

@@ -1082,7 +1082,7 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   teamsWebhook: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
-  // client-lambda: lambda hooks (settings.json `hooks`) invoke the functions cdk.json `hookFunctions` declares.
+  // client-lambda: lambda hooks (settings.json `hooks`) invoke the functions cdk.json `hookFunctions` declares (loaded at the first hook).
   agentStep: [
     'client-bedrock-runtime',
     'client-dynamodb',
@@ -1150,9 +1150,9 @@ function withBundles(settings: Record<string, unknown>, check: (role: FunctionRo
   }
 }
 
-/** The packages a bundle imports (ESM) or requires (bundled CommonJS) at run time, by specifier prefix. */
+/** The packages a bundle imports (ESM, also on first use: `import("…")`) or requires (bundled CommonJS) at run time, by specifier prefix. */
 const importedAtRunTime = (source: string, prefix: string): string[] => {
-  const specifiers = [...source.matchAll(/(?:from|import|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+  const specifiers = [...source.matchAll(/(?:from|import\(?|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
   return [...new Set(specifiers.filter((s) => s.startsWith(prefix)))].sort();
 };
 
