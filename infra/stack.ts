@@ -171,6 +171,7 @@ export class AgentRuntimeStack extends Stack {
       bucket: data.bucket,
       logRetention,
       allowLoopback: reachAllowLoopback,
+      sandboxNetwork,
       ...(reachVpcId && reachSubnetIds && reachSecurityGroupIds
         ? { vpc: { vpcId: reachVpcId, subnetIds: reachSubnetIds, securityGroupIds: reachSecurityGroupIds } }
         : {}),

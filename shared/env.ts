@@ -120,6 +120,8 @@ export const reachStepEnv = z.object({
   MCP_SECRET_PREFIX: required,
   /** Loopback targets allowed: for local testing only (cdk context reachAllowLoopback; never settings.json). */
   REACH_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
+  /** The sandboxNetwork deployment setting: stdio MCP servers (run in the sandbox) need egress or public. */
+  SANDBOX_NETWORK: z.enum(['isolated', 'egress', 'public']).default('isolated'),
 });
 
 export const sandboxReaperEnv = z.object({ ...table, ...sandboxLaunch, ...sandboxPort, SANDBOX_CLUSTER_ARN: required });

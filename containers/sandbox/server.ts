@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { takeToken } from './src/environ.ts';
 import { RunningCommand, type ExecRequest } from './src/exec.ts';
+import { StdioServers, type StdioSpec } from './src/stdio-servers.ts';
 import {
   HttpError,
   Manifest,
@@ -68,6 +69,7 @@ interface Context {
   maxBodyBytes: number;
   maxManifestFiles: number;
   running: Map<string, RunningCommand>;
+  stdio: StdioServers;
   manifest: Manifest;
   log: (entry: Record<string, unknown>) => void;
 }
@@ -86,6 +88,7 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxManifestFiles: options.maxManifestFiles ?? DEFAULT_MAX_MANIFEST_FILES,
     running: new Map(),
+    stdio: new StdioServers(realRoot, () => commandEnv(realRoot, {})),
     manifest: new Manifest(realRoot),
     log: options.log ?? (() => {}),
   };
@@ -126,6 +129,7 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
       await Promise.all(runs.map((run) => run.kill()));
       // Let the pending /exec responses go out before the connections are cut.
       await Promise.all(runs.map((run) => run.done.catch(() => undefined)));
+      await ctx.stdio.close();
       await new Promise<void>((resolveClose) => {
         server.close(() => resolveClose());
         server.closeAllConnections();
@@ -189,6 +193,11 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     // Answer at once; the pending /exec response reports the outcome once the tree is gone.
     void run.cancel();
     return sendJson(res, 200, { cancelled: true });
+  }
+  const mcp = /^\/mcp\/([A-Za-z0-9-]{1,32})$/.exec(path);
+  if (mcp) {
+    allow(['POST']);
+    return stdioMessage(ctx, req, res, mcp[1]!);
   }
   if (path === '/files') {
     allow(['GET', 'PUT', 'DELETE']);
@@ -274,18 +283,7 @@ async function exec(ctx: Context, req: IncomingMessage, res: ServerResponse): Pr
   }
   if (ctx.running.has(id)) throw new HttpError(409, `a command with this id is already running: ${id}`);
 
-  // HOME inside the workspace: the root filesystem is read-only in the task, and tools (git, npm,
-  // pip) want somewhere to keep config and caches. Recreated each time in case a command removed it.
-  const home = `${ctx.realRoot}/home`;
-  await mkdir(home, { recursive: true });
-  // A minimal environment: nothing of the server's own (it holds no secrets, but a command has no
-  // business with it either), then the caller's additions.
-  const env = {
-    PATH: process.env.PATH || DEFAULT_PATH,
-    HOME: home,
-    LANG: process.env.LANG || 'C.UTF-8',
-    ...extraEnv,
-  };
+  const env = await commandEnv(ctx.realRoot, extraEnv);
   // Checked again: the awaits above let another request in.
   if (ctx.running.has(id)) throw new HttpError(409, `a command with this id is already running: ${id}`);
   const request: ExecRequest = { id, command, cwd: cwd.abs, timeoutMs, maxOutputBytes, env };
@@ -317,6 +315,37 @@ async function exec(ctx: Context, req: IncomingMessage, res: ServerResponse): Pr
   } finally {
     if (ctx.running.get(id) === run) ctx.running.delete(id);
   }
+}
+
+/**
+ * A command's environment. HOME inside the workspace: the root filesystem is read-only in the task,
+ * and tools (git, npm, pip) want somewhere to keep config and caches; recreated each time in case a
+ * command removed it. Nothing of the server's own (it holds no secrets, but a command has no
+ * business with it either), then the caller's additions.
+ */
+async function commandEnv(realRoot: string, extra: Record<string, string>): Promise<Record<string, string>> {
+  const home = `${realRoot}/home`;
+  await mkdir(home, { recursive: true });
+  return { PATH: process.env.PATH || DEFAULT_PATH, HOME: home, LANG: process.env.LANG || 'C.UTF-8', ...extra };
+}
+
+/** One JSON-RPC message to a stdio MCP server of the task (started on first use); the messages that answer it. */
+async function stdioMessage(ctx: Context, req: IncomingMessage, res: ServerResponse, name: string): Promise<void> {
+  const body = await readJsonObject(ctx, req, res);
+  const { command, args, message } = body;
+  if (typeof command !== 'string' || command === '') throw new HttpError(400, 'command must be a non-empty string');
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new HttpError(400, 'args must be an array of strings');
+  if (typeof message !== 'object' || message === null || Array.isArray(message))
+    throw new HttpError(400, 'message must be a JSON-RPC object');
+  const timeoutMs = optionalNumber(body, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+  const spec: StdioSpec = { command, args: args as string[], env: parseEnv(body.env) };
+  // The caller went away (a stop, its own timeout): the server is told to cancel the request.
+  const gone = new AbortController();
+  res.on('close', () => {
+    if (!res.writableEnded) gone.abort();
+  });
+  const messages = await ctx.stdio.send(name, spec, message as Record<string, unknown>, timeoutMs, gone.signal);
+  sendJson(res, 200, { messages });
 }
 
 function optionalNumber(body: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {

@@ -1,6 +1,6 @@
 // The reach step, as the state machine's ReachTool and Connect states call it: web_fetch and MCP tool
-// calls, and the listing of a run's MCP tools. The only function that reaches the Internet and MCP
-// servers, and the only one that may read the MCP secrets (`<stack>/mcp/*`).
+// calls, and the listing of a run's MCP tools. The only function that reaches the Internet and HTTP MCP
+// servers (stdio ones run in the sandbox: sandbox-step), and the only one that may read the MCP secrets (`<stack>/mcp/*`).
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
@@ -39,6 +39,7 @@ const init = lazy(() => {
         return value;
       },
       allowLoopback: env.REACH_ALLOW_LOOPBACK === 'true',
+      sandboxNetwork: env.SANDBOX_NETWORK,
       now: Date.now,
       metrics,
     },

@@ -1,4 +1,5 @@
-// A sandbox tool call (bash, read, write, edit), as the state machine's SandboxTool state calls it.
+// A sandbox tool call (bash, read, write, edit, a stdio MCP server's tool), as the state machine's
+// SandboxTool state calls it; also the listing of a run's stdio MCP servers, which run in the sandbox.
 // Runs inside the VPC beside the sandbox tasks; reaches only DynamoDB and S3 (gateway endpoints).
 import { dbClient } from '../../shared/aws/dynamodb.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
@@ -8,7 +9,8 @@ import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/
 import { countStep } from '../../shared/run/steps/run-control.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { sandboxToolStep } from '../../shared/run/steps/sandbox-tool.ts';
-import { recentSnapshots } from '../../shared/run/steps/snapshot.ts';
+import { recentByRun, recentSnapshots } from '../../shared/run/steps/snapshot.ts';
+import type { McpListing } from '../../shared/reach/mcp-tools.ts';
 import { stepEventSchema } from '../../shared/contracts.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
@@ -26,6 +28,7 @@ const init = lazy(() => {
       actor: table,
       port: env.SANDBOX_PORT,
       tools: BUILTIN_TOOLS,
+      listings: recentByRun<McpListing>(),
       now: Date.now,
       metrics,
     },

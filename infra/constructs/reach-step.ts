@@ -12,6 +12,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import type { SandboxNetworkMode } from '../settings.ts';
 import { FUNCTION_ENTRIES } from '../function-entries.ts';
 import { type AgentFunctionVpc, createAgentFunction } from './agent-function.ts';
 import { grantObjectReadWrite } from './data-bucket.ts';
@@ -32,6 +33,8 @@ export interface ReachStepProps {
   readonly vpc?: ReachVpcPlacement;
   /** Local testing only: loopback targets allowed (cdk context reachAllowLoopback). */
   readonly allowLoopback: boolean;
+  /** The sandbox network mode: in isolated, stdio MCP servers are left out of runs, saying why. */
+  readonly sandboxNetwork: SandboxNetworkMode;
 }
 
 /** The name prefix of the MCP secrets: `${secret:NAME}` is the secret `<stack>/mcp/NAME`. */
@@ -64,6 +67,7 @@ export class ReachStep extends Construct {
         DATA_BUCKET: props.bucket.bucketName,
         MCP_SECRET_PREFIX: prefix,
         REACH_ALLOW_LOOPBACK: props.allowLoopback ? 'true' : 'false',
+        SANDBOX_NETWORK: props.sandboxNetwork,
       }),
       ...(props.vpc ? { vpc: this.placement(props.vpc) } : {}),
     });

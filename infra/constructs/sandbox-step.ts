@@ -1,5 +1,5 @@
-// The sandbox-step function: runs the sandbox tools (bash, read, write, edit) of a model step against
-// the thread's task, over the VPC to the task's private IP, and syncs workspace files with S3 through
+// The sandbox-step function: runs the sandbox tools (bash, read, write, edit, and the tools of stdio
+// MCP servers, which run in the sandbox) of a model step against the thread's task, over the VPC to the task's private IP, and syncs workspace files with S3 through
 // the gateway endpoint. It lives in the sandbox subnets with SandboxStepSg, which reaches the task's
 // command server and the S3 / DynamoDB gateway endpoints and nothing else; it calls no other AWS API.
 import { SANDBOX_STEP_TIMEOUT_SECONDS } from '../../shared/tools/timeouts.ts';

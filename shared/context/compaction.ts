@@ -410,7 +410,10 @@ export function bedrockSummarizer(deps: {
   };
 }
 
+/** The folder of a thread's directory that holds its archived contexts (memory_search reads them). */
+export const ARCHIVE_FOLDER = 'context-archive';
+
 /** Where the full pre-compaction context is archived: one file per compaction, never deleted. */
 export function archiveKey(threadId: string, at: string): string {
-  return `${dataKeys(threadId).threadDir}/context-archive/${at.replace(/[^A-Za-z0-9._-]/g, '-')}.jsonl`;
+  return `${dataKeys(threadId).threadDir}/${ARCHIVE_FOLDER}/${at.replace(/[^A-Za-z0-9._-]/g, '-')}.jsonl`;
 }

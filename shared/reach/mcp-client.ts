@@ -1,29 +1,42 @@
 // Talking to one MCP server with the official TypeScript SDK: Streamable HTTP, or the older HTTP+SSE
 // transport where the server answers the Streamable HTTP initialize with 400, 404 or 405 (the MCP
-// specification's backwards-compatibility rule). A client lives for one listing or one call: the
-// reach step is a Lambda function, and a session held between invocations would outlive nothing.
+// specification's backwards-compatibility rule), or a stdio server in the thread's sandbox through
+// the transport the caller gives (sandbox-step's, over the command server). A client lives for one
+// listing or one call: the steps are Lambda functions, and a session held between invocations would
+// outlive nothing (a stdio server itself lives on in the sandbox).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { imageFormatOf, MAX_IMAGE_BYTES } from '../platforms/attachments.ts';
 import { truncateForModel } from '../tools/text.ts';
 import type { ToolOutcome } from '../tools/tool.ts';
 
-export interface McpTarget {
-  name: string;
+interface HttpServer {
   url: string;
   /** With secrets resolved. */
   headers: Record<string, string>;
-  timeoutMs: number;
   /** The guarded fetch, for a server nobody vetted (a channel's); absent: the platform's fetch. */
   fetch?: FetchLike;
 }
 
+interface StdioServer {
+  /** A fresh transport to the server for each client. */
+  transport: () => Transport;
+}
+
+export type HttpMcpTarget = { name: string; timeoutMs: number } & HttpServer;
+export type McpTarget = HttpMcpTarget | ({ name: string; timeoutMs: number } & StdioServer);
+
 const CLIENT_INFO = { name: 'threadwork', version: '1' };
 
 async function connected(target: McpTarget, signal: AbortSignal): Promise<Client> {
+  if ('transport' in target) {
+    const client = new Client(CLIENT_INFO);
+    await client.connect(target.transport(), { signal, timeout: target.timeoutMs });
+    return client;
+  }
   const requestInit = { headers: target.headers };
   const options = { requestInit, ...(target.fetch ? { fetch: target.fetch } : {}) };
   const request = { signal, timeout: target.timeoutMs };

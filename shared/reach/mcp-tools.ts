@@ -17,12 +17,19 @@ export interface ListedMcpTool {
   tool: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** A stdio server's tool: called by the sandbox step, through the thread's sandbox. */
+  inSandbox?: true;
 }
 
-/** What the Connect step found: the run's MCP tools, and the servers that could not be listed (said once in the thread). */
+/**
+ * What the Connect step found: the run's MCP tools, and the servers that could not be listed (said
+ * once in the thread). `awaitingSandbox`: stdio servers the sandbox step has still to list (the run
+ * waits for them; shared/run/steps/sandbox-mcp.ts).
+ */
 export interface McpListing {
   tools: ListedMcpTool[];
   unavailable: { server: string; reason: string }[];
+  awaitingSandbox?: string[];
 }
 
 const MAX_NAME = 64;
@@ -52,17 +59,68 @@ export function bedrockInputSchema(schema: Record<string, unknown> | undefined):
   return { type: 'object', ...rest };
 }
 
-/** The listed tools as tools of the run: each call goes to the reach step, which calls the server. */
+/**
+ * Adds what `server` lists to the run's listing: the offered tools under their model names (a name
+ * already taken is offered once: Bedrock refuses two tools of one name), descriptions cleaned by
+ * `clean` (the secret filter) and cut. Returns how many were offered.
+ */
+export function addListedTools(
+  listing: McpListing,
+  server: RunMcpServer,
+  tools: { name: string; description?: string; inputSchema?: Record<string, unknown> }[],
+  clean: (text: string) => string,
+  inSandbox: boolean,
+): number {
+  const offered = tools.filter((tool) => toolOffered(server, tool.name));
+  for (const tool of offered) {
+    const name = modelToolName(server.name, tool.name);
+    if (listing.tools.some((listed) => listed.name === name)) continue;
+    listing.tools.push({
+      name,
+      server: server.name,
+      tool: tool.name,
+      description: clean(tool.description ?? '').slice(0, 4000),
+      inputSchema: bedrockInputSchema(tool.inputSchema),
+      ...(inSandbox ? { inSandbox: true as const } : {}),
+    });
+  }
+  return offered.length;
+}
+
+/** In a fixed order, so the tool list (part of the cached prompt) does not depend on which server answered first. */
+export function sortListing(listing: McpListing): void {
+  listing.tools.sort((a, b) => (a.name < b.name ? -1 : 1));
+  listing.unavailable.sort((a, b) => (a.server < b.server ? -1 : 1));
+}
+
+/** The listing without its stdio servers, each named with `reason` (no sandbox for them in this run). */
+export function withoutSandboxServers(listing: McpListing, reason: string): McpListing {
+  const unavailable = [...listing.unavailable, ...(listing.awaitingSandbox ?? []).map((server) => ({ server, reason }))];
+  const done = { tools: listing.tools, unavailable };
+  sortListing(done);
+  return done;
+}
+
+/** The listed tools as tools of the run: each call goes to the reach step (or, for a stdio server, the sandbox step), which calls the server. */
 export function mcpToolDefinitions(listing: McpListing): AnyTool[] {
-  return listing.tools.map((listed) =>
-    defineTool({
+  return listing.tools.map((listed): AnyTool => {
+    const common = {
       name: listed.name,
-      runsIn: 'reach',
       description: listed.description.trim() || `${listed.tool} (from the ${listed.server} MCP server)`,
       // The server checks its own input; any object goes to it as the model sent it.
       input: z.looseObject({}),
       inputSchema: listed.inputSchema,
-      run: (input, { callMcpTool, signal }) => callMcpTool(listed.server, listed.tool, input, signal),
-    }),
-  );
+    };
+    return listed.inSandbox
+      ? defineTool({
+          ...common,
+          runsIn: 'sandbox',
+          run: (input, { callMcpTool, signal }) => callMcpTool(listed.server, listed.tool, input, signal),
+        })
+      : defineTool({
+          ...common,
+          runsIn: 'reach',
+          run: (input, { callMcpTool, signal }) => callMcpTool(listed.server, listed.tool, input, signal),
+        });
+  });
 }

@@ -5,9 +5,14 @@ import type { Settings } from '../settings/schema.ts';
 
 export interface RunMcpServer {
   name: string;
-  url: string;
+  /** An HTTP server's address; absent for a stdio server. */
+  url?: string;
   /** As declared: values may hold `${secret:NAME}` references. */
   headers?: Record<string, string>;
+  /** A stdio server (run in the thread's sandbox): the program, its arguments and environment. */
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
   tools?: { allow?: string[]; deny?: string[] };
   timeoutSeconds: number;
   /** operator: declared in the top-level mcpServers (may be private, may use secrets); channel: added for the channel by an admin. */
@@ -35,3 +40,6 @@ export function runReachOf(settings: Settings, channelKey: string): RunReach | u
   };
   return reach.webFetch || reach.mcpServers ? reach : undefined;
 }
+
+/** A server that speaks MCP over stdio inside the thread's sandbox. */
+export const isStdioServer = (server: RunMcpServer): server is RunMcpServer & { command: string } => server.command !== undefined;

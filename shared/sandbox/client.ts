@@ -41,15 +41,22 @@ export class SandboxRequestError extends Error {
   }
 }
 
-async function call(address: SandboxAddress, path: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<Response> {
+async function call(
+  address: SandboxAddress,
+  path: string,
+  init: Omit<RequestInit, 'signal'> & { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<Response> {
   let response: Response;
+  const timeout = AbortSignal.timeout(init.timeoutMs ?? 30_000);
   try {
     response = await fetch(`${address.baseUrl}${path}`, {
       ...init,
       headers: { authorization: `Bearer ${address.token}`, ...(init.headers as Record<string, string> | undefined) },
-      signal: AbortSignal.timeout(init.timeoutMs ?? 30_000),
+      signal: init.signal ? AbortSignal.any([timeout, init.signal]) : timeout,
     });
   } catch (error) {
+    // The caller's own abort (a stop) is not a lost sandbox.
+    if (init.signal?.aborted) throw init.signal.reason;
     throw new SandboxUnreachable(`sandbox at ${address.baseUrl} unreachable: ${(error as Error).cause ?? (error as Error).message}`);
   }
   return response;
@@ -128,4 +135,31 @@ export async function manifest(
   const response = await call(address, `/manifest${query}`, { timeoutMs: 120_000 });
   const body = await json<{ files: Record<string, ManifestEntry>; truncated?: boolean }>(response, 'manifest');
   return { files: body.files, truncated: body.truncated === true };
+}
+
+/** How the command server starts a stdio MCP server (containers/sandbox/src/stdio-servers.ts). */
+export interface StdioServerSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** One JSON-RPC message to the task's stdio MCP server `name` (started on first use); the messages that answer it. */
+export async function stdioMessage(
+  address: SandboxAddress,
+  name: string,
+  spec: StdioServerSpec,
+  message: unknown,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<unknown[]> {
+  const response = await call(address, `/mcp/${encodeURIComponent(name)}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...spec, message, timeoutMs }),
+    // The server answers within timeoutMs (with an error if the MCP server did not); a first start may take longer.
+    timeoutMs: timeoutMs + 15_000,
+    signal,
+  });
+  return (await json<{ messages: unknown[] }>(response, `mcp ${name}`)).messages;
 }

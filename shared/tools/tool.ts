@@ -38,6 +38,8 @@ export type CallMcpTool = (server: string, tool: string, args: Record<string, un
 export interface AgentToolContext {
   toolUseId: string;
   thread: Thread;
+  /** The run's thread id: what the tool may touch of the data tree is this thread's channel, whatever its input says. */
+  threadId: string;
   s3: S3Client;
   bucket: string;
   layout: WorkspaceLayout;
@@ -48,6 +50,10 @@ export interface SandboxToolContext {
   toolUseId: string;
   address: SandboxAddress;
   layout: WorkspaceLayout;
+  /** Aborted when someone stops the run. */
+  signal: AbortSignal;
+  /** A call to one of the run's stdio MCP servers, which run in this sandbox. */
+  callMcpTool: CallMcpTool;
 }
 
 /**

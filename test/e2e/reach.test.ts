@@ -14,9 +14,9 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import * as z from 'zod';
 import { localSecretArn } from '../../packages/local-cloud/src/resources.ts';
 import type { RecordedRequest } from '../../packages/local-cloud/src/bedrock.ts';
-import type { AuditRecord } from '../../shared/observability/audit.ts';
 import { dataKeys } from '../../shared/ids.ts';
 import { putData, readData } from '../support/data-bucket.ts';
+import { auditRecordOf } from '../support/audit.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
@@ -267,20 +267,7 @@ test('MCP: the allowed tools of a declared server reach the model as <server>__<
   assert.equal(line.serverTool, 'lookup_order');
   assert.equal(line.outcome, 'success');
   assert.ok(typeof line.durationMs === 'number' && (line.bytes as number) > 20, JSON.stringify(line));
-  const runId = (
-    [...stack.cloud.stepFunctions.executions.values()].find((e) => (e.input as { threadId: string }).threadId === threadId)!.input as {
-      runId: string;
-    }
-  ).runId;
-  const record = await eventually(
-    async () => {
-      const out = await stack.cloud.clients.s3.send(new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: 'audit/' }));
-      const key = (out.Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith(`/${runId}.json`));
-      return key ? (JSON.parse((await readData(stack, key))!) as AuditRecord) : undefined;
-    },
-    30_000,
-    'the audit record',
-  );
+  const record = await auditRecordOf(stack, threadId);
   // Metrics by server and tool.
   const reachCalls = stack.cloud.metrics.points
     .slice(metricsFrom)
@@ -299,6 +286,33 @@ test("MCP: a channel outside the server's channels is not offered its tools and 
   assert.equal(ended.status, 'SUCCEEDED');
   assert.ok(!toolNamesOf(requests[0]!).some((name) => name.startsWith('orders__')));
   assert.ok(!statesOf(threadId).includes('Connect'));
+});
+
+test('MCP: a stdio server is refused in the isolated sandbox network: said once in the thread, its tools left out, the run goes on', async () => {
+  await putData(stack, 'settings.json', {
+    mcpServers: {
+      notes: { command: 'node', args: ['notes-server.mjs'], channels: ['slack:C0STDIO'] },
+      orders: { url: orders.url, headers: { Authorization: 'Bearer ${secret:orders-token}' }, channels: ['slack:C0STDIO'] },
+    },
+  });
+  const lookup = toolTurn('orders__lookup_order', { id: 'A-7' });
+  const { ended, requests, results, posted, threadId } = await runScripted(stack, {
+    channel: 'C0STDIO',
+    text: 'look up A-7',
+    turns: [lookup, { text: 'Shipped.' }],
+  });
+  assert.equal(ended.status, 'SUCCEEDED');
+  const offered = toolNamesOf(requests[0]!);
+  assert.ok(!offered.some((name) => name.startsWith('notes__')), offered.join(', '));
+  assert.ok(offered.includes('orders__lookup_order'), 'the HTTP server beside it is listed as before');
+  assert.match(results.get(toolUseIdOf(lookup))!.text, /Order A-7: shipped/);
+  const notices = stack.slack.messages
+    .thread(posted.channel, posted.threadTs)
+    .filter((m) => m.bot_id && m.text.includes('could not reach the MCP server notes'));
+  assert.equal(notices.length, 1);
+  assert.match(notices[0]!.text, /stdio server, which runs in the sandbox, and this deployment's sandbox network is isolated/);
+  assert.match(notices[0]!.text, /needs the egress or public sandbox network/);
+  assert.ok(!statesOf(threadId).includes('SandboxTool'), 'nothing ran in the sandbox for it');
 });
 
 test('MCP: a stop aborts the running call (the server sees it cancelled) and ends the run', async () => {

@@ -421,7 +421,13 @@ test('functions: environment, timeout and memory per role', () => {
     sandboxStep: { env: { TABLE_NAME: table, DATA_BUCKET: bucket, SANDBOX_PORT: '8080' }, timeout: 900, memory: 1024 },
     // Loopback stays refused unless the deployment is a local test's (cdk context reachAllowLoopback).
     reachStep: {
-      env: { TABLE_NAME: table, DATA_BUCKET: bucket, MCP_SECRET_PREFIX: `${stack.stackName}/mcp/`, REACH_ALLOW_LOOPBACK: 'false' },
+      env: {
+        TABLE_NAME: table,
+        DATA_BUCKET: bucket,
+        MCP_SECRET_PREFIX: `${stack.stackName}/mcp/`,
+        REACH_ALLOW_LOOPBACK: 'false',
+        SANDBOX_NETWORK: 'isolated',
+      },
       timeout: 900,
       memory: 512,
     },

@@ -44,6 +44,36 @@ test('settings: an operator server may use secrets; a channel server may not, an
   assert.match(problems({ channels: { 'slack:C1': { mcpServers: { x: { url: 'https://x.example/', channels: [] } } } } })[0]!, /channels/);
 });
 
+test('settings: a stdio server has command (not url), plain env values only, and only the operator may declare one', () => {
+  const notes = { command: 'npx', args: ['-y', '@example/notes-mcp'], env: { NOTES_MODE: 'read-only' }, channels: ['slack:C0123'] };
+  assert.deepEqual(problems({ mcpServers: { notes } }), []);
+  const secret = problems({ mcpServers: { notes: { ...notes, env: { NOTES_TOKEN: '${secret:notes-token}' } } } });
+  assert.equal(secret.length, 1);
+  assert.match(
+    secret[0]!,
+    /env\.NOTES_TOKEN.*a stdio server may not use \$\{secret:…\}: it runs in the sandbox, where the agent's commands could read its environment/,
+  );
+  assert.match(
+    problems({ mcpServers: { both: { ...notes, url: 'https://x.example/mcp' } } })[0]!,
+    /either url \(HTTP\) or command \(stdio/,
+  );
+  assert.match(problems({ mcpServers: { neither: { channels: ['slack:C1'] } } })[0]!, /either url \(HTTP\) or command \(stdio/);
+  assert.match(problems({ mcpServers: { notes: { ...notes, headers: { A: 'b' } } } })[0]!, /headers are for an HTTP server/);
+  assert.match(problems({ mcpServers: { web: { url: 'https://x.example/mcp', args: ['x'] } } })[0]!, /args is for a stdio server/);
+  assert.match(problems({ channels: { 'slack:C1': { mcpServers: { notes: { command: 'npx' } } } } }).join('\n'), /command/);
+  const settings = settingsSchema.parse({ mcpServers: { notes } });
+  assert.deepEqual(runReachOf(settings, 'slack:C0123')!.mcpServers, [
+    {
+      name: 'notes',
+      command: 'npx',
+      args: ['-y', '@example/notes-mcp'],
+      env: { NOTES_MODE: 'read-only' },
+      timeoutSeconds: 30,
+      declaredBy: 'operator',
+    },
+  ]);
+});
+
 test("a run gets the servers of its channel (operator servers for it or for every channel, and the channel's own) and its web_fetch hosts", () => {
   const settings = settingsSchema.parse({
     mcpServers: { orders: ORDERS, wiki: { url: 'https://wiki.example/mcp' } },

@@ -15,7 +15,12 @@ import { defineTool, type AgentToolContext, type SandboxToolContext } from '../.
 const layout = workspaceLayout('slack:C1:1.5');
 // Nothing here reaches a thread, S3 or a sandbox: the tools under test use only their input.
 const agentContext = { layout } as Omit<AgentToolContext, 'toolUseId'>;
-const sandboxContext: Omit<SandboxToolContext, 'toolUseId'> = { address: { baseUrl: 'http://127.0.0.1:9', token: 't' }, layout };
+const sandboxContext: Omit<SandboxToolContext, 'toolUseId'> = {
+  address: { baseUrl: 'http://127.0.0.1:9', token: 't' },
+  layout,
+  signal: new AbortController().signal,
+  callMcpTool: () => Promise.reject(new Error('no MCP server here')),
+};
 
 /** An agent tool that says what it was given (and throws what it is asked to). */
 const echo = defineTool({
@@ -78,6 +83,7 @@ test('which tools run in the sandbox is derived from runsIn', () => {
     edit: 'sandbox',
     upload: 'agent',
     search_channel: 'agent',
+    memory_search: 'agent',
   });
   for (const [name, runsIn] of Object.entries(where)) assert.equal(BUILTIN_TOOLS.runsInSandbox(name), runsIn === 'sandbox', name);
   assert.equal(BUILTIN_TOOLS.runsInSandbox('no_such_tool'), false);
@@ -130,7 +136,7 @@ test("a valid input reaches run parsed (unknown fields dropped); ToolError is th
 test('a tool registered at run time is offered after the built-in ones, before the cache point, and allowed-tools can name it', () => {
   const run = BUILTIN_TOOLS.with([echo]);
   const names = run.toolConfig(true).tools!.map((tool) => tool.toolSpec?.name ?? 'cachePoint');
-  assert.deepEqual(names, ['bash', 'read', 'write', 'edit', 'upload', 'search_channel', 'echo', 'cachePoint']);
+  assert.deepEqual(names, ['bash', 'read', 'write', 'edit', 'upload', 'search_channel', 'memory_search', 'echo', 'cachePoint']);
   assert.deepEqual(run.toolConfig(false).tools!.at(-1), {
     toolSpec: {
       name: 'echo',

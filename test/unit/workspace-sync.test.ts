@@ -60,7 +60,12 @@ test('two threads editing one channel MEMORY.md at once keep both edits', async 
           new_string: `# Channel memory\n- ${fact}\n`,
         },
       },
-      { address: boxes[i]!, layout: threads[i]!.layout },
+      {
+        address: boxes[i]!,
+        layout: threads[i]!.layout,
+        signal: new AbortController().signal,
+        callMcpTool: () => Promise.reject(new Error('no MCP server here')),
+      },
     );
   assert.equal((await edit(0, 'deploys happen on Tuesdays')).status, 'success');
   assert.equal((await edit(1, 'the on-call rota is in PagerDuty')).status, 'success');

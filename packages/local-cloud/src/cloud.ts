@@ -33,6 +33,7 @@ import type { ModelAuthorizer } from './bedrock.ts';
 import type { AwsCall } from './front-door/index.ts';
 import { startAwsEndpoints } from './cloud/endpoints.ts';
 import { startLocalSecretsManager, type LocalSecretsManager } from './secrets-manager.ts';
+import { startLocalKms, type LocalKms } from './kms.ts';
 import { startDeploymentEndpoints, type DeploymentEndpoints } from './cloud/deployment.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
@@ -159,6 +160,8 @@ export interface LocalCloud {
   objectCreatedEvents: S3Notifications;
   /** The stack's secrets (the Slack secret holds the credentials given); PutSecretValue changes one. */
   secretsManager: LocalSecretsManager;
+  /** The stack's KMS keys (AWS::KMS::Key), for Encrypt and Decrypt. */
+  kms: LocalKms;
   /** The local Lambda: its invocations say which function version ran what. */
   lambda: LocalLambda;
   /** Functions outside the stack (lambda hooks' targets), reached through a front door like AWS Lambda. */
@@ -332,6 +335,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     startStackSecrets(template, options),
     startOperatorFunctions(options.operatorFunctions),
   ]);
+  const kms = await startLocalKms(resourcesOfType(template, 'AWS::KMS::Key').map(([id]) => localGetAtt(template, id, 'Arn')));
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([
     freePort(),
     freePort(),
@@ -347,6 +351,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       SCHEDULER: `http://127.0.0.1:${schedulerPort}`,
       EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
       SECRETS_MANAGER: secretsManager.endpoint,
+      KMS: kms.endpoint,
       LAMBDA: operatorFunctions.endpoint,
     },
     () => iam,
@@ -543,6 +548,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     s3Notifications,
     objectCreatedEvents,
     secretsManager,
+    kms,
     operatorFunctions,
     lambda,
     metrics: Object.assign(metrics, { endpoint: metricsEndpoint.url }),
@@ -598,6 +604,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         lambda: () => lambda.close(),
         endpoints: () => endpoints.close(),
         secretsManager: () => secretsManager.close(),
+        kms: () => kms.close(),
         operatorFunctions: () => operatorFunctions.close(),
         deployment: () => deployment.close(),
       });

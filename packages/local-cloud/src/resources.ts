@@ -160,6 +160,12 @@ function valuesOf(template: CfnTemplate, logicalId: string): Values {
     }
     case 'AWS::SecretsManager::Secret':
       return { ref: () => localSecretArn(name()), attributes: { Id: () => localSecretArn(name()) } };
+    case 'AWS::KMS::Key': {
+      // A key's id is a UUID AWS picks; locally one made from the logical id, the same every time.
+      const hex = digest(`kms-key/${logicalId}`, 32);
+      const keyId = () => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+      return { ref: keyId, attributes: { KeyId: keyId, Arn: () => localArn('kms', `key/${keyId()}`) } };
+    }
     case 'AWS::Events::EventBus':
       return { ref: name, attributes: { Arn: () => localArn('events', `event-bus/${name()}`), Name: name } };
     case 'AWS::Events::Rule': {

@@ -1,11 +1,10 @@
-// The reach step, in the reach-step Lambda (the one function that reaches the Internet and MCP
-// servers, and the only one that may read the MCP secrets): Connect lists the run's MCP servers'
-// tools once per run; a reach tool call (web_fetch, an MCP tool) runs here with the run's stop
+// The reach step, in the reach-step Lambda (the one function that reaches the Internet and HTTP MCP
+// servers, and the only one that may read the MCP secrets): Connect lists the run's HTTP MCP servers'
+// tools once per run (stdio servers, which run in the sandbox, it leaves to the sandbox step, or
+// refuses in the isolated sandbox network); a reach tool call (web_fetch, an MCP tool) runs here with the run's stop
 // watch, its result clamped and secret-filtered (the run's patterns and every secret value this
 // invocation read), timed into the context for the audit record, and counted by server and tool.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ActorDeps } from '../actor.ts';
-import { dataKeys } from '../../ids.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
 import { loadContext, type ReachCall, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
@@ -13,13 +12,14 @@ import type { JsonLogger } from '../../observability/log.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
 import { redactSecrets, secretPatternsWith, type SecretPattern } from '../../policy/secret-filter.ts';
 import { guardedFetch } from '../../reach/guarded-fetch.ts';
-import { callServerTool, listServerTools, type McpTarget } from '../../reach/mcp-client.ts';
-import { bedrockInputSchema, type McpListing, modelToolName, toolOffered } from '../../reach/mcp-tools.ts';
-import type { RunMcpServer } from '../../reach/run-reach.ts';
+import { callServerTool, type HttpMcpTarget, listServerTools } from '../../reach/mcp-client.ts';
+import { addListedTools, type McpListing, sortListing } from '../../reach/mcp-tools.ts';
+import { isStdioServer, type RunMcpServer } from '../../reach/run-reach.ts';
 import { approvalRuleFor } from '../../approvals/rules.ts';
 import { toolStepFirst } from '../../hooks/step-hooks.ts';
 import { bareHost } from '../../reach/url-rules.ts';
 import { fetchPage } from '../../reach/web-fetch.ts';
+import { storeResultImages } from '../../reach/result-images.ts';
 import { SECRET_REFERENCE } from '../../settings/groups/reach.ts';
 import { DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES } from '../../reach/limits.ts';
 import { runReachTool } from '../../tools/run.ts';
@@ -38,6 +38,8 @@ export interface ReachStepDeps extends RunToolsDeps {
   readSecret(name: string): Promise<string>;
   /** Loopback targets allowed: local testing only (REACH_ALLOW_LOOPBACK). */
   allowLoopback: boolean;
+  /** The deployment's sandbox network (sandboxNetwork): stdio MCP servers need egress or public. */
+  sandboxNetwork: 'isolated' | 'egress' | 'public';
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
@@ -61,7 +63,7 @@ class SecretValues {
 }
 
 /** The server as the client reaches it: secrets read into its headers; a channel's server only through the guarded fetch. */
-async function targetOf(deps: ReachStepDeps, server: RunMcpServer, secrets: SecretValues): Promise<McpTarget> {
+async function targetOf(deps: ReachStepDeps, server: RunMcpServer, secrets: SecretValues): Promise<HttpMcpTarget> {
   const headers: Record<string, string> = {};
   for (const [name, declared] of Object.entries(server.headers ?? {})) {
     let value = declared;
@@ -75,59 +77,59 @@ async function targetOf(deps: ReachStepDeps, server: RunMcpServer, secrets: Secr
     }
     headers[name] = value;
   }
-  const target: McpTarget = { name: server.name, url: server.url, headers, timeoutMs: server.timeoutSeconds * 1000 };
+  const url = server.url;
+  if (url === undefined) throw new ToolError(`the ${server.name} server runs in the sandbox, not here`);
+  const target = { name: server.name, url, headers, timeoutMs: server.timeoutSeconds * 1000 };
   if (server.declaredBy === 'operator') return target;
-  const host = bareHost(new URL(server.url));
+  const host = bareHost(new URL(url));
   const fetcher = guardedFetch({ allow: [host] }, { allowLoopback: deps.allowLoopback });
-  return { ...target, fetch: fetcher as unknown as McpTarget['fetch'] };
+  return { ...target, fetch: fetcher as unknown as HttpMcpTarget['fetch'] };
 }
 
 /** Lists every MCP server of the run (at once) and stores what it offers; a server that fails is left out and named. */
 export async function connectStep(deps: ReachStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  const next: LoopState = { step: loop.step, next: 'model', ...(loop.contextVersion ? { contextVersion: loop.contextVersion } : {}) };
+  const next = (listing: McpListing): LoopState => ({
+    step: loop.step,
+    // Stdio servers are listed by the sandbox step, once the tool step has readied the sandbox.
+    next: listing.awaitingSandbox?.length ? 'tool' : 'model',
+    ...(loop.contextVersion ? { contextVersion: loop.contextVersion } : {}),
+  });
   // A retried Connect finds the listing stored.
-  if (await loadMcpListing(deps, run)) return next;
+  const stored = await loadMcpListing(deps, run);
+  if (stored) return next(stored);
   const snapshot = await loadSnapshot(deps, run);
   const secrets = new SecretValues();
   const listing: McpListing = { tools: [], unavailable: [] };
+  const servers = snapshot.reach?.mcpServers ?? [];
+  const stdio = servers.filter(isStdioServer).map((server) => server.name);
+  if (stdio.length && deps.sandboxNetwork === 'isolated') {
+    for (const server of stdio) listing.unavailable.push({ server, reason: STDIO_NEEDS_NETWORK });
+  } else if (stdio.length) listing.awaitingSandbox = stdio;
   await Promise.all(
-    (snapshot.reach?.mcpServers ?? []).map(async (server) => {
-      const started = deps.now();
-      try {
-        const target = await targetOf(deps, server, secrets);
-        const tools = await listServerTools(target, AbortSignal.timeout(target.timeoutMs));
-        const offered = tools.filter((tool) => toolOffered(server, tool.name));
-        for (const tool of offered) {
-          const name = modelToolName(server.name, tool.name);
-          // A server that lists a name twice gets it offered once (two tools of one name would be refused by Bedrock).
-          if (listing.tools.some((listed) => listed.name === name)) continue;
-          listing.tools.push({
-            name,
-            server: server.name,
-            tool: tool.name,
-            description: redactSecrets(tool.description ?? '', secrets.patterns(snapshot)).slice(0, 4000),
-            inputSchema: bedrockInputSchema(tool.inputSchema),
-          });
+    servers
+      .filter((server) => !isStdioServer(server))
+      .map(async (server) => {
+        const started = deps.now();
+        try {
+          const target = await targetOf(deps, server, secrets);
+          const tools = await listServerTools(target, AbortSignal.timeout(target.timeoutMs));
+          const offered = addListedTools(listing, server, tools, (text) => redactSecrets(text, secrets.patterns(snapshot)), false);
+          deps.logger.info('mcp server listed', { server: server.name, tools: tools.length, offered, durationMs: deps.now() - started });
+        } catch (error) {
+          const reason = redactSecrets(reasonOf(error), secrets.patterns(snapshot)).slice(0, 300);
+          listing.unavailable.push({ server: server.name, reason });
+          deps.logger.warn('mcp server unavailable', { server: server.name, reason, durationMs: deps.now() - started });
         }
-        deps.logger.info('mcp server listed', {
-          server: server.name,
-          tools: tools.length,
-          offered: offered.length,
-          durationMs: deps.now() - started,
-        });
-      } catch (error) {
-        const reason = redactSecrets(reasonOf(error), secrets.patterns(snapshot)).slice(0, 300);
-        listing.unavailable.push({ server: server.name, reason });
-        deps.logger.warn('mcp server unavailable', { server: server.name, reason, durationMs: deps.now() - started });
-      }
-    }),
+      }),
   );
-  // In a fixed order, so the tool list (part of the cached prompt) does not depend on which server answered first.
-  listing.tools.sort((a, b) => (a.name < b.name ? -1 : 1));
-  listing.unavailable.sort((a, b) => (a.server < b.server ? -1 : 1));
+  sortListing(listing);
   await saveMcpListing(deps, run, listing);
-  return next;
+  return next(listing);
 }
+
+/** Why a stdio server is left out in the isolated sandbox network (said once in the thread). */
+export const STDIO_NEEDS_NETWORK =
+  "it is a stdio server, which runs in the sandbox, and this deployment's sandbox network is isolated; a stdio server needs the egress or public sandbox network (deployment setting sandboxNetwork)";
 
 const reasonOf = (error: unknown): string =>
   (error as Error).name === 'TimeoutError' ? 'no answer in time' : ((error as Error).message ?? String(error));
@@ -167,20 +169,7 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
       const target = await targetOf(deps, server, secrets);
       const result = await callServerTool(target, tool, args, AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]));
       reached.bytes = result.bytes;
-      const images = await Promise.all(
-        result.images.map(async ({ format, data }, i) => {
-          const key = `${dataKeys(run.threadId).threadDir}/reach/${call.toolUseId}-${i + 1}.${format}`;
-          await deps.store.s3.send(
-            new PutObjectCommand({
-              Bucket: deps.store.bucket,
-              Key: key,
-              Body: Buffer.from(data, 'base64'),
-              ContentType: `image/${format}`,
-            }),
-          );
-          return { format, uri: `s3://${deps.store.bucket}/${key}` };
-        }),
-      );
+      const images = await storeResultImages(deps.store, run.threadId, call.toolUseId, result.images);
       return { status: result.status, text: result.text, ...(images.length ? { images } : {}) };
     },
   })

@@ -26,8 +26,9 @@ export async function saveMcpListing(deps: RunToolsDeps, run: RunInput, listing:
 
 /** The run's listing, or undefined before the Connect step stored it. */
 export async function loadMcpListing(deps: RunToolsDeps, run: RunInput): Promise<McpListing | undefined> {
+  // A listing that awaits the sandbox step changes once more (in another function): read it again until it is whole.
   const known = deps.listings?.get(run.runId);
-  if (known) return known;
+  if (known && !known.awaitingSandbox?.length) return known;
   const raw = await readText(deps.store, listingKey(run));
   if (!raw) return undefined;
   const listing = JSON.parse(raw) as McpListing;
@@ -37,13 +38,13 @@ export async function loadMcpListing(deps: RunToolsDeps, run: RunInput): Promise
 
 export type RunTools = { tools: ToolRegistry; listing?: McpListing } | 'connect';
 
-/** The run's tools, or 'connect' when its MCP servers have not been listed yet. */
+/** The run's tools, or 'connect' when its MCP servers have not all been listed yet. */
 export async function runToolsOf(deps: RunToolsDeps, run: RunInput, snapshot: RunSnapshot): Promise<RunTools> {
   const reach = snapshot.reach;
   if (!reach) return { tools: deps.tools };
   const extra: AnyTool[] = reach.webFetch ? [webFetch] : [];
   if (!reach.mcpServers?.length) return { tools: deps.tools.with(extra) };
   const listing = await loadMcpListing(deps, run);
-  if (!listing) return 'connect';
+  if (!listing || listing.awaitingSandbox?.length) return 'connect';
   return { tools: deps.tools.with([...extra, ...mcpToolDefinitions(listing)]), listing };
 }

@@ -19,26 +19,28 @@ import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-no
 import type { LoopState, RunInput } from '../../contracts.ts';
 import { loadContext, saveLoadedContext } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
-import type { ToolRegistry } from '../../tools/registry.ts';
+import type { ToolOutcome } from '../../tools/tool.ts';
+import type { ReachCall } from '../../context/store.ts';
+import { isStdioServer } from '../../reach/run-reach.ts';
+import { listInSandbox, stdioCaller } from './sandbox-mcp.ts';
+import { loadMcpListing, runToolsOf, type RunToolsDeps } from './run-tools.ts';
 import { runSandboxTool } from '../../tools/run.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
-import { countToolCall } from './step-metrics.ts';
-import { loadSnapshot, type SnapshotDeps } from './snapshot.ts';
+import { countReachCall, countToolCall } from './step-metrics.ts';
+import { loadSnapshot } from './snapshot.ts';
 import { approvalRuleFor } from '../../approvals/rules.ts';
-import { commandHooks } from '../../hooks/sandbox-hooks.ts';
+import { commandHooks, type PreCall } from '../../hooks/sandbox-hooks.ts';
 import { toolStepFirst } from '../../hooks/step-hooks.ts';
 import { hasCommandHooks } from '../../hooks/settings.ts';
 
-/** `store` and `snapshots`: the data bucket, and the run snapshots this container has read. */
-export interface SandboxStepDeps extends SnapshotDeps {
+/** `store`, `snapshots`, `listings`: the data bucket, and the run snapshots and MCP listings this container has read; `tools`: the built-in ones. */
+export interface SandboxStepDeps extends RunToolsDeps {
   sandboxes: SandboxStoreDeps;
   /** The thread's actor item: stop and steer flags. */
   actor: Pick<ActorDeps, 'db' | 'tableName'>;
   port: number;
-  /** The tools of the run: this step runs the sandbox ones. */
-  tools: ToolRegistry;
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
@@ -46,16 +48,26 @@ export interface SandboxStepDeps extends SnapshotDeps {
 }
 
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  // The step's three reads at once: the context, the run's flags, the sandbox item with the workspace version.
-  const [context, flags, { item, version }] = await Promise.all([
+  // The step's reads at once: the context, the run's flags, the sandbox item with the workspace version, the snapshot.
+  const [context, flags, { item, version }, snapshot] = await Promise.all([
     loadContext(deps.store, run.threadId),
     runFlags(deps.actor, run.threadId, run.runId),
     getSandboxAndVersion(deps.sandboxes, run.threadId),
+    loadSnapshot(deps, run),
   ]);
+  // The run's stdio MCP servers are listed here once, before its first model call (the tool step sent it).
+  const listing = snapshot.reach?.mcpServers?.some(isStdioServer) ? await loadMcpListing(deps, run) : undefined;
+  const connecting = listing?.awaitingSandbox?.length ? listing : undefined;
+  const runTools = connecting ? undefined : await runToolsOf(deps, run, snapshot);
+  const tools = runTools && runTools !== 'connect' ? runTools.tools : deps.tools;
   const call = pendingToolCall(context.entries);
-  if (!call || !deps.tools.runsInSandbox(call.name)) return routeAfterTool(context.entries, loop.step);
-  const flagged = await checkFlagsBetweenTools(deps, run, loop, context, flags);
-  if (flagged) return flagged;
+  if (connecting) {
+    if (flags.abort) return stoppedAt(loop.step);
+  } else {
+    if (!call || !tools.runsInSandbox(call.name)) return routeAfterTool(context.entries, loop.step);
+    const flagged = await checkFlagsBetweenTools(deps, run, loop, context, flags);
+    if (flagged) return flagged;
+  }
   const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
   if (!item || !address) return { step: loop.step, next: 'tool' };
   if (!(await waitUntilAnswering(deps.sandboxes, item, address))) {
@@ -64,14 +76,17 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     return { step: loop.step, next: 'tool' };
   }
   const started = deps.now();
-  let status: 'success' | 'error';
+  const layout = workspaceLayout(run.threadId, { hooks: hasCommandHooks(snapshot.hooks) });
+  let status: 'success' | 'error' = 'success';
+  let reached: ReachCall | undefined;
   try {
-    const [recorded, snapshot] = await Promise.all([loadSyncState(deps.store, run.threadId, item.taskArn), loadSnapshot(deps, run)]);
-    const layout = workspaceLayout(run.threadId, { hooks: hasCommandHooks(snapshot.hooks) });
+    const recorded = await loadSyncState(deps.store, run.threadId, item.taskArn);
     // A call a rule holds runs here only once a person approved it; the tool step asks them.
-    if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
+    if (call && !connecting && loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call))
+      return { step: loop.step, next: 'tool' };
     // So is a call whose PreToolUse lambda hooks have not run, or that a hook holds.
-    if (toolStepFirst(snapshot, context.entries, call, loop.approvedToolUseId)) return { step: loop.step, next: 'tool' };
+    if (call && !connecting && toolStepFirst(snapshot, context.entries, call, loop.approvedToolUseId))
+      return { step: loop.step, next: 'tool' };
     const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
       metadata: eventWriteMetadata(run.threadId, run.prompt),
@@ -84,28 +99,40 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     const fresh = recorded.listed?.runId === run.runId && recorded.listed.version === version;
     const before = fresh ? { state: known, stats: emptyStats() } : await syncIn(sync, layout, known);
     let listed: Listed = fresh ? recorded.listed! : { runId: run.runId, version };
-    const hooks = commandHooks(deps, run, snapshot, context.entries, call, address);
-    const pre = await hooks.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)));
-    if (pre.state) before.state = pre.state;
-    if (pre.held) {
+    let outcome: ToolOutcome | undefined;
+    const hooks = call && !connecting ? commandHooks(deps, run, snapshot, context.entries, call, address) : undefined;
+    let pre: PreCall = {};
+    if (connecting) {
+      // A stdio server sees the workspace as the commands do (a script of the channel's files, say).
+      await listInSandbox(deps, run, snapshot, connecting, address);
+    } else if ((pre = (await hooks?.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)))) ?? {}).held) {
+      // A command hook made the call wait for a person: the tool step asks.
       await Promise.all([
         saveLoadedContext(deps.store, run.threadId, context),
-        saveSyncState(deps.store, run.threadId, item.taskArn, { files: before.state, listed }),
+        saveSyncState(deps.store, run.threadId, item.taskArn, { files: pre.state ?? before.state, listed }),
       ]);
       return { step: loop.step, next: 'tool' };
+    } else if (pre.blocked) {
+      outcome = pre.blocked;
+    } else {
+      // A stop kills the running command's whole process tree at once, and cuts a stdio MCP call.
+      const stopWatch = watchForStop(deps, run);
+      stopWatch.signal.addEventListener('abort', () => void cancel(address, call!.toolUseId).catch(() => undefined));
+      const callMcpTool = stdioCaller(deps, run, call!.toolUseId, snapshot, address, (r) => (reached = r));
+      outcome = await runSandboxTool(tools, call!, { address, layout, signal: stopWatch.signal, callMcpTool })
+        .catch((error: unknown) => {
+          if (stopWatch.signal.aborted) return undefined;
+          throw error;
+        })
+        .finally(() => stopWatch.stop());
+      if (stopWatch.signal.aborted || !outcome) {
+        deps.logger.info('tool call stopped', { runId: run.runId, tool: call!.name, toolUseId: call!.toolUseId });
+        return stoppedAt(loop.step);
+      }
     }
-    // A stop kills the running command's whole process tree at once.
-    const stopWatch = watchForStop(deps, run);
-    stopWatch.signal.addEventListener('abort', () => void cancel(address, call.toolUseId).catch(() => undefined));
-    let outcome = pre.blocked ?? (await runSandboxTool(deps.tools, call, { address, layout }).finally(() => stopWatch.stop()));
-    stopWatch.stop();
-    if (stopWatch.signal.aborted) {
-      deps.logger.info('tool call stopped', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId });
-      return stoppedAt(loop.step);
-    }
-    const after = await syncOut(sync, layout, before.state, syncLimits(snapshot));
+    const after = await syncOut(sync, layout, pre.state ?? before.state, syncLimits(snapshot));
     // After the sync: a hook file the call changed is back as the operator wrote it before any hook runs.
-    if (!pre.blocked) outcome = await hooks.post(outcome);
+    if (hooks && outcome && !pre.blocked) outcome = await hooks.post(outcome);
     if (after.sharedWrites > 0) {
       // Other threads' sandboxes list again; this one need not, unless someone else wrote meanwhile.
       const bumped = await bumpWorkspaceVersion(deps.sandboxes, dataKeys(run.threadId).channelDir);
@@ -117,15 +144,17 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       unchanged ? undefined : saveSyncState(deps.store, run.threadId, item.taskArn, { files: after.state, listed }),
       touchSandbox(deps.sandboxes, run.threadId, item.taskArn),
     ]);
+    if (after.restored.length > 0) {
+      deps.logger.warn('read-only files restored', { runId: run.runId, toolUseId: call?.toolUseId, files: after.restored });
+    }
+    if (after.overLimit) deps.logger.warn('sandbox over its sync limits', { runId: run.runId, ...after.overLimit });
+    if (!outcome || !call)
+      return { step: loop.step, next: 'model', ...(loop.contextVersion ? { contextVersion: loop.contextVersion } : {}) };
     const notes = syncNotes(after, snapshot);
     if (notes.length) {
       outcome.status = 'error';
       outcome.text += notes.map((note) => `\n[${note}]`).join('');
     }
-    if (after.restored.length > 0) {
-      deps.logger.warn('read-only files restored', { runId: run.runId, toolUseId: call.toolUseId, files: after.restored });
-    }
-    if (after.overLimit) deps.logger.warn('sandbox over its sync limits', { runId: run.runId, ...after.overLimit });
     deps.logger.info('tool call', {
       runId: run.runId,
       tool: call.name,
@@ -135,9 +164,12 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       bytesOut: after.stats.bytesOut,
       s3Calls: before.stats.s3Calls + after.stats.s3Calls,
       conflicts: after.conflicts.length,
+      ...(reached ? { server: reached.server, serverTool: reached.tool, bytes: reached.bytes } : {}),
     });
-    appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
+    const ran = { ...toolTime(started, deps.now()), ...(reached ? { reach: reached } : {}) };
+    appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), ran);
     status = outcome.status;
+    if (reached) countReachCall(deps.metrics, reached.server, reached.tool, status, ran.durationMs);
   } catch (error) {
     if (!(error instanceof SandboxUnreachable)) throw new WorkspaceSyncError(error);
     deps.logger.warn('sandbox lost; it will be replaced', { runId: run.runId, taskArn: item.taskArn, error });
@@ -145,6 +177,6 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     return { step: loop.step, next: 'tool' };
   }
   await saveLoadedContext(deps.store, run.threadId, context);
-  countToolCall(deps.metrics, call.name, status);
-  return routeAfterTool(context.entries, loop.step, deps.tools);
+  countToolCall(deps.metrics, call!.name, status);
+  return routeAfterTool(context.entries, loop.step, tools);
 }

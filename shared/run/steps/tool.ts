@@ -1,6 +1,6 @@
-// The tool step, in agent-step: agent tools (upload, search_channel) run here; for a sandbox tool the
-// thread's sandbox is made ready (started, or replaced if it died) and the call goes on to the
-// sandbox step inside the VPC; a reach tool (web_fetch, an MCP tool) goes on to the reach step. Stop
+// The tool step, in agent-step: agent tools (upload, search_channel) run here; for a sandbox tool (and
+// a stdio MCP server's, and the listing of those servers at a run's start) the thread's sandbox is
+// made ready (started, or replaced if it died) and the call goes on to the sandbox step inside the VPC; a reach tool (web_fetch, an MCP tool) goes on to the reach step. Stop
 // and steer are checked before every call, and a call a rule of settings.json `approvals` holds waits
 // for a person's decision first (shared/approvals/gate.ts).
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
@@ -11,13 +11,14 @@ import { withRunContext } from './run-context.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runAgentTool } from '../../tools/run.ts';
 import type { RunsIn, ToolOutcome } from '../../tools/tool.ts';
-import { runToolsOf } from './run-tools.ts';
+import { loadMcpListing, runToolsOf, saveMcpListing } from './run-tools.ts';
+import { withoutSandboxServers } from '../../reach/mcp-tools.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { countToolCall } from './step-metrics.ts';
 import { gateCall, noteInContext } from '../../approvals/gate.ts';
-import { secretPatternsWith } from '../../policy/secret-filter.ts';
+import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
 import { DEFAULT_APPROVAL_TIMEOUT_MINUTES, type ApprovalRule } from '../../approvals/rules.ts';
 import type { ToolCall } from '../../tools/tool.ts';
 import type { RunSnapshot } from './snapshot.ts';
@@ -65,9 +66,22 @@ export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState):
   return withRunContext(deps, run.threadId, loop.contextVersion, (context) => runTool(deps, run, loop, context));
 }
 
+/**
+ * Sent here by Connect when the run has stdio MCP servers to list: the sandbox is readied and the
+ * sandbox step lists them; a sandbox that cannot start leaves them out, named once in the thread.
+ */
+async function connectSandbox(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const listing = await loadMcpListing(deps, run);
+  if (!listing?.awaitingSandbox?.length) return { step: loop.step, next: 'model' };
+  const sandbox = await readySandbox(deps, run);
+  if (sandbox === 'ready') return { step: loop.step, next: 'sandbox' };
+  await saveMcpListing(deps, run, withoutSandboxServers(listing, sandbox.text));
+  return { step: loop.step, next: 'model' };
+}
+
 async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context: LoadedContext): Promise<LoopState> {
   const call = pendingToolCall(context.entries);
-  if (!call) return { step: loop.step, next: 'model' };
+  if (!call) return connectSandbox(deps, run, loop);
   const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
   if (flagged) return flagged;
   // The snapshot is in the container already (runStep read it for the run's secret patterns).
@@ -107,12 +121,13 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
-  if ((await whereRuns(deps, run, call.name)) === 'reach') {
+  const where = await whereRuns(deps, run, call.name);
+  if (where === 'reach') {
     if (gate.kind !== 'approved') return { step: loop.step, next: 'reach' };
     await saveLoadedContext(deps.store, run.threadId, context);
     return { step: loop.step, next: 'reach', approvedToolUseId: call.toolUseId };
   }
-  if (deps.tools.runsInSandbox(call.name)) {
+  if (where === 'sandbox') {
     const sandbox = await readySandbox(deps, run);
     if (sandbox === 'ready') {
       if (gate.kind !== 'approved') return { step: loop.step, next: 'sandbox' };
@@ -121,8 +136,10 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     }
     outcome = sandbox;
   } else {
-    const tool = { thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
+    const tool = { thread, threadId: run.threadId, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
     outcome = await runAgentTool(deps.tools, call, tool);
+    // What an agent tool read (a channel's history, archived contexts) reaches the model without the secrets in it, as a reach tool's answer does.
+    outcome.text = redactSecrets(outcome.text, secretPatternsWith(snapshot.secretPatterns));
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
   }
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));

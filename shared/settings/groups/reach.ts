@@ -34,29 +34,67 @@ const serverShape = {
   timeoutSeconds: z.int().min(1).max(600).default(30),
 };
 
+/** An issue for each value of `values` that names a secret. */
+function refuseSecrets(ctx: z.RefinementCtx, field: string, values: Record<string, string> | undefined, message: string): void {
+  for (const [name, value] of Object.entries(values ?? {})) {
+    if (new RegExp(SECRET_REFERENCE.source).test(value)) ctx.addIssue({ code: 'custom', path: [field, name], message });
+  }
+}
+
+/**
+ * An operator's server is reached at `url`, or is a program that speaks MCP over stdio (`command`,
+ * `args`, `env`), run inside the thread's sandbox. A stdio server gets no secret: the agent's own
+ * commands run beside it as the same user and could read its environment.
+ */
 const operatorServer = z
   .object({
     ...serverShape,
+    url: serverShape.url.optional(),
+    command: z.string().min(1).max(1000).optional(),
+    args: z.array(z.string().max(4000)).max(100).optional(),
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, { error: 'must be an environment variable name' }), z.string().max(4000))
+      .optional(),
     /** `adapter:channel` keys (`slack:C0123`); absent: every channel. */
     channels: z.array(z.string().min(3)).max(1000).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((server, ctx) => {
+    if ((server.url === undefined) === (server.command === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'a server needs either url (HTTP) or command (stdio, run in the sandbox), not both',
+      });
+    }
+    if (server.command === undefined) {
+      for (const key of ['args', 'env'] as const) {
+        if (server[key] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [key], message: `${key} is for a stdio server (one with command)` });
+      }
+      return;
+    }
+    if (server.headers !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['headers'], message: 'headers are for an HTTP server (one with url)' });
+    refuseSecrets(
+      ctx,
+      'env',
+      server.env,
+      "a stdio server may not use ${secret:…}: it runs in the sandbox, where the agent's commands could read its environment; reach a server that needs a secret over HTTP (url, headers)",
+    );
+  });
 
 const channelServer = z
   .object(serverShape)
   .strict()
-  .superRefine(({ headers }, ctx) => {
-    for (const [name, value] of Object.entries(headers ?? {})) {
-      if (new RegExp(SECRET_REFERENCE.source).test(value)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['headers', name],
-          message:
-            "a channel's MCP server may not use ${secret:…}: only servers in the top-level mcpServers, which the operator declares, get secrets",
-        });
-      }
-    }
-  });
+  .superRefine(({ headers }, ctx) =>
+    refuseSecrets(
+      ctx,
+      'headers',
+      headers,
+      "a channel's MCP server may not use ${secret:…}: only servers in the top-level mcpServers, which the operator declares, get secrets",
+    ),
+  );
 
 /** A host web_fetch may read: `docs.example.com`, `*.example.com` (its subdomains), `*` (every public host), each perhaps with `:port`. */
 const allowedHost = z.string().regex(/^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)(:\d{1,5})?$/, {

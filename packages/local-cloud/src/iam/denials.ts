@@ -55,6 +55,7 @@ export function deniedResponse(service: string, decision: Pick<Decision, 'messag
     case 'ecs':
     case 'events':
     case 'secretsmanager':
+    case 'kms':
       return json(400, 'application/x-amz-json-1.1', { __type: 'AccessDeniedException', message });
     case 'scheduler':
     case 'lambda':

@@ -87,6 +87,13 @@ function policiesOnLiteralWildcard(policies: IdentityPolicy[]): IdentityPolicy[]
 export class PolicyEvaluator {
   private readonly cache = new Map<string, Promise<Decision>>();
 
+  /**
+   * `resourcePolicies`: resource ARN → its policy, for the resources whose own policy AWS reads with
+   * the caller's (a KMS key's key policy: without one that trusts the account, no IAM policy allows
+   * a use of the key).
+   */
+  constructor(private readonly resourcePolicies: ReadonlyMap<string, object> = new Map()) {}
+
   evaluate(session: RoleSession, authorization: Authorization): Promise<Decision> {
     const context = { ...globalContext(session), ...authorization.context };
     const key = JSON.stringify([session.principalArn, authorization.action, authorization.resource, Object.entries(context).sort()]);
@@ -109,6 +116,7 @@ export class PolicyEvaluator {
       serviceControlPolicies: [],
       resourceControlPolicies: [],
       request: { principal: session.principalArn, action, resource: { resource, accountId: LOCAL_ACCOUNT }, contextVariables: context },
+      ...(this.resourcePolicies.has(resource) ? { resourcePolicy: this.resourcePolicies.get(resource) } : {}),
     };
     const outcome = await runSimulation(simulation, {});
     let result: string;

@@ -4,7 +4,7 @@
 // clients), allowed everything.
 import { createHash } from 'node:crypto';
 import { type CfnTemplate, LOCAL_ACCOUNT } from '../template.ts';
-import { localPhysicalName, resolveCloudFormation } from '../resources.ts';
+import { localGetAtt, localPhysicalName, resolveCloudFormation } from '../resources.ts';
 import { PolicyEvaluator, type Decision, type RoleSession } from './evaluate.ts';
 import { rolePolicies, unevaluableReason } from './policies.ts';
 import { type Authorization, type AwsHttpRequest, type StackFacts, authorizationsFor } from './requests.ts';
@@ -94,7 +94,16 @@ export function createLocalIam(template: object): LocalIam {
     taskDefinitionRoles: (arn) => taskDefinitionRoles.get(arn) ?? [],
     latestTaskDefinition: (family) => latestTaskDefinitions.get(family),
   };
-  const evaluator = new PolicyEvaluator();
+  // KMS reads a key's key policy with the caller's policies (CDK's default trusts the account's IAM).
+  const keyPolicies = new Map(
+    resources
+      .filter(([, resource]) => resource.Type === 'AWS::KMS::Key')
+      .map(([logicalId, resource]) => [
+        localGetAtt(cfn, logicalId, 'Arn'),
+        resolveCloudFormation(cfn, resource.Properties?.KeyPolicy ?? {}) as object,
+      ]),
+  );
+  const evaluator = new PolicyEvaluator(keyPolicies);
 
   const authorize = async (principal: Principal, authorization: Authorization): Promise<Decision> => {
     if (principal === 'operator') return { allowed: true, message: 'the operator', principal: 'operator', ...authorization };

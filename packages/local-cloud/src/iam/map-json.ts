@@ -1,6 +1,7 @@
 // The awsJson services whose operations name their resource by ARN or name in the body: Step
-// Functions (AWSStepFunctions.<Operation>), EventBridge (AWSEvents.PutEvents) and Secrets Manager
-// (secretsmanager.<Operation>).
+// Functions (AWSStepFunctions.<Operation>), EventBridge (AWSEvents.PutEvents), Secrets Manager
+// (secretsmanager.<Operation>) and KMS (TrentService.Encrypt and Decrypt).
+import { keyArnOfCiphertext, kmsKeyArn } from '../kms.ts';
 import { localArn, localSecretArn } from '../resources.ts';
 import { type Authorization, type AwsHttpRequest, UnknownOperationError, jsonBody, jsonTarget, unique } from './request-types.ts';
 import { onAnyResource } from './service-reference.ts';
@@ -72,4 +73,17 @@ export function secretsManagerAuthorizations(request: AwsHttpRequest): Authoriza
   const action = `secretsmanager:${operation}`;
   if (ON_SECRET.has(operation)) return [{ action, resource: secretArn(input.SecretId) }];
   return onAnyResourceOrUnknown('secretsmanager', operation);
+}
+
+// Encrypt names its key; Decrypt's key is the one the ciphertext was made with (KMS reads it from
+// the blob), so a grant of kms:Decrypt on another key does not let a function read this one's.
+export function kmsAuthorizations(request: AwsHttpRequest): Authorization[] {
+  const operation = jsonTarget(request);
+  const input = jsonBody(request);
+  if (operation === 'Encrypt') return [{ action: 'kms:Encrypt', resource: kmsKeyArn(input.KeyId) }];
+  if (operation === 'Decrypt') {
+    const key = keyArnOfCiphertext(input.CiphertextBlob) ?? (input.KeyId === undefined ? '*' : kmsKeyArn(input.KeyId));
+    return [{ action: 'kms:Decrypt', resource: key }];
+  }
+  throw new UnknownOperationError('kms', operation);
 }

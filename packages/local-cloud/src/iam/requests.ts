@@ -2,7 +2,7 @@
 // An operation nobody mapped is an error, never an allowed request: a missing mapping is found.
 import { dynamoDbAuthorizations } from './map-dynamodb.ts';
 import { ecsAuthorizations } from './map-ecs.ts';
-import { eventBridgeAuthorizations, secretsManagerAuthorizations, stepFunctionsAuthorizations } from './map-json.ts';
+import { eventBridgeAuthorizations, kmsAuthorizations, secretsManagerAuthorizations, stepFunctionsAuthorizations } from './map-json.ts';
 import { bedrockAuthorizations, lambdaAuthorizations, schedulerAuthorizations } from './map-rest.ts';
 import { s3Authorizations } from './map-s3.ts';
 import { sqsAuthorizations } from './map-sqs.ts';
@@ -21,6 +21,7 @@ const MAPPERS: Record<string, (request: AwsHttpRequest, facts: StackFacts) => Au
   events: eventBridgeAuthorizations,
   bedrock: bedrockAuthorizations,
   secretsmanager: secretsManagerAuthorizations,
+  kms: kmsAuthorizations,
   lambda: lambdaAuthorizations,
 };
 
