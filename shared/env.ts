@@ -101,6 +101,8 @@ export const agentEnv = z
     ...sandboxPort,
     ...settingsCache,
     ...promptFilesCache,
+    /** cdk.json context `hookFunctions`, comma-separated: the only functions a lambda hook may name (unset: none). */
+    HOOK_FUNCTIONS: optional,
   })
   .superRefine(chatSource);
 

@@ -3,6 +3,7 @@
 // commands' words overlap (test/unit/commands.test.ts), so their order here does not matter.
 export { agentsCommand } from './agents.ts';
 export { opsCommand } from './ops.ts';
+export { reasonCommand } from './reason.ts';
 export { settingsCommand } from './settings.ts';
 export { steerCommand } from './steer.ts';
 export { stopCommand } from './stop.ts';

@@ -1088,7 +1088,16 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   teamsWebhook: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
-  agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  // client-lambda: lambda hooks (settings.json `hooks`) invoke the functions cdk.json `hookFunctions` declares (loaded at the first hook).
+  agentStep: [
+    'client-bedrock-runtime',
+    'client-dynamodb',
+    'client-ecs',
+    'client-lambda',
+    'client-s3',
+    'client-secrets-manager',
+    'client-sfn',
+  ],
   sandboxStep: ['client-dynamodb', 'client-s3'],
   reachStep: ['client-dynamodb', 'client-s3', 'client-secrets-manager'],
   sandboxReaper: ['client-dynamodb', 'client-ecs'],
@@ -1147,9 +1156,9 @@ function withBundles(settings: Record<string, unknown>, check: (role: FunctionRo
   }
 }
 
-/** The packages a bundle imports (ESM) or requires (bundled CommonJS) at run time, by specifier prefix. */
+/** The packages a bundle imports (ESM, also on first use: `import("…")`) or requires (bundled CommonJS) at run time, by specifier prefix. */
 const importedAtRunTime = (source: string, prefix: string): string[] => {
-  const specifiers = [...source.matchAll(/(?:from|import|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+  const specifiers = [...source.matchAll(/(?:from|import\(?|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
   return [...new Set(specifiers.filter((s) => s.startsWith(prefix)))].sort();
 };
 

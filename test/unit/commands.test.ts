@@ -34,6 +34,9 @@ const SAMPLES: [string, string | undefined, unknown?][] = [
   ['agents', 'agents', {}],
   ['<@U0BOT> Agents', 'agents', {}],
   ['agents please', undefined],
+  ['reason: not on a Friday', 'reason', { reason: 'not on a Friday' }],
+  ['<@U0BOT> Reason:\nno uploads', 'reason', { reason: 'no uploads' }],
+  ['reason about this design', undefined],
   ['hello', undefined],
 ];
 
@@ -46,7 +49,7 @@ test('each text is the one command whose words it is, after any mention of the b
 });
 
 test("no two commands claim the same words, so the registry's order does not matter", () => {
-  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['agents', 'ops', 'settings', 'steer', 'stop', 'usage']);
+  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['agents', 'ops', 'reason', 'settings', 'steer', 'stop', 'usage']);
   for (const [text] of SAMPLES) {
     const claiming = COMMANDS.filter((c) => c.parse(withoutMention(text)) !== undefined).map((c) => c.name);
     assert.ok(claiming.length <= 1, `${text}: ${claiming.join(', ')}`);
@@ -74,6 +77,7 @@ test('where each command is answered, and by whom it may be used', () => {
     usage: 'dispatch anyone',
     settings: 'dispatch admin',
     ops: 'dispatch admin',
+    reason: 'webhook anyone',
     agents: 'dispatch anyone',
   });
 });
