@@ -10,6 +10,7 @@ import { parseTriggers, type TriggerDeclaration } from '../shared/triggers/decla
 import { isImageReference, MAX_IMAGE_URI_LENGTH, parseEcrImage } from './image-uri.ts';
 import { PLATFORM_NAMES } from '../shared/platforms/descriptors.ts';
 import { closest } from '../shared/support/closest.ts';
+import { HOOK_FUNCTION_ARN } from '../shared/hooks/settings.ts';
 
 /** Every platform this runtime knows (shared/platforms/descriptors.ts). */
 export const CHAT_PLATFORMS = PLATFORM_NAMES;
@@ -64,6 +65,7 @@ const flag = z.preprocess(cliBoolean, z.boolean({ error: 'must be true or false'
 const AZ_IDS = `must be 1 to ${MAX_SANDBOX_AZS} different AZ IDs such as use1-az1 (aws ec2 describe-availability-zones shows them)`;
 const PLATFORMS = `must be one or more of ${CHAT_PLATFORMS.join(', ')}`;
 const REACH_SUBNETS = 'must be 1 to 16 different subnet ids such as subnet-0123456789abcdef0';
+const HOOK_FUNCTIONS = 'must be up to 20 different Lambda function ARNs such as arn:aws:lambda:us-east-1:123456789012:function:org-policy';
 const REACH_GROUPS = 'must be 1 to 5 different security group ids such as sg-0123456789abcdef0';
 /** A list (cdk.json) or comma-separated (-c key=a,b) of distinct items, each also refused with `error`. */
 const distinctList = <T extends z.ZodType<string>>(item: T, min: number, max: number, error: string) =>
@@ -166,6 +168,11 @@ const deploymentFields = {
    * server on 127.0.0.1). Off by default; settings.json cannot turn it on.
    */
   reachAllowLoopback: flag.default(false),
+  /**
+   * The operator's Lambda functions that settings.json `hooks` may invoke (by ARN): the agent-step
+   * role may invoke these and no others. Empty: no lambda hook can run.
+   */
+  hookFunctions: distinctList(z.string({ error: HOOK_FUNCTIONS }).regex(HOOK_FUNCTION_ARN), 0, 20, HOOK_FUNCTIONS).default([]),
   /** Where the alarm topic mails to (an email subscription, confirmed by its owner); none when absent. */
   alarmEmail: z.string({ error: 'must be one email address, such as ops@example.com' }).regex(EMAIL).optional(),
   /** The daily cost alarm fires when the model and sandbox cost of one day exceeds this, in US dollars. */

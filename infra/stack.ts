@@ -195,6 +195,7 @@ export class AgentRuntimeStack extends Stack {
       sandboxStep: sandboxStep.handler,
       reachStep: reachStep.handler,
       sandbox: sandboxTask,
+      hookFunctions: props.settings.hookFunctions,
     });
     // Versions a run may still use are kept across deploys; older ones are deleted on the next deploy.
     const versionPruning = new FunctionVersionPruning(this, 'FunctionVersionPruning', {

@@ -62,6 +62,8 @@ export const RUN_RECORD = {
   stopCard: 'stop-card',
   /** The message asking for a decision on a tool call (shared/approvals/). */
   approvalMessage: (toolUseId: string) => `approval-message#${toolUseId}`,
+  /** The notice that a UserPromptSubmit or SessionStart hook withheld the prompt (shared/hooks/). */
+  hookBlocked: 'hook-blocked',
   /** The run's tokens and cost under its replies (`showCost`). */
   costFooter: 'cost-footer',
   /** The notice that some of the run's MCP servers could not be listed. */
@@ -107,6 +109,8 @@ export const eventFilesSavedKey = (runId: string): TableKey => ledgerKey(runId, 
  */
 export const APPROVALS = 'approvals';
 export const approvalKey = (runId: string, toolUseId: string): TableKey => ({ pk: APPROVALS, sk: `${runId}#${toolUseId}` });
+/** The approval a person denied from the thread and may still give a reason for (`reason …`), by thread and `adapter:id`. TTL: the window and an hour. */
+export const pendingReasonKey = (threadId: string, by: string): TableKey => ({ pk: `reason#${threadId}`, sk: by });
 
 // ---------------------------------------------------------------------------------------------
 // Capacity (shared/run/capacity.ts): counters changed in the same transaction as what they count.

@@ -8,10 +8,14 @@ import { lazy } from '../../shared/support/lazy.ts';
 import { stepEventSchema } from '../../shared/contracts.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
+import { lambdaHooksFromEnv } from '../../shared/hooks/lambda.ts';
 
 const logger = handlerLogger('agent-step');
 const metrics = handlerMetrics();
-const agent = lazy(() => agentFromEnv(logger, readEnv(agentEnv), BUILTIN_TOOLS, metrics));
+const agent = lazy(() => {
+  const env = readEnv(agentEnv);
+  return agentFromEnv(logger, env, BUILTIN_TOOLS, metrics, lambdaHooksFromEnv(env.HOOK_FUNCTIONS));
+});
 
 export async function handler(event: unknown) {
   // A malformed step event is a wiring bug: fail loudly with what was wrong.

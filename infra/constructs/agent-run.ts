@@ -37,6 +37,8 @@ export interface AgentRunProps {
   readonly reachStep: NodejsFunction;
   /** How agent-step starts, finds and stops sandbox tasks. */
   readonly sandbox: SandboxLauncher;
+  /** cdk.json context `hookFunctions`: the operator functions lambda hooks may invoke, and no others. */
+  readonly hookFunctions?: readonly string[];
 }
 
 export class AgentRun extends Construct {
@@ -80,6 +82,7 @@ export class AgentRun extends Construct {
         STATE_MACHINE_ARN: this.stateMachineArn,
         BEDROCK_MODEL_ID: props.modelId,
         ...props.sandbox.launchEnvironment,
+        ...(props.hookFunctions?.length ? { HOOK_FUNCTIONS: props.hookFunctions.join(',') } : {}),
       }),
     });
     // Chat SDK state, the actor, the reply ledger, the thread's sandbox record; a model step checks
@@ -95,6 +98,12 @@ export class AgentRun extends Construct {
       this.agentStep.addToRolePolicy(statement);
     }
     props.sandbox.grantLaunch(this.agentStep);
+    // Lambda hooks: invoke on the declared ARNs only (a hook naming another is refused by IAM too).
+    if (props.hookFunctions?.length) {
+      this.agentStep.addToRolePolicy(
+        new PolicyStatement({ effect: Effect.ALLOW, actions: ['lambda:InvokeFunction'], resources: [...props.hookFunctions] }),
+      );
+    }
 
     const logGroup = new LogGroup(this, 'Logs', {
       logGroupName: derivedName('stateMachineLogGroup', stack.stackName),

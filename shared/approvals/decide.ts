@@ -26,7 +26,12 @@ export interface PersonDecision {
   reason?: string;
   /** An operator deciding from the ops CLI: may decide any approval. */
   operator?: boolean;
+  /** A Deny without a reason from the chat: how long the denier may still give one (`reason …`), the run waiting for it. */
+  reasonWindowMs?: number;
 }
+
+/** How long a denier has to say why, after clicking Deny in the chat. */
+export const REASON_WINDOW_MS = 60_000;
 
 export type DecideOutcome =
   | { kind: 'unknown' }
@@ -45,12 +50,14 @@ export async function decideAsPerson(deps: DecideDeps, request: PersonDecision):
     return { kind: 'not-approver', record: found };
   }
   const reason = request.reason?.trim().slice(0, MAX_REASON_CHARS);
+  const at = deps.now();
   const { decided, record } = await decideApproval(deps.approvals, request.id, {
     state: request.decision,
     by: request.by,
     byName: request.byName,
     ...(reason ? { reason } : {}),
-    at: deps.now(),
+    ...(request.decision === 'denied' && request.reasonWindowMs ? { reasonUntil: at + request.reasonWindowMs } : {}),
+    at,
   });
   if (!record) return { kind: 'unknown' };
   if (!decided) return { kind: 'already', record };

@@ -106,6 +106,12 @@ export async function gateCall(
     }
     record = await decide(deps, id, { state: 'timed_out', by: 'timeout', at: now });
   }
+  // Denied from the chat: the denier may still say why; the run waits for it (no Lambda held) until then.
+  if (record.state === 'denied' && !record.reason && record.reasonUntil !== undefined && now < record.reasonUntil) {
+    deps.logger.info('denied tool call waits for its reason', { runId: run.runId, tool: call.name, approvalId: id });
+    const timeoutSeconds = Math.max(1, Math.ceil((record.reasonUntil - now) / 1000));
+    return { kind: 'wait', loop: { step: loop.step, next: 'approval', approval: { id, timeoutSeconds } } };
+  }
   if (record.state === 'approved' && record.inputDigest === inputDigest(call.input)) return { kind: 'approved', record };
   return { kind: 'refused', record, outcome: { status: 'error', text: refusedResult(record) } };
 }
@@ -136,13 +142,13 @@ export async function awaitApproval(
 ): Promise<void> {
   const id = loop?.approval?.id;
   if (!id || !taskToken) throw new Error('AwaitApproval needs the approval id in $.loop.approval and the task token');
-  const record = await setTaskToken(deps.approvals, id, taskToken);
+  const record = await setTaskToken(deps.approvals, id, taskToken, deps.now());
   if (!record) throw new ApprovalNotWaiting(`approval ${id} is no longer waiting`);
   try {
     const posted = await postOnce(deps.ledger, run.runId, RUN_RECORD.approvalMessage(record.toolUseId), () =>
       deps.thread(run).post(approvalCard(record)).then(postedMessage),
     );
-    await setMessage(deps.approvals, id, posted.messageId);
+    if (record.state === 'waiting') await setMessage(deps.approvals, id, posted.messageId);
   } catch (error) {
     deps.logger.error('approval message not posted: the call is denied', { runId: run.runId, approvalId: id, error });
     await decide(deps, id, {

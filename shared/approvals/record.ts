@@ -5,7 +5,7 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { queryPartition } from '../aws/dynamodb.ts';
 import { isConditionalCheckFailed } from '../aws/errors.ts';
-import { APPROVALS, approvalKey } from '../table.ts';
+import { APPROVALS, approvalKey, pendingReasonKey } from '../table.ts';
 
 export interface ApprovalDeps {
   db: DynamoDBDocumentClient;
@@ -45,6 +45,8 @@ export interface ApprovalRecord {
   decidedByName?: string;
   decidedAt?: number;
   reason?: string;
+  /** A Deny from the chat: until then (epoch ms) the denier may still say why (`reason …`), and the run waits for it. */
+  reasonUntil?: number;
   /** TTL, epoch seconds. */
   expiresAt: number;
 }
@@ -88,24 +90,21 @@ function recordOf(item: Record<string, unknown>): ApprovalRecord {
   return record as unknown as ApprovalRecord;
 }
 
-/** Sets fields of a record still waiting; undefined when it no longer waits. */
-async function updateWaiting(deps: ApprovalDeps, id: string, fields: Partial<ApprovalRecord>, extraCondition = '', extraValues = {}) {
-  const names: Record<string, string> = { '#state': 'state' };
-  const values: Record<string, unknown> = { ':waiting': 'waiting', ...extraValues };
-  const sets = Object.entries(fields).map(([field, value], i) => {
-    names[`#f${i}`] = field;
-    values[`:v${i}`] = value;
-    return `#f${i} = :v${i}`;
-  });
+/** One conditional update of a record: the record as it now stands, or undefined when the condition failed. */
+async function updateIf(
+  deps: ApprovalDeps,
+  id: string,
+  update: { set: string; condition: string; names?: Record<string, string>; values: Record<string, unknown> },
+): Promise<ApprovalRecord | undefined> {
   try {
     const out = await deps.db.send(
       new UpdateCommand({
         TableName: deps.tableName,
         Key: keyOf(id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: `attribute_exists(pk) AND #state = :waiting${extraCondition}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        UpdateExpression: `SET ${update.set}`,
+        ConditionExpression: update.condition,
+        ExpressionAttributeNames: { '#state': 'state', ...update.names },
+        ExpressionAttributeValues: update.values,
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -116,8 +115,62 @@ async function updateWaiting(deps: ApprovalDeps, id: string, fields: Partial<App
   }
 }
 
-/** The wait began: the token its execution waits with. Undefined when the record no longer waits. */
-export const setTaskToken = (deps: ApprovalDeps, id: string, taskToken: string) => updateWaiting(deps, id, { taskToken });
+/** Sets fields of a record still waiting; undefined when it no longer waits. */
+function updateWaiting(deps: ApprovalDeps, id: string, fields: Partial<ApprovalRecord>, extraCondition = '', extraValues = {}) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':waiting': 'waiting', ...extraValues };
+  const sets = Object.entries(fields).map(([field, value], i) => {
+    names[`#f${i}`] = field;
+    values[`:v${i}`] = value;
+    return `#f${i} = :v${i}`;
+  });
+  return updateIf(deps, id, {
+    set: sets.join(', '),
+    condition: `attribute_exists(pk) AND #state = :waiting${extraCondition}`,
+    names,
+    values,
+  });
+}
+
+/**
+ * The wait began: the token its execution waits with. Undefined when the record no longer waits, for
+ * a decision or (denied from the chat) for the denier's reason.
+ */
+export const setTaskToken = (deps: ApprovalDeps, id: string, taskToken: string, now: number): Promise<ApprovalRecord | undefined> =>
+  updateIf(deps, id, {
+    set: 'taskToken = :token',
+    condition: 'attribute_exists(pk) AND (#state = :waiting OR (#state = :denied AND reasonUntil > :now AND attribute_not_exists(reason)))',
+    values: { ':token': taskToken, ':waiting': 'waiting', ':denied': 'denied', ':now': now },
+  });
+
+/** A Deny from the chat opened a window for its reason: the thread remembers whose denial it is (GetItem, no query). */
+export async function awaitReason(deps: ApprovalDeps, record: ApprovalRecord): Promise<void> {
+  if (!record.decidedBy || record.reasonUntil === undefined) return;
+  await deps.db.send(
+    new PutCommand({
+      TableName: deps.tableName,
+      Item: {
+        ...pendingReasonKey(record.threadId, record.decidedBy),
+        approvalId: record.id,
+        expiresAt: Math.ceil(record.reasonUntil / 1000) + 3600,
+      },
+    }),
+  );
+}
+
+/** The approval whose denial by `by` in the thread may still be given a reason, if any. */
+export async function pendingReasonOf(deps: ApprovalDeps, threadId: string, by: string): Promise<string | undefined> {
+  const out = await deps.db.send(new GetCommand({ TableName: deps.tableName, Key: pendingReasonKey(threadId, by), ConsistentRead: true }));
+  return typeof out.Item?.approvalId === 'string' ? out.Item.approvalId : undefined;
+}
+
+/** The denier's reason, once, within its window: the record as it now stands, or undefined. */
+export const addReason = (deps: ApprovalDeps, id: string, by: string, reason: string, now: number): Promise<ApprovalRecord | undefined> =>
+  updateIf(deps, id, {
+    set: 'reason = :reason',
+    condition: '#state = :denied AND decidedBy = :by AND reasonUntil > :now AND attribute_not_exists(reason)',
+    values: { ':reason': reason, ':denied': 'denied', ':by': by, ':now': now },
+  });
 
 /** The approval message was posted. */
 export const setMessage = (deps: ApprovalDeps, id: string, messageId: string) => updateWaiting(deps, id, { messageId });
@@ -127,6 +180,8 @@ export interface DecisionTaken {
   by: string;
   byName?: string;
   reason?: string;
+  /** A Deny from the chat without a reason: the denier may give one until then (epoch ms). */
+  reasonUntil?: number;
   /** Epoch milliseconds. */
   at: number;
 }
@@ -147,6 +202,7 @@ export async function decideApproval(
     decidedAt: decision.at,
     ...(decision.byName ? { decidedByName: decision.byName } : {}),
     ...(decision.reason ? { reason: decision.reason } : {}),
+    ...(decision.reasonUntil && !decision.reason ? { reasonUntil: decision.reasonUntil } : {}),
   };
   const updated = byPerson
     ? await updateWaiting(deps, id, fields, ' AND deadline > :at', { ':at': decision.at })

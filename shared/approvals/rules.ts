@@ -19,14 +19,16 @@ const userId = z.string().min(1).max(100).regex(/^\S+$/, 'must be a user id, e.g
 /** `slack:U0123`, `teams:29:1abc`: an id that names its platform (a Teams id itself holds a colon). */
 const QUALIFIED = /^[a-z][a-z0-9-]*:/;
 
+/** A tool name, or a glob: `*` any characters, `?` one (an `approvals` rule's, a hook's `tool`). */
+export const toolGlobSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9_.*?-]+$/, 'must be a tool name or a glob of one (letters, digits, _ . - and the wildcards * ?)');
+
 export const approvalRuleSchema = z
   .object({
-    /** A tool name, or a glob: `*` any characters, `?` one. */
-    tool: z
-      .string()
-      .min(1)
-      .max(100)
-      .regex(/^[A-Za-z0-9_.*?-]+$/, 'must be a tool name or a glob of one (letters, digits, _ . - and the wildcards * ?)'),
+    tool: toolGlobSchema,
     match: z
       .string()
       .optional()
@@ -82,7 +84,8 @@ export function resolveApprovalRules(
   }));
 }
 
-const globPattern = (glob: string) =>
+/** A tool glob (`*` any characters, `?` one) as a whole-name pattern; hooks use it too (shared/hooks/settings.ts). */
+export const toolGlobPattern = (glob: string) =>
   new RegExp(
     `^${glob
       .replace(/[.+^${}()|[\]\\-]/g, '\\$&')
@@ -98,7 +101,7 @@ export function approvalRuleFor(
   if (!rules?.length) return undefined;
   let input: string | undefined;
   return rules.find((rule) => {
-    if (!globPattern(rule.tool).test(call.name)) return false;
+    if (!toolGlobPattern(rule.tool).test(call.name)) return false;
     if (rule.match === undefined) return true;
     input ??= JSON.stringify(call.input ?? {});
     return matchesBounded(rule.match, input);

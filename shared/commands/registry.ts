@@ -4,6 +4,7 @@
 export { agentsCommand } from './agents.ts';
 export { disconnectCommand } from './disconnect.ts';
 export { opsCommand } from './ops.ts';
+export { reasonCommand } from './reason.ts';
 export { settingsCommand } from './settings.ts';
 export { steerCommand } from './steer.ts';
 export { stopCommand } from './stop.ts';

@@ -1,7 +1,7 @@
 // Compaction of a thread's context, so that a long thread keeps fitting the model's window: when the context nears the model's window,
 // the older messages are summarised by the model into one "previously…" message and the recent
 // ones are kept verbatim. Pure logic plus one injected model call; the caller writes the full
-// pre-compaction context to archiveKey() first and never deletes it.
+// pre-compaction context to archiveKey() (context/store.ts) first and never deletes it.
 import {
   ConverseCommand,
   type BedrockRuntimeClient,
@@ -9,7 +9,6 @@ import {
   type ToolResultContentBlock,
 } from '@aws-sdk/client-bedrock-runtime';
 import { DEFAULT_COMPACTION_SETTINGS } from '../defaults.ts';
-import { dataKeys } from '../ids.ts';
 import { textOf } from '../model/converse.ts';
 import type { ContextEntry } from './store.ts';
 
@@ -408,9 +407,4 @@ export function bedrockSummarizer(deps: {
     if (text && out.stopReason === 'max_tokens') return `${text}\n\n(summary cut off at the output limit)`;
     return text;
   };
-}
-
-/** Where the full pre-compaction context is archived: one file per compaction, never deleted. */
-export function archiveKey(threadId: string, at: string): string {
-  return `${dataKeys(threadId).threadDir}/context-archive/${at.replace(/[^A-Za-z0-9._-]/g, '-')}.jsonl`;
 }

@@ -7,6 +7,7 @@ import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys } from '../ids.ts';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
 import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
+import type { HookNote } from '../hooks/run.ts';
 import { redactSecrets, SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
 
 export interface StoreDeps {
@@ -32,6 +33,14 @@ export interface ContextEntry {
     toolTimes?: Record<string, ToolTime>;
     /** Decisions on this answer's tool calls that waited for a person, by toolUseId (shared/approvals/). */
     approvals?: Record<string, ApprovalNote>;
+    /** Runs of settings.json `hooks` on this entry (its prompt, or its tool calls by toolUseId): shared/hooks/. */
+    hooks?: (HookNote & { toolUseId?: string })[];
+    /** Calls of this answer a PreToolUse hook made wait for a person (shared/hooks/step-hooks.ts). */
+    hookHeld?: string[];
+    /** A user entry a Stop hook added, asking for one more turn (shared/hooks/step-hooks.ts bounds them). */
+    hookContinue?: true;
+    /** A prompt a hook withheld from the model: the reason (shared/run/steps/prepare.ts). */
+    hookBlocked?: string;
   };
 }
 
@@ -235,4 +244,13 @@ export async function appendLog(
 /** What Bedrock receives: the messages without our bookkeeping. */
 export function toBedrockMessages(entries: ContextEntry[]): Message[] {
   return entries.map(({ role, content }) => ({ role, content }));
+}
+
+/** The folder of a thread's directory that holds its archived contexts (memory_search reads them; kept here,
+ * away from compaction's model client, so a function that only searches does not load it). */
+export const ARCHIVE_FOLDER = 'context-archive';
+
+/** Where the full pre-compaction context is archived: one file per compaction, never deleted. */
+export function archiveKey(threadId: string, at: string): string {
+  return `${dataKeys(threadId).threadDir}/${ARCHIVE_FOLDER}/${at.replace(/[^A-Za-z0-9._-]/g, '-')}.jsonl`;
 }

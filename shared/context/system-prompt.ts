@@ -42,7 +42,7 @@ function workspaceSection(layout: WorkspaceLayout): string {
     `- Files people attached in this thread: /workspace/${layout.attachmentsPath}`,
     `- Memory files: global ${global} and this platform ${transport} (read-only: shared by every channel, only operators change them), and this channel's ${channel}, which you maintain with write/edit.`,
     `- Skills directories (global, platform, channel): ${skills.join(', ')}. Only this channel's is writable.`,
-    'Use upload to post a file from your workspace into the thread, and search_channel to look up earlier messages in this channel.',
+    'Use upload to post a file from your workspace into the thread, search_channel to look up earlier messages in this channel, and memory_search to recall what was said or decided in this channel before, including the parts of long threads that were summarised.',
   ].join('\n');
 }
 

@@ -17,11 +17,11 @@ import { recentContexts } from '../run/steps/run-context.ts';
 import { recentByRun, recentSnapshots } from '../run/steps/snapshot.ts';
 import type { McpListing } from '../reach/mcp-tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { HookRunner } from '../hooks/run.ts';
 import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
 import { settingsFromEnv } from './settings.ts';
-
 /** Prompt file scopes a container keeps: the global one, a few platforms, the channels it serves most. */
 const PROMPT_SCOPES_KEPT = 100;
 
@@ -38,6 +38,8 @@ export function agentFromEnv(
   env: AgentEnv,
   tools: ToolRegistry,
   metrics?: MetricsSink,
+  /** Lambda hooks (agent-step only: run-ended runs no hook). */
+  lambdaHooks?: HookRunner,
 ): { deps(logger: JsonLogger): Promise<AgentDeps>; invoke<T>(invocation: () => Promise<T>): Promise<T> } {
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const settings = settingsFromEnv(env, logger);
@@ -64,6 +66,7 @@ export function agentFromEnv(
     tools,
     sandbox: sandboxFromEnv(env),
     handoffAfterSteps: env.HANDOFF_AFTER_STEPS,
+    ...(lambdaHooks ? { lambdaHooks } : {}),
     metrics,
     ...(env.OAUTH_START_URL ? { oauthStartUrl: env.OAUTH_START_URL } : {}),
   };

@@ -15,6 +15,7 @@ import type { JsonLogger } from './log.ts';
 import type { LoopState, RunInput } from '../contracts.ts';
 import { type ApprovalNote, type ContextEntry, loadContext, type ToolTime } from '../context/store.ts';
 import { loadSnapshot, type RunSnapshot, type SnapshotDeps } from '../run/steps/snapshot.ts';
+import type { HookNote } from '../hooks/run.ts';
 import { triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
 
 export const AUDIT_PREFIX = 'audit/';
@@ -67,6 +68,8 @@ export interface AuditRecord {
   reason: string;
   steps: number;
   toolCalls: AuditToolCall[];
+  /** Each run of a settings.json hook: its event, target (lambda ARN or command), tool call, duration and outcome. */
+  hooks?: (HookNote & { toolUseId?: string })[];
   tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
   costUsd?: number;
   sandboxCostUsd?: number;
@@ -114,6 +117,7 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
   const usage = totalUsage(answers.flatMap((e) => (e.meta.usage ? [e.meta.usage] : [])));
   const startedAt = snapshot?.startedAt ?? Date.parse(run.prompt.postedAt);
   const origin = originOf(run);
+  const hooks = own.flatMap((e) => e.meta.hooks ?? []);
   return {
     runId: run.runId,
     threadId: run.threadId,
@@ -132,6 +136,7 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
     reason: end.reason.slice(0, 200),
     steps: answers.length,
     toolCalls: toolCallsOf(own),
+    ...(hooks.length ? { hooks } : {}),
     tokens: {
       input: usage.inputTokens,
       output: usage.outputTokens,

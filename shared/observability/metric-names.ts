@@ -45,6 +45,9 @@ export const METRICS = {
   ApprovalsApproved: { unit: 'Count', dimensions: ['tool'] },
   ApprovalsDenied: { unit: 'Count', dimensions: ['tool'] },
   ApprovalsTimedOut: { unit: 'Count', dimensions: ['tool'] },
+  /** Runs of settings.json `hooks` (tool = the hook's event), and those that failed or timed out. */
+  HookRuns: { unit: 'Count', dimensions: ['tool'] },
+  HookErrors: { unit: 'Count', dimensions: ['tool'] },
   /** Published by the sandbox reaper on each sweep. */
   SandboxesRunning: { unit: 'Count', dimensions: [] },
   OldestSandboxAge: { unit: 'Seconds', dimensions: [] },

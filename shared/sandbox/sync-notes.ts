@@ -10,7 +10,7 @@ const WORKSPACE_ROOT = '/workspace';
 const MIB = 1024 * 1024;
 
 export const READ_ONLY_REASON =
-  'shared by every channel (global and platform-wide memory, standing notes and skills), so read-only here: only an operator changes them';
+  'shared by every channel (global and platform-wide memory, standing notes and skills) or one of the hooks that govern this sandbox, so read-only here: only an operator changes them';
 export const READ_ONLY_ADVICE = 'Put what this channel should remember in its own MEMORY.md, and its own skills in its skills/ folder.';
 
 export function syncLimits(settings: SyncSettings): SyncLimits {

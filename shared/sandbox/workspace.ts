@@ -35,8 +35,16 @@ export interface WorkspaceLayout {
   threadPrefix: string;
 }
 
-export function workspaceLayout(threadId: string): WorkspaceLayout {
+/** Where hook files live in the data bucket: the operator's (`hooks/`) and the channel's (`<channel>/hooks/`). */
+export const hookPrefixes = (threadId: string): string[] => ['hooks/', `${dataKeys(threadId).channelDir}/hooks/`];
+
+/**
+ * `hooks`: the run has command hooks, so the sandbox also gets the hook files, read-only (a channel's
+ * sandbox cannot change the hooks that govern it). Without them nothing is listed for hooks.
+ */
+export function workspaceLayout(threadId: string, options: { hooks?: boolean } = {}): WorkspaceLayout {
   const keys = dataKeys(threadId);
+  const hooks = options.hooks ? hookPrefixes(threadId) : [];
   // Only this channel's event files: another channel's (or an operator's) are neither seen nor changed here.
   const events = channelEventsPrefix(threadId);
   return {
@@ -51,12 +59,13 @@ export function workspaceLayout(threadId: string): WorkspaceLayout {
       `${keys.threadDir}/scratch/`,
       `${keys.threadDir}/attachments/`,
       events,
+      ...hooks,
     ],
     scratchPath: `${DATA_DIR}/${keys.threadDir}/scratch`,
     attachmentsPath: `${DATA_DIR}/${keys.threadDir}/attachments`,
     eventsPath: `${DATA_DIR}/${events}`,
     readOnlyKeys: [ROOT_KEYS.memory, `${keys.transportDir}/MEMORY.md`, 'HEARTBEAT.md'],
-    readOnlyPrefixes: ['skills/', `${keys.transportDir}/skills/`],
+    readOnlyPrefixes: ['skills/', `${keys.transportDir}/skills/`, ...hooks],
     threadPrefix: `${keys.threadDir}/`,
   };
 }

@@ -7,6 +7,7 @@ import type { SettingsGroup } from './group.ts';
 import { accessSettings } from './groups/access.ts';
 import { agentSettings } from './groups/agents.ts';
 import { approvalSettings } from './groups/approvals.ts';
+import { hookSettings } from './groups/hooks.ts';
 import { compactionSettings } from './groups/compaction.ts';
 import { eventSettings } from './groups/events.ts';
 import { limitSettings } from './groups/limits.ts';
@@ -39,6 +40,7 @@ export const SETTINGS_GROUPS = [
   reachSettings,
   accessSettings,
   approvalSettings,
+  hookSettings,
 ] as const;
 
 type Groups = typeof SETTINGS_GROUPS;

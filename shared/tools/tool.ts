@@ -38,6 +38,8 @@ export type CallMcpTool = (server: string, tool: string, args: Record<string, un
 export interface AgentToolContext {
   toolUseId: string;
   thread: Thread;
+  /** The run's thread id: what the tool may touch of the data tree is this thread's channel, whatever its input says. */
+  threadId: string;
   s3: S3Client;
   bucket: string;
   layout: WorkspaceLayout;

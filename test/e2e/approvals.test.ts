@@ -19,8 +19,29 @@ import { createLogger } from '../../shared/observability/log.ts';
 
 let stack: TestStack;
 let ops: OpsStack;
+// Lambda hooks' targets: operator functions outside the stack; cdk.json declares the first two only.
+const POLICY_ARN = 'arn:aws:lambda:local:000000000000:function:org-policy';
+const SLOW_ARN = 'arn:aws:lambda:local:000000000000:function:slow-policy';
+const UNDECLARED_ARN = 'arn:aws:lambda:local:000000000000:function:not-declared';
+const policyEvents: { event: string; prompt?: string; runId: string }[] = [];
 before(async () => {
-  stack = await startTestStack();
+  // The operator's policy function: context for a prompt, a replaced result, one more turn at Stop.
+  const policy = (event: unknown) => {
+    const hooked = event as (typeof policyEvents)[number] & { result?: { text: string } };
+    policyEvents.push(hooked);
+    if (hooked.event === 'PostToolUse')
+      return hooked.result?.text.includes('rewritten-by-hook') ? { result: 'the policy replaced this result' } : null;
+    if (hooked.event === 'Stop') return { continue: 'check your work once more' };
+    if (hooked.event === 'PreToolUse') {
+      return JSON.stringify(hooked).includes('policy-blocked') ? { decision: 'block', reason: 'org policy says no' } : null;
+    }
+    return { context: 'house-rule-7: answer in French' };
+  };
+  const slow = () => new Promise((resolve) => setTimeout(() => resolve({ context: 'too late' }), 4000));
+  stack = await startTestStack({
+    hookFunctions: [POLICY_ARN, SLOW_ARN],
+    operatorFunctions: { [POLICY_ARN]: policy, [SLOW_ARN]: slow, [UNDECLARED_ARN]: policy },
+  });
   // The ops CLI's view of the stack, as npm start writes it for the operator.
   const operator = operatorEnvOf(stack.cloud);
   Object.assign(process.env, operator.env);
@@ -34,8 +55,8 @@ after(async () => {
 const ADMIN = 'U0ADMIN';
 const REQUESTER = 'U0ASKER';
 const RULE = { tool: 'bash', match: '\\b(rm|curl)\\b', approvers: 'admins' };
-const settings = (approvals: unknown[]) =>
-  putData(stack, 'settings.json', { sandbox: { startEarly: false }, access: { admins: [`slack:${ADMIN}`] }, approvals });
+const settings = (approvals: unknown[], hooks: unknown[] = []) =>
+  putData(stack, 'settings.json', { sandbox: { startEarly: false }, access: { admins: [`slack:${ADMIN}`] }, approvals, hooks });
 beforeEach(() => settings([RULE]));
 
 const { runsOf, idle } = threadProbes(() => stack);
@@ -157,7 +178,7 @@ test('a held bash call waits with a task token (no command, no result, no Lambda
   assert.equal(audited.approval?.by, `slack:${ADMIN}`);
 });
 
-test('Deny gives the model a result naming who denied it; a call no rule holds runs, and a held one batched after it still waits', async () => {
+test('Deny gives the model a result naming who denied it and the reason they replied with; a call no rule holds runs, and a held one batched after it still waits', async () => {
   const free = bash('echo free-call-ran');
   const held = bash('rm -rf /workspace/data/denied-target');
   const { posted, threadId, press } = await askFor('approval-deny', [{ toolUses: [free, held] }, { text: 'understood' }]);
@@ -165,16 +186,23 @@ test('Deny gives the model a result naming who denied it; a call no rule holds r
   await eventually(() => execution(threadId).history.at(-1)?.name === 'AwaitApproval', 30_000, 'in AwaitApproval');
   assert.equal(execution(threadId).status, 'RUNNING');
   assert.equal((await postForm(stack, { payload: JSON.stringify(press(ADMIN, DENY_ACTION)) })).status, 200);
+  // The denier is asked why; the run waits for the reason (in AwaitApproval again, no Lambda held).
+  await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'asked for a reason');
+  assert.match(ephemeralTo(ADMIN, posted.threadTs)[0]!.text, /reply `reason: <why>` in this thread within 60 seconds/);
+  // Someone else cannot give it.
+  await stack.slack.postUserMessage({ text: 'reason: because I said so', user: 'U0BYSTANDER', threadTs: posted.threadTs });
+  await eventually(() => ephemeralTo('U0BYSTANDER', posted.threadTs).length === 1, 15_000, 'refused');
+  assert.match(ephemeralTo('U0BYSTANDER', posted.threadTs)[0]!.text, /No denial of yours is waiting/);
+  await stack.slack.postUserMessage({ text: 'Reason: not on a Friday', user: ADMIN, threadTs: posted.threadTs });
   const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
   assert.equal(ended.status, 'SUCCEEDED');
   const results = resultsIn(threadId);
   assert.match(results.get(free.toolUseId)!.text, /free-call-ran/);
   assert.equal(results.get(held.toolUseId)!.status, 'error');
-  assert.match(results.get(held.toolUseId)!.text, /denied this bash call/);
   assert.match(
     results.get(held.toolUseId)!.text,
-    /^Not run: testuser denied this bash call. They gave no reason.$/,
-    'named as the clicker is named in Slack',
+    /^Not run: testuser denied this bash call. Their reason: not on a Friday$/,
+    'named as the clicker is named in Slack, with the reason they replied',
   );
   assert.ok(execution(threadId).history.filter((s) => s.name === 'SandboxTool').length >= 1, 'the free call went to the sandbox');
   await idle(threadId);
@@ -226,4 +254,185 @@ test('ops approvals lists the calls waiting across the deployment; an operator d
   });
   await eventually(() => ephemeralTo(ADMIN, posted.threadTs).length === 1, 15_000, 'already decided');
   await idle(threadId);
+});
+
+// Hooks (settings.json `hooks`): the operator's policy at points of a run, as a command in the
+// thread's sandbox or an operator's Lambda function.
+
+/** An operator's PreToolUse hook: blocks `forbidden`, rewrites `rewrite-me`, holds `needs-approval` for a person, lets the rest go. */
+const GUARD = `input=$(cat)
+case "$input" in
+  *forbidden*) echo "house policy: no forbidden commands" >&2; exit 2 ;;
+  *rewrite-me*) printf '{"input":{"command":"echo rewritten-by-hook"}}'; exit 0 ;;
+  *needs-approval*) printf '{"decision":"approve"}'; exit 0 ;;
+esac
+exit 0
+`;
+
+/** A mention whose run makes the scripted calls; resolves once its run has ended. */
+async function runOf(label: string, turns: ScriptedTurn[]) {
+  const inRun = (request: { body: { messages?: unknown } }) => JSON.stringify(request.body.messages ?? '').includes(label);
+  stack.bedrock.script(...turns.map((turn) => ({ takenBy: inRun, ...turn })));
+  const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${label}`, user: REQUESTER });
+  const threadId = threadOf(posted);
+  await eventually(() => runsOf(threadId).length === 1, 30_000, 'run started');
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 120_000);
+  await idle(threadId);
+  return { posted, threadId, ended };
+}
+
+test('command hooks: exit 2 blocks a bash call with its reason, stdout JSON rewrites one, a decision approve makes one wait for an admin; the sandbox cannot change the hook that governs it', async () => {
+  await putData(stack, 'hooks/guard.sh', GUARD);
+  await settings(
+    [],
+    [
+      { event: 'PreToolUse', tool: 'bash', lambda: POLICY_ARN },
+      { event: 'PreToolUse', tool: 'bash', command: 'sh /workspace/data/hooks/guard.sh' },
+      { event: 'PostToolUse', tool: 'bash', lambda: POLICY_ARN },
+      { event: 'Stop', lambda: POLICY_ARN },
+    ],
+  );
+  const blocked = bash('echo forbidden-ran');
+  const rewritten = bash('echo rewrite-me');
+  // The attack: the agent rewrites the hook file so that it allows everything, then tries again.
+  const tamper = bash('printf "exit 0\\n" > /workspace/data/hooks/guard.sh; cat /workspace/data/hooks/guard.sh');
+  const again = bash('echo forbidden-ran-after-tampering');
+  // Two calls in one answer: the sandbox step runs the second by itself, but its lambda hook still runs first.
+  const first = bash('echo batch-first');
+  const batched = bash('echo policy-blocked-ran');
+  const { ended, threadId, posted } = await runOf('hooks-command', [
+    { toolUses: [blocked] },
+    { toolUses: [rewritten] },
+    { toolUses: [tamper] },
+    { toolUses: [again] },
+    { toolUses: [first, batched] },
+    // The Stop hook always asks for one more turn: it gets three, then the run ends.
+    { text: 'done' },
+    { text: 'checked 1' },
+    { text: 'checked 2' },
+    { text: 'checked 3' },
+  ]);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const results = resultsIn(threadId);
+  assert.equal(results.get(blocked.toolUseId)!.status, 'error');
+  assert.match(
+    results.get(blocked.toolUseId)!.text,
+    /^Not run: a PreToolUse hook blocked this call\. Reason: house policy: no forbidden commands$/,
+  );
+  // Rewritten by the command hook, then its result replaced by the lambda PostToolUse hook.
+  assert.equal(results.get(rewritten.toolUseId)!.text, 'the policy replaced this result');
+  assert.ok(
+    policyEvents.some((e) => e.event === 'PostToolUse' && JSON.stringify(e).includes('echo rewritten-by-hook')),
+    'the PostToolUse hook saw the rewritten call and its output',
+  );
+  assert.match(results.get(tamper.toolUseId)!.text, /not saved: .*hooks\/guard\.sh.*undone/s);
+  assert.match(results.get(again.toolUseId)!.text, /house policy: no forbidden commands/, 'the hook still blocks after the attempt');
+  assert.match(results.get(first.toolUseId)!.text, /batch-first/);
+  assert.equal(results.get(batched.toolUseId)!.text, 'Not run: a PreToolUse hook blocked this call. Reason: org policy says no');
+  assert.doesNotMatch(results.get(again.toolUseId)!.text, /forbidden-ran-after-tampering\n/);
+  assert.equal(await readData(stack, 'hooks/guard.sh'), GUARD, "the operator's hook file is unchanged");
+  const turns = stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-command'));
+  assert.equal(turns.length, 6 + 3, 'six scripted answers and three more a Stop hook asked for, no more');
+  assert.match(JSON.stringify(turns.at(-1)!.body.messages), /a Stop hook asks for one more turn.*check your work once more/);
+  const audit = await auditOf(ended.name);
+  const outcomes = (audit.hooks ?? []).map((h) => [h.event, h.outcome, h.target]);
+  const command = 'command: sh /workspace/data/hooks/guard.sh';
+  assert.deepEqual(
+    outcomes.filter(([, , target]) => target === command),
+    [
+      ['PreToolUse', 'blocked', command],
+      ['PreToolUse', 'changed', command],
+      ['PreToolUse', 'allowed', command],
+      ['PreToolUse', 'blocked', command],
+      ['PreToolUse', 'allowed', command],
+    ],
+  );
+  assert.deepEqual(
+    outcomes.filter(([event, , target]) => event === 'PreToolUse' && target === POLICY_ARN).map(([, outcome]) => outcome),
+    ['allowed', 'allowed', 'allowed', 'allowed', 'allowed', 'blocked'],
+    'the lambda hook ran once before each call, the batched one too',
+  );
+  assert.deepEqual(
+    outcomes.filter(([event]) => event === 'Stop').map(([, outcome]) => outcome),
+    ['changed', 'changed', 'changed'],
+  );
+  assert.ok((audit.hooks ?? []).every((h) => typeof h.durationMs === 'number'));
+
+  // A hook may make a call wait for a person (an admin), as an approvals rule would: in the same
+  // thread (its sandbox is running), the call waits for Approve, then runs once.
+  await settings([], [{ event: 'PreToolUse', tool: 'bash', command: 'sh /workspace/data/hooks/guard.sh' }]);
+  const held = bash('echo needs-approval-then-ran');
+  const inRun = (request: { body: { messages?: unknown } }) => JSON.stringify(request.body.messages ?? '').includes('hooks-approve');
+  stack.bedrock.script({ takenBy: inRun, toolUses: [held] }, { takenBy: inRun, text: 'ran after approval' });
+  await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> hooks-approve', user: REQUESTER, threadTs: posted.threadTs });
+  const card = await eventually(
+    () => stack.slack.messages.thread(posted.channel, posted.threadTs).find((m) => JSON.stringify(m.blocks ?? []).includes(APPROVE_ACTION)),
+    60_000,
+    'approval message',
+  );
+  assert.equal(resultsIn(threadId).get(held.toolUseId), undefined, 'no result while it waits');
+  const value = buttonValue(card.blocks, APPROVE_ACTION);
+  await postForm(stack, {
+    payload: JSON.stringify(buttonPress({ ...posted, cardTs: card.ts, user: ADMIN, actionId: APPROVE_ACTION, value })),
+  });
+  await eventually(() => runsOf(threadId).length === 2, 30_000, 'second run');
+  const second = await stack.cloud.stepFunctions.waitForExecution(runsOf(threadId)[1]!.executionArn, 60_000);
+  assert.equal(second.status, 'SUCCEEDED');
+  assert.match(resultsIn(threadId).get(held.toolUseId)!.text, /needs-approval-then-ran/);
+  await idle(threadId);
+  const approved = await auditOf(second.name);
+  assert.deepEqual(
+    (approved.hooks ?? []).map((h) => h.outcome),
+    ['approval'],
+    'the hook ran once, not again after the approval',
+  );
+  assert.equal(approved.toolCalls[0]!.approval?.outcome, 'approved');
+});
+
+test('lambda hooks: UserPromptSubmit adds context the model reads; an undeclared function and a timeout are errors that do not block, unless failClosed', async () => {
+  await settings(
+    [],
+    [
+      { event: 'UserPromptSubmit', lambda: POLICY_ARN },
+      { event: 'UserPromptSubmit', lambda: UNDECLARED_ARN },
+      { event: 'UserPromptSubmit', lambda: SLOW_ARN, timeoutSeconds: 1 },
+    ],
+  );
+  const open = await runOf('hooks-lambda-open', [{ text: 'bonjour' }]);
+  assert.equal(open.ended.status, 'SUCCEEDED');
+  const seen = stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-lambda-open'));
+  assert.match(JSON.stringify(seen[0]!.body.messages), /\[context from a UserPromptSubmit hook\]\\nhouse-rule-7: answer in French/);
+  assert.doesNotMatch(JSON.stringify(seen[0]!.body.messages), /too late/);
+  assert.ok(
+    policyEvents.some((e) => e.event === 'UserPromptSubmit' && e.prompt?.includes('hooks-lambda-open') && e.runId === open.ended.name),
+  );
+  // The undeclared function was never invoked: refused before any call (and the role may not invoke it).
+  assert.ok(!stack.cloud.operatorFunctions.invocations.some((i) => i.arn === UNDECLARED_ARN));
+  const audit = await auditOf(open.ended.name);
+  assert.deepEqual(
+    (audit.hooks ?? []).map((h) => [h.target, h.outcome]),
+    [
+      [POLICY_ARN, 'changed'],
+      [UNDECLARED_ARN, 'error'],
+      [SLOW_ARN, 'timeout'],
+    ],
+  );
+  assert.match(audit.hooks![1]!.problem!, /not declared in cdk\.json context hookFunctions/);
+
+  await settings([], [{ event: 'UserPromptSubmit', lambda: SLOW_ARN, timeoutSeconds: 1, failClosed: true }]);
+  const closed = await runOf('hooks-lambda-closed', [{ text: 'never asked' }]);
+  assert.equal(closed.ended.status, 'SUCCEEDED');
+  assert.equal(
+    stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes('hooks-lambda-closed')).length,
+    0,
+    'the model never saw it',
+  );
+  const said = stack.slack.messages
+    .thread(closed.posted.channel, closed.posted.threadTs)
+    .map((m) => m.text ?? '')
+    .join('\n');
+  assert.match(
+    said,
+    /not given to the agent: a hook blocked it\. a UserPromptSubmit hook failed \(it timed out\) and is set to fail closed/,
+  );
 });

@@ -366,9 +366,8 @@ test('skills reach the system prompt by scope and trigger; a malformed one is sk
   assert.match(system, /### sql-review/);
 });
 
-test('a long conversation is compacted: summary first, recent messages verbatim, the full context archived, the run goes on', async () => {
-  const { PutObjectCommand, ListObjectsV2Command, DeleteObjectCommand } = await import('@aws-sdk/client-s3');
-  // A small window, so a few long messages pass the threshold.
+/** A small window, so a few long messages pass the threshold; the model summarises with `summary`. */
+async function compactSoon(summary: string) {
   await stack.cloud.clients.s3.send(
     new PutObjectCommand({
       Bucket: stack.cloud.names.bucket,
@@ -380,10 +379,12 @@ test('a long conversation is compacted: summary first, recent messages verbatim,
     }),
   );
   stack.bedrock.setDefault((req) =>
-    req.operation === 'converse'
-      ? { text: 'SUMMARY: the user shared three long notes about the migration.' }
-      : { text: `answer ${stack.bedrock.requests.length}` },
+    req.operation === 'converse' ? { text: summary } : { text: `answer ${stack.bedrock.requests.length}` },
   );
+}
+
+test('a long conversation is compacted: summary first, recent messages verbatim, the full context archived, the run goes on', async () => {
+  await compactSoon('SUMMARY: the user shared three long notes about the migration.');
   const filler = (n: number) => `note ${n}: ` + 'the migration plan has many steps and details. '.repeat(200);
   const first = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> ${filler(1)}` });
   await replyDone(first.channel, first.threadTs);
@@ -409,6 +410,46 @@ test('a long conversation is compacted: summary first, recent messages verbatim,
     new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/context-archive/` }),
   );
   assert.ok((archive.Contents?.length ?? 0) >= 1, 'the full pre-compaction context is kept');
+  await settledIdle(threadId);
+  await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
+});
+
+test('memory_search finds a fact from a compacted part of the thread', async () => {
+  // The summary leaves the fact out: only the archive still has it.
+  await compactSoon('SUMMARY: two long notes about the migration.');
+  const filler = 'the migration plan has many steps and details. '.repeat(300);
+  const token = `ghp_${'a1B2c3D4e5'.repeat(3)}f6G7h8`;
+  const first = await stack.slack.postUserMessage({
+    channel: 'C0RECALL',
+    text: `<@U0LOCALBOT> note: the release codename is BLUE-HERON-42 and the deploy token is ${token}. ${filler}`,
+  });
+  await replyDone(first.channel, first.threadTs);
+  await stack.slack.postUserMessage({ channel: first.channel, text: `more: ${filler}`, threadTs: first.threadTs });
+  await replyDone(first.channel, first.threadTs, 2);
+  const threadId = `slack:${first.channel}:${first.threadTs}`;
+  const archived = await stack.cloud.clients.s3.send(
+    new ListObjectsV2Command({ Bucket: stack.cloud.names.bucket, Prefix: `${dataKeys(threadId).threadDir}/context-archive/` }),
+  );
+  assert.ok((archived.Contents?.length ?? 0) >= 1, 'the thread was compacted');
+
+  const streamed = (req: { operation: string }) => req.operation === 'converse-stream';
+  stack.bedrock.script(
+    { takenBy: streamed, toolUses: [{ toolUseId: 'tu-recall', name: 'memory_search', input: { query: 'release codename' } }] },
+    { takenBy: streamed, text: 'It is BLUE-HERON-42.' },
+  );
+  await stack.slack.postUserMessage({ channel: first.channel, text: 'what was the release codename?', threadTs: first.threadTs });
+  // The run's first reply is a placeholder until the tool call is done: wait for the answer itself.
+  await stack.slack.waitFor(() => botReplies(first.channel, first.threadTs).some((m) => m.text === 'It is BLUE-HERON-42.'), 60_000);
+  const asked = stack.bedrock.requests.filter(streamed).at(-1)!;
+  const blocks = (asked.body.messages ?? []).flatMap((m) => m.content ?? []);
+  assert.ok(!blocks.some((b) => b.text?.includes('BLUE-HERON-42')), 'the fact is no longer in the live context: it was compacted away');
+  const result = blocks.find((b) => b.toolResult?.toolUseId === 'tu-recall')?.toolResult;
+  const text = (result?.content ?? []).map((c) => c.text ?? '').join('');
+  assert.equal(result?.status, 'success', text);
+  assert.match(text, /\[thread [^\]\n]*archived context [^\]\n]*\]\n[^\n]*the release codename is BLUE-HERON-42/);
+  // The archive keeps what was said verbatim; what the model reads of it has the secrets filtered out.
+  assert.ok(!text.includes(token), text);
+  assert.match(text, /deploy token is \[redacted GitHub token\]/);
   await settledIdle(threadId);
   await stack.cloud.clients.s3.send(new DeleteObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json' }));
 });

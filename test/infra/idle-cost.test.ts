@@ -10,7 +10,13 @@ import { PROJECT_ROOT } from '../../infra/function-entries.ts';
 import { estimateIdleCost, formatIdleCost, IDLE_COST_AFTER_SYNTH, idleCostLines } from '../../infra/idle-cost.ts';
 import { runApp, synth } from './synth.ts';
 
-const estimateFor = (settings: Record<string, unknown>) => estimateIdleCost(synth({ settings }).template.toJSON());
+// A synth costs seconds: each set of settings is synthesized once for the whole file.
+const estimates = new Map<string, ReturnType<typeof estimateIdleCost>>();
+function estimateFor(settings: Record<string, unknown>) {
+  const key = JSON.stringify(settings);
+  if (!estimates.has(key)) estimates.set(key, estimateIdleCost(synth({ settings }).template.toJSON()));
+  return estimates.get(key)!;
+}
 const byWhat = (estimate: ReturnType<typeof estimateIdleCost>) =>
   Object.fromEntries(estimate.items.map((item) => [item.what, [item.count, item.monthlyUsd]]));
 

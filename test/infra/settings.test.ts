@@ -28,6 +28,7 @@ test('defaults when the context says nothing', () => {
     bundleAwsSdk: false,
     triggers: [],
     dailyCostAlarmUsd: 25,
+    hookFunctions: [],
     reachAllowLoopback: false,
   });
   assert.deepEqual(settingsFrom({}), DEFAULT_SETTINGS);

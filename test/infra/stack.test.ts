@@ -1105,7 +1105,16 @@ const SDK_CLIENTS: Record<FunctionRole, string[]> = {
   teamsWebhook: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn', 'client-sqs'],
   dispatch: ['client-dynamodb', 'client-s3', 'client-secrets-manager', 'client-sfn'],
   runEnded: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
-  agentStep: ['client-bedrock-runtime', 'client-dynamodb', 'client-ecs', 'client-s3', 'client-secrets-manager', 'client-sfn'],
+  // client-lambda: lambda hooks (settings.json `hooks`) invoke the functions cdk.json `hookFunctions` declares (loaded at the first hook).
+  agentStep: [
+    'client-bedrock-runtime',
+    'client-dynamodb',
+    'client-ecs',
+    'client-lambda',
+    'client-s3',
+    'client-secrets-manager',
+    'client-sfn',
+  ],
   sandboxStep: ['client-dynamodb', 'client-s3'],
   reachStep: ['client-dynamodb', 'client-kms', 'client-s3', 'client-secrets-manager'],
   sandboxReaper: ['client-dynamodb', 'client-ecs'],
@@ -1165,9 +1174,9 @@ function withBundles(settings: Record<string, unknown>, check: (role: FunctionRo
   }
 }
 
-/** The packages a bundle imports (ESM) or requires (bundled CommonJS) at run time, by specifier prefix. */
+/** The packages a bundle imports (ESM, also on first use: `import("…")`) or requires (bundled CommonJS) at run time, by specifier prefix. */
 const importedAtRunTime = (source: string, prefix: string): string[] => {
-  const specifiers = [...source.matchAll(/(?:from|import|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+  const specifiers = [...source.matchAll(/(?:from|import\(?|require\()\s*["']([^"']+)["']/g)].map((m) => m[1]!);
   return [...new Set(specifiers.filter((s) => s.startsWith(prefix)))].sort();
 };
 
@@ -1187,8 +1196,14 @@ test('bundling for real: each function is an ESM bundle within 1 MB with the req
       [],
       `${role}: the Teams SDK`,
     );
-    // The media type database stays out of every bundle (infra/bundled/mime-db-empty.ts).
+    // The media type database stays out of every bundle (infra/bundled/mime-db-empty.ts), and so do
+    // debug and get-intrinsic's polyfills (infra/bundled/debug-off.cjs, set-tostringtag.cjs).
     assert.equal(packages.has('mime-db'), false, `${role}: mime-db`);
+    assert.deepEqual(
+      ['debug', 'get-intrinsic', 'es-set-tostringtag'].filter((name) => packages.has(name)),
+      [],
+      `${role}: replaced packages`,
+    );
     sizes[role] = Buffer.byteLength(source);
     // The AWS SDK comes from the Lambda runtime: none of it is bundled, and the clients are imported by name.
     assert.deepEqual(

@@ -40,6 +40,9 @@ export async function startTestStack(
     sandboxNetwork?: LocalCloudOptions['sandboxNetwork'];
     /** web_fetch and channel MCP servers may reach 127.0.0.1 (the deployment setting for local tests only). */
     reachAllowLoopback?: boolean;
+    /** The hookFunctions deployment setting, and the operator functions (by ARN) outside the stack that a lambda hook calls. */
+    hookFunctions?: string[];
+    operatorFunctions?: LocalCloudOptions['operatorFunctions'];
     bubblewrap?: LocalCloudOptions['bubblewrap'];
     /** The chatPlatforms setting (default Slack, and Teams with `teams`). */
     chatPlatforms?: LocalCloudOptions['chatPlatforms'];
@@ -86,6 +89,8 @@ export async function startTestStack(
     localSandbox: options.localSandbox,
     sandboxNetwork: options.sandboxNetwork,
     reachAllowLoopback: options.reachAllowLoopback,
+    hookFunctions: options.hookFunctions,
+    operatorFunctions: options.operatorFunctions,
     bubblewrap: options.bubblewrap,
     chatPlatforms: options.chatPlatforms,
     alarmEmail: options.alarmEmail,

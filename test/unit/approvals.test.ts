@@ -8,7 +8,7 @@ import type { Thread } from 'chat';
 import type { RunInput } from '../../shared/contracts.ts';
 import { approvalRuleFor, approvalRuleSchema, resolveApprovalRules } from '../../shared/approvals/rules.ts';
 import { awaitApproval, gateCall, ApprovalNotWaiting } from '../../shared/approvals/gate.ts';
-import { decideApproval, getApproval } from '../../shared/approvals/record.ts';
+import { addReason, awaitReason, decideApproval, getApproval, pendingReasonOf, setTaskToken } from '../../shared/approvals/record.ts';
 import { decideAsPerson } from '../../shared/approvals/decide.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import { SECRET_PATTERNS } from '../../shared/policy/secret-filter.ts';
@@ -181,4 +181,37 @@ test('only an approver decides; an operator may decide any; a decision before th
     (await decideAsPerson(deps, { id: 'run-none#tu-1', decision: 'approved', by: 'ops:operator', byName: 'op', operator: true })).kind,
     'unknown',
   );
+});
+
+test('a Deny from the chat waits for its reason: the run waits until the window ends; only the denier gives it, once; after the window there is none', async () => {
+  const rules = resolveApprovalRules(
+    [rule({ tool: 'bash', approvers: 'admins' })],
+    undefined,
+    { admins: ['slack:U0ADMIN'] },
+    run('run-why'),
+  );
+  const call = bash('rm -rf build');
+  const at = (now: number) => ({ approvals: table(), logger, now: () => now });
+  await gateCall(at(1_000), run('run-why'), { step: 1, next: 'tool' }, call, rules, SECRET_PATTERNS);
+  const id = 'run-why#tu-1';
+  await decideApproval(table(), id, { state: 'denied', by: 'slack:U0ADMIN', at: 2_000, reasonUntil: 62_000 });
+  const waits = await gateCall(at(2_500), run('run-why'), { step: 1, next: 'tool' }, call, rules, SECRET_PATTERNS);
+  assert.deepEqual(waits.kind === 'wait' && waits.loop.approval, { id, timeoutSeconds: 60 });
+  assert.ok(await setTaskToken(table(), id, 'token-2', 2_600), 'the run may wait again for the reason');
+  assert.equal(await pendingReasonOf(table(), threadId, 'slack:U0ADMIN'), undefined, 'nothing pending until the click records it');
+  await awaitReason(table(), (await getApproval(table(), id))!);
+  assert.equal(await pendingReasonOf(table(), threadId, 'slack:U0ADMIN'), id);
+  assert.equal(await addReason(table(), id, 'slack:U0OTHER', 'mine', 3_000), undefined, 'not the denier');
+  assert.equal((await addReason(table(), id, 'slack:U0ADMIN', 'not today', 3_000))?.taskToken, 'token-2');
+  assert.equal(await addReason(table(), id, 'slack:U0ADMIN', 'changed my mind', 3_100), undefined, 'once');
+  const refused = await gateCall(at(3_200), run('run-why'), { step: 1, next: 'tool' }, call, rules, SECRET_PATTERNS);
+  assert.match(refused.kind === 'refused' ? refused.outcome.text : '', /denied this bash call\. Their reason: not today$/);
+
+  // No reply within the window: the call is refused without a reason, and no reason is taken after it.
+  await gateCall(at(1_000), run('run-silent'), { step: 1, next: 'tool' }, call, rules, SECRET_PATTERNS);
+  await decideApproval(table(), 'run-silent#tu-1', { state: 'denied', by: 'slack:U0ADMIN', at: 2_000, reasonUntil: 62_000 });
+  assert.equal(await addReason(table(), 'run-silent#tu-1', 'slack:U0ADMIN', 'late', 62_001), undefined);
+  assert.equal(await setTaskToken(table(), 'run-silent#tu-1', 'token-3', 62_001), undefined, 'no more waiting');
+  const silent = await gateCall(at(62_001), run('run-silent'), { step: 1, next: 'tool' }, call, rules, SECRET_PATTERNS);
+  assert.match(silent.kind === 'refused' ? silent.outcome.text : '', /They gave no reason\.$/);
 });

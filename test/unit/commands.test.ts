@@ -37,6 +37,9 @@ const SAMPLES: [string, string | undefined, unknown?][] = [
   ['disconnect orders', 'disconnect', { server: 'orders' }],
   ['<@U0BOT> Disconnect github-mcp.', 'disconnect', { server: 'github-mcp' }],
   ['disconnect the printer from the network', undefined],
+  ['reason: not on a Friday', 'reason', { reason: 'not on a Friday' }],
+  ['<@U0BOT> Reason:\nno uploads', 'reason', { reason: 'no uploads' }],
+  ['reason about this design', undefined],
   ['hello', undefined],
 ];
 
@@ -49,7 +52,7 @@ test('each text is the one command whose words it is, after any mention of the b
 });
 
 test("no two commands claim the same words, so the registry's order does not matter", () => {
-  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['agents', 'disconnect', 'ops', 'settings', 'steer', 'stop', 'usage']);
+  assert.deepEqual(COMMANDS.map((c) => c.name).sort(), ['agents', 'disconnect', 'ops', 'reason', 'settings', 'steer', 'stop', 'usage']);
   for (const [text] of SAMPLES) {
     const claiming = COMMANDS.filter((c) => c.parse(withoutMention(text)) !== undefined).map((c) => c.name);
     assert.ok(claiming.length <= 1, `${text}: ${claiming.join(', ')}`);
@@ -77,6 +80,7 @@ test('where each command is answered, and by whom it may be used', () => {
     usage: 'dispatch anyone',
     settings: 'dispatch admin',
     ops: 'dispatch admin',
+    reason: 'webhook anyone',
     agents: 'dispatch anyone',
     disconnect: 'dispatch anyone',
   });

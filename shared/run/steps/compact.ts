@@ -1,7 +1,8 @@
 // Before a model call: past the threshold, older messages are summarised by the model (tool pairs
 // kept together, the recent part verbatim), the full context first archived in S3 for good. If the
 // summary fails, the older part is dropped with a notice instead: a thread never gets stuck.
-import { archiveKey, bedrockSummarizer, compactContext, estimateTokens, needsCompaction } from '../../context/compaction.ts';
+import { bedrockSummarizer, compactContext, estimateTokens, needsCompaction } from '../../context/compaction.ts';
+import { archiveKey } from '../../context/store.ts';
 import type { RunInput } from '../../contracts.ts';
 import { type LoadedContext, saveLoadedContext, writeText } from '../../context/store.ts';
 import type { AgentDeps } from './deps.ts';

@@ -13,6 +13,7 @@ import type { SettingsSource } from '../../settings/source.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { RunContextDeps } from './run-context.ts';
 import type { RunToolsDeps } from './run-tools.ts';
+import type { HookRunner } from '../../hooks/run.ts';
 
 /** `store`, `snapshots` and `contexts`: the data bucket, and the run snapshots and thread contexts this container has read or written. */
 export interface AgentDeps extends RunToolsDeps, RunContextDeps {
@@ -42,6 +43,8 @@ export interface AgentDeps extends RunToolsDeps, RunContextDeps {
    * with instead of reading settings.json (absent: the chat reads settings.json as it is configured to).
    */
   useSecretPatterns?: (patterns: readonly CustomSecretPattern[]) => void;
+  /** Invokes settings.json's lambda hooks (absent: no hook functions are declared; a lambda hook is then an error). */
+  lambdaHooks?: HookRunner;
   /** Steps one execution takes before the run continues in a fresh one (default 1000). */
   handoffAfterSteps?: number;
   /** The stack API's GET /oauth/start, where a person's Connect link for an OAuth MCP server goes. */

@@ -17,6 +17,18 @@ import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts
 import { removeStopCard } from './stop-card.ts';
 import { RUN_RECORD } from '../../table.ts';
 import { countRunEnd, sandboxShare, type SandboxShare } from './run-end.ts';
+import type { RunSnapshot } from './snapshot.ts';
+import { noteHooks, runLambdaHooks } from '../../hooks/step-hooks.ts';
+
+/** SessionEnd hooks see how the run ended; they change nothing, and their runs go into the audit record (on the run's last entry). */
+async function sessionEndHooks(deps: AgentDeps, run: RunInput, snapshot: RunSnapshot, entries: ContextEntry[], outcome: string) {
+  const verdict = await runLambdaHooks(deps, run, snapshot, 'SessionEnd', { outcome });
+  if (verdict)
+    noteHooks(
+      entries.findLast((e) => e.meta.runId === run.runId),
+      verdict.notes,
+    );
+}
 
 /** The run's prompt and the agent's replies, as log.jsonl keeps them (no tool results). */
 function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], replies: Map<number, string>): LogEntry[] {
@@ -130,6 +142,7 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
     steps: loop?.step ?? 0,
   });
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
+  if (snapshot?.hooks) await sessionEndHooks(deps, run, snapshot, entries, finishedRunEnd(loop, snapshot).outcome);
   // The metrics, the cost footer and the audit record need nothing of each other: at once, all before
   // the lease passes on (none of them fails the end: each logs its own error).
   await Promise.all([

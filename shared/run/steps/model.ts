@@ -26,6 +26,36 @@ import { showStopCard } from './stop-card.ts';
 import { beginModelStep, endModelStep } from './budget.ts';
 import { countModelStep } from './step-metrics.ts';
 import { countBudgetRefusal } from '../../observability/run-metrics.ts';
+import { noteHooks, postToolUseLambdaHooks, runLambdaHooks } from '../../hooks/step-hooks.ts';
+
+/** How many more turns Stop hooks may ask for in one run: a hook that always asks cannot keep a run going. */
+export const MAX_STOP_HOOK_TURNS = 3;
+
+/**
+ * The Stop hooks, as the model ends its turn: one may ask for another turn with a message, which the
+ * model gets as the next user turn, at most MAX_STOP_HOOK_TURNS times a run.
+ */
+async function stopHooksContinue(
+  deps: AgentDeps,
+  run: RunInput,
+  snapshot: RunSnapshot,
+  entries: ContextEntry[],
+  content: ContentBlock[],
+  meta: ContextEntry['meta'],
+): Promise<boolean> {
+  const turns = entries.filter((e) => e.meta.runId === run.runId && e.meta.hookContinue).length;
+  if (turns >= MAX_STOP_HOOK_TURNS) return false;
+  const verdict = await runLambdaHooks(deps, run, snapshot, 'Stop', { answer: textOf(content) });
+  if (!verdict) return false;
+  noteHooks(entries.at(-1), verdict.notes);
+  if (!verdict.continue) return false;
+  entries.push({
+    role: 'user',
+    content: [{ text: `[a Stop hook asks for one more turn]\n${verdict.continue}` }],
+    meta: { ...meta, hookContinue: true },
+  });
+  return true;
+}
 
 /**
  * A cache point after the last message: the next step of the run (same prefix plus this step's
@@ -122,6 +152,11 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
     await endModelStep(deps, run, loop.step, spend, { usage: undefined });
     throw error;
   });
+  // Results of sandbox and reach calls, as the run's PostToolUse lambda hooks leave them (none: no call).
+  await postToolUseLambdaHooks(deps, run, snapshot, context.entries).catch(async (error: unknown) => {
+    await endModelStep(deps, run, loop.step, spend, { usage: undefined });
+    throw error;
+  });
   const reply = openReply(deps, run, loop.step, thread, start.earlier);
   const messages = await materializeImages(deps.store, repairToolPairs(mergeConsecutiveRoles(toBedrockMessages(context.entries))));
   const started = deps.now();
@@ -192,6 +227,9 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
         decision = { ...decision, next: 'model' };
       }
     }
+  }
+  if (decision.next === 'finish' && result.stopReason === 'end_turn' && snapshot.hooks) {
+    if (await stopHooksContinue(deps, run, snapshot, context.entries, content, meta)) decision = { ...decision, next: 'model' };
   }
   const limit = decision.next !== 'finish' ? runLimitReached(loop.step, snapshot, deps.now()) : undefined;
   await saveLoadedContext(deps.store, run.threadId, context);

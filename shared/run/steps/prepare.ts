@@ -29,6 +29,11 @@ import type { AgentDeps } from './deps.ts';
 import { stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
 import { resolveApprovalRules } from '../../approvals/rules.ts';
+import { hooksForRun } from '../../hooks/settings.ts';
+import { hookContextText, type HookNote } from '../../hooks/run.ts';
+import { noteHooks, runLambdaHooks } from '../../hooks/step-hooks.ts';
+import { postedMessage, postOnce } from '../ledger.ts';
+import { RUN_RECORD } from '../../table.ts';
 
 function skillsSection(
   skills: Skill[],
@@ -89,8 +94,29 @@ async function promptEntry(deps: AgentDeps, run: RunInput, prompt: Prompt, text:
  * In collect mode the prompts that came while the thread was busy follow it, each under its author's
  * name: the model reads them as one turn (consecutive user entries are merged before the call).
  */
-async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext, text: string, settings: Settings): Promise<void> {
-  if (context.entries.some((e) => e.meta.messageId === run.prompt.messageId)) return;
+async function addPrompt(
+  deps: AgentDeps,
+  run: RunInput,
+  context: LoadedContext,
+  text: string,
+  settings: Settings,
+  snapshot: RunSnapshot,
+): Promise<{ blocked?: string }> {
+  const added = context.entries.find((e) => e.meta.messageId === run.prompt.messageId);
+  if (added) return added.meta.hookBlocked ? { blocked: added.meta.hookBlocked } : {};
+  const hooked = await promptHooks(deps, run, snapshot, text);
+  if (hooked.blocked !== undefined) {
+    // The prompt is not given to the model; the context says so, for later runs and the audit record.
+    const entry: ContextEntry = {
+      role: 'user',
+      content: [{ text: `(a message from ${run.prompt.author.userName} was withheld: a hook blocked it)` }],
+      meta: { runId: run.runId, messageId: run.prompt.messageId, at: run.prompt.postedAt, hookBlocked: hooked.blocked },
+    };
+    noteHooks(entry, hooked.notes);
+    context.entries.push(entry);
+    await saveLoadedContext(deps.store, run.threadId, context);
+    return { blocked: hooked.blocked };
+  }
   const secrets = secretPatternsWith(settings.secretPatterns);
   const collected = run.collected ?? [];
   // At once: backfill adds earlier messages to the context; the prompts' texts and attachments are fetched.
@@ -104,8 +130,33 @@ async function addPrompt(deps: AgentDeps, run: RunInput, context: LoadedContext,
     ),
   ]);
   if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
+  if (hooked.context) entries[0]!.content.push({ text: hooked.context });
+  noteHooks(entries[0], hooked.notes);
   context.entries.push(...entries);
   await saveLoadedContext(deps.store, run.threadId, context);
+  return {};
+}
+
+/** SessionStart, then UserPromptSubmit: a block withholds the prompt; what they add goes beside it. */
+async function promptHooks(
+  deps: AgentDeps,
+  run: RunInput,
+  snapshot: RunSnapshot,
+  text: string,
+): Promise<{ blocked?: string; context?: string; notes: HookNote[] }> {
+  const notes: HookNote[] = [];
+  const contexts: string[] = [];
+  for (const [event, fields] of [
+    ['SessionStart', {}],
+    ['UserPromptSubmit', { prompt: text }],
+  ] as const) {
+    const verdict = await runLambdaHooks(deps, run, snapshot, event, fields);
+    if (!verdict) continue;
+    notes.push(...verdict.notes);
+    if (verdict.blocked !== undefined) return { blocked: verdict.blocked, notes };
+    if (verdict.context) contexts.push(hookContextText(event, verdict.context));
+  }
+  return { ...(contexts.length ? { context: contexts.join('\n\n') } : {}), notes };
 }
 
 export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
@@ -160,6 +211,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     settings.access,
     run,
   );
+  const hooks = hooksForRun(settings.hooks, settings.channels[channelKeyOf(run.threadId)]?.hooks);
   const snapshot: RunSnapshot = {
     ...model,
     maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps),
@@ -180,6 +232,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     maxEventFilesPerRun: settings.maxEventFilesPerRun,
     ...(reach ? { reach } : {}),
     ...(approvals.length ? { approvals } : {}),
+    ...(hooks.length ? { hooks, hookApprovers: [...settings.access.admins] } : {}),
     system: buildSystemPrompt({
       identity: agent ? agentIdentity(agent) : files.identity,
       systemNotes: files.systemNotes,
@@ -194,7 +247,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   };
   const sandbox = deps.sandbox;
   // The sandbox's start, the snapshot and the prompt are independent: all at once.
-  await Promise.all([
+  const [, , added] = await Promise.all([
     // Started now, in parallel with the first model call, so a first tool call rarely waits.
     sandbox && settings.sandbox.startEarly
       ? warmSandbox(sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
@@ -202,9 +255,16 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
         )
       : undefined,
     saveSnapshot(deps, run, snapshot),
-    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings),
+    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot),
   ]);
   if (stopped) return stoppedAt(0);
+  if (added?.blocked !== undefined) {
+    const reason = added.blocked;
+    await postOnce(deps.ledger, run.runId, RUN_RECORD.hookBlocked, () =>
+      deps.thread(run).post(`Your message was not given to the agent: a hook blocked it. ${reason}`).then(postedMessage),
+    );
+    return { step: 0, next: 'finish', stopReason: 'hook' };
+  }
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,

@@ -16,6 +16,7 @@ import { callServerTool, type HttpMcpTarget, listServerTools } from '../../reach
 import { addListedTools, type McpListing, sortListing } from '../../reach/mcp-tools.ts';
 import { isStdioServer, type RunMcpServer } from '../../reach/run-reach.ts';
 import { approvalRuleFor } from '../../approvals/rules.ts';
+import { toolStepFirst } from '../../hooks/step-hooks.ts';
 import { bareHost } from '../../reach/url-rules.ts';
 import { fetchPage } from '../../reach/web-fetch.ts';
 import { storeResultImages } from '../../reach/result-images.ts';
@@ -191,6 +192,7 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
   if (flagged) return flagged;
   // A call a rule of settings.json `approvals` holds runs here only once a person approved it; the tool step asks them.
   if (loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call)) return { step: loop.step, next: 'tool' };
+  if (toolStepFirst(snapshot, context.entries, call, loop.approvedToolUseId)) return { step: loop.step, next: 'tool' };
   const started = deps.now();
   const secrets = new SecretValues();
   let reached: ReachCall | undefined;

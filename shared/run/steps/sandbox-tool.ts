@@ -31,6 +31,9 @@ import type { MetricsSink } from '../../observability/metrics.ts';
 import { countReachCall, countToolCall } from './step-metrics.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { approvalRuleFor } from '../../approvals/rules.ts';
+import { commandHooks, type PreCall } from '../../hooks/sandbox-hooks.ts';
+import { toolStepFirst } from '../../hooks/step-hooks.ts';
+import { hasCommandHooks } from '../../hooks/settings.ts';
 
 /** `store`, `snapshots`, `listings`: the data bucket, and the run snapshots and MCP listings this container has read; `tools`: the built-in ones. */
 export interface SandboxStepDeps extends RunToolsDeps {
@@ -73,13 +76,16 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     return { step: loop.step, next: 'tool' };
   }
   const started = deps.now();
-  const layout = workspaceLayout(run.threadId);
+  const layout = workspaceLayout(run.threadId, { hooks: hasCommandHooks(snapshot.hooks) });
   let status: 'success' | 'error' = 'success';
   let reached: ReachCall | undefined;
   try {
     const recorded = await loadSyncState(deps.store, run.threadId, item.taskArn);
     // A call a rule holds runs here only once a person approved it; the tool step asks them.
     if (call && !connecting && loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call))
+      return { step: loop.step, next: 'tool' };
+    // So is a call whose PreToolUse lambda hooks have not run, or that a hook holds.
+    if (call && !connecting && toolStepFirst(snapshot, context.entries, call, loop.approvedToolUseId))
       return { step: loop.step, next: 'tool' };
     const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
@@ -94,9 +100,20 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     const before = fresh ? { state: known, stats: emptyStats() } : await syncIn(sync, layout, known);
     let listed: Listed = fresh ? recorded.listed! : { runId: run.runId, version };
     let outcome: ToolOutcome | undefined;
+    const hooks = call && !connecting ? commandHooks(deps, run, snapshot, context.entries, call, address) : undefined;
+    let pre: PreCall = {};
     if (connecting) {
       // A stdio server sees the workspace as the commands do (a script of the channel's files, say).
       await listInSandbox(deps, run, snapshot, connecting, address);
+    } else if ((pre = (await hooks?.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)))) ?? {}).held) {
+      // A command hook made the call wait for a person: the tool step asks.
+      await Promise.all([
+        saveLoadedContext(deps.store, run.threadId, context),
+        saveSyncState(deps.store, run.threadId, item.taskArn, { files: pre.state ?? before.state, listed }),
+      ]);
+      return { step: loop.step, next: 'tool' };
+    } else if (pre.blocked) {
+      outcome = pre.blocked;
     } else {
       // A stop kills the running command's whole process tree at once, and cuts a stdio MCP call.
       const stopWatch = watchForStop(deps, run);
@@ -113,7 +130,9 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
         return stoppedAt(loop.step);
       }
     }
-    const after = await syncOut(sync, layout, before.state, syncLimits(snapshot));
+    const after = await syncOut(sync, layout, pre.state ?? before.state, syncLimits(snapshot));
+    // After the sync: a hook file the call changed is back as the operator wrote it before any hook runs.
+    if (hooks && outcome && !pre.blocked) outcome = await hooks.post(outcome);
     if (after.sharedWrites > 0) {
       // Other threads' sandboxes list again; this one need not, unless someone else wrote meanwhile.
       const bumped = await bumpWorkspaceVersion(deps.sandboxes, dataKeys(run.threadId).channelDir);

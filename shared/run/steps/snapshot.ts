@@ -14,6 +14,7 @@ import type { Budget } from '../../policy/budgets.ts';
 import type { RunReach } from '../../reach/run-reach.ts';
 import { recentlyUsed } from '../../support/recent.ts';
 import type { ApprovalRule } from '../../approvals/rules.ts';
+import type { Hook } from '../../hooks/settings.ts';
 
 export interface RunSnapshot {
   modelId: string;
@@ -51,6 +52,10 @@ export interface RunSnapshot {
   reach?: RunReach;
   /** settings.json `approvals` (the deployment's and the channel's) as the run began, approvers resolved. */
   approvals?: ApprovalRule[];
+  /** settings.json `hooks` (the deployment's, then the channel's) as the run began; absent: none, and no hook costs a call. */
+  hooks?: Hook[];
+  /** Who decides a call a PreToolUse hook makes wait for a person: settings.json's admins as the run began. */
+  hookApprovers?: string[];
 }
 
 /**

@@ -18,7 +18,21 @@ import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { countToolCall } from './step-metrics.ts';
 import { gateCall, noteInContext } from '../../approvals/gate.ts';
-import { secretPatternsWith } from '../../policy/secret-filter.ts';
+import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
+import { DEFAULT_APPROVAL_TIMEOUT_MINUTES, type ApprovalRule } from '../../approvals/rules.ts';
+import type { ToolCall } from '../../tools/tool.ts';
+import type { RunSnapshot } from './snapshot.ts';
+import type { ContextEntry } from '../../context/store.ts';
+import {
+  answerWithCall,
+  blockedCallText,
+  heldByHook,
+  holdForApproval,
+  hooksRanOn,
+  noteHooks,
+  rewriteCall,
+  runLambdaHooks,
+} from '../../hooks/step-hooks.ts';
 
 /** A sandbox tool's call when the sandbox cannot take it: ready to go on, or the error result. */
 async function readySandbox(deps: AgentDeps, run: RunInput): Promise<ToolOutcome | 'ready'> {
@@ -72,12 +86,21 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
   if (flagged) return flagged;
   // The snapshot is in the container already (runStep read it for the run's secret patterns).
   const snapshot = await loadSnapshot(deps, run);
+  const blocked = await preToolUseHooks(deps, run, snapshot, context.entries, call);
+  // Their notes, a rewrite or a hold are kept before the call waits or goes on to another step.
+  if (blocked === '') await saveLoadedContext(deps.store, run.threadId, context);
+  if (blocked) {
+    appendToolResult(context.entries, call, { status: 'error', text: blocked }, stepMeta(deps.now, run, loop.step));
+    await saveLoadedContext(deps.store, run.threadId, context);
+    countToolCall(deps.metrics, call.name, 'error');
+    return routeAfterTool(context.entries, loop.step);
+  }
   const gate = await gateCall(
     { ...deps, approvals: deps.actor },
     run,
     loop,
     call,
-    snapshot.approvals,
+    rulesFor(snapshot, context.entries, call),
     secretPatternsWith(snapshot.secretPatterns),
     snapshot.startedAt + snapshot.maxRunMinutes * 60_000,
   );
@@ -113,12 +136,54 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     }
     outcome = sandbox;
   } else {
-    const context = { thread, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
-    outcome = await runAgentTool(deps.tools, call, context);
+    const tool = { thread, threadId: run.threadId, s3: deps.store.s3, bucket: deps.store.bucket, layout: workspaceLayout(run.threadId) };
+    outcome = await runAgentTool(deps.tools, call, tool);
+    // What an agent tool read (a channel's history, archived contexts) reaches the model without the secrets in it, as a reach tool's answer does.
+    outcome.text = redactSecrets(outcome.text, secretPatternsWith(snapshot.secretPatterns));
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
   }
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
   await saveLoadedContext(deps.store, run.threadId, context);
   countToolCall(deps.metrics, call.name, outcome.status);
   return routeAfterTool(context.entries, loop.step);
+}
+
+/**
+ * The call's PreToolUse lambda hooks, once per call (a step run again, or back from a wait, finds
+ * their notes): a rewrite is kept in the context, so the tool runs it; a hold makes the call wait for
+ * a person. Returns what the model is told when a hook blocked the call, '' when hooks ran and let
+ * it go on (the context changed), undefined when none ran.
+ */
+async function preToolUseHooks(
+  deps: AgentDeps,
+  run: RunInput,
+  snapshot: RunSnapshot,
+  entries: ContextEntry[],
+  call: ToolCall,
+): Promise<string | undefined> {
+  if (!snapshot.hooks || hooksRanOn(answerWithCall(entries, call.toolUseId), 'PreToolUse', call.toolUseId, 'lambda')) return undefined;
+  const verdict = await runLambdaHooks(deps, run, snapshot, 'PreToolUse', {
+    tool: { name: call.name, toolUseId: call.toolUseId, input: call.input },
+  });
+  if (!verdict) return undefined;
+  noteHooks(answerWithCall(entries, call.toolUseId), verdict.notes, call.toolUseId);
+  if (verdict.blocked !== undefined) return blockedCallText('PreToolUse', verdict.blocked);
+  if (verdict.input) {
+    rewriteCall(entries, call.toolUseId, verdict.input);
+    call.input = verdict.input;
+  }
+  if (verdict.approve) holdForApproval(entries, call.toolUseId);
+  return '';
+}
+
+/** The run's approval rules, and for a call a hook held, one more: it waits for an admin, like a rule's call. */
+function rulesFor(snapshot: RunSnapshot, entries: ContextEntry[], call: ToolCall): ApprovalRule[] | undefined {
+  if (!snapshot.hooks || !heldByHook(entries, call.toolUseId)) return snapshot.approvals;
+  const held: ApprovalRule = {
+    tool: call.name,
+    approversSetting: 'admins',
+    approvers: snapshot.hookApprovers ?? [],
+    timeoutMinutes: DEFAULT_APPROVAL_TIMEOUT_MINUTES,
+  };
+  return [held, ...(snapshot.approvals ?? [])];
 }

@@ -3,9 +3,10 @@
 import { toolRegistry } from '../registry.ts';
 import { bash } from './bash.ts';
 import { edit } from './edit.ts';
+import { memorySearch } from './memory-search.ts';
 import { read } from './read.ts';
 import { searchChannel } from './search-channel.ts';
 import { upload } from './upload.ts';
 import { write } from './write.ts';
 
-export const BUILTIN_TOOLS = toolRegistry([bash, read, write, edit, upload, searchChannel]);
+export const BUILTIN_TOOLS = toolRegistry([bash, read, write, edit, upload, searchChannel, memorySearch]);

@@ -5,7 +5,7 @@ import type { LocalIam } from '../iam/index.ts';
 
 /** The AWS_ENDPOINT_URL_<SERVICE> variable of each service the functions call, and who serves it. */
 export type ServiceUpstreams = Record<
-  'DYNAMODB' | 'S3' | 'SQS' | 'SFN' | 'ECS' | 'SCHEDULER' | 'EVENTBRIDGE' | 'SECRETS_MANAGER' | 'KMS',
+  'DYNAMODB' | 'S3' | 'SQS' | 'SFN' | 'ECS' | 'SCHEDULER' | 'EVENTBRIDGE' | 'SECRETS_MANAGER' | 'KMS' | 'LAMBDA',
   string
 >;
 

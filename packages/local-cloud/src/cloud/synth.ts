@@ -23,6 +23,7 @@ export interface LocalStackSettings {
   sandboxNetwork?: SandboxNetworkMode;
   alarmEmail?: string;
   reachAllowLoopback?: boolean;
+  hookFunctions?: readonly string[];
 }
 
 export interface SynthesizedStack {
@@ -104,6 +105,7 @@ async function synthesize(settings: LocalStackSettings): Promise<SynthesizedStac
         sandboxNetwork: settings.sandboxNetwork ?? DEFAULT_SETTINGS.sandboxNetwork,
         ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
         reachAllowLoopback: settings.reachAllowLoopback ?? false,
+        hookFunctions: settings.hookFunctions ?? [],
       },
     });
     const template = app.synth().getStackByName(stack.stackName).template as Template;
