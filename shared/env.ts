@@ -104,13 +104,10 @@ export const agentEnv = z
     ...sandboxPort,
     ...settingsCache,
     ...promptFilesCache,
-<<<<<<< HEAD
     /** The stack API's GET /oauth/start, where a person's Connect link goes (agent-step; unset in run-ended). */
     OAUTH_START_URL: optional,
-=======
     /** cdk.json context `hookFunctions`, comma-separated: the only functions a lambda hook may name (unset: none). */
     HOOK_FUNCTIONS: optional,
->>>>>>> main
   })
   .superRefine(chatSource);
 
