@@ -12,6 +12,8 @@ import { createState, deleteConnection, STATE_LIFETIME_MS } from '../../shared/r
 import { StateRefused } from '../../shared/reach/oauth/states.ts';
 import { loadConnection } from '../../shared/reach/oauth/tokens.ts';
 import { oauthStateKey, oauthTokensKey } from '../../shared/table.ts';
+import { oauthRoute } from '../../shared/reach/oauth/routes.ts';
+import { createLogger } from '../../shared/observability/log.ts';
 import { LOCAL_CREDENTIALS, tableForFile } from '../support/dynamo.ts';
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server.ts';
 import { startTestOAuthServer, type TestOAuthServer } from '../support/oauth-server.ts';
@@ -149,4 +151,24 @@ test("an operator's client from its secret is used as it is: no registration", a
   assert.equal(oauth.userOf((await accessTokenFor(deps(), binding('slack:U0GIL')))!), 'slack:U0GIL');
   secrets.set('orders-client', 'not json');
   await assert.rejects(connect('slack:U0GIL', '${secret:orders-client}'), /must hold JSON with client_id/);
+});
+
+test('the routes: the browser is sent on with the PKCE challenge only, and told plainly when a link has no state, the provider refused, or the state is not good', async () => {
+  const route = (path: string, query: Record<string, string>) =>
+    oauthRoute({ ...deps(), logger: createLogger({ level: 'silent' }) }, { path, query, origin: 'https://api.example.com' });
+  oauth.signedInAs = 'slack:U0HAL';
+  const state = await createState(deps(), binding('slack:U0HAL'), clock);
+  const start = await route('/oauth/start', { state });
+  assert.equal(start.statusCode, 302);
+  const to = new URL(start.headers.location!);
+  assert.equal(to.searchParams.get('redirect_uri'), 'https://api.example.com/oauth/callback', 'the callback on the host the browser used');
+  assert.ok(!start.headers.location!.includes('code_verifier'));
+  assert.equal((await route('/oauth/start', {})).statusCode, 400);
+  const denied = await route('/oauth/callback', { state, error: 'access_denied' });
+  assert.equal(denied.statusCode, 400);
+  assert.match(denied.body, /did not approve the connection \(access_denied\)/);
+  const forged = await route('/oauth/callback', { state: 'forged', code: 'x' });
+  assert.equal(forged.statusCode, 400);
+  assert.match(forged.body, /unknown, already used or expired/);
+  assert.equal(forged.headers['cache-control'], 'no-store');
 });
