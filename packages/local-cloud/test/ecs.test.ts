@@ -181,7 +181,8 @@ test('this machine binds 127.0.0.x loopback addresses without configuration', as
 
 test('RunTask → PROVISIONING → PENDING → RUNNING; the server answers on the task IP with the token', async (t) => {
   const { ecs, client, logs, dir } = await setup(t, { startDelayMs: 150 });
-  const run = await runTask(client, runInput('secret-1', {}, { FAKE_LISTEN_DELAY_MS: '150', EXTRA: 'x' }));
+  // The server listens 1 s after it starts, so the poll below sees PENDING even on a loaded machine.
+  const run = await runTask(client, runInput('secret-1', {}, { FAKE_LISTEN_DELAY_MS: '1000', EXTRA: 'x' }));
 
   assert.equal(run.lastStatus, 'PROVISIONING');
   assert.equal(run.desiredStatus, 'RUNNING');
@@ -202,7 +203,8 @@ test('RunTask → PROVISIONING → PENDING → RUNNING; the server answers on th
   assert.equal(run.containers?.[0]?.networkInterfaces?.[0]?.privateIpv4Address, ip);
   assert.deepEqual(run.overrides?.containerOverrides?.[0]?.environment?.[0], { name: 'SANDBOX_TOKEN', value: 'secret-1' });
 
-  const seen: string[] = [];
+  // From RunTask's own answer on: PROVISIONING lasts only startDelayMs, which a first poll may miss.
+  const seen: string[] = [run.lastStatus!];
   const running = await waitForStatus(client, run.taskArn, 'RUNNING', seen);
   assert.deepEqual(seen, ['PROVISIONING', 'PENDING', 'RUNNING']);
   assert.equal(running.attachments?.[0]?.status, 'ATTACHED');
