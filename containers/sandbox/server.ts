@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { takeToken } from './src/environ.ts';
-import { RunningCommand, type ExecRequest } from './src/exec.ts';
+import { RunningCommand } from './src/exec.ts';
 import { StdioServers, type StdioSpec } from './src/stdio-servers.ts';
 import {
   HttpError,
@@ -34,6 +34,10 @@ const DEFAULT_MAX_OUTPUT_BYTES = 10 * MIB;
 /** Per stream. Both streams end up in one JSON response held in memory. */
 const MAX_OUTPUT_BYTES = 64 * MIB;
 const DEFAULT_MAX_MANIFEST_FILES = 10_000;
+/** The longest a waiting `/exec` (one with waitMs) holds its answer before saying the command still runs. */
+const MAX_WAIT_MS = 600_000;
+/** How long a command another answer left running may go without a caller before it is cancelled, by default. */
+const DEFAULT_DETACH_MS = 60_000;
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface SandboxServerOptions {
@@ -62,13 +66,29 @@ export interface SandboxServer {
   close(): Promise<void>;
 }
 
+/**
+ * A command that can outlive one request: a caller that asks with waitMs gets "still running" and
+ * its last line after that long, and attaches again with the same id and command. Between two
+ * requests nobody is attached; past detachMs without one, the command is cancelled (its caller is
+ * gone) and later its result is dropped.
+ */
+interface Job {
+  run: RunningCommand;
+  command: string;
+  detachMs: number;
+  /** Callers waiting on it now. */
+  attached: number;
+  detached?: NodeJS.Timeout;
+}
+
 interface Context {
   token: Buffer;
   root: string;
   realRoot: string;
   maxBodyBytes: number;
   maxManifestFiles: number;
-  running: Map<string, RunningCommand>;
+  /** Commands by id: running, or ended with the result not yet collected by a waiting caller. */
+  jobs: Map<string, Job>;
   stdio: StdioServers;
   manifest: Manifest;
   log: (entry: Record<string, unknown>) => void;
@@ -87,7 +107,7 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
     realRoot,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxManifestFiles: options.maxManifestFiles ?? DEFAULT_MAX_MANIFEST_FILES,
-    running: new Map(),
+    jobs: new Map(),
     stdio: new StdioServers(realRoot, () => commandEnv(realRoot, {})),
     manifest: new Manifest(realRoot),
     log: options.log ?? (() => {}),
@@ -125,7 +145,10 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
     url: typeof bound === 'string' ? `unix:${bound}` : `http://${host}:${port}`,
     port,
     async close() {
-      const runs = [...ctx.running.values()];
+      const runs = [...ctx.jobs.values()].map((job) => {
+        clearTimeout(job.detached);
+        return job.run;
+      });
       await Promise.all(runs.map((run) => run.kill()));
       // Let the pending /exec responses go out before the connections are cut.
       await Promise.all(runs.map((run) => run.done.catch(() => undefined)));
@@ -173,7 +196,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
 
   if (path === '/health') {
     allow(['GET']);
-    return sendJson(res, 200, { ok: true, running: ctx.running.size });
+    return sendJson(res, 200, { ok: true, running: [...ctx.jobs.values()].filter((job) => !job.run.hasEnded).length });
   }
   if (path === '/exec') {
     allow(['POST']);
@@ -188,10 +211,10 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     } catch {
       throw new HttpError(400, `malformed command id in path: ${cancel[1]}`);
     }
-    const run = ctx.running.get(id);
-    if (!run) return sendJson(res, 200, { cancelled: false });
+    const job = ctx.jobs.get(id);
+    if (!job || job.run.hasEnded) return sendJson(res, 200, { cancelled: false });
     // Answer at once; the pending /exec response reports the outcome once the tree is gone.
-    void run.cancel();
+    void job.run.cancel();
     return sendJson(res, 200, { cancelled: true });
   }
   const mcp = /^\/mcp\/([A-Za-z0-9-]{1,32})$/.exec(path);
@@ -272,6 +295,9 @@ async function exec(ctx: Context, req: IncomingMessage, res: ServerResponse): Pr
   if (typeof command !== 'string' || command === '') throw new HttpError(400, 'command must be a non-empty string');
   const timeoutMs = optionalNumber(body, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const maxOutputBytes = optionalNumber(body, 'maxOutputBytes', DEFAULT_MAX_OUTPUT_BYTES, 0, MAX_OUTPUT_BYTES);
+  const waitMs = body.waitMs === undefined ? undefined : optionalNumber(body, 'waitMs', 0, 1, MAX_WAIT_MS);
+  const detachMs = optionalNumber(body, 'detachMs', DEFAULT_DETACH_MS, 1, MAX_TIMEOUT_MS);
+  if (body.attach !== undefined && typeof body.attach !== 'boolean') throw new HttpError(400, 'attach must be a boolean');
   const extraEnv = parseEnv(body.env);
 
   let cwd: WorkspacePath = { abs: ctx.realRoot, rel: '' };
@@ -281,15 +307,35 @@ async function exec(ctx: Context, req: IncomingMessage, res: ServerResponse): Pr
     const info = await stat(cwd.abs).catch(() => null);
     if (!info?.isDirectory()) throw new HttpError(400, `no such directory: ${body.cwd}`);
   }
-  if (ctx.running.has(id)) throw new HttpError(409, `a command with this id is already running: ${id}`);
+  const attachable = (job: Job | undefined): job is Job => {
+    if (!job) return false;
+    // A waiting caller attaches to its own command; anything else with a taken id is a mistake.
+    if (waitMs === undefined || job.command !== command) {
+      throw new HttpError(409, `a ${job.command === command ? '' : 'different '}command with this id is already running: ${id}`);
+    }
+    return true;
+  };
+  let job = ctx.jobs.get(id);
+  if (!attachable(job)) {
+    if (body.attach === true) {
+      throw new HttpError(404, `no command with this id to attach to: ${id} (its task restarted, or it was left without a caller)`);
+    }
+    const env = await commandEnv(ctx.realRoot, extraEnv);
+    // Looked up again: the awaits above let another request in.
+    job = ctx.jobs.get(id);
+    if (!attachable(job)) {
+      job = { run: new RunningCommand({ id, command, cwd: cwd.abs, timeoutMs, maxOutputBytes, env }), command, detachMs, attached: 0 };
+      ctx.jobs.set(id, job);
+    }
+  }
+  await waitOn(ctx, job, id, res, waitMs);
+}
 
-  const env = await commandEnv(ctx.realRoot, extraEnv);
-  // Checked again: the awaits above let another request in.
-  if (ctx.running.has(id)) throw new HttpError(409, `a command with this id is already running: ${id}`);
-  const request: ExecRequest = { id, command, cwd: cwd.abs, timeoutMs, maxOutputBytes, env };
-  const run = new RunningCommand(request);
-  ctx.running.set(id, run);
-
+/** Answers with the job's result once it ends, or, after waitMs, with `running` and its last line. */
+async function waitOn(ctx: Context, job: Job, id: string, res: ServerResponse, waitMs: number | undefined): Promise<void> {
+  const { run } = job;
+  clearTimeout(job.detached);
+  job.attached++;
   // The caller went away before the answer: nobody can collect the result, so stop the command.
   res.on('close', () => {
     if (!res.writableEnded) {
@@ -297,9 +343,14 @@ async function exec(ctx: Context, req: IncomingMessage, res: ServerResponse): Pr
       void run.cancel();
     }
   });
-
+  let timer: NodeJS.Timeout | undefined;
+  const waited = waitMs === undefined ? undefined : new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), waitMs)));
   try {
-    const result = await run.done;
+    const result = await (waited ? Promise.race([run.done, waited]) : run.done);
+    if (result === 'waited') {
+      sendJson(res, 200, { id, running: true, lastLine: run.lastLine() });
+      return;
+    }
     ctx.log({
       msg: 'exec',
       id,
@@ -310,11 +361,29 @@ async function exec(ctx: Context, req: IncomingMessage, res: ServerResponse): Pr
       durationMs: result.durationMs,
     });
     sendJson(res, 200, result);
+    if (ctx.jobs.get(id) === job) ctx.jobs.delete(id);
   } catch (error) {
+    if (ctx.jobs.get(id) === job) ctx.jobs.delete(id);
     throw new HttpError(500, `could not start the command: ${(error as Error).message}`);
   } finally {
-    if (ctx.running.get(id) === run) ctx.running.delete(id);
+    clearTimeout(timer);
+    job.attached--;
+    if (job.attached === 0 && ctx.jobs.get(id) === job) leftWithoutCaller(ctx, job, id);
   }
+}
+
+/** Nobody waits on the job: past its detachMs it is cancelled, and past that again its result is dropped. */
+function leftWithoutCaller(ctx: Context, job: Job, id: string): void {
+  job.detached = setTimeout(() => {
+    if (job.run.hasEnded) {
+      if (ctx.jobs.get(id) === job) ctx.jobs.delete(id);
+      return;
+    }
+    ctx.log({ msg: 'no caller came back; cancelling the command', id, detachMs: job.detachMs });
+    void job.run.cancel();
+    leftWithoutCaller(ctx, job, id);
+  }, job.detachMs);
+  job.detached.unref();
 }
 
 /**

@@ -254,6 +254,93 @@ test('a caller that disconnects mid-command gets its command killed', async () =
   assert.ok(gone(pid!));
 });
 
+/** A waiting exec (waitMs): attaches to the command with this id, or starts it. */
+async function waitingExec(id: string, command: string, options: Record<string, unknown> = {}): Promise<Reply> {
+  return call('/exec', { json: { id, command, waitMs: 200, ...options } });
+}
+
+/** Waits on the command (attaching each time) until its answer passes `done`; that answer. */
+async function attachUntil(id: string, command: string, done: (answer: Record<string, unknown>) => boolean, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const reply = await waitingExec(id, command, { attach: true });
+    assert.equal(reply.status, 200, JSON.stringify(reply.json));
+    if (done(reply.json)) return reply.json;
+    if (Date.now() > deadline) throw new Error(`timed out; last answer ${JSON.stringify(reply.json)}`);
+  }
+}
+
+/** `sh` that waits until the workspace file `name` exists. */
+const until = (name: string) => `while [ ! -f ${name} ]; do sleep 0.05; done`;
+
+test('a waiting exec answers "running" with the last line; the same id and command attach until the whole result', async () => {
+  const command = `echo first; ${until('w-go')}; echo second`;
+  const started = await waitingExec('w1', command);
+  assert.equal(started.status, 200);
+  assert.equal(started.json.running, true);
+  assert.equal(started.json.id, 'w1');
+  await attachUntil('w1', command, (answer) => answer.lastLine === 'first');
+  // While it runs, the id is taken: a plain exec and another command are refused, not started.
+  assert.equal((await call('/exec', { json: { id: 'w1', command } })).status, 409);
+  const other = await waitingExec('w1', 'echo other');
+  assert.equal(other.status, 409);
+  assert.match(String(other.json.error), /a different command with this id is already running/);
+  assert.equal((await call('/health')).json.running, 1);
+  await writeFile(join(ws, 'w-go'), '');
+  const result = await attachUntil('w1', command, (answer) => answer.running === undefined);
+  assert.equal(result.stdout, 'first\nsecond\n', 'the whole output, once');
+  assert.equal(result.exitCode, 0);
+  // Collected: nothing is left to attach to, and an attach-only request never starts it again.
+  const again = await waitingExec('w1', command, { attach: true });
+  assert.equal(again.status, 404);
+  assert.match(String(again.json.error), /no command with this id to attach to: w1/);
+  assert.equal((await call('/health')).json.running, 0);
+});
+
+test('the last line: escapes and control characters out, blank lines skipped, a carriage return ends a line, stderr counts', async () => {
+  const command = [
+    `printf 'start\\n\\033[1;32mbuilt\\033[0m\\tok\\n\\n   \\n'`,
+    until('l-1'),
+    `printf 'progress 10%%\\rprogress 50%%'`,
+    until('l-2'),
+    'echo on stderr >&2',
+    until('l-3'),
+    `head -c 3000 /dev/zero | tr '\\0' x`,
+  ].join('; ');
+  assert.equal((await waitingExec('l1', command)).status, 200);
+  await attachUntil('l1', command, (answer) => answer.lastLine === 'built ok');
+  await writeFile(join(ws, 'l-1'), '');
+  await attachUntil('l1', command, (answer) => answer.lastLine === 'progress 50%');
+  await writeFile(join(ws, 'l-2'), '');
+  await attachUntil('l1', command, (answer) => answer.lastLine === 'on stderr');
+  await writeFile(join(ws, 'l-3'), '');
+  const result = await attachUntil('l1', command, (answer) => answer.running === undefined);
+  assert.equal(result.stderr, 'on stderr\n');
+  assert.equal(String(result.stdout).length, 'start\n\u001b[1;32mbuilt\u001b[0m\tok\n\n   \nprogress 10%\rprogress 50%'.length + 3000);
+});
+
+test('a long last line is cut to 1000 characters', async () => {
+  const command = `head -c 3000 /dev/zero | tr '\\0' x; ${until('c-go')}`;
+  assert.equal((await waitingExec('c1', command)).status, 200);
+  const answer = await attachUntil('c1', command, (a) => String(a.lastLine ?? '').length > 0);
+  assert.equal(answer.lastLine, 'x'.repeat(1000));
+  await writeFile(join(ws, 'c-go'), '');
+  await attachUntil('c1', command, (a) => a.running === undefined);
+});
+
+test('a command left without a caller past detachMs is cancelled with its tree; its result waits for one more detachMs', async () => {
+  const command = 'echo $$ > u-shell.pid; sleep 300';
+  const started = await waitingExec('u1', command, { detachMs: 2000 });
+  assert.equal(started.json.running, true);
+  await waitForFiles(ws, ['u-shell.pid']);
+  const [pid] = await readPids('u-shell.pid');
+  const deadline = Date.now() + 15_000;
+  while (!gone(pid!) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  assert.ok(gone(pid!), 'nobody came back: the command was cancelled');
+  const result = await attachUntil('u1', command, (answer) => answer.running === undefined);
+  assert.equal(result.cancelled, true);
+});
+
 test('output over the cap is truncated, with the full byte counts', async () => {
   const result = await exec(`head -c 5000 /dev/zero | tr '\\0' a; printf xyz >&2`, { maxOutputBytes: 1000 });
   assert.equal(result.stdout, 'a'.repeat(1000));

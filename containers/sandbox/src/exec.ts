@@ -1,6 +1,7 @@
 // Running one command: spawn, capture output up to a cap, and kill the whole tree on timeout,
 // cancel, or when the caller goes away.
 import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { ProcessTree } from './process-tree.ts';
 
 /** How long a tree gets between SIGTERM and SIGKILL. */
@@ -30,6 +31,14 @@ export interface ExecResult {
   durationMs: number;
 }
 
+/** A waiting `/exec`'s answer when the command still runs after its waitMs. */
+export interface ExecRunning {
+  id: string;
+  running: true;
+  /** What it printed last (see Tail.lastLine); '' before it printed anything. */
+  lastLine: string;
+}
+
 /** Keeps the first `cap` bytes of a stream and counts the rest. */
 class Capture {
   private readonly chunks: Buffer[] = [];
@@ -57,6 +66,50 @@ class Capture {
   }
 }
 
+/** Longest last line reported while a command runs (the start of a longer one). */
+export const MAX_LAST_LINE_CHARS = 1000;
+/** How much of the newest output is kept to find the last line in. */
+const TAIL_CHARS = 4 * MAX_LAST_LINE_CHARS;
+
+/**
+ * The newest output of both streams, in the order it came, to tell what a running command printed
+ * last. Each stream has its own decoder, so a character split across chunks is not garbled.
+ */
+class Tail {
+  private text = '';
+  private last: 'stdout' | 'stderr' = 'stdout';
+  private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+
+  push(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    // One stream's unfinished line is not continued by the other's output.
+    const apart = stream !== this.last ? '\n' : '';
+    this.last = stream;
+    this.text = (this.text + apart + this.decoders[stream].write(chunk)).slice(-TAIL_CHARS);
+  }
+
+  /**
+   * The last line with something visible in it, terminal escapes and control characters taken out;
+   * a carriage return ends a line too (a progress bar redraws its line with one).
+   */
+  lastLine(): string {
+    const lines = this.text.split(/[\r\n]/);
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const line = visible(lines[i]!);
+      if (line) return line.slice(0, MAX_LAST_LINE_CHARS);
+    }
+    return '';
+  }
+}
+
+/** `line` without ANSI escape sequences and control characters, spaces collapsed. */
+function visible(line: string): string {
+  return line
+    .replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g, '')
+    .replace(/[\x00-\x1f\x7f-\x9f]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A command that is running. `done` settles once it has finished and, if killed, its tree is gone. */
@@ -71,6 +124,8 @@ export class RunningCommand {
   private timedOut = false;
   private cancelled = false;
   private exited = false;
+  private ended = false;
+  private readonly tail = new Tail();
 
   constructor(request: ExecRequest) {
     const started = performance.now();
@@ -91,8 +146,14 @@ export class RunningCommand {
     };
     const stdout = new Capture(request.maxOutputBytes);
     const stderr = new Capture(request.maxOutputBytes);
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout.push(chunk);
+      this.tail.push('stdout', chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr.push(chunk);
+      this.tail.push('stderr', chunk);
+    });
     child.on('exit', () => {
       this.exited = true;
     });
@@ -129,7 +190,20 @@ export class RunningCommand {
           durationMs: Math.round(performance.now() - started),
         };
       })
-      .finally(() => clearTimeout(timer));
+      .finally(() => {
+        clearTimeout(timer);
+        this.ended = true;
+      });
+  }
+
+  /** What the command printed last, while it runs (see Tail.lastLine). */
+  lastLine(): string {
+    return this.tail.lastLine();
+  }
+
+  /** True once `done` has settled. */
+  get hasEnded(): boolean {
+    return this.ended;
   }
 
   /** Cancel at the caller's request (or because the caller went away). */
