@@ -100,6 +100,9 @@ export const runInputSchema = z.object({
 });
 export type RunInput = z.infer<typeof runInputSchema>;
 
+/** Longest last line of a running command that the status shows (LoopState.progress). */
+export const MAX_PROGRESS_LINE_CHARS = 200;
+
 export const loopStateSchema = z.object({
   step: z.number().int().nonnegative(),
   next: z.enum(NEXT_VALUES),
@@ -114,6 +117,13 @@ export const loopStateSchema = z.object({
   approval: z.object({ id: z.string().max(300), timeoutSeconds: z.number().int().min(1) }).optional(),
   /** `next: sandbox`: the call a person approved, which the sandbox step may run although a rule holds it. */
   approvedToolUseId: z.string().max(200).optional(),
+  /**
+   * `next: progress`, and `next: sandbox` after it: the call whose command still runs in the sandbox
+   * and the last line it printed (secrets redacted), which the status shows; the sandbox step attaches to it.
+   */
+  progress: z
+    .object({ toolUseId: z.string().max(200), tool: z.string().max(200), line: z.string().max(MAX_PROGRESS_LINE_CHARS) })
+    .optional(),
 });
 export type LoopState = z.infer<typeof loopStateSchema>;
 

@@ -14,6 +14,8 @@ import type { McpListing } from '../../shared/reach/mcp-tools.ts';
 import { stepEventSchema } from '../../shared/contracts.ts';
 import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { parseOrThrow } from '../../shared/support/validation.ts';
+import { SANDBOX_STEP_TIMEOUT_SECONDS } from '../../shared/tools/timeouts.ts';
+import type { Context } from 'aws-lambda';
 
 const logger = handlerLogger('sandbox-step');
 const metrics = handlerMetrics();
@@ -36,7 +38,8 @@ const init = lazy(() => {
   };
 });
 
-export async function handler(event: unknown) {
+export async function handler(event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) {
+  const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? SANDBOX_STEP_TIMEOUT_SECONDS * 1000);
   const step = parseOrThrow(stepEventSchema, event, 'Invalid sandbox step event', 'InvalidStepEvent');
   if (step.action !== 'tool') {
     throw Object.assign(new Error(`Invalid sandbox step event: action ${step.action} is not a sandbox step`), { name: 'InvalidStepEvent' });
@@ -45,6 +48,10 @@ export async function handler(event: unknown) {
   const { loop, error: _error, ...run } = step.state;
   const log = logger.with({ runId: run.runId, threadId: run.threadId });
   return publishingMetrics(metrics, async () =>
-    countStep(loop, await sandboxToolStep({ ...deps, logger: log }, run, loop ?? { step: 0, next: 'sandbox' }), handoffAfterSteps),
+    countStep(
+      loop,
+      await sandboxToolStep({ ...deps, logger: log, deadline }, run, loop ?? { step: 0, next: 'sandbox' }),
+      handoffAfterSteps,
+    ),
   );
 }

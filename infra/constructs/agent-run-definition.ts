@@ -5,6 +5,7 @@
 //   NextStep --($.loop.next == "model")----> Model
 //            |--($.loop.next == "tool")-----> Tool        -> NextStep
 //            |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
+//            |--($.loop.next == "progress")-> ToolProgress -> NextStep (back to SandboxTool)
 //            |--($.loop.next == "reach")----> ReachTool   -> NextStep
 //            |--($.loop.next == "connect")--> Connect     -> NextStep
 //            |--($.loop.next == "approval")-> AwaitApproval -> Tool
@@ -19,6 +20,10 @@
 // sandbox-step function (in the sandbox VPC); ReachTool and Connect invoke the reach-step function
 // (web_fetch and MCP calls; Connect lists a run's MCP tools once, sent there by the run's first
 // model step, so a run without MCP servers takes no extra state); every other task invokes agent-step.
+// ToolProgress is where a long command's last line reaches the thread's status: SandboxTool, which
+// cannot reach the chat from its VPC, returns "progress" when the command still runs after a wait
+// and printed a new line; ToolProgress (agent-step) shows it and returns "sandbox", and SandboxTool
+// attaches to the same command. A command that ends within the first wait never goes through it.
 // AwaitApproval is the exception: it invokes agent-step with `.waitForTaskToken` (the step stores the
 // token in the approval record and posts the approval message) and then waits, holding no Lambda,
 // until a decision is sent with the token or $.loop.approval.timeoutSeconds pass. It keeps its input,
@@ -47,6 +52,7 @@ export const NEXT_STEPS = {
   model: 'Model',
   tool: 'Tool',
   sandbox: 'SandboxTool',
+  progress: 'ToolProgress',
   reach: 'ReachTool',
   connect: 'Connect',
 } as const satisfies Record<ContinuingStep, string>;
@@ -94,6 +100,7 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   const model = step(NEXT_STEPS.model, 'model');
   const tool = step(NEXT_STEPS.tool, 'tool');
   const sandboxTool = step(NEXT_STEPS.sandbox, 'tool', functions.sandboxStep);
+  const toolProgress = step(NEXT_STEPS.progress, 'progress');
   const reachTool = step(NEXT_STEPS.reach, 'tool', functions.reachStep);
   const connect = step(NEXT_STEPS.connect, 'connect', functions.reachStep);
   const finish = step('Finish', 'finish');
@@ -108,7 +115,7 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   }).addRetry(throttled);
   // Timed out, already decided, or its message could not be posted (then denied): the Tool step says which.
   awaitApproval.addCatch(tool, { errors: ['States.Timeout', APPROVAL_NOT_WAITING], resultPath: JsonPath.DISCARD });
-  for (const task of [prepare, model, tool, sandboxTool, reachTool, connect, awaitApproval, finish, handoff]) {
+  for (const task of [prepare, model, tool, sandboxTool, toolProgress, reachTool, connect, awaitApproval, finish, handoff]) {
     task.addCatch(handleFailure, { errors: ['States.ALL'], resultPath: '$.error' });
   }
 
@@ -118,13 +125,14 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('model'), model)
     .when(nextIs('tool'), tool)
     .when(nextIs('sandbox'), sandboxTool)
+    .when(nextIs('progress'), toolProgress)
     .when(nextIs('reach'), reachTool)
     .when(nextIs('connect'), connect)
     .when(nextIs('approval'), awaitApproval)
     .when(nextIs('handoff'), handoff.next(new Succeed(scope, 'HandedOff')))
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
   // The tool steps and Connect return to the choice: the handler decides what follows (more tools, the model, finish).
-  for (const task of [tool, sandboxTool, reachTool, connect]) task.next(nextStep);
+  for (const task of [tool, sandboxTool, toolProgress, reachTool, connect]) task.next(nextStep);
   awaitApproval.next(tool);
 
   prepare.next(model).next(nextStep);

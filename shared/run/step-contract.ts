@@ -1,12 +1,12 @@
 // The contract between the agent run's state machine (infra/constructs/agent-run-definition.ts) and
 // the step handlers: the `action` each task sends, and the `next` a step returns under $.loop.
 
-/** What a task asks agent-step (or sandbox-step and reach-step, for 'tool'; reach-step, for 'connect') to do. */
-export const STEP_ACTIONS = ['prepare', 'model', 'tool', 'approval', 'connect', 'handoff', 'finish', 'fail'] as const;
+/** What a task asks agent-step (or sandbox-step and reach-step, for 'tool'; reach-step, for 'connect') to do; 'progress' shows a running command's last line. */
+export const STEP_ACTIONS = ['prepare', 'model', 'tool', 'progress', 'approval', 'connect', 'handoff', 'finish', 'fail'] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
 /** `next` values that lead to another step; a handed-over run resumes at one of these. */
-export const CONTINUING_STEPS = ['model', 'tool', 'sandbox', 'reach', 'connect'] as const;
+export const CONTINUING_STEPS = ['model', 'tool', 'sandbox', 'progress', 'reach', 'connect'] as const;
 export type ContinuingStep = (typeof CONTINUING_STEPS)[number];
 
 /**

@@ -15,8 +15,18 @@ export interface ExecRequest {
 }
 
 /** The command server's own answer type: one contract for both sides. */
-export type { ExecResult } from '../../containers/sandbox/src/exec.ts';
-import type { ExecResult } from '../../containers/sandbox/src/exec.ts';
+export type { ExecResult, ExecRunning } from '../../containers/sandbox/src/exec.ts';
+import type { ExecResult, ExecRunning } from '../../containers/sandbox/src/exec.ts';
+
+/** How a waiting exec waits: see execWaiting. */
+export interface ExecWait {
+  /** Answer after this long with the command's last line if it still runs. */
+  waitMs: number;
+  /** Cancel it if no caller waits on it for this long after an answer. */
+  detachMs: number;
+  /** Only attach to a command already running (or ended, result not yet collected) with this id; never start one. */
+  attach?: boolean;
+}
 
 export interface ManifestEntry {
   size: number;
@@ -92,6 +102,21 @@ export async function exec(address: SandboxAddress, request: ExecRequest): Promi
     timeoutMs: (request.timeoutMs ?? 120_000) + 15_000,
   });
   return json<ExecResult>(response, 'exec');
+}
+
+/**
+ * Starts the command, or attaches to the one running with this id and command, and waits for it up
+ * to `wait.waitMs`: its result if it ended by then, else that it still runs and its last line.
+ */
+export async function execWaiting(address: SandboxAddress, request: ExecRequest, wait: ExecWait): Promise<ExecResult | ExecRunning> {
+  const response = await call(address, '/exec', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...request, ...wait }),
+    // As exec: the answer may be the result of a command that just timed out, after the kill grace period.
+    timeoutMs: wait.waitMs + 15_000,
+  });
+  return json<ExecResult | ExecRunning>(response, 'exec');
 }
 
 export async function cancel(address: SandboxAddress, id: string): Promise<boolean> {

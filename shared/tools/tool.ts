@@ -6,6 +6,7 @@ import type { Thread } from 'chat';
 import type * as z from 'zod';
 import type { SandboxAddress } from '../sandbox/client.ts';
 import type { WorkspaceLayout } from '../sandbox/workspace.ts';
+import type { CommandWatch } from '../sandbox/streaming.ts';
 
 /** One toolUse of the model's answer. */
 export interface ToolCall {
@@ -54,6 +55,11 @@ export interface SandboxToolContext {
   signal: AbortSignal;
   /** A call to one of the run's stdio MCP servers, which run in this sandbox. */
   callMcpTool: CallMcpTool;
+  /**
+   * Given, a command that runs long may end the call early with StillRunning (shared/sandbox/streaming.ts)
+   * so its last line can be shown; the next call with the same toolUseId attaches to it.
+   */
+  watch?: CommandWatch;
 }
 
 /**

@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { dataKeys } from '../../shared/ids.ts';
@@ -13,6 +14,8 @@ import { runScripted, toolTurn } from '../support/scripted-run.ts';
 import { readData } from '../support/data-bucket.ts';
 import type { ScriptedTurn } from '../../packages/local-cloud/src/bedrock.ts';
 import { demoModel } from '../../packages/local-cloud/src/demo-model.ts';
+import { hostPidOf, pidAlive } from '../support/sandbox-pids.ts';
+import { DETACH_MS } from '../../shared/sandbox/streaming.ts';
 
 let stack: TestStack;
 const steps: string[] = [];
@@ -65,6 +68,61 @@ test('write, bash, read, edit, upload and search_channel each run and answer the
   const statuses = stack.slack.calls.filter((c) => c.method === 'assistant.threads.setStatus').map((c) => String(c.args.status));
   assert.ok(statuses.includes('Running bash…'), `statuses: ${statuses.join(', ')}`);
   assert.equal(inThread.filter((m) => m.bot_id && !m.files?.length).at(-1)?.text, 'All done.');
+});
+
+/** What the thread's assistant status said, in order, each with when the Slack stand-in got it. */
+const statusesOf = (threadTs: string) =>
+  stack.slack.calls
+    .filter((c) => c.method === 'assistant.threads.setStatus' && c.args.thread_ts === threadTs)
+    .map((c) => ({ status: String(c.args.status), at: c.at }));
+
+test("a long command's status line shows its last line of output while it runs; the result has the whole output", async () => {
+  const turns = [use('bash', { command: 'for i in 1 2 3; do echo line-$i; sleep 2; done' }), { text: 'Counted.' }];
+  const { ended, results, posted } = await converse('count slowly', turns, 120_000);
+  assert.equal(ended.status, 'SUCCEEDED');
+  const result = results.get(turns[0]!.toolUses![0]!.toolUseId!)!;
+  assert.equal(result.status, 'success');
+  assert.match(result.text, /^line-1\nline-2\nline-3\n+\[exit code 0, /, 'the whole output, once');
+  const statuses = statusesOf(posted.threadTs);
+  const shown = statuses.filter((s) => /^Running bash… line-[12]$/.test(s.status));
+  assert.ok(shown.length > 0, `an intermediate line was shown: ${statuses.map((s) => s.status).join(' | ')}`);
+  // Shown while the command ran: before the sandbox step that collected its result returned to the model.
+  const history = ended.history;
+  const lastSandbox = history.findLastIndex((h) => h.name === 'SandboxTool');
+  const collected = history[lastSandbox + 1]!;
+  assert.equal(collected.name, 'Model');
+  assert.ok(shown[0]!.at < collected.enteredAt, 'the line was shown before the command ended');
+  assert.ok(history.some((h) => h.name === 'ToolProgress'));
+  // A short command takes no ToolProgress state: it ends within the first wait.
+  const short = await converse('say hi', [use('bash', { command: 'echo hi' }), { text: 'Said.' }]);
+  assert.equal(short.ended.status, 'SUCCEEDED');
+  assert.ok(!short.ended.history.some((h) => h.name === 'ToolProgress'), short.ended.history.map((h) => h.name).join(' '));
+});
+
+test('a stop while a long command shows its output ends the run and kills the command', async () => {
+  stack.bedrock.script({
+    toolUses: [use('bash', { command: 'echo $$ > ticker.pid; i=0; while true; do i=$((i+1)); echo tick-$i; sleep 1; done' }).toolUses![0]!],
+  });
+  const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> tick until stopped' });
+  const threadId = `slack:${posted.channel}:${posted.threadTs}`;
+  await eventually(() => statusesOf(posted.threadTs).some((s) => /^Running bash… tick-\d+$/.test(s.status)), 60_000, 'a tick shown');
+  const task = [...stack.cloud.ecs.tasks.values()].find((t) => t.tags.some((x) => x.value === threadId) && t.status === 'RUNNING')!;
+  const pidFile = `${task.workspace}/data/slack/${posted.channel}/${encodeURIComponent(posted.threadTs)}/scratch/ticker.pid`;
+  const pid = await eventually(
+    () => existsSync(pidFile) && hostPidOf(task.pid!, Number(readFileSync(pidFile, 'utf8').trim())),
+    10_000,
+    'ticker',
+  );
+  const execution = [...stack.cloud.stepFunctions.executions.values()].find(
+    (e) => (e.input as { threadId: string }).threadId === threadId,
+  )!;
+  const stopAt = Date.now();
+  await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
+  await eventually(() => stack.cloud.stepFunctions.executions.get(execution.executionArn)?.status === 'ABORTED', 10_000, 'run stopped');
+  // A stop while the sandbox step waits on the command cancels it at once; one in the moment between
+  // two waits leaves it to the command server, which cancels it once no step came back (DETACH_MS).
+  await eventually(() => !pidAlive(pid), DETACH_MS + 15_000, 'ticker killed');
+  console.log(`# stop -> streaming command killed in ${Date.now() - stopAt} ms`);
 });
 
 test('edit explains not-found and not-unique; errors go back to the model, the run goes on', async () => {

@@ -810,7 +810,7 @@ function definitionOf(target: AgentRuntimeStack): { asl: Record<string, unknown>
   return { asl: JSON.parse(parts.map(render).join('')) as Record<string, unknown>, refs };
 }
 
-test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare/Model/NextStep/Tool/SandboxTool/Finish loop, approval waits, hand-over', () => {
+test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare/Model/NextStep/Tool/SandboxTool/Finish loop, tool progress, approval waits, hand-over', () => {
   const { asl, refs } = definitionOf(stack);
   assert.notEqual(asl.QueryLanguage, 'JSONata');
   const validation = aslValidator(structuredClone(asl), { checkPaths: true, checkArn: true });
@@ -843,6 +843,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     'SandboxTool',
     'Start',
     'Tool',
+    'ToolProgress',
   ]);
 
   // Which function (published version) and action each task invokes.
@@ -851,6 +852,8 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     Model: { action: 'model', fn: 'agentStep' },
     Tool: { action: 'tool', fn: 'agentStep' },
     SandboxTool: { action: 'tool', fn: 'sandboxStep' },
+    // A long command's last line reaches the chat from agent-step: the sandbox step has no route to it.
+    ToolProgress: { action: 'progress', fn: 'agentStep' },
     ReachTool: { action: 'tool', fn: 'reachStep' },
     Connect: { action: 'connect', fn: 'reachStep' },
     Finish: { action: 'finish', fn: 'agentStep' },
@@ -879,7 +882,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   assert.equal(states.Prepare!.Next, 'Model');
   assert.equal(states.Model!.Next, 'NextStep');
   // The tool steps and Connect go back to the choice.
-  for (const name of ['Tool', 'SandboxTool', 'ReachTool', 'Connect']) assert.equal(states[name]!.Next, 'NextStep', name);
+  for (const name of ['Tool', 'SandboxTool', 'ToolProgress', 'ReachTool', 'Connect']) assert.equal(states[name]!.Next, 'NextStep', name);
   const choice = states.NextStep!;
   assert.equal(choice.Type, 'Choice');
   const choices = choice.Choices as { Next: string; And?: Record<string, unknown>[] }[];
@@ -905,6 +908,13 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
         [
           { Variable: '$.loop.next', IsPresent: true },
           { Variable: '$.loop.next', StringEquals: 'sandbox' },
+        ],
+      ],
+      [
+        'ToolProgress',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'progress' },
         ],
       ],
       [

@@ -9,7 +9,9 @@ export async function handoff(deps: Pick<AgentDeps, 'actor' | 'logger'>, run: Ru
   const executionName = `${run.runId}-${part}`;
   // The actor names the execution first, so a stop from now on reaches the new one.
   await setExecution(deps.actor, run.threadId, run.runId, executionName);
-  const resumed = { ...run, executionName, loop: { step: loop.step, next: loop.resume ?? 'model', work: 0 } };
+  // A command still running in the sandbox goes on in the new execution: it attaches to it.
+  const progress = loop.progress ? { progress: loop.progress } : {};
+  const resumed = { ...run, executionName, loop: { step: loop.step, next: loop.resume ?? 'model', work: 0, ...progress } };
   await deps.actor.startRun(resumed);
   deps.logger.info('run handed over to a fresh execution', { runId: run.runId, executionName, step: loop.step });
   return { ...loop, next: 'finish' };

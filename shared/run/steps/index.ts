@@ -1,6 +1,7 @@
 // The agent loop, one Lambda invocation per step, driven by the state machine
 // (infra/constructs/agent-run-definition.ts):
-//   prepare -> model -> (tool | sandbox | reach -> ...)* -> model ... -> finish;  fail from every Catch;
+//   prepare -> model -> (tool | sandbox (-> progress -> sandbox)* | reach -> ...)* -> model ... -> finish;  fail from every Catch;
+//   progress shows a long command's last line in the thread's status while the sandbox step waits on it;
 //   a run with MCP servers goes from its first model step to connect (listing their tools) and back;
 //   handoff to a fresh execution for very long runs.
 // Each step is idempotent: Step Functions and Lambda retries re-run code, so every effect is keyed
@@ -13,6 +14,7 @@ import { fail, finish } from './finish.ts';
 import { handoff } from './handoff.ts';
 import { modelStep } from './model.ts';
 import { prepare } from './prepare.ts';
+import { progressStep } from './progress.ts';
 import { countStep } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { toolStep } from './tool.ts';
@@ -35,6 +37,8 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
       return countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit);
     case 'tool':
       return countStep(loop, await toolStep(deps, run, loop ?? { step: 0, next: 'tool' }), limit);
+    case 'progress':
+      return countStep(loop, await progressStep(deps, run, loop ?? { step: 0, next: 'progress' }), limit);
     case 'approval':
       // AwaitApproval ignores what this returns: the run goes on when a decision is sent with the token.
       await awaitApproval({ ...deps, approvals: deps.actor }, run, loop, event.taskToken);

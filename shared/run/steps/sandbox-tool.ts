@@ -4,6 +4,9 @@
 // channel's workspace version moved (another writer changed what the sandbox mirrors, see
 // shared/sandbox/workspace-version.ts); a call that changed nothing lists and writes nothing in S3. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
+// A command still running after a wait that printed a new line goes to the agent step to be shown
+// (`progress`) and comes back here to attach to it (shared/sandbox/streaming.ts): the workspace is
+// not synced in again, and what the command changed is synced out once it ends.
 import { type ActorDeps, runFlags } from '../actor.ts';
 import { dataKeys } from '../../ids.ts';
 import { eventWriteMetadata } from '../../events/chain.ts';
@@ -27,6 +30,9 @@ import { loadMcpListing, runToolsOf, type RunToolsDeps } from './run-tools.ts';
 import { runSandboxTool } from '../../tools/run.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
+import { type CommandWatch, StillRunning, statusLine } from '../../sandbox/streaming.ts';
+import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
+import { MAX_BASH_TIMEOUT_SECONDS, SANDBOX_STEP_TIMEOUT_SECONDS } from '../../tools/timeouts.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
 import { countReachCall, countToolCall } from './step-metrics.ts';
 import { loadSnapshot } from './snapshot.ts';
@@ -44,8 +50,13 @@ export interface SandboxStepDeps extends RunToolsDeps {
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
+  /** Epoch ms when this invocation's time runs out. */
+  deadline: number;
   metrics?: MetricsSink;
 }
+
+/** Time kept after a wait for syncing the command's changes out, as the longest command leaves it. */
+const SYNC_MARGIN_MS = (SANDBOX_STEP_TIMEOUT_SECONDS - MAX_BASH_TIMEOUT_SECONDS) * 1000;
 
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   // The step's reads at once: the context, the run's flags, the sandbox item with the workspace version, the snapshot.
@@ -61,15 +72,22 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   const runTools = connecting ? undefined : await runToolsOf(deps, run, snapshot);
   const tools = runTools && runTools !== 'connect' ? runTools.tools : deps.tools;
   const call = pendingToolCall(context.entries);
+  // Back from showing the command's last line: its command runs on; a steer waits until it ends.
+  const progress = call && !connecting && loop.progress?.toolUseId === call.toolUseId ? loop.progress : undefined;
   if (connecting) {
     if (flags.abort) return stoppedAt(loop.step);
   } else {
     if (!call || !tools.runsInSandbox(call.name)) return routeAfterTool(context.entries, loop.step);
-    const flagged = await checkFlagsBetweenTools(deps, run, loop, context, flags);
+    const flagged = progress ? undefined : await checkFlagsBetweenTools(deps, run, loop, context, flags);
     if (flagged) return flagged;
   }
   const address = item && item.status === 'running' ? addressOf(item, deps.port) : undefined;
   if (!item || !address) return { step: loop.step, next: 'tool' };
+  if (progress && flags.abort) {
+    // Stopped while the status was updated: the command is cancelled here, as the stop watch would.
+    await cancel(address, progress.toolUseId).catch(() => undefined);
+    return stoppedAt(loop.step);
+  }
   if (!(await waitUntilAnswering(deps.sandboxes, item, address))) {
     deps.logger.warn('sandbox never answered; it will be replaced', { runId: run.runId, taskArn: item.taskArn });
     await markLost(deps.sandboxes, run.threadId, item.taskArn);
@@ -82,10 +100,10 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
   try {
     const recorded = await loadSyncState(deps.store, run.threadId, item.taskArn);
     // A call a rule holds runs here only once a person approved it; the tool step asks them.
-    if (call && !connecting && loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call))
+    if (call && !connecting && !progress && loop.approvedToolUseId !== call.toolUseId && approvalRuleFor(snapshot.approvals, call))
       return { step: loop.step, next: 'tool' };
     // So is a call whose PreToolUse lambda hooks have not run, or that a hook holds.
-    if (call && !connecting && toolStepFirst(snapshot, context.entries, call, loop.approvedToolUseId))
+    if (call && !connecting && !progress && toolStepFirst(snapshot, context.entries, call, loop.approvedToolUseId))
       return { step: loop.step, next: 'tool' };
     const max = snapshot.maxEventFilesPerRun;
     const eventWrites = {
@@ -96,7 +114,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     const sync = { s3: deps.store.s3, bucket: deps.store.bucket, address, eventWrites };
     const known = Object.keys(recorded.files).length ? recorded.files : (item.synced ?? {});
     // The version was read before listing: a write bumped after it is seen by the next call.
-    const fresh = recorded.listed?.runId === run.runId && recorded.listed.version === version;
+    // A command that runs on had the workspace synced in before it started, and what it changes is synced out when it ends.
+    const fresh = (progress && recorded.listed) || (recorded.listed?.runId === run.runId && recorded.listed.version === version);
     const before = fresh ? { state: known, stats: emptyStats() } : await syncIn(sync, layout, known);
     let listed: Listed = fresh ? recorded.listed! : { runId: run.runId, version };
     let outcome: ToolOutcome | undefined;
@@ -105,7 +124,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     if (connecting) {
       // A stdio server sees the workspace as the commands do (a script of the channel's files, say).
       await listInSandbox(deps, run, snapshot, connecting, address);
-    } else if ((pre = (await hooks?.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)))) ?? {}).held) {
+    } else if (!progress && (pre = (await hooks?.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)))) ?? {}).held) {
       // A command hook made the call wait for a person: the tool step asks.
       await Promise.all([
         saveLoadedContext(deps.store, run.threadId, context),
@@ -119,15 +138,36 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
       const stopWatch = watchForStop(deps, run);
       stopWatch.signal.addEventListener('abort', () => void cancel(address, call!.toolUseId).catch(() => undefined));
       const callMcpTool = stdioCaller(deps, run, call!.toolUseId, snapshot, address, (r) => (reached = r));
-      outcome = await runSandboxTool(tools, call!, { address, layout, signal: stopWatch.signal, callMcpTool })
+      const patterns = secretPatternsWith(snapshot.secretPatterns);
+      const watch: CommandWatch = {
+        shown: progress?.line,
+        attach: progress !== undefined,
+        until: deps.deadline - SYNC_MARGIN_MS,
+        now: deps.now,
+        show: (line) => statusLine(line, (text) => redactSecrets(text, patterns)),
+      };
+      let still: StillRunning | undefined;
+      outcome = await runSandboxTool(tools, call!, { address, layout, signal: stopWatch.signal, callMcpTool, watch })
         .catch((error: unknown) => {
           if (stopWatch.signal.aborted) return undefined;
+          if (error instanceof StillRunning) return void (still = error);
           throw error;
         })
         .finally(() => stopWatch.stop());
-      if (stopWatch.signal.aborted || !outcome) {
+      if (stopWatch.signal.aborted || (!outcome && !still)) {
         deps.logger.info('tool call stopped', { runId: run.runId, tool: call!.name, toolUseId: call!.toolUseId });
         return stoppedAt(loop.step);
+      }
+      if (still) {
+        // Kept for the step that attaches: the workspace as synced in (after any PreToolUse hook),
+        // and the context a hook noted in or rewrote the call in.
+        if (!progress) {
+          await Promise.all([
+            saveSyncState(deps.store, run.threadId, item.taskArn, { files: pre.state ?? before.state, listed }),
+            pre.state ? saveLoadedContext(deps.store, run.threadId, context) : undefined,
+          ]);
+        }
+        return { step: loop.step, next: 'progress', progress: { toolUseId: call!.toolUseId, tool: call!.name, line: still.line } };
       }
     }
     const after = await syncOut(sync, layout, pre.state ?? before.state, syncLimits(snapshot));

@@ -16,6 +16,7 @@ import { withoutSandboxServers } from '../../reach/mcp-tools.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
+import { toolStatus } from './progress.ts';
 import { countToolCall } from './step-metrics.ts';
 import { gateCall, noteInContext } from '../../approvals/gate.ts';
 import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
@@ -118,7 +119,7 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
   // The agent's name in the status line says which agent is at work.
   const agent = run.agent ? snapshot.agent : undefined;
   await thread
-    .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
+    .startTyping(toolStatus(call.name, agent))
     .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
   let outcome: ToolOutcome;
   const where = await whereRuns(deps, run, call.name);

@@ -1,0 +1,26 @@
+// The ToolProgress step, in agent-step: a command still running in the sandbox printed a new last
+// line (the sandbox step, which cannot reach the chat, sent it here); the thread's status shows it
+// and the run goes back to the sandbox step, which attaches to the same command. After a stop the
+// line is not shown: the sandbox step cancels the command and ends the run.
+import type { LoopState, RunInput } from '../../contracts.ts';
+import type { AgentDeps } from './deps.ts';
+import { isStopped } from './run-control.ts';
+import { loadSnapshot } from './snapshot.ts';
+
+/** The status line while a tool runs: the agent's name when the run works as one, and a running command's last line. */
+export function toolStatus(tool: string, agent?: string, line?: string): string {
+  return `${agent ? `${agent}: ` : ''}Running ${tool}…${line ? ` ${line}` : ''}`;
+}
+
+export async function progressStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+  const { progress } = loop;
+  const back: LoopState = { step: loop.step, next: 'sandbox', ...(progress ? { progress } : {}) };
+  if (!progress || (await isStopped(deps, run))) return back;
+  // The snapshot is in the container already (runStep read it for the run's secret patterns).
+  const agent = run.agent ? (await loadSnapshot(deps, run)).agent : undefined;
+  await deps
+    .thread(run)
+    .startTyping(toolStatus(progress.tool, agent, progress.line))
+    .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
+  return back;
+}
