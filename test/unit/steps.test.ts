@@ -11,6 +11,7 @@ import type { LoopState, RunInput } from '../../shared/contracts.ts';
 import { STEER_SKIPPED } from '../../shared/run/steer.ts';
 import { fail, finish } from '../../shared/run/steps/finish.ts';
 import { handoff } from '../../shared/run/steps/handoff.ts';
+import { progressStep } from '../../shared/run/steps/progress.ts';
 import { modelStep as modelStepAt } from '../../shared/run/steps/model.ts';
 import { prepare as prepareAt } from '../../shared/run/steps/prepare.ts';
 import { HEARTBEAT_OK } from '../../shared/run/steps/reply.ts';
@@ -341,6 +342,31 @@ test('handoff names the next execution on the actor first, then starts it where 
   assert.deepEqual(await handoff(h.deps, run, loop), { ...loop, next: 'finish' });
   assert.equal((await getActor(h.deps.actor, run.threadId))?.current?.executionName, `${run.runId}-2`);
   assert.deepEqual(h.started.at(-1), { ...run, executionName: `${run.runId}-2`, loop: { step: 7, next: 'sandbox', work: 0 } });
+});
+
+test('handoff of a run whose command still runs keeps the progress, so the new execution attaches to the command', async () => {
+  const run = await preparedRun('a long command at the hand-over');
+  const progress = { toolUseId: 'tu-long', tool: 'bash', line: 'step 3 of 9' };
+  const loop: LoopState = { step: 4, next: 'handoff', resume: 'progress', work: 1000, progress };
+  await handoff(h.deps, run, loop);
+  assert.deepEqual(h.started.at(-1), { ...run, executionName: `${run.runId}-2`, loop: { step: 4, next: 'progress', work: 0, progress } });
+});
+
+test("progress shows the command's last line in the status and goes back to the sandbox step; after a stop it shows nothing", async () => {
+  const statuses = (run: RunInput) =>
+    h.slack.calls
+      .filter((c) => c.method === 'assistant.threads.setStatus' && c.args.thread_ts === run.prompt.thread.id.split(':')[2])
+      .map((c) => String(c.args.status));
+  const run = await preparedRun('run something long');
+  const progress = { toolUseId: 'tu-long', tool: 'bash', line: 'compiling 3/9' };
+  assert.deepEqual(await progressStep(h.deps, run, { step: 1, next: 'progress', progress }), { step: 1, next: 'sandbox', progress });
+  assert.deepEqual(statuses(run), ['Running bash… compiling 3/9']);
+
+  const stopped = await preparedRun('stop the long thing');
+  await requestStop(h.deps.actor, stopped.threadId);
+  // The sandbox step cancels the command when it attaches and sees the stop.
+  assert.deepEqual(await progressStep(h.deps, stopped, { step: 1, next: 'progress', progress }), { step: 1, next: 'sandbox', progress });
+  assert.deepEqual(statuses(stopped), []);
 });
 
 test('countStep hands over after the limit, and never from a finished or handed-over run', () => {
