@@ -77,8 +77,8 @@ const statusesOf = (threadTs: string) =>
     .map((c) => ({ status: String(c.args.status), at: c.at }));
 
 test("a long command's status line shows its last line of output while it runs; the result has the whole output", async () => {
-  const turns = [use('bash', { command: 'for i in 1 2 3; do echo line-$i; sleep 2; done' }), { text: 'Counted.' }];
-  const { ended, results, posted } = await converse('count slowly', turns, 120_000);
+  const turns = [use('bash', { command: 'for i in 1 2 3; do echo line-$i; echo $i >> count.txt; sleep 2; done' }), { text: 'Counted.' }];
+  const { ended, results, posted, threadId } = await converse('count slowly', turns, 120_000);
   assert.equal(ended.status, 'SUCCEEDED');
   const result = results.get(turns[0]!.toolUses![0]!.toolUseId!)!;
   assert.equal(result.status, 'success');
@@ -86,13 +86,15 @@ test("a long command's status line shows its last line of output while it runs; 
   const statuses = statusesOf(posted.threadTs);
   const shown = statuses.filter((s) => /^Running bash… line-[12]$/.test(s.status));
   assert.ok(shown.length > 0, `an intermediate line was shown: ${statuses.map((s) => s.status).join(' | ')}`);
-  // Shown while the command ran: before the sandbox step that collected its result returned to the model.
+  // Shown while the command ran: before the sandbox step that collected its result returned.
   const history = ended.history;
   const lastSandbox = history.findLastIndex((h) => h.name === 'SandboxTool');
   const collected = history[lastSandbox + 1]!;
-  assert.equal(collected.name, 'Model');
+  assert.equal(collected.name, 'NextStep');
   assert.ok(shown[0]!.at < collected.enteredAt, 'the line was shown before the command ended');
   assert.ok(history.some((h) => h.name === 'ToolProgress'));
+  // What the command wrote across the steps reached S3 when it ended.
+  assert.equal(await s3Text(`${dataKeys(threadId).threadDir}/scratch/count.txt`), '1\n2\n3\n');
   // A short command takes no ToolProgress state: it ends within the first wait.
   const short = await converse('say hi', [use('bash', { command: 'echo hi' }), { text: 'Said.' }]);
   assert.equal(short.ended.status, 'SUCCEEDED');
