@@ -328,6 +328,18 @@ test('a long last line is cut to 1000 characters', async () => {
   await attachUntil('c1', command, (a) => a.running === undefined);
 });
 
+test('a line whose start is no longer kept (over 4,000 characters) is not shown from its middle', async () => {
+  const command = `echo before; head -c 5000 /dev/zero | tr '\\0' y; echo printed > m-printed; ${until('m-go')}`;
+  assert.equal((await waitingExec('m1', command)).status, 200);
+  await waitForFiles(ws, ['m-printed']);
+  // Once the long line is out, nothing with a start is left to show.
+  const answer = await attachUntil('m1', command, (a) => a.lastLine !== 'before');
+  assert.equal(answer.lastLine, '');
+  await writeFile(join(ws, 'm-go'), '');
+  const result = await attachUntil('m1', command, (a) => a.running === undefined);
+  assert.equal(String(result.stdout).length, 'before\n'.length + 5000);
+});
+
 test('a command left without a caller past detachMs is cancelled with its tree; its result waits for one more detachMs', async () => {
   const command = 'echo $$ > u-shell.pid; sleep 300';
   const started = await waitingExec('u1', command, { detachMs: 2000 });

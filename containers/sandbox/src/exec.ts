@@ -77,6 +77,8 @@ const TAIL_CHARS = 4 * MAX_LAST_LINE_CHARS;
  */
 class Tail {
   private text = '';
+  /** The kept text no longer starts where the output did: its first line may be the end of a longer one. */
+  private cut = false;
   private last: 'stdout' | 'stderr' = 'stdout';
   private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
 
@@ -84,16 +86,20 @@ class Tail {
     // One stream's unfinished line is not continued by the other's output.
     const apart = stream !== this.last ? '\n' : '';
     this.last = stream;
-    this.text = (this.text + apart + this.decoders[stream].write(chunk)).slice(-TAIL_CHARS);
+    const text = this.text + apart + this.decoders[stream].write(chunk);
+    this.cut ||= text.length > TAIL_CHARS;
+    this.text = text.slice(-TAIL_CHARS);
   }
 
   /**
    * The last line with something visible in it, terminal escapes and control characters taken out;
-   * a carriage return ends a line too (a progress bar redraws its line with one).
+   * a carriage return ends a line too (a progress bar redraws its line with one). A line whose start
+   * was not kept is not one: shown from the middle, it could begin with the end of a secret that
+   * the redaction downstream no longer recognises.
    */
   lastLine(): string {
     const lines = this.text.split(/[\r\n]/);
-    for (let i = lines.length - 1; i >= 0; i--) {
+    for (let i = lines.length - 1; i >= (this.cut ? 1 : 0); i--) {
       const line = visible(lines[i]!);
       if (line) return line.slice(0, MAX_LAST_LINE_CHARS);
     }
