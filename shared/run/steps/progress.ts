@@ -6,6 +6,7 @@ import type { LoopState, RunInput } from '../../contracts.ts';
 import type { AgentDeps } from './deps.ts';
 import { isStopped } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
+import { showChildProgress } from '../subagents/progress.ts';
 
 /** The status line while a tool runs: the agent's name when the run works as one, and a running command's last line. */
 export function toolStatus(tool: string, agent?: string, line?: string): string {
@@ -16,6 +17,11 @@ export async function progressStep(deps: AgentDeps, run: RunInput, loop: LoopSta
   const { progress } = loop;
   const back: LoopState = { step: loop.step, next: 'sandbox', ...(progress ? { progress } : {}) };
   if (!progress || (await isStopped(deps, run))) return back;
+  // A subagent's line is its part of the one status line its parent's children share.
+  if (run.child) {
+    await showChildProgress(deps, run, `running ${progress.tool}… ${progress.line}`.trim());
+    return back;
+  }
   // The snapshot is in the container already (runStep read it for the run's secret patterns).
   const agent = run.agent ? (await loadSnapshot(deps, run)).agent : undefined;
   await deps

@@ -7,7 +7,7 @@
 // A command still running after a wait that printed a new line goes to the agent step to be shown
 // (`progress`) and comes back here to attach to it (shared/sandbox/streaming.ts): the workspace is
 // not synced in again, and what the command changed is synced out once it ends.
-import { type ActorDeps, runFlags } from '../actor.ts';
+import type { ActorDeps } from '../actor.ts';
 import { dataKeys } from '../../ids.ts';
 import { eventWriteMetadata } from '../../events/chain.ts';
 import { eventFileSaveRefusal, takeEventFileSave } from '../../events/run-writes.ts';
@@ -20,7 +20,7 @@ import { emptyStats, sameSyncState, syncIn, workspaceLayout } from '../../sandbo
 import { bumpWorkspaceVersion, getSandboxAndVersion } from '../../sandbox/workspace-version.ts';
 import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-notes.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
-import { loadContext, saveLoadedContext } from '../../context/store.ts';
+import { loadContext, saveLoadedContext, contextIdOf } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import type { ToolOutcome } from '../../tools/tool.ts';
 import type { ReachCall } from '../../context/store.ts';
@@ -29,7 +29,7 @@ import { listInSandbox, stdioCaller } from './sandbox-mcp.ts';
 import { loadMcpListing, runToolsOf, type RunToolsDeps } from './run-tools.ts';
 import { runSandboxTool } from '../../tools/run.ts';
 import { stepMeta } from './deps.ts';
-import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
+import { checkFlagsBetweenTools, flagsFor, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 import { type CommandWatch, StillRunning, statusLine } from '../../sandbox/streaming.ts';
 import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
 import { MAX_BASH_TIMEOUT_SECONDS, SANDBOX_STEP_TIMEOUT_SECONDS } from '../../tools/timeouts.ts';
@@ -61,8 +61,8 @@ const SYNC_MARGIN_MS = (SANDBOX_STEP_TIMEOUT_SECONDS - MAX_BASH_TIMEOUT_SECONDS)
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   // The step's reads at once: the context, the run's flags, the sandbox item with the workspace version, the snapshot.
   const [context, flags, { item, version }, snapshot] = await Promise.all([
-    loadContext(deps.store, run.threadId),
-    runFlags(deps.actor, run.threadId, run.runId),
+    loadContext(deps.store, contextIdOf(run)),
+    flagsFor(deps, run),
     getSandboxAndVersion(deps.sandboxes, run.threadId),
     loadSnapshot(deps, run),
   ]);
@@ -127,7 +127,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     } else if (!progress && (pre = (await hooks?.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)))) ?? {}).held) {
       // A command hook made the call wait for a person: the tool step asks.
       await Promise.all([
-        saveLoadedContext(deps.store, run.threadId, context),
+        saveLoadedContext(deps.store, contextIdOf(run), context),
         saveSyncState(deps.store, run.threadId, item.taskArn, { files: pre.state ?? before.state, listed }),
       ]);
       return { step: loop.step, next: 'tool' };
@@ -164,7 +164,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
         if (!progress) {
           await Promise.all([
             saveSyncState(deps.store, run.threadId, item.taskArn, { files: pre.state ?? before.state, listed }),
-            pre.state ? saveLoadedContext(deps.store, run.threadId, context) : undefined,
+            pre.state ? saveLoadedContext(deps.store, contextIdOf(run), context) : undefined,
           ]);
         }
         return { step: loop.step, next: 'progress', progress: { toolUseId: call!.toolUseId, tool: call!.name, line: still.line } };
@@ -216,7 +216,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     await markLost(deps.sandboxes, run.threadId, item.taskArn);
     return { step: loop.step, next: 'tool' };
   }
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   countToolCall(deps.metrics, call!.name, status);
   return routeAfterTool(context.entries, loop.step, tools);
 }
