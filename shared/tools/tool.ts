@@ -4,9 +4,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Thread } from 'chat';
 import type * as z from 'zod';
-import type { SandboxAddress } from '../sandbox/client.ts';
+import type { ExecRequest, ExecResult, SandboxAddress } from '../sandbox/client.ts';
 import type { WorkspaceLayout } from '../sandbox/workspace.ts';
-import type { CommandWatch } from '../sandbox/streaming.ts';
 
 /** One toolUse of the model's answer. */
 export interface ToolCall {
@@ -56,10 +55,10 @@ export interface SandboxToolContext {
   /** A call to one of the run's stdio MCP servers, which run in this sandbox. */
   callMcpTool: CallMcpTool;
   /**
-   * Given, a command that runs long may end the call early with StillRunning (shared/sandbox/streaming.ts)
-   * so its last line can be shown; the next call with the same toolUseId attaches to it.
+   * How a command runs, when not with a plain exec: the sandbox step's watches it, and a long one may
+   * end the call early with StillRunning so its last line can be shown (shared/sandbox/streaming.ts).
    */
-  watch?: CommandWatch;
+  exec?: (request: ExecRequest) => Promise<ExecResult>;
 }
 
 /**

@@ -12,7 +12,7 @@ import { dataKeys } from '../../ids.ts';
 import { eventWriteMetadata } from '../../events/chain.ts';
 import { eventFileSaveRefusal, takeEventFileSave } from '../../events/run-writes.ts';
 import type { JsonLogger } from '../../observability/log.ts';
-import { cancel, SandboxUnreachable } from '../../sandbox/client.ts';
+import { cancel, type ExecRequest, SandboxUnreachable } from '../../sandbox/client.ts';
 import { addressOf, markLost, type SandboxStoreDeps, touchSandbox, waitUntilAnswering } from '../../sandbox/lifecycle.ts';
 import { type Listed, loadSyncState, saveSyncState } from '../../sandbox/sync-state.ts';
 import { syncOut } from '../../sandbox/sync-out.ts';
@@ -30,7 +30,7 @@ import { loadMcpListing, runToolsOf, type RunToolsDeps } from './run-tools.ts';
 import { runSandboxTool } from '../../tools/run.ts';
 import { stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, flagsFor, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
-import { type CommandWatch, StillRunning, statusLine } from '../../sandbox/streaming.ts';
+import { type CommandWatch, execWatched, StillRunning, statusLine } from '../../sandbox/streaming.ts';
 import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
 import { MAX_BASH_TIMEOUT_SECONDS, SANDBOX_STEP_TIMEOUT_SECONDS } from '../../tools/timeouts.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
@@ -147,7 +147,8 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
         show: (line) => statusLine(line, (text) => redactSecrets(text, patterns)),
       };
       let still: StillRunning | undefined;
-      outcome = await runSandboxTool(tools, call!, { address, layout, signal: stopWatch.signal, callMcpTool, watch })
+      const exec = (request: ExecRequest) => execWatched(address, request, watch);
+      outcome = await runSandboxTool(tools, call!, { address, layout, signal: stopWatch.signal, callMcpTool, exec })
         .catch((error: unknown) => {
           if (stopWatch.signal.aborted) return undefined;
           if (error instanceof StillRunning) return void (still = error);

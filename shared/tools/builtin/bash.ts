@@ -2,7 +2,6 @@
 // model and kept whole in a file. Watched (the sandbox step), a long command's last line is shown while it runs.
 import * as z from 'zod';
 import * as sandbox from '../../sandbox/client.ts';
-import { execWatched } from '../../sandbox/streaming.ts';
 import { shownPath } from '../paths.ts';
 import { truncateForModel } from '../text.ts';
 import { DEFAULT_BASH_TIMEOUT_SECONDS, MAX_BASH_TIMEOUT_SECONDS } from '../timeouts.ts';
@@ -22,12 +21,12 @@ export const bash = defineTool({
       .describe(`Kill the command after this many seconds (default ${DEFAULT_BASH_TIMEOUT_SECONDS})`)
       .optional(),
   }),
-  async run(input, { address, layout, toolUseId, watch }) {
+  async run(input, { address, layout, toolUseId, exec }) {
     const seconds = input.timeout_seconds ?? DEFAULT_BASH_TIMEOUT_SECONDS;
     // The scratch directory exists once something is in it; a fresh sandbox may not have it yet.
     const inScratch = `mkdir -p '${layout.scratchPath}' && cd '${layout.scratchPath}' && {\n${input.command}\n}`;
     const request = { id: toolUseId, command: inScratch, timeoutMs: seconds * 1000 };
-    const result = watch ? await execWatched(address, request, watch) : await sandbox.exec(address, request);
+    const result = exec ? await exec(request) : await sandbox.exec(address, request);
     const parts = [result.stdout, result.stderr ? `[stderr]\n${result.stderr}` : ''].filter(Boolean);
     const combined = parts.join(parts[0] && !parts[0].endsWith('\n') ? '\n' : '');
     const view = truncateForModel(combined);
