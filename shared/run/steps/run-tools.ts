@@ -37,12 +37,21 @@ export async function loadMcpListing(deps: RunToolsDeps, run: RunInput): Promise
   return listing;
 }
 
+/** The built-in tools without `subagent`, made once per registry: their specs are part of every model call. */
+const notDelegating = new WeakMap<ToolRegistry, ToolRegistry>();
+function withoutSubagent(tools: ToolRegistry): ToolRegistry {
+  if (!tools.get(SUBAGENT_TOOL)) return tools;
+  let without = notDelegating.get(tools);
+  if (!without) notDelegating.set(tools, (without = tools.without([SUBAGENT_TOOL])));
+  return without;
+}
+
 export type RunTools = { tools: ToolRegistry; listing?: McpListing } | 'connect';
 
 /** The run's tools, or 'connect' when its MCP servers have not all been listed yet. */
 export async function runToolsOf(deps: RunToolsDeps, run: RunInput, snapshot: RunSnapshot): Promise<RunTools> {
   const reach = snapshot.reach;
-  const builtin = snapshot.delegates || !deps.tools.get(SUBAGENT_TOOL) ? deps.tools : deps.tools.without([SUBAGENT_TOOL]);
+  const builtin = snapshot.delegates ? deps.tools : withoutSubagent(deps.tools);
   if (!reach) return { tools: builtin };
   const extra: AnyTool[] = reach.webFetch ? [webFetch] : [];
   if (!reach.mcpServers?.length) return { tools: builtin.with(extra) };
