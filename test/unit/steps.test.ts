@@ -12,6 +12,8 @@ import { STEER_SKIPPED } from '../../shared/run/steer.ts';
 import { fail, finish } from '../../shared/run/steps/finish.ts';
 import { handoff } from '../../shared/run/steps/handoff.ts';
 import { progressStep } from '../../shared/run/steps/progress.ts';
+import { childRunInput } from '../../shared/run/subagents/child-run.ts';
+import { createBatch } from '../../shared/run/subagents/batch.ts';
 import { modelStep as modelStepAt } from '../../shared/run/steps/model.ts';
 import { prepare as prepareAt } from '../../shared/run/steps/prepare.ts';
 import { HEARTBEAT_OK } from '../../shared/run/steps/reply.ts';
@@ -367,6 +369,28 @@ test("progress shows the command's last line in the status and goes back to the 
   // The sandbox step cancels the command when it attaches and sees the stop.
   assert.deepEqual(await progressStep(h.deps, stopped, { step: 1, next: 'progress', progress }), { step: 1, next: 'sandbox', progress });
   assert.deepEqual(statuses(stopped), []);
+});
+
+test("a subagent's long command puts its last line in its own part of the one status line its parent's children share", async () => {
+  const parent = await preparedRun('delegate something long');
+  const child = childRunInput(
+    parent,
+    { toolUseId: 'tu_sub', task: 'build it', agent: 'builder' },
+    {
+      batch: 'tu_sub',
+      deadline: Date.now() + 60_000,
+      maxModelSteps: 10,
+    },
+  );
+  await createBatch(h.deps.ledger, parent.runId, 'tu_sub', [{ runId: child.runId, toolUseId: 'tu_sub', agent: 'builder' }], Date.now());
+  const progress = { toolUseId: 'tu-cmd', tool: 'bash', line: 'compiling 3/9' };
+  assert.deepEqual(await progressStep(h.deps, child, { step: 1, next: 'progress', progress }), { step: 1, next: 'sandbox', progress });
+  const threadTs = parent.prompt.thread.id.split(':')[2];
+  const statuses = h.slack.calls.filter((c) => c.method === 'assistant.threads.setStatus' && c.args.thread_ts === threadTs);
+  assert.deepEqual(
+    statuses.map((c) => c.args.status),
+    ['Subagents: builder: running bash… compiling 3/9'],
+  );
 });
 
 test('countStep hands over after the limit, and never from a finished or handed-over run', () => {
