@@ -371,6 +371,19 @@ test("progress shows the command's last line in the status and goes back to the 
   assert.deepEqual(statuses(stopped), []);
 });
 
+test('progress does not hold the run past its bound while the chat API makes the status wait (a 429 the client retries)', async () => {
+  const run = await preparedRun('a long command in a rate-limited workspace');
+  const progress = { toolUseId: 'tu-long', tool: 'bash', line: 'still going' };
+  h.slack.rateLimits['assistant.threads.setStatus'] = { limit: 0, windowMs: 600_000, retryAfterSeconds: 600 };
+  try {
+    // The Web API client waits out Retry-After (10 minutes): the step goes back to the command long before.
+    assert.deepEqual(await progressStep(h.deps, run, { step: 1, next: 'progress', progress }), { step: 1, next: 'sandbox', progress });
+    assert.ok(h.slack.calls.some((c) => c.method === 'assistant.threads.setStatus' && c.status === 429));
+  } finally {
+    delete h.slack.rateLimits['assistant.threads.setStatus'];
+  }
+});
+
 test("a subagent's long command puts its last line in its own part of the one status line its parent's children share", async () => {
   const parent = await preparedRun('delegate something long');
   const child = childRunInput(
