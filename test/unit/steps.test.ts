@@ -374,9 +374,10 @@ test("progress shows the command's last line in the status and goes back to the 
 test('progress does not hold the run past its bound while the chat API makes the status wait (a 429 the client retries)', async () => {
   const run = await preparedRun('a long command in a rate-limited workspace');
   const progress = { toolUseId: 'tu-long', tool: 'bash', line: 'still going' };
-  h.slack.rateLimits['assistant.threads.setStatus'] = { limit: 0, windowMs: 600_000, retryAfterSeconds: 600 };
+  // Every try is refused while the limit stands, and the Web API client holds its queue for Retry-After each time.
+  h.slack.rateLimits['assistant.threads.setStatus'] = { limit: 0, windowMs: 600_000, retryAfterSeconds: 5 };
   try {
-    // The Web API client waits out Retry-After (10 minutes): the step goes back to the command long before.
+    // Without the bound the step would wait for the client's retries, which only end with the limit.
     assert.deepEqual(await progressStep(h.deps, run, { step: 1, next: 'progress', progress }), { step: 1, next: 'sandbox', progress });
     assert.ok(h.slack.calls.some((c) => c.method === 'assistant.threads.setStatus' && c.status === 429));
   } finally {
