@@ -211,7 +211,7 @@ test('Deny gives the model a result naming who denied it and the reason they rep
 
 test("a subagent's tool call is held by the same rule: the child waits for the approver while its parent waits for the child", async () => {
   const held = bash('rm -rf /workspace/data/child-target', 'tu-child-held');
-  const { posted, threadId, press } = await askFor('approval-child', [
+  const { threadId, press } = await askFor('approval-child', [
     { toolUses: [{ toolUseId: 'tu-delegate', name: 'subagent', input: { task: 'approval-child: clean up the target' } }] },
     { toolUses: [held] },
     { text: 'the child removed it' },
