@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Card, CardText, ConsoleLogger, type Thread } from 'chat';
 import { createAgentChat, type AgentChat } from '../../shared/platforms/chat.ts';
-import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
+import { slackAdapter } from '../../shared/platforms/slack/adapter.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { TeamsConnectorAdapter } from '../../shared/platforms/teams/connector.ts';
 import { encodeTeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
