@@ -67,6 +67,8 @@ export interface NagScope {
 
 const TASK_TOKEN_REASON =
   'An approval decided in the chat goes on with states:SendTaskSuccess, which the Service Authorization Reference lists without a resource type: IAM authorizes them on "*" only. The task token in the request is the capability; only the webhooks (which take the clicks) are granted it.';
+const CHILD_TOKEN_REASON =
+  'A subagent that ends resumes the run waiting for it with states:SendTaskSuccess, which the Service Authorization Reference lists without a resource type: IAM authorizes it on "*" only. The task token, stored in the state table with the children, is the capability; only agent-step and run-ended (where a child ends) are granted it.';
 const XRAY_REASON =
   'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.';
 const LIST_TASKS_REASON =
@@ -117,7 +119,9 @@ export function acknowledgeNagFindings(parts: NagScope): void {
           ? `${XRAY_REASON} The orphan sweep lists the sandbox cluster's tasks: ${LIST_TASKS_REASON}`
           : webhooks.includes(fn)
             ? `${XRAY_REASON} ${TASK_TOKEN_REASON}`
-            : XRAY_REASON,
+            : fn === agentRun.agentStep || fn === runEnded.handler
+              ? `${XRAY_REASON} ${CHILD_TOKEN_REASON}`
+              : XRAY_REASON,
     );
   }
 
@@ -130,12 +134,12 @@ export function acknowledgeNagFindings(parts: NagScope): void {
     acknowledge(resourceOf(route), 'AwsSolutions-APIG4', platform.deployment.webhook.verification);
   }
 
-  // Stop and the lease check act on the one running execution, named by its run id.
-  for (const fn of [...webhooks, dispatch.handler]) {
+  // Stop and the lease check act on the one running execution, named by its run id; a parent run stops its subagents'.
+  for (const fn of [...webhooks, dispatch.handler, agentRun.agentStep, runEnded.handler]) {
     acknowledge(
       roleOf(fn),
       iam5Resource(agentRun, agentRun.executionArns),
-      'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (the webhooks) or StopExecution/DescribeExecution (dispatch).',
+      'Executions are named by run id, so they cannot be listed in advance; the statement covers executions of the one agent-run state machine and only StopExecution (the webhooks, agent-step and run-ended: a stop, or a parent run stopping its subagents) or StopExecution/DescribeExecution (dispatch).',
     );
   }
 

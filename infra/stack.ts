@@ -239,6 +239,7 @@ export class AgentRuntimeStack extends Stack {
       ...shared,
       bucket: data.bucket,
       stateMachine: agentRun.stateMachine,
+      executionArns: agentRun.executionArns,
     });
 
     // The event bus: event files, their schedules and bus events become prompts in the inbox.

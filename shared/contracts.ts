@@ -82,8 +82,39 @@ export const promptSchema = z.object({
 });
 export type Prompt = z.infer<typeof promptSchema>;
 
+const runIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,80}$/);
+
+/** Longest task a subagent call may give (UTF-8 bytes), and longest context with it: they travel in the child's execution input. */
+export const MAX_SUBAGENT_TASK_BYTES = 16 * 1024;
+export const MAX_SUBAGENT_CONTEXT_BYTES = 32 * 1024;
+
+const boundedText = (max: number) => z.string().refine((text) => utf8Bytes(text) <= max, `longer than ${max / 1024} KB (UTF-8)`);
+
+/**
+ * A child run, started by a run's `subagent` tool call (shared/run/subagents/): it works in the
+ * thread's sandbox on a context of its own, under the run that holds the thread (the root).
+ */
+export const childRunSchema = z.object({
+  parentRunId: runIdSchema,
+  /** The run holding the thread's lease: its stop flag is the child's too. */
+  rootRunId: runIdSchema,
+  /** The parent's call this child answers. */
+  toolUseId: z.string().min(1).max(200),
+  /** The parent's wait this child belongs to: the id of its first call (shared/run/subagents/batch.ts). */
+  batch: z.string().min(1).max(200),
+  /** 1 for a child of the root run, 2 for its child, ... */
+  depth: z.number().int().min(1).max(5),
+  task: boundedText(MAX_SUBAGENT_TASK_BYTES),
+  context: boundedText(MAX_SUBAGENT_CONTEXT_BYTES).optional(),
+  /** Epoch milliseconds: the root run's time limit, which its children share. */
+  deadline: z.number().int().positive(),
+  /** Model calls left of the parent's maxModelSteps when it started the child. */
+  maxModelSteps: z.number().int().positive(),
+});
+export type ChildRun = z.infer<typeof childRunSchema>;
+
 export const runInputSchema = z.object({
-  runId: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+  runId: runIdSchema,
   threadId: z.string(),
   prompt: promptSchema,
   /** The agent definition the run works as (shared/agents/); absent: the deployment's identity and tools. */
@@ -93,10 +124,9 @@ export const runInputSchema = z.object({
   /** Collect mode: the prompts that arrived after `prompt` while the thread was busy, answered by this run too. */
   collected: z.array(promptSchema).max(20).optional(),
   /** The execution running the run now, when it was handed over from the first one (named runId). */
-  executionName: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,80}$/)
-    .optional(),
+  executionName: runIdSchema.optional(),
+  /** Present when the run is a subagent's, started by another run's tool call. */
+  child: childRunSchema.optional(),
 });
 export type RunInput = z.infer<typeof runInputSchema>;
 
@@ -112,6 +142,8 @@ export const loopStateSchema = z.object({
   contextVersion: z.string().max(200).optional(),
   /** `next: approval`: the approval record the run waits on, and how long it may still wait (AwaitApproval's timeout). */
   approval: z.object({ id: z.string().max(300), timeoutSeconds: z.number().int().min(1) }).optional(),
+  /** `next: subagents`: the wait for the children a run's subagent calls started, and how long it may still wait (AwaitSubagents' timeout). */
+  subagents: z.object({ batch: z.string().max(200), timeoutSeconds: z.number().int().min(1) }).optional(),
   /** `next: sandbox`: the call a person approved, which the sandbox step may run although a rule holds it. */
   approvedToolUseId: z.string().max(200).optional(),
 });

@@ -69,6 +69,8 @@ export function dataKeys(threadId: string) {
     threadDir,
     context: `${threadDir}/context.jsonl`,
     log: `${threadDir}/log.jsonl`,
+    /** A subagent's own context, beside the thread's (shared/run/subagents/). */
+    childContext: (runId: string) => `${threadDir}/subagents/${encodeSegment(runId)}.jsonl`,
     /** Lines of context.jsonl a run could not read, set aside by that run (shared/context/quarantine.ts). */
     contextQuarantine: (runId: string) => `${threadDir}/context-quarantine/${encodeSegment(runId)}.jsonl`,
   };

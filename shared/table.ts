@@ -78,7 +78,18 @@ export const RUN_RECORD = {
   auditEnd: 'audit-end',
   /** The run's end was counted in the metrics. */
   runEndCounted: 'run-end-counted',
+  /** A subagent's answer and how it ended, for the parent's tool result (shared/run/subagents/). */
+  childResult: 'child-result',
 } as const;
+
+/**
+ * A run's wait for the subagents one model answer started: the children, how many are still working,
+ * the task token the run waits with, each child's progress for the status line. Written by agent-step
+ * (the parent's tool step creates it, AwaitSubagents stores the token, each child's end counts itself
+ * done and its steps their progress) and run-ended (a child that ended outside its finish step); read
+ * by the same. TTL 30 days, as the ledger.
+ */
+export const subagentBatchKey = (runId: string, batch: string): TableKey => ledgerKey(runId, `subagents#${batch}`);
 
 /** The ledger of event firings and event files, which belong to no run. Written and read by the scheduler. */
 export const EVENTS_LEDGER = 'events';

@@ -7,6 +7,8 @@ import { fail } from '../../shared/run/steps/finish.ts';
 import { removeStopCard } from '../../shared/run/steps/stop-card.ts';
 import { countRunEnd } from '../../shared/run/steps/run-end.ts';
 import { releaseLease } from '../../shared/run/actor.ts';
+import { childResultOf, endChild, stopChildrenOf } from '../../shared/run/subagents/end.ts';
+import { contextIdOf, type ContextEntry, loadContext } from '../../shared/context/store.ts';
 import { agentEnv, readEnv } from '../../shared/env.ts';
 import { agentFromEnv } from '../../shared/handler-context/agent.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
@@ -46,9 +48,15 @@ async function runEnded(detail: ExecutionStatusChange) {
   const run = parsed.data;
   const deps = await (await agent()).deps(logger.with({ runId: run.runId, threadId: run.threadId }));
   deps.logger.warn('run ended abnormally', { status: detail.status, error: detail.error });
+  const entries = await loadContext(deps.store, contextIdOf(run))
+    .then((context) => context.entries)
+    .catch(() => undefined);
   // Before the failure handler's own record: this execution's status says best how the run ended.
-  await auditRunEnd(deps, run, executionRunEnd(detail.status, detail.error, detail.cause));
+  await auditRunEnd(deps, run, executionRunEnd(detail.status, detail.error, detail.cause), entries);
   if (detail.status === 'ABORTED') {
+    // The subagents it started stop with it: nobody waits for their answers.
+    if (entries) await stopChildrenOf(deps, run, entries, 'the run that started it was stopped');
+    if (run.child) return childEnded(deps, run, entries ?? [], 'stopped');
     // Stopped on purpose: the one who stopped it has answered; free the thread for what waits.
     await removeStopCard(deps, run);
     await tellOperatorStop(deps, run, detail.cause);
@@ -57,6 +65,13 @@ async function runEnded(detail: ExecutionStatusChange) {
   }
   const error = { Error: detail.status === 'TIMED_OUT' ? 'States.Timeout' : (detail.error ?? 'States.Runtime'), Cause: detail.cause ?? '' };
   return { released: (await fail(deps, run, error)).outcome };
+}
+
+/** A subagent stopped outside its own steps (by its parent, or with its root): its parent hears so. */
+async function childEnded(deps: AgentDeps, run: RunInput, entries: ContextEntry[], outcome: 'stopped') {
+  await countRunEnd(deps, run, outcome);
+  await endChild(deps, run, childResultOf(run, entries, outcome, run.agent));
+  return { released: 'not-holder' as const };
 }
 
 /** A person's stop is answered where they asked; an operator's or an admin's is told in the thread here, once. */

@@ -8,9 +8,11 @@
 //            |--($.loop.next == "reach")----> ReachTool   -> NextStep
 //            |--($.loop.next == "connect")--> Connect     -> NextStep
 //            |--($.loop.next == "approval")-> AwaitApproval -> Tool
+//            |--($.loop.next == "subagents")-> AwaitSubagents -> Tool
 //            |--($.loop.next == "handoff")--> Handoff -> HandedOff (a fresh execution goes on)
 //            \--(otherwise)----------------> Finish -> RunSucceeded
 //   AwaitApproval --Catch States.Timeout, ApprovalNotWaiting (input kept)--> Tool
+//   AwaitSubagents --Catch States.Timeout (input kept)--> Tool
 //   any task --Catch States.ALL ($.error)--> HandleFailure -> RunFailed
 //   HandleFailure --Catch States.ALL--> RunFailed
 //
@@ -23,6 +25,9 @@
 // token in the approval record and posts the approval message) and then waits, holding no Lambda,
 // until a decision is sent with the token or $.loop.approval.timeoutSeconds pass. It keeps its input,
 // so the Tool step that follows reads the decision from the approval record, whichever way it came.
+// AwaitSubagents waits the same way for the child runs (executions of this same state machine) that
+// a run's subagent calls started: the last child to end sends the token (shared/run/subagents/), and
+// the Tool step that follows gives each call its child's answer, or stops a child still working.
 // JSONPath, not JSONata: the local Step Functions runner ignores JSONata.
 import { Duration } from 'aws-cdk-lib';
 import {
@@ -108,7 +113,16 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   }).addRetry(throttled);
   // Timed out, already decided, or its message could not be posted (then denied): the Tool step says which.
   awaitApproval.addCatch(tool, { errors: ['States.Timeout', APPROVAL_NOT_WAITING], resultPath: JsonPath.DISCARD });
-  for (const task of [prepare, model, tool, sandboxTool, reachTool, connect, awaitApproval, finish, handoff]) {
+  const awaitSubagents = LambdaInvoke.jsonPath(scope, 'AwaitSubagents', {
+    lambdaFunction: functions.agentStep,
+    integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+    payload: TaskInput.fromObject({ action: 'subagents' satisfies StepAction, 'state.$': '$', taskToken: JsonPath.taskToken }),
+    taskTimeout: Timeout.at('$.loop.subagents.timeoutSeconds'),
+    resultPath: JsonPath.DISCARD,
+  }).addRetry(throttled);
+  // The run's time ran out first: the Tool step stops the children still working and says so.
+  awaitSubagents.addCatch(tool, { errors: ['States.Timeout'], resultPath: JsonPath.DISCARD });
+  for (const task of [prepare, model, tool, sandboxTool, reachTool, connect, awaitApproval, awaitSubagents, finish, handoff]) {
     task.addCatch(handleFailure, { errors: ['States.ALL'], resultPath: '$.error' });
   }
 
@@ -121,11 +135,13 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('reach'), reachTool)
     .when(nextIs('connect'), connect)
     .when(nextIs('approval'), awaitApproval)
+    .when(nextIs('subagents'), awaitSubagents)
     .when(nextIs('handoff'), handoff.next(new Succeed(scope, 'HandedOff')))
     .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
   // The tool steps and Connect return to the choice: the handler decides what follows (more tools, the model, finish).
   for (const task of [tool, sandboxTool, reachTool, connect]) task.next(nextStep);
   awaitApproval.next(tool);
+  awaitSubagents.next(tool);
 
   prepare.next(model).next(nextStep);
   return Choice.jsonPath(scope, 'Start').when(Condition.isPresent('$.loop.next'), nextStep).otherwise(prepare);

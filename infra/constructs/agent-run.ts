@@ -94,6 +94,12 @@ export class AgentRun extends Construct {
     this.agentStep.addToRolePolicy(
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:StartExecution'], resources: [this.stateMachineArn] }),
     );
+    // Subagents: a child's end resumes its waiting parent (the task token is the capability, and IAM
+    // has no resource type for it), and a parent stops the children it no longer waits for.
+    this.agentStep.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:SendTaskSuccess'], resources: ['*'] }));
+    this.agentStep.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:StopExecution'], resources: [this.executionArns] }),
+    );
     for (const statement of bedrockInvokeStatements(this, props.modelId)) {
       this.agentStep.addToRolePolicy(statement);
     }

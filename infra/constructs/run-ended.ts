@@ -2,6 +2,7 @@
 // aborted by a stop, or failed in a way no Catch saw): an EventBridge rule on the execution's
 // status change invokes run-ended, which releases the thread's lease and starts the next queued
 // prompt. Deliveries EventBridge cannot make are kept in a dead-letter queue.
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule } from 'aws-cdk-lib/aws-events';
@@ -24,6 +25,8 @@ export const UNFINISHED_RUN_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'];
 
 export interface RunEndedProps {
   readonly stateMachine: IStateMachine;
+  /** Every execution of the state machine: a stopped run stops the subagents it started. */
+  readonly executionArns: string;
   readonly table: ITable;
   readonly bucket: IBucket;
   readonly chatSecrets: ChatSecrets;
@@ -52,6 +55,10 @@ export class RunEnded extends Construct {
     // Chat SDK state, the actor's release, the reply ledger.
     grantTableActions(props.table, this.handler, CHAT_STATE_ACTIONS);
     props.stateMachine.grantStartExecution(this.handler);
+    // A subagent that ended here resumes its waiting parent (the task token is the capability); a run
+    // that ended here stops the subagents it started.
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:SendTaskSuccess'], resources: ['*'] }));
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [props.executionArns] }));
     grantObjectReadWrite(props.bucket, this.handler);
     useChatSecrets(this.handler, props.chatSecrets);
 

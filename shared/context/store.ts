@@ -5,6 +5,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import * as z from 'zod';
 import type { ContentBlock, Message } from '@aws-sdk/client-bedrock-runtime';
 import { dataKeys } from '../ids.ts';
+import type { RunInput } from '../contracts.ts';
 import { isS3NotFound, isS3PreconditionFailed } from '../aws/errors.ts';
 import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
 import type { HookNote } from '../hooks/run.ts';
@@ -56,6 +57,16 @@ export interface ToolTime {
   durationMs: number;
   /** A reach call's target and how many bytes its answer had (the audit record's line for it). */
   reach?: ReachCall;
+  /** A subagent call's child run and how it ended (the audit record nests it under the call). */
+  subagent?: ChildCall;
+}
+
+export interface ChildCall {
+  runId: string;
+  agent?: string;
+  outcome: string;
+  steps: number;
+  costUsd?: number;
 }
 
 export interface ReachCall {
@@ -150,8 +161,26 @@ export class ContextConflict extends Error {
   override name = 'ContextConflict';
 }
 
-export async function loadContext(deps: StoreDeps, threadId: string): Promise<LoadedContext> {
-  const key = dataKeys(threadId).context;
+/**
+ * Whose context a step works on: the thread's (the thread id names it), or a subagent's own, kept
+ * beside it (shared/run/subagents/). Every context read and write of a run goes through this id.
+ */
+export type ContextId = string;
+
+/** Never part of a thread id (they are single-line platform ids). */
+const CHILD_CONTEXT_MARK = '\n';
+
+export const contextIdOf = (run: Pick<RunInput, 'threadId' | 'runId' | 'child'>): ContextId =>
+  run.child ? `${run.threadId}${CHILD_CONTEXT_MARK}${run.runId}` : run.threadId;
+
+function contextKey(contextId: ContextId): string {
+  const [threadId, childRunId] = contextId.split(CHILD_CONTEXT_MARK);
+  const keys = dataKeys(threadId!);
+  return childRunId ? keys.childContext(childRunId) : keys.context;
+}
+
+export async function loadContext(deps: StoreDeps, contextId: ContextId): Promise<LoadedContext> {
+  const key = contextKey(contextId);
   try {
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
     const raw = await out.Body?.transformToString('utf8');
@@ -169,8 +198,13 @@ export async function loadContext(deps: StoreDeps, threadId: string): Promise<Lo
  * version. Runs of a thread are serialised by the lease, so a conflict means a stopped run's last
  * step arrived late: its write must not clobber the run that holds the thread now.
  */
-export async function saveContext(deps: StoreDeps, threadId: string, entries: ContextEntry[], version: ContextVersion): Promise<string> {
-  const key = dataKeys(threadId).context;
+export async function saveContext(
+  deps: StoreDeps,
+  contextId: ContextId,
+  entries: ContextEntry[],
+  version: ContextVersion,
+): Promise<string> {
+  const key = contextKey(contextId);
   const condition = version === null ? { IfNoneMatch: '*' } : { IfMatch: version };
   try {
     const out = await deps.s3.send(
@@ -179,14 +213,14 @@ export async function saveContext(deps: StoreDeps, threadId: string, entries: Co
     if (!out.ETag) throw new Error(`S3 saved ${key} without returning an ETag`);
     return out.ETag;
   } catch (error) {
-    if (isS3PreconditionFailed(error)) throw new ContextConflict(`context of ${threadId} changed since it was loaded`);
+    if (isS3PreconditionFailed(error)) throw new ContextConflict(`${key} changed since it was loaded`);
     throw error;
   }
 }
 
 /** Saves a loaded context in place: its version moves to the one just written. */
-export async function saveLoadedContext(deps: StoreDeps, threadId: string, context: LoadedContext): Promise<void> {
-  context.version = await saveContext(deps, threadId, context.entries, context.version);
+export async function saveLoadedContext(deps: StoreDeps, contextId: ContextId, context: LoadedContext): Promise<void> {
+  context.version = await saveContext(deps, contextId, context.entries, context.version);
 }
 
 export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEntry[]> {

@@ -20,7 +20,17 @@ export interface SystemPromptInput {
   skills?: string;
   /** Mark the end of the stable prefix for Bedrock's prompt cache. */
   cache?: boolean;
+  /** A subagent's run: another agent gave it its task (shared/run/subagents/). */
+  subagent?: boolean;
 }
+
+/** What a subagent is told of its place: after the cache point, so the stable prefix is the same as its parent's. */
+const SUBAGENT_SECTION = [
+  '## You are a subagent',
+  'Another agent gave you the task in the user message and reads your last answer as its result; nobody in the thread sees your answers.',
+  'Work on the task alone, with your tools and the shared files, and end with a complete, self-contained answer.',
+  'You cannot schedule events or start threads: event files you write are not saved.',
+].join('\n');
 
 /** The memory files under headings, broadest first; "(no memory yet)" when all are empty. */
 export function memorySection(adapter: string, memory: SystemPromptInput['memory'] = {}): string {
@@ -78,6 +88,7 @@ export function buildSystemPrompt(input: SystemPromptInput): SystemContentBlock[
     '## Now',
     `Current time: ${input.now.toISOString()}`,
     `Channel: ${channel}; thread id: ${input.threadId}; run: ${input.runId}`,
+    ...(input.subagent ? ['', SUBAGENT_SECTION] : []),
   ].join('\n');
   // The stable part (identity, instructions, memory) is the cacheable prefix; the time and run id,
   // which change every run, come after the cache point.

@@ -6,18 +6,21 @@ import type { ToolCall, ToolOutcome } from '../tools/tool.ts';
 
 /** The next tool call of the latest model response that has no result yet. */
 export function pendingToolCall(context: ContextEntry[]): ToolCall | undefined {
+  return pendingToolCalls(context)[0];
+}
+
+/** The calls of the last answer that have no result yet, in the answer's order. */
+export function pendingToolCalls(context: ContextEntry[]): ToolCall[] {
   const lastAssistant = context.findLastIndex((e) => e.role === 'assistant');
-  if (lastAssistant === -1) return undefined;
+  if (lastAssistant === -1) return [];
   const answered = new Set(
     context.slice(lastAssistant + 1).flatMap((e) => e.content.flatMap((b) => (b.toolResult?.toolUseId ? [b.toolResult.toolUseId] : []))),
   );
-  for (const block of context[lastAssistant]!.content) {
+  return context[lastAssistant]!.content.flatMap((block) => {
     const use = block.toolUse;
-    if (use?.toolUseId && !answered.has(use.toolUseId)) {
-      return { toolUseId: use.toolUseId, name: use.name ?? '', input: (use.input ?? {}) as Record<string, unknown> };
-    }
-  }
-  return undefined;
+    if (!use?.toolUseId || answered.has(use.toolUseId)) return [];
+    return [{ toolUseId: use.toolUseId, name: use.name ?? '', input: (use.input ?? {}) as Record<string, unknown> }];
+  });
 }
 
 /** Adds a call's result; `ran` says when a call that actually ran started and how long it took. */

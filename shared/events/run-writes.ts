@@ -29,8 +29,14 @@ export async function takeEventFileSave(
   }
 }
 
+/** Why a run whose limit is 0 saves no event file: a subagent's never may (shared/run/subagents/). */
+export const NO_EVENT_FILES_WHY =
+  "a subagent's run starts no events; any other run may save none when maxEventFilesPerRun is 0 in settings.json";
+
 /** Why an event file past the run's limit was not saved (its error file, and the model's tool result). */
 export const eventFileSaveRefusal = (key: string, max: number): string =>
-  `${key}: not saved: this run already saved ${max} event file${max === 1 ? '' : 's'}, the most one run may ` +
-  `(maxEventFilesPerRun in settings.json), so one request cannot start many threads. Nothing runs from it; ` +
-  'if more are really needed, ask the person, whose next message starts a run that may save more';
+  max === 0
+    ? `${key}: not saved: ${NO_EVENT_FILES_WHY}. Nothing runs from it`
+    : `${key}: not saved: this run already saved ${max} event file${max === 1 ? '' : 's'}, the most one run may ` +
+      `(maxEventFilesPerRun in settings.json), so one request cannot start many threads. Nothing runs from it; ` +
+      'if more are really needed, ask the person, whose next message starts a run that may save more';

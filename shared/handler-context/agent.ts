@@ -22,6 +22,8 @@ import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
 import { settingsFromEnv } from './settings.ts';
+import { sfnClient } from '../aws/sfn.ts';
+import { childExecutions } from '../run/subagents/executions.ts';
 /** Prompt file scopes a container keeps: the global one, a few platforms, the channels it serves most. */
 const PROMPT_SCOPES_KEPT = 100;
 
@@ -69,6 +71,7 @@ export function agentFromEnv(
     ...(lambdaHooks ? { lambdaHooks } : {}),
     metrics,
     ...(env.OAUTH_START_URL ? { oauthStartUrl: env.OAUTH_START_URL } : {}),
+    children: childExecutions(sfnClient(), env.STATE_MACHINE_ARN),
   };
   return {
     invoke: (invocation) => runSecrets.run({}, invocation),

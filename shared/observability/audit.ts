@@ -13,7 +13,7 @@ import { totalUsage } from '../model/pricing.ts';
 import type { StepFailure } from '../run/failures.ts';
 import type { JsonLogger } from './log.ts';
 import type { LoopState, RunInput } from '../contracts.ts';
-import { type ApprovalNote, type ContextEntry, loadContext, type ToolTime } from '../context/store.ts';
+import { type ApprovalNote, type ContextEntry, loadContext, type ToolTime, contextIdOf, type ChildCall } from '../context/store.ts';
 import { loadSnapshot, type RunSnapshot, type SnapshotDeps } from '../run/steps/snapshot.ts';
 import type { HookNote } from '../hooks/run.ts';
 import { triggerKindOf, type TriggerKind } from '../run/trigger-kind.ts';
@@ -47,6 +47,8 @@ export interface AuditToolCall {
   bytes?: number;
   /** It waited for a person (settings.json `approvals`): who decided (`adapter:id`, `timeout`, `system`), when, what. */
   approval?: ApprovalNote;
+  /** A subagent call: the child run (its own audit record has its calls), how it ended, its steps and cost. */
+  subagent?: ChildCall;
 }
 
 export interface AuditRecord {
@@ -60,6 +62,8 @@ export interface AuditRecord {
   modelId?: string;
   /** The agent definition the run worked as (absent: the deployment's default). */
   agent?: string;
+  /** A subagent's: the run whose call started it, the root holding the thread, how deep it is. */
+  parent?: { runId: string; rootRunId: string; toolUseId: string; depth: number };
   askedAt: string;
   startedAt: string;
   endedAt: string;
@@ -72,6 +76,8 @@ export interface AuditRecord {
   hooks?: (HookNote & { toolUseId?: string })[];
   tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
   costUsd?: number;
+  /** What the run's subagents cost (their own records have the same), apart from costUsd. */
+  subagentsCostUsd?: number;
   sandboxCostUsd?: number;
 }
 
@@ -118,6 +124,11 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
   const startedAt = snapshot?.startedAt ?? Date.parse(run.prompt.postedAt);
   const origin = originOf(run);
   const hooks = own.flatMap((e) => e.meta.hooks ?? []);
+  const toolCalls = toolCallsOf(own);
+  const children = toolCalls.flatMap((call) => (call.subagent?.costUsd !== undefined ? [call.subagent.costUsd] : []));
+  const parent = run.child
+    ? { runId: run.child.parentRunId, rootRunId: run.child.rootRunId, toolUseId: run.child.toolUseId, depth: run.child.depth }
+    : undefined;
   return {
     runId: run.runId,
     threadId: run.threadId,
@@ -128,6 +139,7 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
     ...(origin ? { origin } : {}),
     ...(snapshot ? { modelId: snapshot.modelId } : {}),
     ...(snapshot?.agent ? { agent: snapshot.agent } : {}),
+    ...(parent ? { parent } : {}),
     askedAt: run.prompt.postedAt,
     startedAt: new Date(startedAt).toISOString(),
     endedAt: new Date(end.endedAt).toISOString(),
@@ -135,7 +147,7 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
     outcome: end.outcome,
     reason: end.reason.slice(0, 200),
     steps: answers.length,
-    toolCalls: toolCallsOf(own),
+    toolCalls,
     ...(hooks.length ? { hooks } : {}),
     tokens: {
       input: usage.inputTokens,
@@ -144,6 +156,7 @@ export function auditRecord(run: RunInput, entries: ContextEntry[], snapshot: Ru
       cacheWrite: usage.cacheWriteInputTokens,
     },
     ...(usage.costUsd !== undefined ? { costUsd: usage.costUsd } : {}),
+    ...(children.length ? { subagentsCostUsd: Math.round(children.reduce((a, b) => a + b, 0) * 1_000_000) / 1_000_000 } : {}),
     ...(end.sandboxCostUsd ? { sandboxCostUsd: end.sandboxCostUsd } : {}),
   };
 }
@@ -173,7 +186,7 @@ export async function recordRunEnd(
 ): Promise<{ key: string; written: boolean }> {
   const claimed = await claimRecord<RunEnd>(deps.ledger, run.runId, RUN_RECORD.auditEnd, { ...end, endedAt: deps.now() });
   const [entries, snapshot] = await Promise.all([
-    known ?? loadContext(deps.store, run.threadId).then((context) => context.entries),
+    known ?? loadContext(deps.store, contextIdOf(run)).then((context) => context.entries),
     loadSnapshot(deps, run).catch(() => undefined),
   ]);
   const key = auditKey(run.runId, claimed.endedAt);

@@ -1,5 +1,6 @@
 // What a sync tells the model and the thread: files not saved and why, in the tool's result; a sync
 // that failed outright, under its own name (not as the model's error).
+import { NO_EVENT_FILES_WHY } from '../events/run-writes.ts';
 import type { Settings } from '../settings/schema.ts';
 import type { SyncLimits, SyncOutResult } from './sync-out.ts';
 
@@ -40,9 +41,12 @@ export function syncNotes(result: SyncOutResult, settings: SyncSettings): string
   if (result.eventFilesRefused.length > 0) {
     const n = result.eventFilesRefused.length;
     const max = settings.maxEventFilesPerRun;
+    const why =
+      max === 0
+        ? `this run may save none (${NO_EVENT_FILES_WHY})`
+        : `this run already saved ${max}, the most one run may (maxEventFilesPerRun in settings.json)`;
     notes.push(
-      `not saved: ${n} event file${n === 1 ? '' : 's'} (${shown(result.eventFilesRefused)}): this run already saved ${max}, ` +
-        `the most one run may (maxEventFilesPerRun in settings.json). Nothing runs from ${n === 1 ? 'it' : 'them'}; ` +
+      `not saved: ${n} event file${n === 1 ? '' : 's'} (${shown(result.eventFilesRefused)}): ${why}. Nothing runs from ${n === 1 ? 'it' : 'them'}; ` +
         'each has an error file beside it. Tell the person, who can ask for more in a new message.',
     );
   }

@@ -19,6 +19,8 @@ export interface ToolRegistry {
   with(more: readonly AnyTool[]): ToolRegistry;
   /** Only the tools named (an agent definition's), in this registry's order. */
   only(names: readonly string[]): ToolRegistry;
+  /** All but the tools named. */
+  without(names: readonly string[]): ToolRegistry;
 }
 
 /** Bedrock's rule for a tool's name. */
@@ -69,5 +71,6 @@ export function toolRegistry(tools: readonly AnyTool[]): ToolRegistry {
     toolConfig: config,
     with: (more) => toolRegistry([...tools, ...more]),
     only: (names) => toolRegistry(tools.filter((tool) => names.includes(tool.name))),
+    without: (names) => toolRegistry(tools.filter((tool) => !names.includes(tool.name))),
   };
 }

@@ -68,10 +68,33 @@ export interface ReachToolContext {
   callMcpTool: CallMcpTool;
 }
 
+/**
+ * A child tool starts child runs of the agent (subagents, shared/run/subagents/): the tool step
+ * starts them and waits, holding no Lambda; the tool then turns how a child ended into its result.
+ */
+export interface ChildToolContext {
+  toolUseId: string;
+  result: ChildResult;
+}
+
+/** How a subagent ended, as its finish (or the end of its execution) recorded it. */
+export interface ChildResult {
+  outcome: 'finished' | 'stopped' | 'failed' | 'limit' | 'budget' | 'timed_out';
+  /** Its last answer's text (bounded). */
+  answer?: string;
+  /** Why it ended early, in our own words. */
+  reason?: string;
+  agent?: string;
+  steps: number;
+  tokens: { input: number; output: number };
+  costUsd?: number;
+}
+
 export interface ToolContexts {
   agent: AgentToolContext;
   sandbox: SandboxToolContext;
   reach: ReachToolContext;
+  child: ChildToolContext;
 }
 
 export type RunsIn = keyof ToolContexts;

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { gate } from '../../packages/local-cloud/src/bedrock.ts';
+import { gate, type RecordedRequest } from '../../packages/local-cloud/src/bedrock.ts';
 import type { AuditRecord } from '../../shared/observability/audit.ts';
 import type { RunInput } from '../../shared/contracts.ts';
 import { type ContextEntry } from '../../shared/context/store.ts';
@@ -216,5 +216,144 @@ test('a run cut at its model-call limit writes one record with outcome limit, it
     await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
   } finally {
     await deleteData(stack, 'settings.json');
+  }
+});
+
+// Subagents: child runs of the agent-run state machine, started by a run's `subagent` tool calls.
+const isChild = (r: RecordedRequest) => JSON.stringify(r.body.system).includes('You are a subagent');
+const messagesOf = (r: RecordedRequest) => JSON.stringify(r.body.messages);
+const toolNamesOf = (r: RecordedRequest) => (r.body.toolConfig?.tools ?? []).flatMap((t) => (t.toolSpec?.name ? [t.toolSpec.name] : []));
+const childRunsOf = (parentRunId: string) =>
+  [...stack.cloud.stepFunctions.executions.values()].filter((e) => (e.input as RunInput).child?.parentRunId === parentRunId);
+
+test('two subagent calls in one answer run in parallel, each result returns to its call, the thread sees one status line and the audit nests the children', async () => {
+  await putData(stack, 'settings.json', JSON.stringify({ maxSubagentDepth: 1 }));
+  try {
+    // Each child's answer is held until the other child's request has reached the model: they can only
+    // both finish if their model calls overlap in time.
+    const applesWait = gate();
+    const pearsWait = gate();
+    const parentFirst = (r: RecordedRequest) =>
+      !isChild(r) && messagesOf(r).includes('delegate-fruit') && !messagesOf(r).includes('toolResult');
+    stack.bedrock.script(
+      {
+        takenBy: parentFirst,
+        toolUses: [
+          { toolUseId: 'tu_apples', name: 'subagent', input: { task: 'count the apples in the crate' } },
+          { toolUseId: 'tu_pears', name: 'subagent', input: { task: 'count the pears in the basket', context: 'the basket is blue' } },
+        ],
+      },
+      {
+        takenBy: (r) => {
+          const mine = isChild(r) && messagesOf(r).includes('count the apples');
+          if (mine) pearsWait.release();
+          return mine;
+        },
+        text: 'There are 7 apples.',
+        hold: applesWait.promise,
+      },
+      {
+        takenBy: (r) => {
+          const mine = isChild(r) && messagesOf(r).includes('count the pears');
+          if (mine) applesWait.release();
+          return mine;
+        },
+        text: 'There are 3 pears.',
+        hold: pearsWait.promise,
+      },
+      { takenBy: (r) => !isChild(r) && messagesOf(r).includes('tu_apples'), text: 'Fruit counted: 7 apples and 3 pears.' },
+    );
+    const posted = await stack.slack.postUserMessage({ channel: 'C0SUBAGENTS', text: '<@U0LOCALBOT> delegate-fruit please' });
+    const threadId = threadOf(posted);
+    const parent = await runIdOf(threadId);
+    const answered = await eventually(
+      () => stack.bedrock.requests.find((r) => !isChild(r) && messagesOf(r).includes('tu_apples') && messagesOf(r).includes('toolResult')),
+      60_000,
+      "the parent's second model call",
+    );
+    // Each call id carries its own child's answer.
+    const results = answered.body.messages!.flatMap((m) => m.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult] : []));
+    const resultText = (id: string) => JSON.stringify(results.find((r) => r.toolUseId === id)?.content);
+    assert.match(resultText('tu_apples'), /finished after 1 model call[^]*There are 7 apples/);
+    assert.match(resultText('tu_pears'), /There are 3 pears/);
+    assert.doesNotMatch(resultText('tu_apples'), /pears/);
+
+    // Each child worked on a fresh context of its own: its task, not the thread's conversation.
+    const children = stack.bedrock.requests.filter(isChild);
+    assert.equal(children.length, 2);
+    for (const child of children) assert.doesNotMatch(messagesOf(child), /delegate-fruit/);
+    assert.match(messagesOf(children.find((r) => messagesOf(r).includes('pears'))!), /the basket is blue/);
+    // At the maximum depth (1 here) a child is not offered the subagent tool; its parent is.
+    assert.ok(toolNamesOf(answered).includes('subagent'));
+    for (const child of children) assert.ok(!toolNamesOf(child).includes('subagent'), toolNamesOf(child).join(','));
+
+    // The thread: the parent's answer only, and one status line naming both children while they worked.
+    await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'the parent finished');
+    const replies = stack.slack.messages
+      .thread(posted.channel, posted.threadTs)
+      .filter((m) => m.bot_id && !m.local.deleted && !m.blocks?.length)
+      .map((m) => m.text);
+    assert.deepEqual(replies, ['Fruit counted: 7 apples and 3 pears.']);
+    const statuses = stack.slack.calls
+      .filter((c) => c.method === 'assistant.threads.setStatus' && c.args.thread_ts === posted.threadTs)
+      .map((c) => String(c.args.status));
+    assert.ok(
+      statuses.some((s) => /^Subagents: subagent 1: .+ · subagent 2: .+/.test(s)),
+      statuses.join('\n'),
+    );
+
+    // The audit: the parent's record names each child under its call; each child's names its parent.
+    const { record } = await recordOf(parent.runId);
+    const calls = record.toolCalls.filter((c) => c.name === 'subagent');
+    assert.equal(calls.length, 2);
+    const childRuns = childRunsOf(parent.runId).map((e) => (e.input as RunInput).runId);
+    assert.deepEqual(calls.map((c) => c.subagent?.runId).sort(), [...childRuns].sort());
+    assert.ok(calls.every((c) => c.subagent?.outcome === 'finished' && c.subagent.steps === 1));
+    for (const runId of childRuns) {
+      const child = (await recordOf(runId)).record;
+      assert.deepEqual(child.parent && { runId: child.parent.runId, depth: child.parent.depth }, { runId: parent.runId, depth: 1 });
+      assert.equal(child.outcome, 'finished');
+    }
+  } finally {
+    await deleteData(stack, 'settings.json');
+  }
+});
+
+test('a stop of the parent stops its subagents: their executions end and the thread is free', async () => {
+  const hold = gate();
+  stack.bedrock.script(
+    {
+      takenBy: (r) => !isChild(r) && messagesOf(r).includes('delegate-slow'),
+      toolUses: [{ toolUseId: 'tu_slow', name: 'subagent', input: { task: 'think very slowly' } }],
+    },
+    { takenBy: (r) => isChild(r) && messagesOf(r).includes('think very slowly'), text: 'never finished', hold: hold.promise },
+  );
+  try {
+    const posted = await stack.slack.postUserMessage({ channel: 'C0SUBAGENTS', text: '<@U0LOCALBOT> delegate-slow now' });
+    const threadId = threadOf(posted);
+    const parent = await runIdOf(threadId);
+    await eventually(
+      () => stack.bedrock.requests.some((r) => isChild(r) && messagesOf(r).includes('think very slowly')),
+      60_000,
+      'the child at the model',
+    );
+    await stack.slack.postUserMessage({ channel: 'C0SUBAGENTS', text: 'stop', threadTs: posted.threadTs });
+    await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 15_000, 'the parent stopped');
+    const [child] = childRunsOf(parent.runId);
+    assert.ok(child, 'the child was started');
+    await eventually(() => child.status !== 'RUNNING', 20_000, 'the child stopped too');
+    const { record } = await recordOf((child.input as RunInput).runId);
+    assert.equal(record.outcome, 'stopped');
+    assert.equal(record.parent?.runId, parent.runId);
+    // The thread takes the next prompt at once.
+    stack.bedrock.script({ takenBy: (r) => messagesOf(r).includes('after-stop'), text: 'free again' });
+    await stack.slack.postUserMessage({ channel: 'C0SUBAGENTS', text: 'after-stop hello', threadTs: posted.threadTs });
+    await eventually(
+      () => stack.slack.messages.thread(posted.channel, posted.threadTs).some((m) => m.bot_id && m.text === 'free again'),
+      30_000,
+      'the next prompt answered',
+    );
+  } finally {
+    hold.release();
   }
 });

@@ -112,6 +112,39 @@ test('a channel budget spent mid-run ends the run before its next model call, wi
   await eventually(() => botTexts(other.channel, other.threadTs).includes('elsewhere fine'), 60_000, 'the other channel answered');
 });
 
+test("a subagent's cost counts against the budgets of the run that started it: the parent is stopped by what its child spent", async () => {
+  await putSettings({ budgets: [{ scope: 'channel', match: 'slack:C0SUBBUDGET', period: 'day', usd: 0.1 }] });
+  const child = (r: RecordedRequest) => JSON.stringify(r.body.system).includes('You are a subagent');
+  const here = (r: RecordedRequest) => JSON.stringify(r.body).includes('budget-child');
+  stack.bedrock.script(
+    {
+      takenBy: (r) => here(r) && !child(r),
+      toolUses: [{ toolUseId: 'tu-budget-child', name: 'subagent', input: { task: 'budget-child: add up the invoices' } }],
+      usage: STEP_USAGE,
+    },
+    { takenBy: (r) => here(r) && child(r), text: 'The invoices add up to 42.', usage: STEP_USAGE },
+    { takenBy: (r) => here(r) && !child(r), text: 'never said', usage: STEP_USAGE },
+  );
+  const posted = await stack.slack.postUserMessage({ channel: 'C0SUBBUDGET', text: '<@U0LOCALBOT> budget-child go' });
+  // $0.07 by the parent's first step, $0.07 by its child's: the parent's next step finds the $0.10 spent.
+  const stopped = await eventually(
+    () => botTexts(posted.channel, posted.threadTs).find((t) => t.startsWith("I've stopped:")),
+    60_000,
+    'the budget message',
+  );
+  assert.match(stopped, /the daily budget of \$0\.10 for channel slack:C0SUBBUDGET is spent \(\$0\.14 so far\)/);
+  assert.equal(stack.bedrock.requests.filter((r) => here(r) && child(r)).length, 1, 'the child made its call');
+  assert.ok(!botTexts(posted.channel, posted.threadTs).includes('never said'));
+  assert.ok(
+    !botTexts(posted.channel, posted.threadTs).some((t) => t.includes('add up to 42')),
+    "the child's answer is its parent's, not the thread's",
+  );
+  const today = await readSpend(db(), spendKey('day', new Date(), 'channel', 'slack:C0SUBBUDGET'));
+  assert.ok(Math.abs(today.spentUsd - 2 * STEP_USD) < 1e-9, `spent $${today.spentUsd}`);
+  assert.equal(today.reservedUsd, 0);
+  await allRunsEnded();
+});
+
 test('twenty threads racing against one small budget: each overshoots by at most one step, and every one ends with the budget message', async () => {
   // All twenty in one channel may run at once (dispatch admits them concurrently): the channel's run
   // limit (10 by default, test/e2e/capacity.test.ts) must not answer before the budget does.

@@ -634,15 +634,16 @@ test('least privilege: no action wildcards; secrets, queue and table grants name
   }
 });
 
-test('least privilege: states:StartExecution only on the agent-run state machine, only for dispatch, run-ended, agent-step; stop/describe only on its executions; SendTaskSuccess only for the webhooks', () => {
+test('least privilege: states:StartExecution only on the agent-run state machine, only for dispatch, run-ended, agent-step; stop/describe only on its executions; SendTaskSuccess only for the webhooks (approvals) and agent-step and run-ended (a subagent resuming its parent)', () => {
   const holders = new Set<string>();
   const stoppers = new Map<string, string[]>();
   const answerers = new Set<string>();
   for (const { policy, statements } of policies(stack)) {
     for (const s of statements.filter((st) => list(st.Action).some((a) => a.startsWith('states:')))) {
       if (list(s.Action).includes('states:SendTaskSuccess')) {
-        // IAM authorizes it on "*" only (no resource type); the webhooks take the approval clicks. (CDK
-        // merges it into the statement of the X-Ray actions, also on "*".)
+        // IAM authorizes it on "*" only (no resource type); the webhooks take the approval clicks, and a
+        // subagent's end (agent-step, run-ended) resumes its parent. (CDK merges it into the statement of
+        // the X-Ray actions, also on "*".)
         assert.deepEqual(
           list(s.Action).filter((a) => a.startsWith('states:')),
           ['states:SendTaskSuccess'],
@@ -665,11 +666,16 @@ test('least privilege: states:StartExecution only on the agent-run state machine
     }
   }
   assert.deepEqual([...holders].sort(), (['dispatch', 'runEnded', 'agentStep'] as const).map((r) => roleOfFunction(stack, r)).sort());
-  assert.deepEqual([...answerers].sort(), (['webhook', 'teamsWebhook'] as const).map((r) => roleOfFunction(stack, r)).sort());
+  assert.deepEqual(
+    [...answerers].sort(),
+    (['webhook', 'teamsWebhook', 'agentStep', 'runEnded'] as const).map((r) => roleOfFunction(stack, r)).sort(),
+  );
   assert.deepEqual(Object.fromEntries(stoppers), {
     [roleOfFunction(stack, 'webhook')]: ['states:StopExecution'],
     [roleOfFunction(stack, 'teamsWebhook')]: ['states:StopExecution'],
     [roleOfFunction(stack, 'dispatch')]: ['states:DescribeExecution', 'states:StopExecution'],
+    [roleOfFunction(stack, 'agentStep')]: ['states:StopExecution'],
+    [roleOfFunction(stack, 'runEnded')]: ['states:StopExecution'],
   });
 });
 
@@ -769,6 +775,8 @@ test('least privilege: every wildcard resource is acknowledged for nag with a re
     `${roleOfFunction(stack, 'webhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'teamsWebhook')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${EXECUTIONS_ARN}`,
+    `${roleOfFunction(stack, 'agentStep')} ${EXECUTIONS_ARN}`,
+    `${roleOfFunction(stack, 'runEnded')} ${EXECUTIONS_ARN}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, 'prompts/*')}`,
     `${roleOfFunction(stack, 'dispatch')} ${bucketObjects.replace(/\*$/, '*/context.jsonl')}`,
     ...['agents/*/AGENT.md', '*/*/agents/*/AGENT.md', 'agents/*/AGENT.error.json', '*/*/agents/*/AGENT.error.json'].map(
@@ -829,6 +837,7 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   });
   assert.deepEqual(Object.keys(states).sort(), [
     'AwaitApproval',
+    'AwaitSubagents',
     'Connect',
     'Finish',
     'HandedOff',
@@ -929,6 +938,13 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
         ],
       ],
       [
+        'AwaitSubagents',
+        [
+          { Variable: '$.loop.next', IsPresent: true },
+          { Variable: '$.loop.next', StringEquals: 'subagents' },
+        ],
+      ],
+      [
         'Handoff',
         [
           { Variable: '$.loop.next', IsPresent: true },
@@ -954,6 +970,23 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   assert.equal(wait.Next, 'Tool');
   assert.deepEqual(wait.Catch, [
     { ErrorEquals: ['States.Timeout', 'ApprovalNotWaiting'], ResultPath: null, Next: 'Tool' },
+    { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'HandleFailure' },
+  ]);
+  // AwaitSubagents waits the same way for the children a run's subagent calls started, for at most the
+  // run's time left; the Tool step after it gives each call its child's answer (or stops a late child).
+  const children = states.AwaitSubagents!;
+  assert.equal(children.Resource, CALLBACK_RESOURCE);
+  const childParameters = children.Parameters as { FunctionName: string; Payload: Record<string, unknown> };
+  assert.equal(
+    (resource(refs.get(childParameters.FunctionName)!).Properties.FunctionName as { Ref: string }).Ref,
+    idOf(functionOf(stack, 'agentStep')),
+  );
+  assert.deepEqual(childParameters.Payload, { action: 'subagents', 'state.$': '$', 'taskToken.$': '$$.Task.Token' });
+  assert.equal(children.TimeoutSecondsPath, '$.loop.subagents.timeoutSeconds');
+  assert.equal(children.ResultPath, null);
+  assert.equal(children.Next, 'Tool');
+  assert.deepEqual(children.Catch, [
+    { ErrorEquals: ['States.Timeout'], ResultPath: null, Next: 'Tool' },
     { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'HandleFailure' },
   ]);
   assert.equal(states.HandedOff!.Type, 'Succeed');

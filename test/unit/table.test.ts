@@ -36,8 +36,10 @@ const PINNED: Record<keyof typeof table, () => void> = {
       mcpUnavailable: 'mcp-unavailable',
       auditEnd: 'audit-end',
       runEndCounted: 'run-end-counted',
+      childResult: 'child-result',
     });
   },
+  subagentBatchKey: () => assert.deepEqual(table.subagentBatchKey('run-1', 'tooluse_1'), { pk: 'run#run-1', sk: 'subagents#tooluse_1' }),
   EVENTS_LEDGER: () => assert.deepEqual(table.ledgerKey(table.EVENTS_LEDGER, 'x'), { pk: 'run#events', sk: 'x' }),
   EVENT_RECORD: () => {
     assert.equal(table.EVENT_RECORD.channelPost('daily-report_2026-11-24T09_00'), 'channel-post#daily-report_2026-11-24T09_00');

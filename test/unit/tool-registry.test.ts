@@ -84,6 +84,7 @@ test('which tools run in the sandbox is derived from runsIn', () => {
     upload: 'agent',
     search_channel: 'agent',
     memory_search: 'agent',
+    subagent: 'child',
   });
   for (const [name, runsIn] of Object.entries(where)) assert.equal(BUILTIN_TOOLS.runsInSandbox(name), runsIn === 'sandbox', name);
   assert.equal(BUILTIN_TOOLS.runsInSandbox('no_such_tool'), false);
@@ -136,7 +137,7 @@ test("a valid input reaches run parsed (unknown fields dropped); ToolError is th
 test('a tool registered at run time is offered after the built-in ones, before the cache point, and allowed-tools can name it', () => {
   const run = BUILTIN_TOOLS.with([echo]);
   const names = run.toolConfig(true).tools!.map((tool) => tool.toolSpec?.name ?? 'cachePoint');
-  assert.deepEqual(names, ['bash', 'read', 'write', 'edit', 'upload', 'search_channel', 'memory_search', 'echo', 'cachePoint']);
+  assert.deepEqual(names, ['bash', 'read', 'write', 'edit', 'upload', 'search_channel', 'memory_search', 'subagent', 'echo', 'cachePoint']);
   assert.deepEqual(run.toolConfig(false).tools!.at(-1), {
     toolSpec: {
       name: 'echo',

@@ -30,6 +30,7 @@ import { runStillGoing } from '../actor.ts';
 import { postedMessage, readRecord, recordAbsent, recordPut, writeRecord, type PostedMessage } from '../ledger.ts';
 import { RUN_RECORD } from '../../table.ts';
 import type { AgentDeps } from './deps.ts';
+import { holderRunId } from '../subagents/child-run.ts';
 import type { RunSnapshot } from './snapshot.ts';
 
 /** What the step reserved, to settle after the call. */
@@ -87,7 +88,7 @@ export async function beginModelStep(
   let checkRecord = true;
   return retryOnConflict(`Could not begin step ${step} of ${run.runId}`, async () => {
     const checks = [
-      runStillGoing(tableName, run.threadId, run.runId),
+      runStillGoing(tableName, run.threadId, holderRunId(run)),
       ...(checkRecord ? [recordAbsent(deps.ledger, run.runId, replyRecord)] : []),
     ];
     try {
@@ -145,7 +146,11 @@ export async function endModelStep(
   try {
     if (end.check) {
       try {
-        await transact(deps, what, [...settle, ...record, runStillGoing(deps.ledger.tableName, run.threadId, run.runId, end.check)]);
+        await transact(deps, what, [
+          ...settle,
+          ...record,
+          runStillGoing(deps.ledger.tableName, run.threadId, holderRunId(run), { noSteer: end.check.noSteer && !run.child }),
+        ]);
       } catch (error) {
         if (transactionCancellationReasons(error)?.at(-1) !== CHECK_FAILED) throw error;
         outcome = 'flagged';

@@ -2,7 +2,7 @@
 // kept together, the recent part verbatim), the full context first archived in S3 for good. If the
 // summary fails, the older part is dropped with a notice instead: a thread never gets stuck.
 import { bedrockSummarizer, compactContext, estimateTokens, needsCompaction } from '../../context/compaction.ts';
-import { archiveKey } from '../../context/store.ts';
+import { archiveKey, contextIdOf } from '../../context/store.ts';
 import type { RunInput } from '../../contracts.ts';
 import { type LoadedContext, saveLoadedContext, writeText } from '../../context/store.ts';
 import type { AgentDeps } from './deps.ts';
@@ -28,7 +28,7 @@ export async function compactIfNeeded(
   const head = out.entries[0];
   if (head) head.meta = { ...head.meta, compactions: previous + 1 };
   context.entries = out.entries;
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   deps.logger[out.fallback ? 'warn' : 'info']('context compacted', {
     runId: run.runId,
     compactions: previous + 1,

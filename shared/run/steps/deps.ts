@@ -14,6 +14,7 @@ import type { ToolRegistry } from '../../tools/registry.ts';
 import type { RunContextDeps } from './run-context.ts';
 import type { RunToolsDeps } from './run-tools.ts';
 import type { HookRunner } from '../../hooks/run.ts';
+import type { ChildExecutions } from '../subagents/executions.ts';
 
 /** `store`, `snapshots` and `contexts`: the data bucket, and the run snapshots and thread contexts this container has read or written. */
 export interface AgentDeps extends RunToolsDeps, RunContextDeps {
@@ -47,6 +48,8 @@ export interface AgentDeps extends RunToolsDeps, RunContextDeps {
   lambdaHooks?: HookRunner;
   /** Steps one execution takes before the run continues in a fresh one (default 1000). */
   handoffAfterSteps?: number;
+  /** Resumes a run that waits for its subagents, and stops a child nobody waits for (absent: no subagent can be waited for). */
+  children?: ChildExecutions;
   /** The stack API's GET /oauth/start, where a person's Connect link for an OAuth MCP server goes. */
   oauthStartUrl?: string;
 }

@@ -3,13 +3,14 @@
 // the thread, once, then the same release, so the thread stays usable whatever went wrong.
 import { type Release, releaseLease } from '../actor.ts';
 import { auditRunEnd, failedRunEnd, finishedRunEnd } from '../../observability/audit.ts';
-import { describeFailure, parseStepFailure } from '../failures.ts';
+import { describeFailure, parseStepFailure, type StepFailure } from '../failures.ts';
+import { childResultOf, endChild, finishedOutcome, stopChildrenOf } from '../subagents/end.ts';
 import { promptText } from '../../admission/prompt-body.ts';
 import { postedMessage, postOnce, readRecord, type PostedMessage } from '../ledger.ts';
 import { textOf } from '../../model/converse.ts';
 import { costFooter, totalUsage } from '../../model/pricing.ts';
 import type { LoopState, RunInput, StepEvent } from '../../contracts.ts';
-import { appendLog, type ContextEntry, type LogEntry, loadContext } from '../../context/store.ts';
+import { appendLog, type ContextEntry, type LogEntry, loadContext, contextIdOf } from '../../context/store.ts';
 import { loadRunContext } from './run-context.ts';
 import type { AgentDeps } from './deps.ts';
 import { loadSnapshot } from './snapshot.ts';
@@ -134,9 +135,24 @@ function mayHaveShownStopCard(entries: ContextEntry[], runId: string): boolean {
   return entries.some((e) => e.meta.runId === runId && (e.meta.compactions !== undefined || e.content.some((b) => b.toolUse)));
 }
 
+/**
+ * A subagent's end: no reply, log line or lease of its own (they are its root's); its answer goes to
+ * its parent, which the last child to end resumes.
+ */
+async function finishChild(deps: AgentDeps, run: RunInput, loop: LoopState | undefined, entries: ContextEntry[]): Promise<Release> {
+  const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
+  await Promise.all([
+    countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', { startedAt: snapshot?.startedAt }),
+    auditRunEnd(deps, run, finishedRunEnd(loop, snapshot), entries),
+  ]);
+  await endChild(deps, run, childResultOf(run, entries, finishedOutcome(loop), snapshot?.agent));
+  return { outcome: 'not-holder' };
+}
+
 export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
   // Read once for the whole end (the last step's container usually has it: run-context.ts).
-  const { entries } = await loadRunContext(deps, run.threadId, loop?.contextVersion);
+  const { entries } = await loadRunContext(deps, contextIdOf(run), loop?.contextVersion);
+  if (run.child) return finishChild(deps, run, loop, entries);
   if (mayHaveShownStopCard(entries, run.runId)) await removeStopCard(deps, run);
   const usage = await logExchange(deps, run, entries, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', {
     steps: loop?.step ?? 0,
@@ -163,6 +179,7 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
 export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['state']['error']): Promise<Release> {
   const failure = parseStepFailure(error);
   deps.logger.error('run failed', { runId: run.runId, threadId: run.threadId, ...failure });
+  if (run.child) return failChild(deps, run, failure);
   await removeStopCard(deps, run);
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   const modelId = snapshot?.modelId ?? deps.defaultModelId;
@@ -173,7 +190,7 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
   } catch (postError) {
     deps.logger.error('could not post the error message', { runId: run.runId, error: postError });
   }
-  const entries = await loadContext(deps.store, run.threadId)
+  const entries = await loadContext(deps.store, contextIdOf(run))
     .then((context) => context.entries)
     .catch((readError: unknown) => void deps.logger.error('could not read the context', { runId: run.runId, error: readError }));
   const usage =
@@ -183,5 +200,21 @@ export async function fail(deps: AgentDeps, run: RunInput, error: StepEvent['sta
     ));
   await auditRunEnd(deps, run, { ...failedRunEnd(failure), sandboxCostUsd: usage?.sandboxCostUsd }, entries ?? undefined);
   await countRunEnd(deps, run, 'failed', { startedAt: snapshot?.startedAt, sandboxCostUsd: usage?.sandboxCostUsd });
+  if (entries) await stopChildrenOf(deps, run, entries, 'the run that started it failed');
   return releaseLease(deps.actor, run.threadId, run.runId);
+}
+
+/** A subagent that failed: its parent reads why (the thread hears it from the parent), and its own children stop. */
+async function failChild(deps: AgentDeps, run: RunInput, failure: StepFailure): Promise<Release> {
+  const [entries, snapshot] = await Promise.all([
+    loadContext(deps.store, contextIdOf(run))
+      .then((context) => context.entries)
+      .catch(() => []),
+    loadSnapshot(deps, run).catch(() => undefined),
+  ]);
+  await auditRunEnd(deps, run, failedRunEnd(failure), entries);
+  await countRunEnd(deps, run, 'failed', { startedAt: snapshot?.startedAt });
+  await stopChildrenOf(deps, run, entries, 'the subagent that started it failed');
+  await endChild(deps, run, childResultOf(run, entries, 'failed', snapshot?.agent, failure.errorType));
+  return { outcome: 'not-holder' };
 }

@@ -17,6 +17,7 @@ import { countStep } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { toolStep } from './tool.ts';
 import { awaitApproval } from '../../approvals/gate.ts';
+import { awaitSubagents } from '../subagents/delegate.ts';
 
 export type { AgentDeps } from './deps.ts';
 
@@ -38,6 +39,10 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
     case 'approval':
       // AwaitApproval ignores what this returns: the run goes on when a decision is sent with the token.
       await awaitApproval({ ...deps, approvals: deps.actor }, run, loop, event.taskToken);
+      return loop ?? { step: 0, next: 'tool' };
+    case 'subagents':
+      // AwaitSubagents ignores what this returns: the run goes on when its last child resumes it.
+      await awaitSubagents(deps, run, loop, event.taskToken);
       return loop ?? { step: 0, next: 'tool' };
     case 'handoff':
       return handoff(deps, run, loop ?? { step: 0, next: 'model' });

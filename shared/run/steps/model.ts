@@ -9,7 +9,7 @@ import { materializeImages } from '../../platforms/attachments.ts';
 import { mergeConsecutiveRoles, streamModel, textOf } from '../../model/converse.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
 import { applySteer } from '../steer.ts';
-import { type ContextEntry, type LoadedContext, saveLoadedContext, toBedrockMessages } from '../../context/store.ts';
+import { type ContextEntry, type LoadedContext, saveLoadedContext, toBedrockMessages, contextIdOf } from '../../context/store.ts';
 import { appendToolResult, repairToolPairs } from '../../context/tool-calls.ts';
 import { toolCallRefusal } from '../../tools/allowed-tools.ts';
 import { compactIfNeeded } from './compact.ts';
@@ -23,6 +23,7 @@ import { loadSnapshot, type RunSnapshot } from './snapshot.ts';
 import { withRunContext } from './run-context.ts';
 import { runToolsOf } from './run-tools.ts';
 import { showStopCard } from './stop-card.ts';
+import { showChildProgress } from '../subagents/progress.ts';
 import { beginModelStep, endModelStep } from './budget.ts';
 import { countModelStep } from './step-metrics.ts';
 import { countBudgetRefusal } from '../../observability/run-metrics.ts';
@@ -122,7 +123,7 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   // Awaited below; if the context read fails first, this read's failure is not left unhandled.
   snapshot.catch(() => undefined);
   // Read together: a step after prepare usually finds both kept by its container.
-  return withRunContext(deps, run.threadId, loop.contextVersion, async (context) => answer(deps, run, loop, await snapshot, context));
+  return withRunContext(deps, contextIdOf(run), loop.contextVersion, async (context) => answer(deps, run, loop, await snapshot, context));
 }
 
 async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot: RunSnapshot, context: LoadedContext): Promise<LoopState> {
@@ -133,6 +134,8 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
   if (runTools === 'connect') return { step: loop.step, next: 'connect', ...(context.version ? { contextVersion: context.version } : {}) };
 
   const thread = deps.thread(run);
+  // A subagent's part of the thread's one status line, beside the step's own work.
+  const progress = run.child ? showChildProgress(deps, run, `thinking (model call ${loop.step + 1})…`) : undefined;
   if (runTools.listing?.unavailable.length && loop.step === 0) {
     await postOnce(deps.ledger, run.runId, RUN_RECORD.mcpUnavailable, () =>
       thread.post(unavailableNotice(runTools.listing!.unavailable)).then(postedMessage),
@@ -143,7 +146,9 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
   const start = await beginModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step);
   if ('stopped' in start) return stoppedAt(loop.step);
   if ('refused' in start) {
-    await postOnce(deps.ledger, run.runId, RUN_RECORD.budgetRefused(loop.step), () => thread.post(start.refused).then(postedMessage));
+    // A subagent's refusal is its parent's result to read (and the parent's own next step says it in the thread).
+    if (!run.child)
+      await postOnce(deps.ledger, run.runId, RUN_RECORD.budgetRefused(loop.step), () => thread.post(start.refused).then(postedMessage));
     if (deps.metrics) countBudgetRefusal(deps.metrics, run.prompt);
     return { step: loop.step, next: 'finish', stopReason: 'budget' };
   }
@@ -219,7 +224,7 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
     // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
     // already belong to the next run, so this run writes nothing more.
     if (await isStopped(deps, run)) return stoppedAt(loop.step);
-    if (decision.next === 'finish') {
+    if (decision.next === 'finish' && !run.child) {
       // Words the user steered with while the model answered: answer them in another turn.
       const steer = await takeSteer(deps.actor, run.threadId, run.runId);
       if (steer.length) {
@@ -232,7 +237,7 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
     if (await stopHooksContinue(deps, run, snapshot, context.entries, content, meta)) decision = { ...decision, next: 'model' };
   }
   const limit = decision.next !== 'finish' ? runLimitReached(loop.step, snapshot, deps.now()) : undefined;
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   // The channel (adapter:channel) lets the dashboard rank channels by cost from these lines.
   deps.logger.info('model step', {
     runId: run.runId,
@@ -252,11 +257,12 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
     ...(firstTextAt !== undefined ? { firstTokenMs: firstTextAt - started } : {}),
     ...(snapshot.agent ? { agent: snapshot.agent } : {}),
   });
+  await progress;
   if (limit) {
-    await thread.post(limit);
+    if (!run.child) await thread.post(limit);
     return { ...decision, next: 'finish', stopReason: 'limit' };
   }
-  if (decision.next === 'tool') {
+  if (decision.next === 'tool' && !run.child) {
     await showStopCard(deps, run, thread).catch((error: unknown) => deps.logger.warn('could not post the stop card', { error }));
   }
   return decision;

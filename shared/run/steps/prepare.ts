@@ -20,12 +20,13 @@ import type { Settings } from '../../settings/schema.ts';
 import { formatSkillsForPrompt, selectSkills, type Skill } from '../../context/skills.ts';
 import { readPromptFiles } from '../../context/prompt-files.ts';
 import { toolPolicyFor, type ToolPolicy } from '../../tools/allowed-tools.ts';
-import { type ContextEntry, type LoadedContext, loadContext, saveLoadedContext } from '../../context/store.ts';
+import { type ContextEntry, type LoadedContext, loadContext, saveLoadedContext, contextIdOf } from '../../context/store.ts';
 import { buildSystemPrompt } from '../../context/system-prompt.ts';
 import { quarantineUnreadable } from '../../context/quarantine.ts';
 import { agentForRun, agentIdentity, agentTools } from '../../agents/apply.ts';
 import { withoutAgentRequest } from '../../agents/request.ts';
 import type { AgentDeps } from './deps.ts';
+import { childTaskEntry, depthOf, holderRunId } from '../subagents/child-run.ts';
 import { stoppedAt } from './run-control.ts';
 import { type RunSnapshot, saveSnapshot } from './snapshot.ts';
 import { resolveApprovalRules } from '../../approvals/rules.ts';
@@ -104,6 +105,12 @@ async function addPrompt(
 ): Promise<{ blocked?: string }> {
   const added = context.entries.find((e) => e.meta.messageId === run.prompt.messageId);
   if (added) return added.meta.hookBlocked ? { blocked: added.meta.hookBlocked } : {};
+  if (run.child) {
+    // A subagent's context begins with its task: the thread's messages and the prompt's hooks are its root's.
+    context.entries.push(childTaskEntry(run, run.child, deps.now()));
+    await saveLoadedContext(deps.store, contextIdOf(run), context);
+    return {};
+  }
   const hooked = await promptHooks(deps, run, snapshot, text);
   if (hooked.blocked !== undefined) {
     // The prompt is not given to the model; the context says so, for later runs and the audit record.
@@ -114,7 +121,7 @@ async function addPrompt(
     };
     noteHooks(entry, hooked.notes);
     context.entries.push(entry);
-    await saveLoadedContext(deps.store, run.threadId, context);
+    await saveLoadedContext(deps.store, contextIdOf(run), context);
     return { blocked: hooked.blocked };
   }
   const secrets = secretPatternsWith(settings.secretPatterns);
@@ -133,7 +140,7 @@ async function addPrompt(
   if (hooked.context) entries[0]!.content.push({ text: hooked.context });
   noteHooks(entries[0], hooked.notes);
   context.entries.push(...entries);
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   return {};
 }
 
@@ -168,16 +175,16 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const started = getItems(deps.actor, [actorKey(run.threadId), workspaceVersionKey(dataKeys(run.threadId).channelDir)]);
   const [agent, text, settings, files, context, [actor]] = await Promise.all([
     agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent),
-    promptText(deps.store, run.prompt),
+    run.child ? run.child.task : promptText(deps.store, run.prompt),
     // As it is now: the run keeps what it reads here, in its snapshot.
     deps.settings.get({ maxAgeMs: 0 }),
     started.then(([, version]) => readPromptFiles(deps.store, deps.promptFiles, run.threadId, versionOf(version))),
-    loadContext(deps.store, run.threadId),
+    loadContext(deps.store, contextIdOf(run)),
     started,
   ]);
   // Stopped before it began (a stop right after the prompt was admitted): it ends without working.
   // A stop after this read is the model step's to see (its first write checks the flag).
-  const stopped = flagsOf(actor as ActorItem | undefined, run.runId).abort;
+  const stopped = flagsOf(actor as ActorItem | undefined, holderRunId(run)).abort;
   await quarantineUnreadable({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, context);
   const { skills } = files;
   for (const problem of files.skillProblems) deps.logger.warn('skill skipped', { problem, runId: run.runId });
@@ -214,12 +221,14 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const hooks = hooksForRun(settings.hooks, settings.channels[channelKeyOf(run.threadId)]?.hooks);
   const snapshot: RunSnapshot = {
     ...model,
-    maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps),
+    maxModelSteps: Math.min(settings.maxModelSteps, agent?.maxModelSteps ?? settings.maxModelSteps, run.child?.maxModelSteps ?? Infinity),
     ...(agent ? { agent: agent.name } : {}),
     ...(tools ? { tools } : {}),
     maxToolCallsPerTurn: settings.maxToolCallsPerTurn,
     maxRunMinutes: settings.maxRunMinutes,
     startedAt: now,
+    ...(run.child ? { deadlineAt: run.child.deadline } : {}),
+    ...(depthOf(run) < settings.maxSubagentDepth ? { delegates: true } : {}),
     promptCaching: settings.promptCaching,
     ...(price ? { price } : {}),
     ...(settings.showCost ? { showCost: true } : {}),
@@ -229,7 +238,8 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     ...(settings.secretPatterns.length ? { secretPatterns: settings.secretPatterns } : {}),
     maxRunningSandboxes: settings.limits.maxRunningSandboxes,
     sandbox: settings.sandbox,
-    maxEventFilesPerRun: settings.maxEventFilesPerRun,
+    // A subagent starts no events: its root's person asked for the work, not for what a child schedules.
+    maxEventFilesPerRun: run.child ? 0 : settings.maxEventFilesPerRun,
     ...(reach ? { reach } : {}),
     ...(approvals.length ? { approvals } : {}),
     ...(hooks.length ? { hooks, hookApprovers: [...settings.access.admins] } : {}),
@@ -243,6 +253,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
       memory: files.memory,
       skills: offeredSkills.text,
       cache: settings.promptCaching,
+      ...(run.child ? { subagent: true } : {}),
     }),
   };
   const sandbox = deps.sandbox;
@@ -273,6 +284,6 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   });
   // The first model step goes on from this context without reading it again (run-context.ts).
   if (context.version === null) return { step: 0, next: 'model' };
-  deps.contexts?.keep(run.threadId, context);
+  deps.contexts?.keep(contextIdOf(run), context);
   return { step: 0, next: 'model', contextVersion: context.version };
 }

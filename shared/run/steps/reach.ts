@@ -6,7 +6,7 @@
 // invocation read), timed into the context for the audit record, and counted by server and tool.
 import type { ActorDeps } from '../actor.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
-import { loadContext, type ReachCall, saveLoadedContext } from '../../context/store.ts';
+import { loadContext, type ReachCall, saveLoadedContext, contextIdOf } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import type { JsonLogger } from '../../observability/log.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
@@ -182,7 +182,7 @@ const reasonOf = (error: unknown): string =>
 
 /** Runs the run's pending reach call. */
 export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  const [context, snapshot] = await Promise.all([loadContext(deps.store, run.threadId), loadSnapshot(deps, run)]);
+  const [context, snapshot] = await Promise.all([loadContext(deps.store, contextIdOf(run)), loadSnapshot(deps, run)]);
   const runTools = await runToolsOf(deps, run, snapshot);
   const call = pendingToolCall(context.entries);
   if (runTools === 'connect') return { step: loop.step, next: 'connect' };
@@ -235,7 +235,7 @@ export async function reachToolStep(deps: ReachStepDeps, run: RunInput, loop: Lo
   outcome.text = redactSecrets(outcome.text, secrets.patterns(snapshot));
   const ran = { ...toolTime(started, deps.now()), ...(reached ? { reach: reached } : {}) };
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), ran);
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   deps.logger.info('reach call', {
     runId: run.runId,
     tool: call.name,

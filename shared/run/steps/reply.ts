@@ -36,6 +36,8 @@ export function openReply(
 ): ReplyStream {
   const recordName = RUN_RECORD.reply(step);
   const quiet = run.prompt.heartbeat === true;
+  // A subagent's answers are its parent's to read, not the thread's.
+  if (run.child) return { onText: () => undefined, close: async () => undefined, settle: async () => undefined };
   const pipe = createTextPipe();
   let posting: Promise<{ id: string }> | undefined;
   const record = (id: string) => writeRecord(deps.ledger, run.runId, recordName, postedMessage({ id }));

@@ -3,22 +3,32 @@
 // run limits, and the step count that triggers a hand-over to a fresh execution.
 import type { ContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { type ActorDeps, type RunFlags, runFlags, takeSteer } from '../actor.ts';
+import { holderRunId } from '../subagents/child-run.ts';
 import type { JsonLogger } from '../../observability/log.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
 import { applySteer } from '../steer.ts';
-import { type LoadedContext, type StoreDeps, saveLoadedContext, type ContextEntry } from '../../context/store.ts';
+import { type LoadedContext, type StoreDeps, saveLoadedContext, type ContextEntry, contextIdOf } from '../../context/store.ts';
 import { pendingToolCall } from '../../context/tool-calls.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import { stepMeta } from './deps.ts';
-import type { RunSnapshot } from './snapshot.ts';
+import { runDeadline, type RunSnapshot } from './snapshot.ts';
 
 export type FlagDeps = { actor: Pick<ActorDeps, 'db' | 'tableName'> };
 
 /** The loop state of a run that must end now because someone stopped it. */
 export const stoppedAt = (step: number): LoopState => ({ step, next: 'finish', stopReason: 'aborted' });
 
+/**
+ * The run's flags: those of the run holding the thread (a subagent's root). Steering texts are the
+ * root's own to take, so a subagent sees none.
+ */
+export async function flagsFor(deps: FlagDeps, run: RunInput): Promise<RunFlags> {
+  const flags = await runFlags(deps.actor, run.threadId, holderRunId(run));
+  return run.child ? { abort: flags.abort, steer: [] } : flags;
+}
+
 export async function isStopped(deps: FlagDeps, run: RunInput): Promise<boolean> {
-  return (await runFlags(deps.actor, run.threadId, run.runId)).abort;
+  return (await flagsFor(deps, run)).abort;
 }
 
 /** Polls the run's stop flag while work is in flight; aborts the signal when it is set. */
@@ -43,13 +53,13 @@ export async function checkFlagsBetweenTools(
   context: LoadedContext,
   flags?: RunFlags,
 ): Promise<LoopState | undefined> {
-  flags ??= await runFlags(deps.actor, run.threadId, run.runId);
+  flags ??= await flagsFor(deps, run);
   if (flags.abort) return stoppedAt(loop.step);
   if (flags.steer.length === 0) return undefined;
   const steer = await takeSteer(deps.actor, run.threadId, run.runId);
   if (steer.length === 0) return undefined;
   const skipped = applySteer(context.entries, steer, stepMeta(deps.now, run, loop.step));
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   deps.logger.info('steered', { runId: run.runId, skippedTools: skipped });
   return { step: loop.step, next: 'model' };
 }
@@ -76,7 +86,7 @@ export function runLimitReached(step: number, snapshot: RunSnapshot, now: number
   if (step + 1 >= snapshot.maxModelSteps) {
     return `I stopped here: this run reached its limit of ${snapshot.maxModelSteps} model calls (maxModelSteps in settings.json). Say "continue" to go on.`;
   }
-  if (now - snapshot.startedAt >= snapshot.maxRunMinutes * 60_000) {
+  if (now >= runDeadline(snapshot)) {
     return `I stopped here: this run reached its time limit of ${snapshot.maxRunMinutes} minutes (maxRunMinutes in settings.json). Say "continue" to go on.`;
   }
   return undefined;
@@ -88,7 +98,7 @@ export function runLimitReached(step: number, snapshot: RunSnapshot, now: number
  */
 export function countStep(before: LoopState | undefined, after: LoopState, limit = 1000): LoopState {
   const work = (before?.work ?? 0) + 1;
-  if (after.next !== 'finish' && after.next !== 'handoff' && after.next !== 'approval' && work >= limit)
+  if (after.next !== 'finish' && after.next !== 'handoff' && after.next !== 'approval' && after.next !== 'subagents' && work >= limit)
     return { ...after, work, next: 'handoff', resume: after.next };
   return { ...after, work };
 }

@@ -6,6 +6,7 @@ import type { RunInput } from '../../contracts.ts';
 import { readText, writeText } from '../../context/store.ts';
 import { type McpListing, mcpToolDefinitions } from '../../reach/mcp-tools.ts';
 import { webFetch } from '../../tools/builtin/web-fetch.ts';
+import { SUBAGENT_TOOL } from '../../tools/builtin/subagent.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { AnyTool } from '../../tools/tool.ts';
 import { type RunCache, type RunSnapshot, runFileKey, type SnapshotDeps } from './snapshot.ts';
@@ -36,15 +37,25 @@ export async function loadMcpListing(deps: RunToolsDeps, run: RunInput): Promise
   return listing;
 }
 
+/** The built-in tools without `subagent`, made once per registry: their specs are part of every model call. */
+const notDelegating = new WeakMap<ToolRegistry, ToolRegistry>();
+function withoutSubagent(tools: ToolRegistry): ToolRegistry {
+  if (!tools.get(SUBAGENT_TOOL)) return tools;
+  let without = notDelegating.get(tools);
+  if (!without) notDelegating.set(tools, (without = tools.without([SUBAGENT_TOOL])));
+  return without;
+}
+
 export type RunTools = { tools: ToolRegistry; listing?: McpListing } | 'connect';
 
 /** The run's tools, or 'connect' when its MCP servers have not all been listed yet. */
 export async function runToolsOf(deps: RunToolsDeps, run: RunInput, snapshot: RunSnapshot): Promise<RunTools> {
   const reach = snapshot.reach;
-  if (!reach) return { tools: deps.tools };
+  const builtin = snapshot.delegates ? deps.tools : withoutSubagent(deps.tools);
+  if (!reach) return { tools: builtin };
   const extra: AnyTool[] = reach.webFetch ? [webFetch] : [];
-  if (!reach.mcpServers?.length) return { tools: deps.tools.with(extra) };
+  if (!reach.mcpServers?.length) return { tools: builtin.with(extra) };
   const listing = await loadMcpListing(deps, run);
   if (!listing || listing.awaitingSandbox?.length) return 'connect';
-  return { tools: deps.tools.with([...extra, ...mcpToolDefinitions(listing)]), listing };
+  return { tools: builtin.with([...extra, ...mcpToolDefinitions(listing)]), listing };
 }

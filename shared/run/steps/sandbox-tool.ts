@@ -4,7 +4,7 @@
 // channel's workspace version moved (another writer changed what the sandbox mirrors, see
 // shared/sandbox/workspace-version.ts); a call that changed nothing lists and writes nothing in S3. A sandbox that stopped answering is marked lost and the call goes back to
 // the agent step, which replaces it; the retry then runs on the new task with the files from S3.
-import { type ActorDeps, runFlags } from '../actor.ts';
+import type { ActorDeps } from '../actor.ts';
 import { dataKeys } from '../../ids.ts';
 import { eventWriteMetadata } from '../../events/chain.ts';
 import { eventFileSaveRefusal, takeEventFileSave } from '../../events/run-writes.ts';
@@ -17,7 +17,7 @@ import { emptyStats, sameSyncState, syncIn, workspaceLayout } from '../../sandbo
 import { bumpWorkspaceVersion, getSandboxAndVersion } from '../../sandbox/workspace-version.ts';
 import { syncLimits, syncNotes, WorkspaceSyncError } from '../../sandbox/sync-notes.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
-import { loadContext, saveLoadedContext } from '../../context/store.ts';
+import { loadContext, saveLoadedContext, contextIdOf } from '../../context/store.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import type { ToolOutcome } from '../../tools/tool.ts';
 import type { ReachCall } from '../../context/store.ts';
@@ -26,7 +26,7 @@ import { listInSandbox, stdioCaller } from './sandbox-mcp.ts';
 import { loadMcpListing, runToolsOf, type RunToolsDeps } from './run-tools.ts';
 import { runSandboxTool } from '../../tools/run.ts';
 import { stepMeta } from './deps.ts';
-import { checkFlagsBetweenTools, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
+import { checkFlagsBetweenTools, flagsFor, routeAfterTool, stoppedAt, watchForStop } from './run-control.ts';
 import type { MetricsSink } from '../../observability/metrics.ts';
 import { countReachCall, countToolCall } from './step-metrics.ts';
 import { loadSnapshot } from './snapshot.ts';
@@ -50,8 +50,8 @@ export interface SandboxStepDeps extends RunToolsDeps {
 export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
   // The step's reads at once: the context, the run's flags, the sandbox item with the workspace version, the snapshot.
   const [context, flags, { item, version }, snapshot] = await Promise.all([
-    loadContext(deps.store, run.threadId),
-    runFlags(deps.actor, run.threadId, run.runId),
+    loadContext(deps.store, contextIdOf(run)),
+    flagsFor(deps, run),
     getSandboxAndVersion(deps.sandboxes, run.threadId),
     loadSnapshot(deps, run),
   ]);
@@ -108,7 +108,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     } else if ((pre = (await hooks?.pre(() => syncOut(sync, layout, before.state, syncLimits(snapshot)))) ?? {}).held) {
       // A command hook made the call wait for a person: the tool step asks.
       await Promise.all([
-        saveLoadedContext(deps.store, run.threadId, context),
+        saveLoadedContext(deps.store, contextIdOf(run), context),
         saveSyncState(deps.store, run.threadId, item.taskArn, { files: pre.state ?? before.state, listed }),
       ]);
       return { step: loop.step, next: 'tool' };
@@ -176,7 +176,7 @@ export async function sandboxToolStep(deps: SandboxStepDeps, run: RunInput, loop
     await markLost(deps.sandboxes, run.threadId, item.taskArn);
     return { step: loop.step, next: 'tool' };
   }
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   countToolCall(deps.metrics, call!.name, status);
   return routeAfterTool(context.entries, loop.step, tools);
 }

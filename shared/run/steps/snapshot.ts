@@ -29,6 +29,10 @@ export interface RunSnapshot {
   maxRunMinutes: number;
   /** Epoch milliseconds when the run was prepared: maxRunMinutes counts from here. */
   startedAt: number;
+  /** A subagent's: when its root run's time runs out (epoch milliseconds), which it shares. */
+  deadlineAt?: number;
+  /** The run may start subagents (the `subagent` tool): its depth is below settings.json `maxSubagentDepth`. */
+  delegates?: boolean;
   /** cachePoint blocks after the stable system prompt, the tools, and the history. */
   promptCaching: boolean;
   /** The model's price (settings.json `prices`, else the built-in list); absent: tokens are counted, not priced. */
@@ -90,6 +94,10 @@ export interface SnapshotDeps {
 }
 
 /** `runs/<runId>.json` in the thread's folder; `suffix` names a file kept beside it. */
+/** When the run must stop working (epoch milliseconds): maxRunMinutes after it began, or its root's end for a subagent. */
+export const runDeadline = (snapshot: Pick<RunSnapshot, 'startedAt' | 'maxRunMinutes' | 'deadlineAt'>): number =>
+  snapshot.deadlineAt ?? snapshot.startedAt + snapshot.maxRunMinutes * 60_000;
+
 export const runFileKey = (run: RunInput, suffix = '') => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}${suffix}.json`;
 const snapshotKey = (run: RunInput) => runFileKey(run);
 

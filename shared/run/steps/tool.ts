@@ -1,12 +1,13 @@
 // The tool step, in agent-step: agent tools (upload, search_channel) run here; for a sandbox tool (and
 // a stdio MCP server's, and the listing of those servers at a run's start) the thread's sandbox is
-// made ready (started, or replaced if it died) and the call goes on to the sandbox step inside the VPC; a reach tool (web_fetch, an MCP tool) goes on to the reach step. Stop
+// made ready (started, or replaced if it died) and the call goes on to the sandbox step inside the VPC; a reach tool (web_fetch, an MCP tool) goes on to the reach step;
+// a subagent call starts child runs and waits for them (shared/run/subagents/delegate.ts). Stop
 // and steer are checked before every call, and a call a rule of settings.json `approvals` holds waits
 // for a person's decision first (shared/approvals/gate.ts).
 import { ensureSandbox, SandboxLimitReached } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, RunInput } from '../../contracts.ts';
-import { type LoadedContext, saveLoadedContext } from '../../context/store.ts';
+import { type LoadedContext, saveLoadedContext, contextIdOf } from '../../context/store.ts';
 import { withRunContext } from './run-context.ts';
 import { appendToolResult, pendingToolCall, toolTime } from '../../context/tool-calls.ts';
 import { runAgentTool } from '../../tools/run.ts';
@@ -15,8 +16,10 @@ import { loadMcpListing, runToolsOf, saveMcpListing } from './run-tools.ts';
 import { withoutSandboxServers } from '../../reach/mcp-tools.ts';
 import { type AgentDeps, stepMeta } from './deps.ts';
 import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
-import { loadSnapshot } from './snapshot.ts';
+import { loadSnapshot, runDeadline } from './snapshot.ts';
 import { countToolCall } from './step-metrics.ts';
+import { delegate } from '../subagents/delegate.ts';
+import { showChildProgress } from '../subagents/progress.ts';
 import { gateCall, noteInContext } from '../../approvals/gate.ts';
 import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
 import { DEFAULT_APPROVAL_TIMEOUT_MINUTES, type ApprovalRule } from '../../approvals/rules.ts';
@@ -63,7 +66,7 @@ async function whereRuns(deps: AgentDeps, run: RunInput, name: string): Promise<
 }
 
 export async function toolStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
-  return withRunContext(deps, run.threadId, loop.contextVersion, (context) => runTool(deps, run, loop, context));
+  return withRunContext(deps, contextIdOf(run), loop.contextVersion, (context) => runTool(deps, run, loop, context));
 }
 
 /**
@@ -88,10 +91,10 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
   const snapshot = await loadSnapshot(deps, run);
   const blocked = await preToolUseHooks(deps, run, snapshot, context.entries, call);
   // Their notes, a rewrite or a hold are kept before the call waits or goes on to another step.
-  if (blocked === '') await saveLoadedContext(deps.store, run.threadId, context);
+  if (blocked === '') await saveLoadedContext(deps.store, contextIdOf(run), context);
   if (blocked) {
     appendToolResult(context.entries, call, { status: 'error', text: blocked }, stepMeta(deps.now, run, loop.step));
-    await saveLoadedContext(deps.store, run.threadId, context);
+    await saveLoadedContext(deps.store, contextIdOf(run), context);
     countToolCall(deps.metrics, call.name, 'error');
     return routeAfterTool(context.entries, loop.step);
   }
@@ -102,36 +105,44 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     call,
     rulesFor(snapshot, context.entries, call),
     secretPatternsWith(snapshot.secretPatterns),
-    snapshot.startedAt + snapshot.maxRunMinutes * 60_000,
+    runDeadline(snapshot),
   );
   if (gate.kind === 'wait') return gate.loop;
   if (gate.kind === 'refused') {
     noteInContext(context.entries, gate.record);
     appendToolResult(context.entries, call, gate.outcome, stepMeta(deps.now, run, loop.step));
-    await saveLoadedContext(deps.store, run.threadId, context);
+    await saveLoadedContext(deps.store, contextIdOf(run), context);
     countToolCall(deps.metrics, call.name, 'error');
     return routeAfterTool(context.entries, loop.step);
   }
   if (gate.kind === 'approved') noteInContext(context.entries, gate.record);
   const started = deps.now();
   const thread = deps.thread(run);
-  // The agent's name in the status line says which agent is at work.
-  const agent = run.agent ? snapshot.agent : undefined;
-  await thread
-    .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
-    .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
-  let outcome: ToolOutcome;
   const where = await whereRuns(deps, run, call.name);
+  if (where === 'child') {
+    if (gate.kind === 'approved') await saveLoadedContext(deps.store, contextIdOf(run), context);
+    return delegate(deps, run, loop, context, call, snapshot);
+  }
+  if (run.child) {
+    await showChildProgress(deps, run, `running ${call.name}…`);
+  } else {
+    // The agent's name in the status line says which agent is at work.
+    const agent = run.agent ? snapshot.agent : undefined;
+    await thread
+      .startTyping(`${agent ? `${agent}: ` : ''}Running ${call.name}…`)
+      .catch((error: unknown) => deps.logger.warn('could not show the tool status', { error }));
+  }
+  let outcome: ToolOutcome;
   if (where === 'reach') {
     if (gate.kind !== 'approved') return { step: loop.step, next: 'reach' };
-    await saveLoadedContext(deps.store, run.threadId, context);
+    await saveLoadedContext(deps.store, contextIdOf(run), context);
     return { step: loop.step, next: 'reach', approvedToolUseId: call.toolUseId };
   }
   if (where === 'sandbox') {
     const sandbox = await readySandbox(deps, run);
     if (sandbox === 'ready') {
       if (gate.kind !== 'approved') return { step: loop.step, next: 'sandbox' };
-      await saveLoadedContext(deps.store, run.threadId, context);
+      await saveLoadedContext(deps.store, contextIdOf(run), context);
       return { step: loop.step, next: 'sandbox', approvedToolUseId: call.toolUseId };
     }
     outcome = sandbox;
@@ -143,7 +154,7 @@ async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context:
     deps.logger.info('tool call', { runId: run.runId, tool: call.name, toolUseId: call.toolUseId, status: outcome.status });
   }
   appendToolResult(context.entries, call, outcome, stepMeta(deps.now, run, loop.step), toolTime(started, deps.now()));
-  await saveLoadedContext(deps.store, run.threadId, context);
+  await saveLoadedContext(deps.store, contextIdOf(run), context);
   countToolCall(deps.metrics, call.name, outcome.status);
   return routeAfterTool(context.entries, loop.step);
 }

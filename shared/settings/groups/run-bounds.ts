@@ -14,5 +14,7 @@ export const runBoundsSettings = settingsGroup({
       .positive()
       .max(24 * 60)
       .default(30),
+    /** How deep subagents may nest: a run's subagents are depth 1, theirs depth 2; 0 turns the `subagent` tool off. */
+    maxSubagentDepth: z.number().int().min(0).max(3).default(2),
   },
 });

@@ -6,7 +6,8 @@ import { edit } from './edit.ts';
 import { memorySearch } from './memory-search.ts';
 import { read } from './read.ts';
 import { searchChannel } from './search-channel.ts';
+import { subagent } from './subagent.ts';
 import { upload } from './upload.ts';
 import { write } from './write.ts';
 
-export const BUILTIN_TOOLS = toolRegistry([bash, read, write, edit, upload, searchChannel, memorySearch]);
+export const BUILTIN_TOOLS = toolRegistry([bash, read, write, edit, upload, searchChannel, memorySearch, subagent]);
