@@ -3,8 +3,10 @@
 // without the full adapter and the @slack/web-api client under it (axios and its kin), which cost
 // the agent-step bundle about 280 KB. It sends what the full adapter sends where these functions
 // use it: the full adapter there has no Chat instance (only a webhook initializes one), so it
-// resolves no @name mentions, caches no users and does not know its own bot id; neither does this.
-// The Slack webhook keeps the full adapter, which receives.
+// resolves no @name mentions and does not know its own bot id; neither does this. Unlike it, this one
+// keeps the names it looked up for a while (NAME_CACHE_MS): without a Chat instance the full adapter
+// asked users.info once per message read (a thread of 500 messages, 500 calls, on every run's
+// backfill). The Slack webhook keeps the full adapter, which receives.
 import {
   AdapterRateLimitError,
   downloadAttachment,
@@ -40,6 +42,7 @@ import {
   type ThreadInfo,
 } from 'chat';
 import { streamToSlack } from './sender-stream.ts';
+import { recentlyUsed } from '../../support/recent.ts';
 
 /** Hosts that may receive the bot token with a file download (besides the configured API's own). */
 const FILE_ORIGINS = new Set([
@@ -50,6 +53,10 @@ const FILE_ORIGINS = new Set([
   'https://slack.com',
   'https://slack-gov.com',
 ]);
+/** How long a person's or a channel's name, once looked up, is used before it is asked again. */
+export const NAME_CACHE_MS = 10 * 60_000;
+/** Names kept per container (the most recently used). */
+const NAMES_KEPT = 1000;
 /** A rate-limited call is sent again after Slack's Retry-After, at most this many times. */
 const RATE_LIMIT_RETRIES = 5;
 const USER_ID = /^[A-Z0-9_]+$/;
@@ -67,6 +74,8 @@ export interface SlackSenderConfig {
   userName?: string;
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<unknown>;
+  /** Epoch milliseconds (names are kept NAME_CACHE_MS). */
+  now?: () => number;
 }
 
 /** A Slack event message as conversations.replies and conversations.history list it (the fields read here). */
@@ -92,7 +101,7 @@ interface SlackFile {
   original_h?: number;
 }
 
-/** Who a user is, as users.info tells (looked up for each message: this adapter keeps no cache, as the full one without a Chat instance). */
+/** Who a user is, as users.info tells. */
 interface SlackUser {
   displayName: string;
   realName: string;
@@ -129,6 +138,8 @@ export class SlackSenderAdapter implements Adapter<SlackThreadId, unknown> {
   private readonly apiUrl: string | undefined;
   /** Set once Slack has refused native streaming for this app: later replies are posted and edited. */
   private nativeStreamingBroken = false;
+  /** Names looked up (users.info, conversations.info) by `user:` or `channel:` and id; a failed lookup is not kept. */
+  private readonly names = recentlyUsed<{ at: number; name: Promise<SlackUser | undefined> }>(NAMES_KEPT);
 
   constructor(private readonly config: SlackSenderConfig) {
     this.userName = config.userName || 'bot';
@@ -417,7 +428,22 @@ export class SlackSenderAdapter implements Adapter<SlackThreadId, unknown> {
     }
   }
 
-  private async user(userId: string): Promise<SlackUser | undefined> {
+  private user(userId: string): Promise<SlackUser | undefined> {
+    return this.remembered(`user:${userId}`, () => this.lookUpUser(userId));
+  }
+
+  /** A name looked up within NAME_CACHE_MS, or `lookUp`'s (concurrent readers share one call). */
+  private remembered(key: string, lookUp: () => Promise<SlackUser | undefined>): Promise<SlackUser | undefined> {
+    const now = (this.config.now ?? Date.now)();
+    const kept = this.names.get(key);
+    if (kept && now - kept.at < NAME_CACHE_MS) return kept.name;
+    const name = lookUp();
+    this.names.set(key, { at: now, name });
+    void name.then((found) => found === undefined && this.names.get(key)?.name === name && this.names.delete(key));
+    return name;
+  }
+
+  private async lookUpUser(userId: string): Promise<SlackUser | undefined> {
     try {
       const { user } = await this.call<{
         ok: boolean;
@@ -432,13 +458,17 @@ export class SlackSenderAdapter implements Adapter<SlackThreadId, unknown> {
   }
 
   private async channelName(channelId: string): Promise<string> {
-    try {
-      const { channel } = await this.call<{ ok: boolean; channel?: { name?: string } }>('conversations.info', { channel: channelId });
-      return channel?.name || channelId;
-    } catch (error) {
-      this.logger.warn('Could not fetch channel info', { channelId, error });
-      return channelId;
-    }
+    const found = await this.remembered(`channel:${channelId}`, async () => {
+      try {
+        const { channel } = await this.call<{ ok: boolean; channel?: { name?: string } }>('conversations.info', { channel: channelId });
+        const name = channel?.name || channelId;
+        return { displayName: name, realName: name };
+      } catch (error) {
+        this.logger.warn('Could not fetch channel info', { channelId, error });
+        return undefined;
+      }
+    });
+    return found?.displayName ?? channelId;
   }
 
   /** `<@U…>` and `<#C…>` in a message's text with the names they stand for, which the markdown conversion then shows. */
@@ -467,13 +497,17 @@ export class SlackSenderAdapter implements Adapter<SlackThreadId, unknown> {
     let userName = event.username || 'unknown';
     let fullName = userName;
     let email: string | undefined;
+    // The author and the people the text mentions, looked up at once.
+    const [author, text] = await Promise.all([
+      event.user && !event.username ? this.user(event.user) : undefined,
+      this.withMentionNames(event.text || ''),
+    ]);
     if (event.user && !event.username) {
-      const found = await this.user(event.user);
-      userName = found?.displayName ?? event.user;
-      fullName = found?.realName ?? userName;
-      email = found?.email;
+      userName = author?.displayName ?? event.user;
+      fullName = author?.realName ?? userName;
+      email = author?.email;
     }
-    const formatted = parseMarkdown(slackMrkdwnToMarkdown(await this.withMentionNames(event.text || '')));
+    const formatted = parseMarkdown(slackMrkdwnToMarkdown(text));
     const teamId = event.team_id ?? event.team;
     return new Message({
       id: event.ts || '',

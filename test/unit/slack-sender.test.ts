@@ -1,0 +1,69 @@
+// The Slack sender against the Slack stand-in: reading a thread asks users.info once per person
+// (not once per message, as the full adapter did without a Chat instance) until NAME_CACHE_MS has
+// passed, and a call Slack rate-limits is sent again after its Retry-After.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
+import { NAME_CACHE_MS, SlackSenderAdapter } from '../../shared/platforms/slack/sender.ts';
+import { createLogger } from '../../shared/observability/log.ts';
+
+const SLACK = { signingSecret: 'sender-signing-secret', botToken: 'xoxb-sender' };
+let slack: SlackStandIn;
+
+before(async () => {
+  slack = await startSlackStandIn(SLACK);
+});
+after(() => slack.close());
+
+const callsOf = (method: string) => slack.calls.filter((call) => call.method === method).length;
+
+test("reading a thread looks each person's name up once, and again only after NAME_CACHE_MS", async () => {
+  let clock = 1_000_000;
+  const sender = new SlackSenderAdapter({
+    botToken: SLACK.botToken,
+    apiUrl: slack.apiUrl,
+    logger: createLogger({ level: 'silent' }),
+    now: () => clock,
+  });
+  slack.users.set('U0ALICE', { id: 'U0ALICE', name: 'alice', real_name: 'Alice Example', is_bot: false });
+  const root = await slack.postUserMessage({ user: 'U0ALICE', text: `<@${slack.botUserId}> first`, events: [] });
+  for (const text of ['second', `third, for <@${slack.botUserId}>`, 'fourth'])
+    await slack.postUserMessage({ user: 'U0ALICE', text, threadTs: root.ts, events: [] });
+  const threadId = `slack:${root.channel}:${root.ts}`;
+  const before = callsOf('users.info');
+  const { messages } = await sender.fetchMessages(threadId, { direction: 'forward' });
+  assert.equal(messages.length, 4);
+  assert.deepEqual(
+    messages.map((m) => m.author.fullName),
+    ['Alice Example', 'Alice Example', 'Alice Example', 'Alice Example'],
+  );
+  assert.match(messages[2]!.text, /^third, for @/);
+  assert.equal(callsOf('users.info') - before, 2, 'Alice and the bot, once each');
+  await sender.fetchMessages(threadId, { direction: 'forward' });
+  assert.equal(callsOf('users.info') - before, 2, 'a second read asks nothing again');
+  clock += NAME_CACHE_MS;
+  await sender.fetchMessages(threadId, { direction: 'forward' });
+  assert.equal(callsOf('users.info') - before, 4, 'names older than NAME_CACHE_MS are asked again');
+});
+
+test('a call Slack answers with 429 is sent again after its Retry-After, and goes through', async () => {
+  const waits: number[] = [];
+  const sender = new SlackSenderAdapter({
+    botToken: SLACK.botToken,
+    apiUrl: slack.apiUrl,
+    logger: createLogger({ level: 'silent' }),
+    // The stand-in's window frees its slot after a second: the wait is real, and recorded.
+    sleep: (ms) => (waits.push(ms), new Promise((resolve) => setTimeout(resolve, ms))),
+  });
+  const root = await slack.postUserMessage({ text: 'rate limits', events: [] });
+  slack.rateLimits['chat.postMessage'] = { limit: 1, windowMs: 1000 };
+  try {
+    const threadId = `slack:${root.channel}:${root.ts}`;
+    await sender.postMessage(threadId, 'one');
+    const second = await sender.postMessage(threadId, 'two');
+    assert.equal(waits.length, 1, 'the second post waited once');
+    assert.equal(slack.messages.get(root.channel, second.id)?.text, 'two');
+  } finally {
+    delete slack.rateLimits['chat.postMessage'];
+  }
+});
