@@ -1,7 +1,10 @@
 // The Slack sender against the Slack stand-in: reading a thread asks users.info once per person
 // (not once per message, as the full adapter did without a Chat instance) until NAME_CACHE_MS has
-// passed, and a call Slack rate-limits is sent again after its Retry-After.
+// passed, a call Slack rate-limits is sent again after its Retry-After, and a file's download
+// carries the bot token only to Slack's own hosts.
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
 import { NAME_CACHE_MS, SlackSenderAdapter } from '../../shared/platforms/slack/sender.ts';
@@ -66,4 +69,33 @@ test('a call Slack answers with 429 is sent again after its Retry-After, and goe
   } finally {
     delete slack.rateLimits['chat.postMessage'];
   }
+});
+
+test("a file's download carries the bot token only to Slack's file hosts, hop by hop; an internal address is refused", async () => {
+  // Where the downloads went and with which authorization: a transport that answers without a network.
+  const sent: { url: string; authorization: string | undefined }[] = [];
+  const fileTransport = async (url: URL, _signal: AbortSignal, headers?: Record<string, string>) => {
+    sent.push({ url: url.href, authorization: headers?.authorization });
+    const redirect = url.hostname === 'files.slack.com' && url.pathname === '/moved';
+    const response = Readable.from(redirect ? [] : [Buffer.from(`bytes of ${url.pathname}`)]) as unknown as IncomingMessage;
+    return Object.assign(response, {
+      statusCode: redirect ? 302 : 200,
+      headers: redirect ? { location: 'https://attacker.example/stolen' } : { 'content-type': 'application/octet-stream' },
+    });
+  };
+  const sender = new SlackSenderAdapter({ botToken: SLACK.botToken, logger: createLogger({ level: 'silent' }), fileTransport });
+  const fetchOf = (url: string) => sender.rehydrateAttachment({ type: 'file', url }).fetchData!();
+
+  assert.equal(String(await fetchOf('https://files.slack.com/files-pri/T1-F1/report.csv')), 'bytes of /files-pri/T1-F1/report.csv');
+  assert.equal(String(await fetchOf('https://attacker.example/report.csv')), 'bytes of /report.csv');
+  // A Slack file that redirects elsewhere: the token goes to Slack's hop, not to the next one.
+  await fetchOf('https://files.slack.com/moved');
+  assert.deepEqual(sent, [
+    { url: 'https://files.slack.com/files-pri/T1-F1/report.csv', authorization: `Bearer ${SLACK.botToken}` },
+    { url: 'https://attacker.example/report.csv', authorization: undefined },
+    { url: 'https://files.slack.com/moved', authorization: `Bearer ${SLACK.botToken}` },
+    { url: 'https://attacker.example/stolen', authorization: undefined },
+  ]);
+  await assert.rejects(fetchOf('https://127.0.0.1/file'), /internal attachment URL/);
+  assert.equal(sent.length, 4, 'the internal address was never asked');
 });

@@ -16,6 +16,7 @@ import {
   replaceBareMentions,
   toBuffer,
   ValidationError,
+  type AttachmentTransport,
 } from '@chat-adapter/shared';
 import { callSlackApi, SlackApiError, uploadSlackFiles, type SlackApiResponse } from '@chat-adapter/slack/api';
 import { cardToBlockKit, cardToFallbackText } from '@chat-adapter/slack/blocks';
@@ -76,6 +77,8 @@ export interface SlackSenderConfig {
   sleep?: (ms: number) => Promise<unknown>;
   /** Epoch milliseconds (names are kept NAME_CACHE_MS). */
   now?: () => number;
+  /** How file downloads reach the network (the Chat SDK's guarded HTTPS transport when absent). */
+  fileTransport?: AttachmentTransport;
 }
 
 /** A Slack event message as conversations.replies and conversations.history list it (the fields read here). */
@@ -412,6 +415,7 @@ export class SlackSenderAdapter implements Adapter<SlackThreadId, unknown> {
     try {
       return await downloadAttachment(url, {
         adapter: 'slack',
+        transport: this.config.fileTransport,
         headers: (target) => (trusted(target.href) ? { authorization: `Bearer ${token}` } : undefined),
         onResponse: (response) => {
           if ((response.headers['content-type'] ?? '').includes('text/html')) {
