@@ -1,7 +1,7 @@
 // The Slack sender against the Slack stand-in: reading a thread asks users.info once per person
 // (not once per message, as the full adapter did without a Chat instance) until NAME_CACHE_MS has
-// passed, a call Slack rate-limits is sent again after its Retry-After, and a file's download
-// carries the bot token only to Slack's own hosts.
+// passed, a call Slack rate-limits is sent again after its Retry-After (one that failed, after a
+// pause), and a file's download carries the bot token only to Slack's own hosts.
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
@@ -98,4 +98,34 @@ test("a file's download carries the bot token only to Slack's file hosts, hop by
   ]);
   await assert.rejects(fetchOf('https://127.0.0.1/file'), /internal attachment URL/);
   assert.equal(sent.length, 4, 'the internal address was never asked');
+});
+
+test('a call that gets no answer or a server error is sent again after a growing pause; one that keeps failing throws', async () => {
+  const waits: number[] = [];
+  let failuresLeft = 2;
+  const sender = new SlackSenderAdapter({
+    botToken: SLACK.botToken,
+    apiUrl: slack.apiUrl,
+    logger: createLogger({ level: 'silent' }),
+    sleep: async (ms) => void waits.push(ms),
+    // The first attempt gets no answer, the second a 503; the third reaches the stand-in.
+    fetch: async (input, init) => {
+      if (failuresLeft-- === 2) throw new TypeError('fetch failed');
+      if (failuresLeft === 0) return new Response('unavailable', { status: 503 });
+      return fetch(input, init);
+    },
+  });
+  const root = await slack.postUserMessage({ text: 'flaky network', events: [] });
+  const sent = await sender.postMessage(`slack:${root.channel}:${root.ts}`, 'through at last');
+  assert.equal(slack.messages.get(root.channel, sent.id)?.text, 'through at last');
+  assert.deepEqual(waits, [1000, 2000]);
+
+  const down = new SlackSenderAdapter({
+    botToken: SLACK.botToken,
+    apiUrl: slack.apiUrl,
+    logger: createLogger({ level: 'silent' }),
+    sleep: async () => {},
+    fetch: async () => new Response('unavailable', { status: 503 }),
+  });
+  await assert.rejects(down.postMessage(`slack:${root.channel}:${root.ts}`, 'never'), /HTTP 503/);
 });

@@ -60,6 +60,9 @@ export const NAME_CACHE_MS = 10 * 60_000;
 const NAMES_KEPT = 1000;
 /** A rate-limited call is sent again after Slack's Retry-After, at most this many times. */
 const RATE_LIMIT_RETRIES = 5;
+/** A call that failed (no answer, or a 5xx) is sent again this many times, after 1, 2 and 4 seconds. */
+const FAILURE_RETRIES = 3;
+const FAILURE_BACKOFF_MS = 1000;
 const USER_ID = /^[A-Z0-9_]+$/;
 
 export interface SlackThreadId {
@@ -154,9 +157,27 @@ export class SlackSenderAdapter implements Adapter<SlackThreadId, unknown> {
   async call<T extends SlackApiResponse = SlackApiResponse>(method: string, body: Record<string, unknown>): Promise<T> {
     const request = this.config.fetch ?? fetch;
     const wait = this.config.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
+    // As @slack/web-api under the full adapter: a 429 waits Slack's Retry-After; a failed request or a
+    // 5xx is sent again after a growing pause (that client kept trying for half an hour; a step's
+    // Lambda would be cut off long before, so a few tries here).
     const retrying: typeof fetch = async (input, init) => {
-      for (let attempt = 1; ; attempt++) {
-        const response = await request(input, init);
+      for (let attempt = 1, failures = 0; ; attempt++) {
+        let response: Response;
+        try {
+          response = await request(input, init);
+        } catch (error) {
+          if (++failures > FAILURE_RETRIES) throw error;
+          this.logger.warn('a Slack call failed: sending it again', { method, error });
+          await wait(FAILURE_BACKOFF_MS * 2 ** (failures - 1));
+          continue;
+        }
+        if (response.status >= 500) {
+          if (++failures > FAILURE_RETRIES)
+            throw new SlackApiError(`Slack ${method} returned HTTP ${response.status}`, { method, status: response.status });
+          this.logger.warn('Slack answered a call with a server error: sending it again', { method, status: response.status });
+          await wait(FAILURE_BACKOFF_MS * 2 ** (failures - 1));
+          continue;
+        }
         if (response.status !== 429 || attempt > RATE_LIMIT_RETRIES) return response;
         const seconds = Number(response.headers.get('retry-after')) || 1;
         this.logger.warn('Slack rate-limited a call: waiting before sending it again', { method, seconds });
