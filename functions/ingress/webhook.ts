@@ -1,6 +1,8 @@
-// POST /slack/events and GET /health. Verification, redelivery dedupe and parsing are the Chat SDK
-// Slack adapter's (the full one: the other functions send with a lighter one); our handlers only enqueue (shared/admission/ingress.ts). A url_verification request of
-// exactly Slack's shape is answered before verification (shared/platforms/slack/url-verification.ts). Teams
+// POST /slack/events and GET /health. Verification, redelivery dedupe and parsing are the Chat SDK's
+// full Slack adapter's (shared/platforms/slack/adapter.ts: only this function carries it, the others
+// send with the lighter sender.ts); our handlers only enqueue (shared/admission/ingress.ts). A
+// url_verification request of exactly Slack's shape is answered before verification
+// (shared/platforms/slack/url-verification.ts). Teams
 // has a webhook function of its own (teams-webhook.ts): its adapter's SDK would more than triple
 // this bundle.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
