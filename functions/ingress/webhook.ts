@@ -1,6 +1,8 @@
-// POST /slack/events and GET /health. Verification, redelivery dedupe and parsing are the Chat SDK
-// Slack adapter's; our handlers only enqueue (shared/admission/ingress.ts). A url_verification request of
-// exactly Slack's shape is answered before verification (shared/platforms/slack/url-verification.ts). Teams
+// POST /slack/events and GET /health. Verification, redelivery dedupe and parsing are the Chat SDK's
+// full Slack adapter's (shared/platforms/slack/adapter.ts: only this function carries it, the others
+// send with the lighter sender.ts); our handlers only enqueue (shared/admission/ingress.ts). A
+// url_verification request of exactly Slack's shape is answered before verification
+// (shared/platforms/slack/url-verification.ts). Teams
 // has a webhook function of its own (teams-webhook.ts): its adapter's SDK would more than triple
 // this bundle.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -19,6 +21,7 @@ import { platformWebhook } from '../../shared/platforms/webhook.ts';
 import { webhookState } from '../../shared/platforms/webhook-state.ts';
 import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
 import { slackDescriptor } from '../../shared/platforms/slack/descriptor.ts';
+import { slackReceivingAdapter } from '../../shared/platforms/slack/adapter.ts';
 
 const logger = handlerLogger('webhook');
 const metrics = handlerMetrics();
@@ -33,7 +36,11 @@ const init = lazy(() => {
     settings: () => settings.get(),
     metrics,
   };
-  return chatFromEnv(logger, env, { setup: (chat) => wireIngress(chat, ingress), state: webhookState });
+  return chatFromEnv(logger, env, {
+    setup: (chat) => wireIngress(chat, ingress),
+    state: webhookState,
+    adapters: { slack: slackReceivingAdapter },
+  });
 });
 
 export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {

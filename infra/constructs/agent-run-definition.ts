@@ -111,22 +111,20 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   const finish = step('Finish', 'finish');
   // Long runs continue in a fresh execution well before Step Functions' 25,000-event history limit.
   const handoff = step('Handoff', 'handoff');
-  const awaitApproval = LambdaInvoke.jsonPath(scope, 'AwaitApproval', {
-    lambdaFunction: functions.agentStep,
-    integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-    payload: TaskInput.fromObject({ action: 'approval' satisfies StepAction, 'state.$': '$', taskToken: JsonPath.taskToken }),
-    taskTimeout: Timeout.at('$.loop.approval.timeoutSeconds'),
-    resultPath: JsonPath.DISCARD,
-  }).addRetry(throttled);
+  // A wait: agent-step is invoked with the task token (it stores it where the waited-for end will find
+  // it), then the state holds no Lambda until the token is sent back or `timeoutPath`'s seconds pass.
+  const waitForToken = (id: string, action: 'approval' | 'subagents', timeoutPath: string) =>
+    LambdaInvoke.jsonPath(scope, id, {
+      lambdaFunction: functions.agentStep,
+      integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+      payload: TaskInput.fromObject({ action: action satisfies StepAction, 'state.$': '$', taskToken: JsonPath.taskToken }),
+      taskTimeout: Timeout.at(timeoutPath),
+      resultPath: JsonPath.DISCARD,
+    }).addRetry(throttled);
+  const awaitApproval = waitForToken('AwaitApproval', 'approval', '$.loop.approval.timeoutSeconds');
   // Timed out, already decided, or its message could not be posted (then denied): the Tool step says which.
   awaitApproval.addCatch(tool, { errors: ['States.Timeout', APPROVAL_NOT_WAITING], resultPath: JsonPath.DISCARD });
-  const awaitSubagents = LambdaInvoke.jsonPath(scope, 'AwaitSubagents', {
-    lambdaFunction: functions.agentStep,
-    integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-    payload: TaskInput.fromObject({ action: 'subagents' satisfies StepAction, 'state.$': '$', taskToken: JsonPath.taskToken }),
-    taskTimeout: Timeout.at('$.loop.subagents.timeoutSeconds'),
-    resultPath: JsonPath.DISCARD,
-  }).addRetry(throttled);
+  const awaitSubagents = waitForToken('AwaitSubagents', 'subagents', '$.loop.subagents.timeoutSeconds');
   // The run's time ran out first: the Tool step stops the children still working and says so.
   awaitSubagents.addCatch(tool, { errors: ['States.Timeout'], resultPath: JsonPath.DISCARD });
   for (const task of [

@@ -209,6 +209,28 @@ test('Deny gives the model a result naming who denied it and the reason they rep
   assert.ok(posted);
 });
 
+test("a subagent's tool call is held by the same rule: the child waits for the approver while its parent waits for the child", async () => {
+  const held = bash('rm -rf /workspace/data/child-target', 'tu-child-held');
+  const { threadId, press } = await askFor('approval-child', [
+    { toolUses: [{ toolUseId: 'tu-delegate', name: 'subagent', input: { task: 'approval-child: clean up the target' } }] },
+    { toolUses: [held] },
+    { text: 'the child removed it' },
+    { text: 'all clean' },
+  ]);
+  const child = await eventually(() => runsOf(threadId).find((e) => (e.input as { child?: unknown }).child), 30_000, 'the child run');
+  await eventually(() => child.history.at(-1)?.name === 'AwaitApproval', 30_000, 'the child in AwaitApproval');
+  assert.equal(execution(threadId).history.at(-1)?.name, 'AwaitSubagents', 'the parent waits for its child');
+  assert.equal(resultsIn(threadId).get(held.toolUseId), undefined, 'nothing ran before the decision');
+  assert.equal((await postForm(stack, { payload: JSON.stringify(press(ADMIN)) })).status, 200);
+  const ended = await stack.cloud.stepFunctions.waitForExecution(execution(threadId).executionArn, 60_000);
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.equal(resultsIn(threadId).get(held.toolUseId)?.status, 'success');
+  assert.match(resultsIn(threadId).get('tu-delegate')!.text, /finished after 2 model calls[^]*the child removed it/);
+  const audit = await auditOf(child.name);
+  assert.equal(audit.toolCalls.find((c) => c.name === 'bash')?.approval?.by, `slack:${ADMIN}`);
+  await idle(threadId);
+});
+
 test('no decision within timeoutMinutes gives a timeout result; a stop during the wait ends the run', async () => {
   await settings([{ ...RULE, timeoutMinutes: 0.1 }]);
   const timed = bash('curl https://example.invalid');

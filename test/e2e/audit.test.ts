@@ -357,3 +357,27 @@ test('a stop of the parent stops its subagents: their executions end and the thr
     hold.release();
   }
 });
+
+test('past maxSubagentDepth a subagent call starts nothing, whatever the model calls', async () => {
+  await putData(stack, 'settings.json', JSON.stringify({ maxSubagentDepth: 0 }));
+  try {
+    stack.bedrock.script(
+      {
+        takenBy: (r) => messagesOf(r).includes('delegate-none') && !messagesOf(r).includes('toolResult'),
+        toolUses: [{ toolUseId: 'tu_none', name: 'subagent', input: { task: 'anything' } }],
+      },
+      { takenBy: (r) => messagesOf(r).includes('tu_none'), text: 'I will do it myself.' },
+    );
+    const posted = await stack.slack.postUserMessage({ channel: 'C0SUBAGENTS', text: '<@U0LOCALBOT> delegate-none' });
+    const threadId = threadOf(posted);
+    const parent = await runIdOf(threadId);
+    await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 60_000, 'the run finished');
+    const first = stack.bedrock.requests.find((r) => messagesOf(r).includes('delegate-none'))!;
+    assert.ok(!toolNamesOf(first).includes('subagent'), 'not offered');
+    const answered = stack.bedrock.requests.find((r) => messagesOf(r).includes('tu_none'))!;
+    assert.match(messagesOf(answered), /subagent is not available in this run: subagents may nest at most maxSubagentDepth deep/);
+    assert.deepEqual(childRunsOf(parent.runId), []);
+  } finally {
+    await deleteData(stack, 'settings.json');
+  }
+});

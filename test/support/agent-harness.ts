@@ -10,7 +10,7 @@ import { startBedrockFake, type BedrockFake } from '../../packages/local-cloud/s
 import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
 import { admitPrompt } from '../../shared/run/actor.ts';
 import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/platforms/chat.ts';
-import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
+import { SlackSenderAdapter } from '../../shared/platforms/slack/sender.ts';
 import { runIdFor } from '../../shared/ids.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import type { Prompt, RunInput } from '../../shared/contracts.ts';
@@ -54,7 +54,8 @@ export async function startStepHarness(): Promise<StepHarness> {
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line)) });
   const chatLogger = createLogger({ level: 'silent' });
   const chat: AgentChat = createAgentChat({
-    adapters: { slack: slackAdapter({ signingSecret: 'steps-secret', botToken: BOT_TOKEN }, { logger: chatLogger, apiUrl: slack.apiUrl }) },
+    // The steps send with the sender adapter, as the agent-step function does.
+    adapters: { slack: new SlackSenderAdapter({ botToken: BOT_TOKEN, apiUrl: slack.apiUrl, logger: chatLogger }) },
     db: table.db,
     tableName: table.tableName,
     logger: chatLogger,

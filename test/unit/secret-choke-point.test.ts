@@ -1,6 +1,7 @@
 // Every message the bot sends passes the secret filter in one place: the adapters of the chat that
-// createAgentChat builds. This drives that chat, with the real Slack adapter against the Slack
-// stand-in and the Teams Connector adapter against the Teams stand-in, through each way a message
+// createAgentChat builds. This drives that chat, with each Slack adapter (the sender every function
+// but the Slack webhook uses, and the webhook's full Chat SDK adapter) against the Slack stand-in and
+// the Teams Connector adapter against the Teams stand-in, through each way a message
 // leaves: a plain post, a card, a file with its comment (the upload tool), a streamed reply (natively
 // and as post-and-edit), an edit, an ephemeral reply, a post to a channel and a status line. Neither
 // stand-in may ever receive the secret, and each must show where it was redacted.
@@ -8,8 +9,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Card, CardText, ConsoleLogger, type Thread } from 'chat';
-import { createAgentChat, type AgentChat } from '../../shared/platforms/chat.ts';
-import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
+import { createAgentChat, type AgentChat, type PlatformAdapters } from '../../shared/platforms/chat.ts';
+import { slackAdapter } from '../../shared/platforms/slack/adapter.ts';
+import { SlackSenderAdapter } from '../../shared/platforms/slack/sender.ts';
 import { documentClient } from '../../shared/aws/dynamodb.ts';
 import { TeamsConnectorAdapter } from '../../shared/platforms/teams/connector.ts';
 import { encodeTeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
@@ -27,6 +29,8 @@ const TEAMS = { appId: '11111111-2222-3333-4444-555555555555', appPassword: 'cho
 let slack: SlackStandIn;
 let teams: TeamsStandIn;
 let chat: AgentChat;
+/** The same chat with the Slack webhook's full adapter in place of the sender. */
+let webhookChat: AgentChat;
 /** Every request body the Teams adapter sent, in order (the stand-in keeps only each message's latest text). */
 const teamsBodies: string[] = [];
 
@@ -47,18 +51,18 @@ before(async () => {
       return fetch(url, init);
     },
   });
-  chat = createAgentChat({
-    adapters: {
-      slack: slackAdapter(SLACK, { logger, apiUrl: slack.apiUrl }),
-      teams: paceTeamsReplies(connector, { minEditIntervalMs: 0 }),
-    },
-    // Posting never touches the chat state: no table is reached.
-    db: documentClient(new DynamoDBClient({ endpoint: 'http://127.0.0.1:9', region: 'local' })),
-    tableName: 'unused',
-    logger,
-    streamUpdateIntervalMs: 5,
-    secretPatterns: async () => [{ name: 'Acme API key', regex: 'acme_(?:live|test)_[A-Za-z0-9]{24}' }],
-  });
+  const chatWith = (slackSide: PlatformAdapters['slack']) =>
+    createAgentChat({
+      adapters: { slack: slackSide, teams: paceTeamsReplies(connector, { minEditIntervalMs: 0 }) },
+      // Posting never touches the chat state: no table is reached.
+      db: documentClient(new DynamoDBClient({ endpoint: 'http://127.0.0.1:9', region: 'local' })),
+      tableName: 'unused',
+      logger,
+      streamUpdateIntervalMs: 5,
+      secretPatterns: async () => [{ name: 'Acme API key', regex: 'acme_(?:live|test)_[A-Za-z0-9]{24}' }],
+    });
+  webhookChat = chatWith(slackAdapter(SLACK, { logger, apiUrl: slack.apiUrl }));
+  chat = chatWith(new SlackSenderAdapter({ botToken: SLACK.botToken, apiUrl: slack.apiUrl, logger }));
 });
 after(async () => {
   await Promise.allSettled([slack?.close(), teams?.close()]);
@@ -72,7 +76,7 @@ async function* longReply(): AsyncIterable<string> {
 }
 
 /** Sends the secrets through every path a message leaves by. */
-async function sendEverything(thread: Thread, channelId: string, userId: string) {
+async function sendEverything(thread: Thread, channelId: string, userId: string, through = chat) {
   await thread.startTyping(`Reading ${TOKEN}…`);
   const plain = await thread.post(`The token is ${TOKEN}.`);
   await thread.post({ markdown: `**token** ${TOKEN}` });
@@ -85,7 +89,7 @@ async function sendEverything(thread: Thread, channelId: string, userId: string)
   await thread.post(longReply());
   await thread.adapter.editMessage(thread.id, plain.id, `Edited: ${TOKEN} and ${ACME}`);
   await thread.postEphemeral(userId, `Only you: ${TOKEN}`, { fallbackToDM: false });
-  await chat.channel(channelId).post(`New thread: ${TOKEN}`);
+  await through.channel(channelId).post(`New thread: ${TOKEN}`);
 }
 
 const assertRedacted = (seen: string, where: string) => {
@@ -96,15 +100,18 @@ const assertRedacted = (seen: string, where: string) => {
   assert.ok(seen.includes('[redacted Acme API key]'), `${where} shows no redaction of the deployment's own pattern`);
 };
 
-for (const [kind, channel, streamed] of [
-  ['a channel thread (post and edit)', 'C0CHOKE', 'chat.update'],
-  ['a direct message (native streaming)', 'D0CHOKE', 'chat.startStream'],
+for (const [kind, channel, streamed, adapter] of [
+  ['a channel thread (post and edit)', 'C0CHOKE', 'chat.update', 'the sender'],
+  ['a direct message (native streaming)', 'D0CHOKE', 'chat.startStream', 'the sender'],
+  ['a channel thread (post and edit)', 'C0CHOKE', 'chat.update', "the webhook's full adapter"],
+  ['a direct message (native streaming)', 'D0CHOKE', 'chat.startStream', "the webhook's full adapter"],
 ] as const) {
-  test(`Slack, ${kind}: nothing the bot sends carries a secret, whichever way it leaves`, async () => {
+  test(`Slack, ${kind}, ${adapter}: nothing the bot sends carries a secret, whichever way it leaves`, async () => {
+    const through = adapter === 'the sender' ? chat : webhookChat;
     const root = await slack.postUserMessage({ channel, text: 'hello' });
     const first = slack.calls.length;
-    const thread = chat.thread(`slack:${root.channel}:${root.threadTs}`);
-    await sendEverything(thread, `slack:${root.channel}`, 'U0LOCALUSER');
+    const thread = through.thread(`slack:${root.channel}:${root.threadTs}`);
+    await sendEverything(thread, `slack:${root.channel}`, 'U0LOCALUSER', through);
     const calls = slack.calls.slice(first);
     for (const method of ['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'files.completeUploadExternal', streamed]) {
       assert.ok(

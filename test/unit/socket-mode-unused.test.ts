@@ -7,7 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SocketModeClient, SOCKET_MODE_UNUSED } from '../../infra/bundled/socket-mode-unused.ts';
 import { createAgentChat } from '../../shared/platforms/chat.ts';
-import { slackAdapter } from '../../shared/platforms/slack/platform.ts';
+import { slackAdapter } from '../../shared/platforms/slack/adapter.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 
 test('the socket mode stand-in throws a clear error if a client is ever constructed', () => {
@@ -15,13 +15,14 @@ test('the socket mode stand-in throws a clear error if a client is ever construc
   assert.match(SOCKET_MODE_UNUSED, /socket mode is not used by this deployment/);
 });
 
-test("the functions' Slack adapter runs in webhook mode: Slack events arrive over HTTP", () => {
+test("the Slack webhook's adapter runs in webhook mode: Slack events arrive over HTTP", () => {
   const logger = createLogger({ level: 'silent' });
+  const receiving = slackAdapter({ signingSecret: 'secret', botToken: 'xoxb-test' }, { logger });
   const chat = createAgentChat({
-    adapters: { slack: slackAdapter({ signingSecret: 'secret', botToken: 'xoxb-test' }, { logger }) },
+    adapters: { slack: receiving },
     db: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })),
     tableName: 'unused',
     logger,
   });
-  assert.equal(chat.getAdapter('slack').isSocketMode, false);
+  assert.equal((chat.getAdapter('slack') as typeof receiving).isSocketMode, false);
 });

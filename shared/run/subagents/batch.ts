@@ -57,18 +57,39 @@ export async function readBatch(deps: LedgerDeps, runId: string, batch: string):
 
 /** Stores the token the parent waits with; returns the batch as it is now. */
 export async function setBatchToken(deps: LedgerDeps, runId: string, batch: string, token: string): Promise<SubagentBatch> {
-  const out = await deps.db.send(
-    new UpdateCommand({
-      TableName: deps.tableName,
-      Key: subagentBatchKey(runId, batch),
-      UpdateExpression: 'SET #token = :token',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#token': 'token' },
-      ExpressionAttributeValues: { ':token': token },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return out.Attributes as SubagentBatch;
+  const stored = await updateBatch(deps, runId, batch, {
+    expression: 'SET #token = :token',
+    names: { '#token': 'token' },
+    values: { ':token': token },
+  });
+  if (!stored) throw new Error(`no subagents batch ${batch} of run ${runId} to wait for`);
+  return stored;
+}
+
+/** An update of the batch, if it exists; returns it as the update left it (undefined: no such batch). */
+async function updateBatch(
+  deps: LedgerDeps,
+  runId: string,
+  batch: string,
+  update: { expression: string; condition?: string; names?: Record<string, string>; values: Record<string, unknown> },
+): Promise<SubagentBatch | undefined> {
+  try {
+    const out = await deps.db.send(
+      new UpdateCommand({
+        TableName: deps.tableName,
+        Key: subagentBatchKey(runId, batch),
+        UpdateExpression: update.expression,
+        ConditionExpression: `attribute_exists(pk)${update.condition ? ` AND ${update.condition}` : ''}`,
+        ...(update.names ? { ExpressionAttributeNames: update.names } : {}),
+        ExpressionAttributeValues: update.values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as SubagentBatch;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
 }
 
 /** Counts the child done, once however often its end is retried; returns the batch as it is now. */
@@ -78,22 +99,12 @@ export async function countChildDone(
   batch: string,
   childRunId: string,
 ): Promise<SubagentBatch | undefined> {
-  try {
-    const out = await deps.db.send(
-      new UpdateCommand({
-        TableName: deps.tableName,
-        Key: subagentBatchKey(runId, batch),
-        UpdateExpression: 'SET pending = pending - :one ADD done :child',
-        ConditionExpression: 'attribute_exists(pk) AND NOT contains(done, :id)',
-        ExpressionAttributeValues: { ':one': 1, ':child': new Set([childRunId]), ':id': childRunId },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as SubagentBatch;
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    return readBatch(deps, runId, batch);
-  }
+  const counted = await updateBatch(deps, runId, batch, {
+    expression: 'SET pending = pending - :one ADD done :child',
+    condition: 'NOT contains(done, :id)',
+    values: { ':one': 1, ':child': new Set([childRunId]), ':id': childRunId },
+  });
+  return counted ?? readBatch(deps, runId, batch);
 }
 
 /** Sets one child's progress; returns the batch with every child's, for the one status line. */
@@ -104,21 +115,9 @@ export async function setProgress(
   childRunId: string,
   progress: string,
 ): Promise<SubagentBatch | undefined> {
-  try {
-    const out = await deps.db.send(
-      new UpdateCommand({
-        TableName: deps.tableName,
-        Key: subagentBatchKey(runId, batch),
-        UpdateExpression: 'SET progress.#child = :progress',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#child': childRunId },
-        ExpressionAttributeValues: { ':progress': progress },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as SubagentBatch;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return undefined;
-    throw error;
-  }
+  return updateBatch(deps, runId, batch, {
+    expression: 'SET progress.#child = :progress',
+    names: { '#child': childRunId },
+    values: { ':progress': progress },
+  });
 }

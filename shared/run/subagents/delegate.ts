@@ -58,7 +58,10 @@ export async function delegate(
   const known = await readBatch(deps.ledger, run.runId, batchId);
   // Back from the wait (the token is stored only by AwaitSubagents).
   if (known?.token) return collect(deps, run, loop, context, known, snapshot);
-  const first = await requestOf(deps, run, call);
+  // Not offered at the maximum depth (or with maxSubagentDepth 0), so never started, whatever the model calls.
+  const first = snapshot.delegates
+    ? await requestOf(deps, run, call)
+    : { refused: `${SUBAGENT_TOOL} is not available in this run: subagents may nest at most maxSubagentDepth deep (settings.json)` };
   if ('refused' in first) {
     appendToolResult(context.entries, call, { status: 'error', text: first.refused }, stepMeta(deps.now, run, loop.step));
     await saveLoadedContext(deps.store, contextIdOf(run), context);
