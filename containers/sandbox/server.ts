@@ -344,7 +344,8 @@ async function waitOn(ctx: Context, job: Job, id: string, res: ServerResponse, w
     }
   });
   let timer: NodeJS.Timeout | undefined;
-  const waited = waitMs === undefined ? undefined : new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), waitMs)));
+  const waited =
+    waitMs === undefined ? undefined : new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), waitMs)));
   try {
     const result = await (waited ? Promise.race([run.done, waited]) : run.done);
     if (result === 'waited') {
