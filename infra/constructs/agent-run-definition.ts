@@ -22,10 +22,6 @@
 // sandbox-step function (in the sandbox VPC); ReachTool and Connect invoke the reach-step function
 // (web_fetch and MCP calls; Connect lists a run's MCP tools once, sent there by the run's first
 // model step, so a run without MCP servers takes no extra state); every other task invokes agent-step.
-// ToolProgress is where a long command's last line reaches the thread's status: SandboxTool, which
-// cannot reach the chat from its VPC, returns "progress" when the command still runs after a wait
-// and printed a new line; ToolProgress (agent-step) shows it and returns "sandbox", and SandboxTool
-// attaches to the same command. A command that ends within the first wait never goes through it.
 // AwaitApproval is the exception: it invokes agent-step with `.waitForTaskToken` (the step stores the
 // token in the approval record and posts the approval message) and then waits, holding no Lambda,
 // until a decision is sent with the token or $.loop.approval.timeoutSeconds pass. It keeps its input,
@@ -33,6 +29,10 @@
 // AwaitSubagents waits the same way for the child runs (executions of this same state machine) that
 // a run's subagent calls started: the last child to end sends the token (shared/run/subagents/), and
 // the Tool step that follows gives each call its child's answer, or stops a child still working.
+// ToolProgress is where a long command's last line reaches the thread's status: SandboxTool, which
+// cannot reach the chat from its VPC, returns "progress" when the command still runs after a wait
+// and printed a new line; ToolProgress (agent-step) shows it and returns "sandbox", and SandboxTool
+// attaches to the same command. A command that ends within the first wait never goes through it.
 // JSONPath, not JSONata: the local Step Functions runner ignores JSONata.
 import { Duration } from 'aws-cdk-lib';
 import {
