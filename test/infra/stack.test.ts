@@ -1261,11 +1261,14 @@ test('bundling for real: each function is an ESM bundle within 1 MB with the req
       `${role}: AWS SDK packages imported from the runtime`,
     );
     assert.equal(packages.has('chat'), !WITHOUT_CHAT_SDK.includes(role), `${role}: the Chat SDK`);
-    // Socket mode is never used: its client and the WebSocket package stay out, replaced by a module that throws.
+    // Socket mode is never used: its client and the WebSocket package stay out, replaced by a module that
+    // throws where the full Slack adapter (with @slack/web-api) is bundled: the Slack webhook only; every
+    // other function sends through shared/platforms/slack/sender.ts.
     assert.equal(packages.has('@slack/socket-mode') || packages.has('ws'), false, `${role}: socket mode client bundled`);
+    assert.equal(packages.has('@slack/web-api'), role === 'webhook', `${role}: the full Slack adapter's Web API client`);
     assert.equal(
       sources.some((s) => s.endsWith('infra/bundled/socket-mode-unused.ts')),
-      !WITHOUT_CHAT_SDK.includes(role),
+      role === 'webhook',
       `${role}: the socket mode stand-in`,
     );
     const locales = sources.filter((s) => /zod\/v4\/locales\/(?!en\.js)/.test(s));
