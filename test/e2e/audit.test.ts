@@ -4,6 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../shared/aws/dynamodb.ts';
+import { actorKey } from '../../shared/table.ts';
 import { gate, type RecordedRequest } from '../../packages/local-cloud/src/bedrock.ts';
 import type { AuditRecord } from '../../shared/observability/audit.ts';
 import type { RunInput } from '../../shared/contracts.ts';
@@ -379,5 +382,44 @@ test('past maxSubagentDepth a subagent call starts nothing, whatever the model c
     assert.deepEqual(childRunsOf(parent.runId), []);
   } finally {
     await deleteData(stack, 'settings.json');
+  }
+});
+
+test("a steer while the run waits for its subagents keeps the children's answers: each call gets its child's, then the steer", async () => {
+  const hold = gate();
+  stack.bedrock.script(
+    {
+      takenBy: (r) => !isChild(r) && messagesOf(r).includes('delegate-steer') && !messagesOf(r).includes('toolResult'),
+      toolUses: [{ toolUseId: 'tu_steered', name: 'subagent', input: { task: 'list the plums' } }],
+    },
+    { takenBy: (r) => isChild(r) && messagesOf(r).includes('list the plums'), text: 'Two plums.', hold: hold.promise },
+    { takenBy: (r) => !isChild(r) && messagesOf(r).includes('tu_steered'), text: 'Two plums, and noted.' },
+  );
+  try {
+    const posted = await stack.slack.postUserMessage({ channel: 'C0SUBAGENTS', text: '<@U0LOCALBOT> delegate-steer go' });
+    const threadId = threadOf(posted);
+    await eventually(() => runsOf(threadId)[0]?.history.at(-1)?.name === 'AwaitSubagents', 60_000, 'the parent waiting');
+    await stack.slack.postUserMessage({ channel: 'C0SUBAGENTS', text: 'steer only the ripe ones', threadTs: posted.threadTs });
+    const db = documentClient(stack.cloud.clients.dynamodb);
+    await eventually(
+      async () => {
+        const actor = await db.send(new GetCommand({ TableName: stack.cloud.names.table, Key: actorKey(threadId) }));
+        return (actor.Item?.steer as unknown[] | undefined)?.length === 1;
+      },
+      15_000,
+      'the steer waiting on the actor',
+    );
+    hold.release();
+    await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 60_000, 'the parent finished');
+    const last = stack.bedrock.requests.find((r) => !isChild(r) && messagesOf(r).includes('tu_steered'))!;
+    const content = (last.body.messages ?? []).flatMap((m) => m.content ?? []);
+    const result = content.find((b) => b.toolResult?.toolUseId === 'tu_steered')!.toolResult!;
+    assert.match(JSON.stringify(result.content), /Two plums/);
+    assert.ok(
+      content.some((b) => /^\(steering while you worked\) .*only the ripe ones$/.test(b.text ?? '')),
+      JSON.stringify(content),
+    );
+  } finally {
+    hold.release();
   }
 });

@@ -19,7 +19,7 @@ import { checkFlagsBetweenTools, routeAfterTool } from './run-control.ts';
 import { loadSnapshot, runDeadline } from './snapshot.ts';
 import { toolStatus } from './progress.ts';
 import { countToolCall } from './step-metrics.ts';
-import { delegate } from '../subagents/delegate.ts';
+import { collectIfWaited, delegate } from '../subagents/delegate.ts';
 import { showChildProgress } from '../subagents/progress.ts';
 import { gateCall, noteInContext } from '../../approvals/gate.ts';
 import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
@@ -86,10 +86,13 @@ async function connectSandbox(deps: AgentDeps, run: RunInput, loop: LoopState): 
 async function runTool(deps: AgentDeps, run: RunInput, loop: LoopState, context: LoadedContext): Promise<LoopState> {
   const call = pendingToolCall(context.entries);
   if (!call) return connectSandbox(deps, run, loop);
-  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
-  if (flagged) return flagged;
   // The snapshot is in the container already (runStep read it for the run's secret patterns).
   const snapshot = await loadSnapshot(deps, run);
+  // Back from waiting for subagents: their answers go in first, then a stop or steer that came meanwhile.
+  const answered = await collectIfWaited(deps, run, loop, context, call, snapshot);
+  const flagged = await checkFlagsBetweenTools(deps, run, loop, context);
+  if (flagged) return flagged;
+  if (answered) return answered;
   const blocked = await preToolUseHooks(deps, run, snapshot, context.entries, call);
   // Their notes, a rewrite or a hold are kept before the call waits or goes on to another step.
   if (blocked === '') await saveLoadedContext(deps.store, contextIdOf(run), context);

@@ -56,7 +56,6 @@ export async function delegate(
 ): Promise<LoopState> {
   const batchId = call.toolUseId;
   const known = await readBatch(deps.ledger, run.runId, batchId);
-  // Back from the wait (the token is stored only by AwaitSubagents).
   if (known?.token) return collect(deps, run, loop, context, known, snapshot);
   // Not offered at the maximum depth (or with maxSubagentDepth 0), so never started, whatever the model calls.
   const first = snapshot.delegates
@@ -97,6 +96,23 @@ export async function delegate(
     .catch((error: unknown) => deps.logger.warn('could not show the subagents’ status', { error }));
   const timeoutSeconds = Math.max(1, Math.ceil((deadline - deps.now()) / 1000));
   return { step: loop.step, next: 'subagents', subagents: { batch: batchId, timeoutSeconds } };
+}
+
+/**
+ * Back from AwaitSubagents (the token is stored only by it): each call of the batch gets its child's
+ * answer before anything else, so a steer or a stop that came meanwhile loses none of the children's work.
+ */
+export async function collectIfWaited(
+  deps: AgentDeps,
+  run: RunInput,
+  loop: LoopState,
+  context: LoadedContext,
+  call: ToolCall,
+  snapshot: RunSnapshot,
+): Promise<LoopState | undefined> {
+  if (call.name !== SUBAGENT_TOOL) return undefined;
+  const batch = await readBatch(deps.ledger, run.runId, call.toolUseId);
+  return batch?.token ? collect(deps, run, loop, context, batch, snapshot) : undefined;
 }
 
 /** Each call of the batch gets its child's answer; a child with none yet (the wait timed out) is stopped. */
