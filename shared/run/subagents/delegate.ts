@@ -55,8 +55,8 @@ export async function delegate(
   snapshot: RunSnapshot,
 ): Promise<LoopState> {
   const batchId = call.toolUseId;
+  // The tool step gave a waited batch its answers already (collectIfWaited); one here is an earlier attempt's.
   const known = await readBatch(deps.ledger, run.runId, batchId);
-  if (known?.token) return collect(deps, run, loop, context, known, snapshot);
   // Not offered at the maximum depth (or with maxSubagentDepth 0), so never started, whatever the model calls.
   const first = snapshot.delegates
     ? await requestOf(deps, run, call)
