@@ -7,7 +7,7 @@ import { admitBatch } from '../../shared/admission/batch.ts';
 import { admissionDeps } from '../../shared/admission/deps.ts';
 import { s3Client } from '../../shared/aws/s3.ts';
 import { dispatchEnv, readEnv } from '../../shared/env.ts';
-import { chatFromEnv, settingsSecretPatterns } from '../../shared/handler-context/chat.ts';
+import { settingsSecretPatterns, stepChatFromEnv } from '../../shared/handler-context/chat.ts';
 import { controlFromEnv } from '../../shared/handler-context/control.ts';
 import { handlerLogger } from '../../shared/handler-context/logger.ts';
 import { handlerMetrics, publishingMetrics } from '../../shared/handler-context/metrics.ts';
@@ -20,7 +20,7 @@ const init = lazy(() => {
   const env = readEnv(dispatchEnv);
   const store = { s3: s3Client(), bucket: env.DATA_BUCKET };
   const settings = settingsFromEnv(env, logger);
-  const loadChat = chatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
+  const loadChat = stepChatFromEnv(logger, env, { secretPatterns: settingsSecretPatterns(settings, logger) });
   return admissionDeps({
     control: controlFromEnv(logger, env, metrics),
     store,

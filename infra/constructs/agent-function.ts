@@ -36,8 +36,8 @@ export const bundleExternals = (bundleAwsSdk: boolean): string[] => (bundleAwsSd
 /**
  * Modules replaced in every bundle, by import path: the Slack adapter's socket mode client (and the
  * WebSocket package under it) becomes a module that throws if ever constructed, since Slack events
- * reach this deployment over HTTP only; and three packages swapped for lighter ones that do the same
- * for this deployment (the agent-step bundle stays within its budget).
+ * reach this deployment over HTTP only; and two packages swapped for lighter ones that do the same
+ * for this deployment.
  */
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@slack/socket-mode': `${PROJECT_ROOT}infra/bundled/socket-mode-unused.ts`,
@@ -45,9 +45,6 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   debug: `${PROJECT_ROOT}infra/bundled/debug-off.cjs`,
   // One Symbol.toStringTag for form-data, without get-intrinsic's polyfills (infra/bundled/set-tostringtag.cjs).
   'es-set-tostringtag': `${PROJECT_ROOT}infra/bundled/set-tostringtag.cjs`,
-  // yaml's ES module build (the one its package gives browsers; same code and API): its Node build is
-  // CommonJS, which esbuild cannot trim, so the parts the front-matter parser never uses went along.
-  yaml: `${PROJECT_ROOT}node_modules/yaml/browser/index.js`,
 };
 
 /**

@@ -1,7 +1,7 @@
 // The gates' dependencies over the real stores: the actor table (DynamoDB), the data bucket (S3),
 // the Step Functions runs and the chat.
 import type { SerializedThread } from 'chat';
-import { threadFromJSON, type AgentChat } from '../platforms/chat.ts';
+import type { StepChat } from '../platforms/chat.ts';
 import { admitPrompt, getActor, startWaiting, type ActorItem } from '../run/actor.ts';
 import { reclaimStaleLeaseOf, reclaimStaleSlots, steerWithPrompt, stopThread, type ControlDeps } from '../run/control.ts';
 import { withPauseFlag } from '../policy/pause.ts';
@@ -22,7 +22,7 @@ import type { AdmissionDeps, ThreadReplies } from './context.ts';
 export interface AdmissionStores {
   control: ControlDeps;
   store: StoreDeps;
-  loadChat(): Promise<AgentChat>;
+  loadChat(): Promise<StepChat>;
   settings(): Promise<Settings>;
   settingsProblems(): Promise<{ problems: string[]; version?: string }>;
   logger: JsonLogger;
@@ -30,8 +30,8 @@ export interface AdmissionStores {
 }
 
 /** The prompt's thread, made from the chat when the first answer goes out. */
-function threadReplies(loadChat: () => Promise<AgentChat>, prompt: Prompt): ThreadReplies {
-  const thread = lazy(async () => threadFromJSON(await loadChat(), prompt.thread as SerializedThread));
+function threadReplies(loadChat: () => Promise<StepChat>, prompt: Prompt): ThreadReplies {
+  const thread = lazy(async () => (await loadChat()).thread(prompt.thread as SerializedThread));
   return {
     async tell(text) {
       const ephemeral = await (await thread()).postEphemeral(prompt.author.userId, text, { fallbackToDM: false });
@@ -51,7 +51,7 @@ export function admissionDeps({ control, store, loadChat, settings, settingsProb
     settings,
     settingsProblems,
     replies: (prompt) => threadReplies(loadChat, prompt),
-    chatState: async () => (await loadChat()).getState(),
+    chatState: async () => (await loadChat()).state,
     renewEventFiles: (threadId, days, now) => renewForThread(actor, threadId, days, now.getTime()),
     spentBudget: (applied) => spentBudget(actor, applied),
     storePromptBody: (prompt, runId) => storePromptBody(store, prompt, runId),

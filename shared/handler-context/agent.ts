@@ -3,7 +3,6 @@ import type { SerializedThread } from 'chat';
 import { bedrockClient } from '../aws/bedrock.ts';
 import { dbClient } from '../aws/dynamodb.ts';
 import { s3Client } from '../aws/s3.ts';
-import { adapterFor, threadFromJSON } from '../platforms/chat.ts';
 import { platformOf } from '../platforms/platforms.ts';
 import { parseThreadId } from '../ids.ts';
 import type { AgentEnv } from '../env.ts';
@@ -18,7 +17,7 @@ import { recentByRun, recentSnapshots } from '../run/steps/snapshot.ts';
 import type { McpListing } from '../reach/mcp-tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { HookRunner } from '../hooks/run.ts';
-import { chatFromEnv, settingsSecretPatterns } from './chat.ts';
+import { settingsSecretPatterns, stepChatFromEnv } from './chat.ts';
 import { actorFromEnv } from './control.ts';
 import { sandboxFromEnv } from './sandbox.ts';
 import { settingsFromEnv } from './settings.ts';
@@ -47,7 +46,7 @@ export function agentFromEnv(
   const settings = settingsFromEnv(env, logger);
   const runSecrets = new AsyncLocalStorage<{ patterns?: readonly CustomSecretPattern[] }>();
   const fromSettings = settingsSecretPatterns(settings, logger);
-  const loadChat = chatFromEnv(logger, env, {
+  const loadChat = stepChatFromEnv(logger, env, {
     secretPatterns: async () => runSecrets.getStore()?.patterns ?? fromSettings(),
   });
   const base = {
@@ -79,11 +78,10 @@ export function agentFromEnv(
       const chat = await loadChat();
       return {
         ...base,
-        thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
+        thread: (run) => chat.thread(run.prompt.thread as SerializedThread),
         rehydrateAttachment: (attachment, threadId) => {
           const { adapter } = parseThreadId(threadId);
-          const served = adapterFor(chat, adapter);
-          return platformOf(adapter).rehydrateAttachment(served, attachment, threadId);
+          return platformOf(adapter).rehydrateAttachment(chat.adapter(adapter), attachment, threadId);
         },
         logger: invocationLogger,
         now: Date.now,

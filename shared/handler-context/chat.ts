@@ -1,6 +1,6 @@
 import { dbClient } from '../aws/dynamodb.ts';
 import { secretsClient } from '../aws/secrets.ts';
-import { createAgentChat, type AgentChat, type ChatDeps, type PlatformAdapters } from '../platforms/chat.ts';
+import { createAgentChat, createStepChat, type AgentChat, type ChatDeps, type PlatformAdapters, type StepChat } from '../platforms/chat.ts';
 import type { ChatEnv } from '../env.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { SettingsSource } from '../settings/source.ts';
@@ -10,8 +10,8 @@ import { PLATFORMS } from '../platforms/platforms.ts';
 import type { ChatPlatform, PlatformContext } from '../platforms/platform.ts';
 
 /** The chat of the current credentials; `rereadCredentials` after a request failed verification. */
-export interface ChatLoader {
-  (): Promise<AgentChat>;
+export interface ChatLoader<C = AgentChat> {
+  (): Promise<C>;
   /** Re-reads the chat secrets (rate-limited): true when the credentials changed, so a retry may verify. */
   rereadCredentials(): Promise<boolean>;
 }
@@ -19,9 +19,9 @@ export interface ChatLoader {
 /** A platform's adapter from its credentials: its own `adapter`, or one its webhook passes instead. */
 export type AdapterFactory = (credentials: never, context: PlatformContext<never>) => PlatformAdapters[keyof PlatformAdapters];
 
-export interface ChatOptions {
+export interface ChatOptions<C = AgentChat> {
   /** Wires each new instance (the webhooks add their handlers). */
-  setup?: (chat: AgentChat) => void;
+  setup?: (chat: C) => void;
   /** Adapters to build in place of a platform's own, by platform name: the Teams webhook's receiving one. */
   adapters?: Partial<Record<keyof PlatformAdapters, AdapterFactory>>;
   /** The deployment's own secret patterns, redacted in every message with the built-in ones (see settingsSecretPatterns). */
@@ -49,13 +49,20 @@ export function settingsSecretPatterns(settings: SettingsSource, logger: JsonLog
  * The Chat SDK instance for the current credentials of each platform the function serves: a rotated
  * secret gets a new instance, so it is used without a cold start.
  */
-export function chatFromEnv(logger: JsonLogger, env: ChatEnv, options: ChatOptions = {}): ChatLoader {
+export const chatFromEnv = (logger: JsonLogger, env: ChatEnv, options: ChatOptions = {}): ChatLoader =>
+  loaderOf(logger, env, options, createAgentChat);
+
+/** The same for a run's steps, which post and never receive: the adapters and threads without the Chat class. */
+export const stepChatFromEnv = (logger: JsonLogger, env: ChatEnv, options: ChatOptions<StepChat> = {}): ChatLoader<StepChat> =>
+  loaderOf(logger, env, options, createStepChat);
+
+function loaderOf<C>(logger: JsonLogger, env: ChatEnv, options: ChatOptions<C>, create: (deps: ChatDeps) => C): ChatLoader<C> {
   const { setup, adapters: instead = {}, secretPatterns, state } = options;
   const served = (PLATFORMS as readonly ChatPlatform[]).flatMap((platform) => {
     const source = platform.env.credentials(env);
     return source ? [{ platform, reader: secretCredentials(source, secretsClient, (raw) => platform.secret.parse(raw)) }] : [];
   });
-  let current: { key: string; chat: AgentChat } | undefined;
+  let current: { key: string; chat: C } | undefined;
   const load = async () => {
     const latest = await Promise.all(served.map(({ reader }) => reader.current()));
     const key = JSON.stringify(latest);
@@ -68,7 +75,7 @@ export function chatFromEnv(logger: JsonLogger, env: ChatEnv, options: ChatOptio
           return [platform.name, build(latest[i], context)];
         }),
       );
-      const chat = createAgentChat({
+      const chat = create({
         adapters,
         db: dbClient(),
         tableName: env.TABLE_NAME,

@@ -9,7 +9,7 @@ import type { SerializedThread } from 'chat';
 import { startBedrockFake, type BedrockFake } from '../../packages/local-cloud/src/bedrock.ts';
 import { startSlackStandIn, type SlackStandIn } from '../../packages/local-cloud/src/slack/index.ts';
 import { admitPrompt } from '../../shared/run/actor.ts';
-import { createAgentChat, threadFromJSON, type AgentChat } from '../../shared/platforms/chat.ts';
+import { createStepChat } from '../../shared/platforms/chat.ts';
 import { SlackSenderAdapter } from '../../shared/platforms/slack/sender.ts';
 import { runIdFor } from '../../shared/ids.ts';
 import { createLogger } from '../../shared/observability/log.ts';
@@ -53,7 +53,7 @@ export async function startStepHarness(): Promise<StepHarness> {
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line)) });
   const chatLogger = createLogger({ level: 'silent' });
-  const chat: AgentChat = createAgentChat({
+  const chat = createStepChat({
     // The steps send with the sender adapter, as the agent-step function does.
     adapters: { slack: new SlackSenderAdapter({ botToken: BOT_TOKEN, apiUrl: slack.apiUrl, logger: chatLogger }) },
     db: table.db,
@@ -76,7 +76,7 @@ export async function startStepHarness(): Promise<StepHarness> {
     model: { bedrock: bedrockClient, retry: { attempts: 2, baseDelayMs: 1 } },
     defaultModelId: 'test-default-model',
     tools: BUILTIN_TOOLS,
-    thread: (run) => threadFromJSON(chat, run.prompt.thread as SerializedThread),
+    thread: (run) => chat.thread(run.prompt.thread as SerializedThread),
     logger,
     now: () => clock.ms,
   };

@@ -94,7 +94,7 @@ test('the malformed fixture is rejected with the YAML error and the line it is o
   const error = parseError(fixture('deploy-checklist'), 'skills/deploy-checklist/SKILL.md');
   assert.equal(
     error,
-    'Skill skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: Nested mappings are not allowed in compact mappings).',
+    'Skill skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: the value holds ": " at column 23; put the whole value in quotes, as in description: "Use when: …").',
   );
 });
 
@@ -103,12 +103,8 @@ test('each kind of malformed SKILL.md gets one sentence naming the file and the 
   const cases: [string, string, RegExp][] = [
     ['no frontmatter', '# Demo\n\nJust Markdown.\n', /has no YAML frontmatter/],
     ['unclosed frontmatter', '---\nname: demo\ndescription: A demo.\n\nBody\n', /frontmatter is never closed/],
-    [
-      'YAML error',
-      skillMd('name: demo\ndescription: "unterminated\nlicense: MIT'),
-      /is not valid YAML \(line \d+: Missing closing "quote\)/,
-    ],
-    ['duplicate key', skillMd('name: demo\ndescription: a\ndescription: b'), /is not valid YAML \(line 4: Map keys must be unique\)/],
+    ['YAML error', skillMd('name: demo\ndescription: "unterminated\nlicense: MIT'), /is not valid YAML \(line 4: deficient indentation\)/],
+    ['duplicate key', skillMd('name: demo\ndescription: a\ndescription: b'), /is not valid YAML \(line 4: duplicated mapping key\)/],
     ['empty frontmatter', '---\n---\nBody\n', /frontmatter is empty/],
     ['frontmatter is a list', skillMd('- name\n- description'), /must be a map of fields but is a list/],
     ['missing name', skillMd('description: A demo.'), /has no name/],
@@ -326,7 +322,7 @@ test('all real fixtures load from the global scope; the malformed one is skipped
     assert.deepEqual({ ...skill, files: [] }, parsed(skill.key, fixture(skill.name)));
   }
   assert.deepEqual(b.problems, [
-    'Skill skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: Nested mappings are not allowed in compact mappings).',
+    'Skill skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: the value holds ": " at column 23; put the whole value in quotes, as in description: "Use when: …").',
   ]);
 });
 
@@ -403,7 +399,7 @@ test('a malformed channel skill is skipped and logged while the other scopes sti
   );
   assert.deepEqual(b.problems.sort(), [
     'Skill folder slack/skills/notes/ was not loaded because it has no SKILL.md.',
-    'Skill slack/C1/skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: Nested mappings are not allowed in compact mappings).',
+    'Skill slack/C1/skills/deploy-checklist/SKILL.md was not loaded because its frontmatter is not valid YAML (line 3: the value holds ": " at column 23; put the whole value in quotes, as in description: "Use when: …").',
     'Skill slack/C1/skills/sql-review/SKILL.md was not loaded because name "sql-reviews" does not match its folder name "sql-review".',
   ]);
 });
