@@ -7,6 +7,7 @@ import { LOCAL_ACCOUNT, LOCAL_REGION } from '../template.ts';
 import type { IdentityPolicy, RolePolicies } from './policies.ts';
 import type { Authorization } from './requests.ts';
 import { resourceTypesOf } from './service-reference.ts';
+import { keepCollators } from './collation.ts';
 
 export interface Decision {
   allowed: boolean;
@@ -92,7 +93,9 @@ export class PolicyEvaluator {
    * the caller's (a KMS key's key policy: without one that trusts the account, no IAM policy allows
    * a use of the key).
    */
-  constructor(private readonly resourcePolicies: ReadonlyMap<string, object> = new Map()) {}
+  constructor(private readonly resourcePolicies: ReadonlyMap<string, object> = new Map()) {
+    keepCollators();
+  }
 
   evaluate(session: RoleSession, authorization: Authorization): Promise<Decision> {
     const context = { ...globalContext(session), ...authorization.context };
