@@ -334,6 +334,7 @@ export type Release = { outcome: 'idle' } | { outcome: 'next'; next: RunInput } 
  * after the hand-over completes a start that may have been interrupted.
  */
 export async function releaseLease(deps: ActorDeps, threadId: string, runId: string): Promise<Release> {
+  if (await releaseToIdle(deps, threadId, runId)) return { outcome: 'idle' };
   return retryOnConflict(`Could not release ${runId} on ${threadId}`, async () => {
     const actor = await getActor(deps, threadId);
     if (!actor || actor.current?.runId !== runId || actor.status !== 'running') {
@@ -397,6 +398,45 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
       return TRY_AGAIN;
     }
   });
+}
+
+/**
+ * The usual end of a run, in one conditional write instead of a read and a write: the run holds the
+ * lease with its run slots (admissions take them by default) and no prompt waits, so the thread goes
+ * idle and the slots go back. In any other case it changes nothing, and releaseLease reads the item
+ * and decides.
+ */
+async function releaseToIdle(deps: ActorDeps, threadId: string, runId: string): Promise<boolean> {
+  try {
+    await deps.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: deps.tableName,
+              Key: actorKey(threadId),
+              UpdateExpression: `SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer, #slot`,
+              ConditionExpression:
+                '#status = :running AND #current.#runId = :runId AND #slot = :true AND (attribute_not_exists(#queue) OR size(#queue) = :zero)',
+              ExpressionAttributeNames: {
+                '#status': 'status',
+                '#current': 'current',
+                '#runId': 'runId',
+                '#slot': SLOT_ATTRIBUTE,
+                '#queue': 'queue',
+              },
+              ExpressionAttributeValues: { ':idle': 'idle', ':running': 'running', ':runId': runId, ':one': 1, ':true': true, ':zero': 0 },
+            },
+          },
+          ...giveRunSlots(deps.tableName, threadId),
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (transactionCancellationReasons(error)?.[0] === 'ConditionalCheckFailed' || isTransactionConflict(error)) return false;
+    throw error;
+  }
 }
 
 /** Run slots a held prompt takes when the deployment resumes: it was promised a run, so no limit refuses it. */

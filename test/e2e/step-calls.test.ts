@@ -55,3 +55,25 @@ test('one plain model step makes 4 AWS calls: its starting write, the model call
     listed(model),
   );
 });
+
+test('a plain run ends in 7 AWS calls, the thread going idle in one conditional write without reading its actor first', async () => {
+  await converse(stack, 'warm up');
+  const { timeline, calls } = await countedRun('count the calls of the end of a run');
+  const finish = callsIn(calls, timeline, 'Finish');
+  // log.jsonl read and written; the sandbox item read for the run's sandbox share; the metrics and
+  // audit claims (exactly once each) and the audit record; then the lease: before this, a read of the
+  // actor item came first, now the one transaction that idles the thread and gives its slots back.
+  assert.deepEqual(
+    finish.map((c) => `${c.service} ${c.operation}`).sort(),
+    [
+      'DynamoDB GetItem',
+      'DynamoDB PutItem',
+      'DynamoDB PutItem',
+      'DynamoDB TransactWriteItems',
+      'S3 GetObject',
+      'S3 PutObject',
+      'S3 PutObject',
+    ],
+    listed(finish),
+  );
+});

@@ -62,12 +62,17 @@ function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], repli
   return log;
 }
 
+/**
+ * Appends the exchange to log.jsonl and logs it; `alongside` (given the run's usage, sandbox share
+ * included) runs while the log is written, as nothing in it reads the log.
+ */
 async function logExchange(
   deps: AgentDeps,
   run: RunInput,
   entries: ContextEntry[],
   outcome: string,
   extra: Record<string, unknown> = {},
+  alongside?: (usage: RunUsage) => Promise<unknown>,
 ): Promise<RunUsage> {
   const replies = new Map<number, string>();
   for (const entry of entries) {
@@ -85,11 +90,11 @@ async function logExchange(
   // The deployment's own patterns as the run began (the log lines' filter knows only the built-in ones).
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   const secrets = secretPatternsWith(snapshot?.secretPatterns);
-  // The log's write and the sandbox item's read at once.
-  const [, share] = await Promise.all([
-    appendLog(deps.store, run.threadId, log, secrets),
-    snapshot ? sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined) : undefined,
-  ]);
+  // The log's write goes on while the sandbox item is read and `alongside` runs; its failure is
+  // still this call's (the handler keeps an early rejection from counting as unhandled).
+  const logged = appendLog(deps.store, run.threadId, log, secrets);
+  logged.catch(() => undefined);
+  const share = snapshot ? await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined) : undefined;
   const usage = withSandbox(runUsage(entries, run), share);
   deps.logger.info('exchange', {
     runId: run.runId,
@@ -105,6 +110,7 @@ async function logExchange(
     },
     replies: log.filter((e) => e.isBot).map((e) => redactSecrets(e.text, secrets)),
   });
+  await Promise.all([logged, alongside?.(usage)]);
   return usage;
 }
 
@@ -154,23 +160,30 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
   const { entries } = await loadRunContext(deps, contextIdOf(run), loop?.contextVersion);
   if (run.child) return finishChild(deps, run, loop, entries);
   if (mayHaveShownStopCard(entries, run.runId)) await removeStopCard(deps, run);
-  const usage = await logExchange(deps, run, entries, loop?.stopReason === 'aborted' ? 'stopped' : 'completed', {
-    steps: loop?.step ?? 0,
-  });
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
-  if (snapshot?.hooks) await sessionEndHooks(deps, run, snapshot, entries, finishedRunEnd(loop, snapshot).outcome);
-  // The metrics, the cost footer and the audit record need nothing of each other: at once, all before
-  // the lease passes on (none of them fails the end: each logs its own error).
-  await Promise.all([
-    countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
-      startedAt: snapshot?.startedAt,
-      sandboxCostUsd: usage.sandboxCostUsd,
-    }),
-    snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0
-      ? postCostFooter(deps, run, usage).catch((error: unknown) => deps.logger.warn('could not post the cost', { runId: run.runId, error }))
-      : undefined,
-    auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd }, entries),
-  ]);
+  // The metrics, the cost footer and the audit record need nothing of each other nor of log.jsonl:
+  // at once, while the log is written, all before the lease passes on (none of them fails the end:
+  // each logs its own error). SessionEnd hooks come first, once the log is written, as their notes
+  // go into the audit record.
+  const endRecords = async (usage: RunUsage) => {
+    if (snapshot?.hooks) await sessionEndHooks(deps, run, snapshot, entries, finishedRunEnd(loop, snapshot).outcome);
+    await Promise.all([
+      countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
+        startedAt: snapshot?.startedAt,
+        sandboxCostUsd: usage.sandboxCostUsd,
+      }),
+      snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0
+        ? postCostFooter(deps, run, usage).catch((error: unknown) =>
+            deps.logger.warn('could not post the cost', { runId: run.runId, error }),
+          )
+        : undefined,
+      auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd }, entries),
+    ]);
+  };
+  const outcome = loop?.stopReason === 'aborted' ? 'stopped' : 'completed';
+  const steps = { steps: loop?.step ?? 0 };
+  if (snapshot?.hooks) await endRecords(await logExchange(deps, run, entries, outcome, steps));
+  else await logExchange(deps, run, entries, outcome, steps, endRecords);
   const release = await releaseLease(deps.actor, run.threadId, run.runId);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;
