@@ -35,10 +35,20 @@ export const ADMISSION_GATES: readonly Gate[] = [
 /** Runs `received` through `gates`; how its admission ended. */
 export async function admit(received: Prompt, deps: AdmissionDeps, gates: readonly Gate[] = ADMISSION_GATES): Promise<Ending> {
   let ctx = await admissionContext(received, deps);
-  for (const gate of gates) {
-    const outcome = await gate(ctx, deps);
-    if ('end' in outcome) return outcome.end;
-    ctx = { ...ctx, ...outcome.next };
+  const alongside: Promise<unknown>[] = [];
+  try {
+    for (const gate of gates) {
+      const outcome = await gate(ctx, deps);
+      if ('end' in outcome) {
+        await Promise.all(alongside);
+        return outcome.end;
+      }
+      if (outcome.alongside) alongside.push(outcome.alongside);
+      ctx = { ...ctx, ...outcome.next };
+    }
+  } finally {
+    // Never left running past the admission (the function may be frozen once it returns).
+    await Promise.allSettled(alongside);
   }
   throw new Error(`No gate ended the admission of ${received.messageId}: the last gate must admit`);
 }

@@ -57,7 +57,11 @@ export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' |
 /** `steered`: in steer mode, the prompt became a steer of its thread's running run. */
 export type Ending = 'refused' | 'answered' | 'steered' | Admission;
 
-export type Outcome = { next: Found } | { end: Ending };
+/**
+ * `alongside`: work the gate started that no later gate needs (a write of its own); it goes on while
+ * they run, and the admission ends only once it has (its failure is the admission's).
+ */
+export type Outcome = { next: Found; alongside?: Promise<unknown> } | { end: Ending };
 
 export const next = (found: Found = {}): Outcome => ({ next: found });
 export const end = (ending: Ending): Outcome => ({ end: ending });

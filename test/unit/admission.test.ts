@@ -101,13 +101,41 @@ test('access: a refusal that could not be told is not marked told, so the redeli
   assert.equal(f.state.size, 0);
 });
 
-test('periodic event files are renewed by a person, not by an event', async () => {
+test('periodic event files are renewed by a person, not by an event, alongside the later gates', async () => {
   const f = fakes(settingsOf({ agentPeriodicEventDays: 9 }));
   assert.deepEqual(await renewPeriodicEvents(await contextFor(fromEvent(), f), f.deps), NEXT);
   assert.deepEqual(f.renewed, []);
-  assert.deepEqual(await renewPeriodicEvents(await contextFor(from('U1'), f), f.deps), NEXT);
+  const outcome = await renewPeriodicEvents(await contextFor(from('U1'), f), f.deps);
+  assert.ok('next' in outcome && outcome.alongside, 'the renewal goes on alongside the gates after it');
+  await outcome.alongside;
   assert.deepEqual(f.renewed, [{ threadId: THREAD, days: 9 }]);
   assert.ok(f.logs.some((l) => l.message === 'periodic event files renewed'));
+});
+
+test("a gate's work alongside: the admission ends only once it has, and fails when it fails", async () => {
+  const f = fakes(settingsOf());
+  let finish!: () => void;
+  const work = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const started: Outcome = { next: {}, alongside: work };
+  const gates = [async () => started, async () => ({ end: 'answered' as const })];
+  let ended = false;
+  const admission = admit(from('U1'), f.deps, gates).then((ending) => {
+    ended = true;
+    return ending;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(ended, false, 'not ended while the work goes on');
+  finish();
+  assert.equal(await admission, 'answered');
+
+  const failing = Promise.reject(new Error('the renewal failed'));
+  failing.catch(() => undefined);
+  await assert.rejects(
+    admit(from('U1'), f.deps, [async () => ({ next: {}, alongside: failing }), async () => ({ end: 'answered' as const })]),
+    /the renewal failed/,
+  );
 });
 
 /** A command of each audience, answering with what it was given. */

@@ -1,10 +1,14 @@
 // A person is here: the agent's periodic event files this thread belongs to keep running
-// (settings.json `agentPeriodicEventDays`, shared/events/expiry.ts).
+// (settings.json `agentPeriodicEventDays`, shared/events/expiry.ts). No later gate needs it, so the
+// renewal goes on alongside them (one round trip less before the run starts).
 import { next, type Gate } from '../context.ts';
 
 export const renewPeriodicEvents: Gate = async ({ prompt, person, settings, now }, deps) => {
   if (!person) return next();
-  const renewed = await deps.renewEventFiles(prompt.threadId, settings.agentPeriodicEventDays, now);
-  if (renewed.length) deps.logger.info('periodic event files renewed', { threadId: prompt.threadId, files: renewed });
-  return next();
+  const renewal = deps.renewEventFiles(prompt.threadId, settings.agentPeriodicEventDays, now).then((renewed) => {
+    if (renewed.length) deps.logger.info('periodic event files renewed', { threadId: prompt.threadId, files: renewed });
+  });
+  // Awaited by the admission; until then, an early failure is not an unhandled one.
+  renewal.catch(() => undefined);
+  return { next: {}, alongside: renewal };
 };
