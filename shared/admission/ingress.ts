@@ -113,13 +113,17 @@ export function wireIngress(chat: AgentChat, deps: IngressDeps): void {
       return;
     }
     const prompt = toPrompt(thread, message);
-    await deps.enqueue(prompt);
-    await rememberRecentThread(deps.control.actor, channelKeyOf(thread.id), message.author.userId, thread.id);
+    // Independent writes, at once: each is a round trip inside the platform's ack.
+    await Promise.all([
+      deps.enqueue(prompt),
+      rememberRecentThread(deps.control.actor, channelKeyOf(thread.id), message.author.userId, thread.id),
+    ]);
     deps.logger.info('prompt enqueued', { threadId: prompt.threadId, messageId: prompt.messageId, user: prompt.author.userId });
   };
+  // The subscription only has to be there before the ack (the thread's next message is routed by
+  // it), not before the prompt is enqueued: the two go at once.
   chat.onNewMention(async (thread, message) => {
-    await thread.subscribe();
-    await admit(thread, message);
+    await Promise.all([thread.subscribe(), admit(thread, message)]);
   });
   chat.onSubscribedMessage(admit);
 }
