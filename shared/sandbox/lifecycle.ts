@@ -261,9 +261,17 @@ async function recordSandbox(deps: LifecycleDeps, item: SandboxItem, cap?: Sandb
   });
 }
 
-/** Starts the thread's sandbox unless one is already starting or running. Never waits. */
-export async function warmSandbox(deps: LifecycleDeps, threadId: string, cap?: SandboxCap): Promise<void> {
-  const item = await getSandbox(deps, threadId);
+/**
+ * Starts the thread's sandbox unless one is already starting or running. Never waits. `known`: its
+ * item as the caller read it a moment ago (consistently), so it is not read again.
+ */
+export async function warmSandbox(
+  deps: LifecycleDeps,
+  threadId: string,
+  cap?: SandboxCap,
+  known?: { item: SandboxItem | undefined },
+): Promise<void> {
+  const item = known ? known.item : await getSandbox(deps, threadId);
   if (item && (item.status === 'starting' || item.status === 'running')) return;
   await startSandbox(deps, threadId, 0, cap, item);
 }

@@ -9,11 +9,11 @@ import { contextText } from '../../context/context-text.ts';
 import { channelKeyOf, dataKeys } from '../../ids.ts';
 import { getItems } from '../../aws/dynamodb.ts';
 import { type ActorItem, flagsOf } from '../actor.ts';
-import { actorKey, workspaceVersionKey } from '../../table.ts';
+import { actorKey, sandboxKey, workspaceVersionKey } from '../../table.ts';
 import { versionOf } from '../../sandbox/workspace-version.ts';
 import { runReachOf } from '../../reach/run-reach.ts';
 import { promptText } from '../../admission/prompt-body.ts';
-import { warmSandbox } from '../../sandbox/lifecycle.ts';
+import { type SandboxItem, warmSandbox } from '../../sandbox/lifecycle.ts';
 import { workspaceLayout } from '../../sandbox/workspace.ts';
 import type { LoopState, Prompt, RunInput } from '../../contracts.ts';
 import type { Settings } from '../../settings/schema.ts';
@@ -171,9 +171,14 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const layout = workspaceLayout(run.threadId);
   // Memory is as fresh as the channel's workspace version says (another thread may have written it a
   // moment ago): shared/context/prompt-files.ts.
-  // The thread's actor item (its stop flag) and the channel's workspace version, in one read.
-  const started = getItems(deps.actor, [actorKey(run.threadId), workspaceVersionKey(dataKeys(run.threadId).channelDir)]);
-  const [agent, text, settings, files, context, [actor]] = await Promise.all([
+  // The thread's actor item (its stop flag), the channel's workspace version and the thread's
+  // sandbox item (whether the sandbox must be started), in one read.
+  const started = getItems(deps.actor, [
+    actorKey(run.threadId),
+    workspaceVersionKey(dataKeys(run.threadId).channelDir),
+    sandboxKey(run.threadId),
+  ]);
+  const [agent, text, settings, files, context, [actor, , sandboxItem]] = await Promise.all([
     agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent),
     run.child ? run.child.task : promptText(deps.store, run.prompt),
     // As it is now: the run keeps what it reads here, in its snapshot.
@@ -261,9 +266,9 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
   const [, , added] = await Promise.all([
     // Started now, in parallel with the first model call, so a first tool call rarely waits.
     sandbox && settings.sandbox.startEarly
-      ? warmSandbox(sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes).catch((error: unknown) =>
-          deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }),
-        )
+      ? warmSandbox(sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes, {
+          item: sandboxItem as SandboxItem | undefined,
+        }).catch((error: unknown) => deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }))
       : undefined,
     saveSnapshot(deps, run, snapshot),
     stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot),
