@@ -156,10 +156,10 @@ function printSteps(result: StepResult): void {
   printStepCosts(result);
   note('phases overlap slightly: the run can start before the second delivery (app_mention) is acked.');
   note(
-    "time to first token: the fake's first text chunk comes at once, so it is orchestration alone. Slack's chat stream helper (@slack/web-api chatStream, which",
+    "time to first token: the fake's first text chunk comes at once, so it is orchestration alone. The Slack sender streams in pieces of 256 characters",
   );
   note(
-    "@chat-adapter/slack uses) holds text until 256 characters or the stream ends, so a short answer such as the fake's shows with chat.stopStream.",
+    "(as @slack/web-api's chat streamer does); a reply that ends before its first piece, such as the fake's short answer, is posted with one chat.postMessage.",
   );
   note('a real model takes seconds per step, so the overhead is what matters here, not the ratio.');
   note(

@@ -87,6 +87,13 @@ async function sendEverything(thread: Thread, channelId: string, userId: string,
     files: [{ data: Buffer.from('png bytes'), filename: 'chart.png', mimeType: 'image/png' }],
   });
   await thread.post(longReply());
+  // A streamed reply short enough to be posted in one call where Slack streams.
+  await thread.post(
+    (async function* () {
+      yield `Short: ${TOKEN.slice(0, 12)}`;
+      yield `${TOKEN.slice(12)}.`;
+    })(),
+  );
   await thread.adapter.editMessage(thread.id, plain.id, `Edited: ${TOKEN} and ${ACME}`);
   await thread.postEphemeral(userId, `Only you: ${TOKEN}`, { fallbackToDM: false });
   await through.channel(channelId).post(`New thread: ${TOKEN}`);

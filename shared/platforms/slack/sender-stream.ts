@@ -1,7 +1,8 @@
 // A reply streamed natively into a Slack thread, as the Chat SDK's Slack adapter streams it: the text
 // that can be shown safely (the SDK's StreamingMarkdownRenderer holds back an unfinished line, table
 // or fence) goes out through chat.startStream / chat.appendStream / chat.stopStream, gathered into
-// pieces of at least 256 characters. Slack ends a stream after about five minutes, so a reply that
+// pieces of at least 256 characters (a reply that ends before its first piece is simply posted). Slack
+// ends a stream after about five minutes, so a reply that
 // streams longer is finished at a paragraph break and continues in a new message (an open code fence
 // closed and reopened, a table's header repeated). When Slack refuses the first piece, the reply is
 // posted and edited instead.
@@ -237,6 +238,12 @@ export async function streamToSlack(options: SlackStreamOptions): Promise<{ id: 
   renderer.finish();
   await flush(true);
   if (fallback) return fallback.message && { id: fallback.message.id, raw: fallback.message.raw };
+  if (segment.ts === undefined && given) {
+    // The whole reply came before its first piece filled (most short answers): one chat.postMessage
+    // of the same markdown instead of chat.startStream and chat.stopStream, a round trip fewer.
+    const posted = await options.post({ markdown: given });
+    return { id: posted.id, raw: posted.raw };
+  }
   let stopped: SlackApiResponse;
   try {
     stopped = await segment.stop();
