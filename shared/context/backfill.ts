@@ -41,6 +41,13 @@ async function threadMessages(thread: Thread): Promise<Message[]> {
   return all;
 }
 
+/** What a backfill compares: the thread's log and its messages, oldest first. */
+export type ThreadHistory = [log: LogEntry[], messages: Message[]];
+
+/** The log and the thread's messages at once (neither needs the other): a caller may start this early. */
+export const readThreadHistory = (store: StoreDeps, thread: Thread, threadId: string): Promise<ThreadHistory> =>
+  Promise.all([loadLog(store, threadId), threadMessages(thread)]);
+
 export async function backfill(
   store: StoreDeps,
   thread: Thread,
@@ -48,12 +55,13 @@ export async function backfill(
   context: ContextEntry[],
   secrets: SecretPattern[] = SECRET_PATTERNS,
   access: Access = OPEN_ACCESS,
+  /** readThreadHistory's answer, when the caller started it (else it is read here). */
+  history: Promise<ThreadHistory> = readThreadHistory(store, thread, run.threadId),
 ): Promise<BackfillResult> {
   const { adapter } = parseThreadId(run.threadId);
   const admitted = (m: Message) =>
     !useRefusal(access, { adapter, userId: m.author.userId, workspace: workspaceOf(adapter, m.raw) }, channelKeyOf(run.threadId));
-  // The log and the thread's messages (oldest first) at once: neither needs the other.
-  const [log, all] = await Promise.all([loadLog(store, run.threadId), threadMessages(thread)]);
+  const [log, all] = await history;
   const logged = new Set(log.map((e) => e.messageId));
   const inContext = new Set(context.flatMap((e) => (e.meta.messageId ? [e.meta.messageId] : [])));
   // Timestamps can tie at millisecond precision, so "before the prompt" is the platform's order,

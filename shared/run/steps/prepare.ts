@@ -3,7 +3,7 @@
 // every later step uses), start the sandbox early, and add what the thread said while the agent was away, then the prompt, to the context.
 import { priceOf } from '../../model/pricing.ts';
 import { attachmentBlocks, saveAttachments } from '../../platforms/attachments.ts';
-import { backfill } from '../../context/backfill.ts';
+import { backfill, readThreadHistory, type ThreadHistory } from '../../context/backfill.ts';
 import { secretPatternsWith } from '../../policy/secret-filter.ts';
 import { contextText } from '../../context/context-text.ts';
 import { channelKeyOf, dataKeys } from '../../ids.ts';
@@ -102,6 +102,7 @@ async function addPrompt(
   text: string,
   settings: Settings,
   snapshot: RunSnapshot,
+  history: Promise<ThreadHistory> | undefined,
 ): Promise<{ blocked?: string }> {
   const added = context.entries.find((e) => e.meta.messageId === run.prompt.messageId);
   if (added) return added.meta.hookBlocked ? { blocked: added.meta.hookBlocked } : {};
@@ -128,7 +129,7 @@ async function addPrompt(
   const collected = run.collected ?? [];
   // At once: backfill adds earlier messages to the context; the prompts' texts and attachments are fetched.
   const [filled, entries] = await Promise.all([
-    backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access).catch((error: unknown) => {
+    backfill(deps.store, deps.thread(run), run, context.entries, secrets, settings.access, history).catch((error: unknown) => {
       deps.logger.warn('could not backfill the thread', { runId: run.runId, error });
       return undefined;
     }),
@@ -178,6 +179,11 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     workspaceVersionKey(dataKeys(run.threadId).channelDir),
     sandboxKey(run.threadId),
   ]);
+  // The thread's log and messages for the backfill, read with the rest: the platform's history call
+  // is prepare's slowest read. (A subagent's context takes no backfill.)
+  const history = run.child ? undefined : readThreadHistory(deps.store, deps.thread(run), run.threadId);
+  // Awaited by the backfill; if no backfill comes (a stop, a hook's block), its failure is not left unhandled.
+  history?.catch(() => undefined);
   const [agent, text, settings, files, context, [actor, , sandboxItem]] = await Promise.all([
     agentForRun({ store: deps.store, thread: deps.thread(run), logger: deps.logger }, run.threadId, run.runId, run.agent),
     run.child ? run.child.task : promptText(deps.store, run.prompt),
@@ -271,7 +277,7 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
         }).catch((error: unknown) => deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }))
       : undefined,
     saveSnapshot(deps, run, snapshot),
-    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot),
+    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot, history),
   ]);
   if (stopped) return stoppedAt(0);
   if (added?.blocked !== undefined) {
