@@ -64,7 +64,7 @@ function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], repli
 
 /**
  * Appends the exchange to log.jsonl and logs it; `alongside` (given the run's usage, sandbox share
- * included) runs while the log is written, as nothing in it reads the log.
+ * included, and the log's write) runs while the log is written, and waits for it only where it must.
  */
 async function logExchange(
   deps: AgentDeps,
@@ -72,7 +72,7 @@ async function logExchange(
   entries: ContextEntry[],
   outcome: string,
   extra: Record<string, unknown> = {},
-  alongside?: (usage: RunUsage) => Promise<unknown>,
+  alongside?: (usage: RunUsage, logged: Promise<unknown>) => Promise<unknown>,
 ): Promise<RunUsage> {
   const replies = new Map<number, string>();
   for (const entry of entries) {
@@ -110,7 +110,7 @@ async function logExchange(
     },
     replies: log.filter((e) => e.isBot).map((e) => redactSecrets(e.text, secrets)),
   });
-  await Promise.all([logged, alongside?.(usage)]);
+  await Promise.all([logged, alongside?.(usage, logged)]);
   return usage;
 }
 
@@ -161,30 +161,37 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
   if (run.child) return finishChild(deps, run, loop, entries);
   if (mayHaveShownStopCard(entries, run.runId)) await removeStopCard(deps, run);
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
-  // The metrics, the cost footer and the audit record need nothing of each other nor of log.jsonl:
-  // at once, while the log is written, all before the lease passes on (none of them fails the end:
-  // each logs its own error). SessionEnd hooks come first, once the log is written, as their notes
-  // go into the audit record.
-  const endRecords = async (usage: RunUsage) => {
+  // The metrics, the cost footer, the audit record and the lease's release need nothing of each
+  // other: at once, while the log is written (none of the first three fails the end: each logs its
+  // own error). The lease passes on only once the exchange is in log.jsonl (the next run's backfill
+  // reads it) and the cost footer is posted (the next run's replies come after it). SessionEnd hooks
+  // come first, once the log is written, as their notes go into the audit record.
+  const ended: { release?: Release } = {};
+  const endRun = async (usage: RunUsage, logged: Promise<unknown> = Promise.resolve()) => {
     if (snapshot?.hooks) await sessionEndHooks(deps, run, snapshot, entries, finishedRunEnd(loop, snapshot).outcome);
+    const footer =
+      snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0
+        ? postCostFooter(deps, run, usage).catch((error: unknown) =>
+            deps.logger.warn('could not post the cost', { runId: run.runId, error }),
+          )
+        : undefined;
     await Promise.all([
       countRunEnd(deps, run, loop?.stopReason === 'aborted' ? 'stopped' : 'finished', {
         startedAt: snapshot?.startedAt,
         sandboxCostUsd: usage.sandboxCostUsd,
       }),
-      snapshot?.showCost && usage.inputTokens + usage.outputTokens > 0
-        ? postCostFooter(deps, run, usage).catch((error: unknown) =>
-            deps.logger.warn('could not post the cost', { runId: run.runId, error }),
-          )
-        : undefined,
       auditRunEnd(deps, run, { ...finishedRunEnd(loop, snapshot), sandboxCostUsd: usage.sandboxCostUsd }, entries),
+      Promise.all([logged, footer]).then(async () => {
+        ended.release = await releaseLease(deps.actor, run.threadId, run.runId);
+      }),
     ]);
   };
   const outcome = loop?.stopReason === 'aborted' ? 'stopped' : 'completed';
   const steps = { steps: loop?.step ?? 0 };
-  if (snapshot?.hooks) await endRecords(await logExchange(deps, run, entries, outcome, steps));
-  else await logExchange(deps, run, entries, outcome, steps, endRecords);
-  const release = await releaseLease(deps.actor, run.threadId, run.runId);
+  if (snapshot?.hooks) await endRun(await logExchange(deps, run, entries, outcome, steps));
+  else await logExchange(deps, run, entries, outcome, steps, endRun);
+  const { release } = ended;
+  if (!release) throw new Error(`The lease of ${run.runId} was not released`);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });
   return release;
 }
