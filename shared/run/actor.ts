@@ -328,6 +328,9 @@ export function takeNext(queue: readonly RunInput[]): { next: RunInput | undefin
 
 export type Release = { outcome: 'idle' } | { outcome: 'next'; next: RunInput } | { outcome: 'not-holder' };
 
+/** A thread going idle: the lease, its flags and its run slots' marker go (the slots themselves are given back beside it). */
+const GOING_IDLE = `SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer, ${SLOT_ATTRIBUTE}`;
+
 /**
  * End `runId`'s hold on the thread: start the next queued prompt, or go idle. Exactly once per run
  * whatever calls it (finish, the failure handler, the run-ended rule), and safe to retry: a retry
@@ -375,7 +378,7 @@ export async function releaseLease(deps: ActorDeps, threadId: string, runId: str
       const idle = {
         TableName: deps.tableName,
         Key: actorKey(threadId),
-        UpdateExpression: `SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer, ${SLOT_ATTRIBUTE}`,
+        UpdateExpression: GOING_IDLE,
         ConditionExpression: 'version = :version',
         ExpressionAttributeNames: { '#status': 'status', '#current': 'current' },
         ExpressionAttributeValues: { ':idle': 'idle', ':runId': runId, ':one': 1, ':version': actor.version },
@@ -415,16 +418,9 @@ async function releaseToIdle(deps: ActorDeps, threadId: string, runId: string): 
             Update: {
               TableName: deps.tableName,
               Key: actorKey(threadId),
-              UpdateExpression: `SET #status = :idle, previousRunId = :runId, version = version + :one REMOVE #current, started, leaseTakenAt, abortRunId, steer, #slot`,
-              ConditionExpression:
-                '#status = :running AND #current.#runId = :runId AND #slot = :true AND (attribute_not_exists(#queue) OR size(#queue) = :zero)',
-              ExpressionAttributeNames: {
-                '#status': 'status',
-                '#current': 'current',
-                '#runId': 'runId',
-                '#slot': SLOT_ATTRIBUTE,
-                '#queue': 'queue',
-              },
+              UpdateExpression: GOING_IDLE,
+              ConditionExpression: `#status = :running AND #current.#runId = :runId AND ${SLOT_ATTRIBUTE} = :true AND (attribute_not_exists(#queue) OR size(#queue) = :zero)`,
+              ExpressionAttributeNames: { '#status': 'status', '#current': 'current', '#runId': 'runId', '#queue': 'queue' },
               ExpressionAttributeValues: { ':idle': 'idle', ':running': 'running', ':runId': runId, ':one': 1, ':true': true, ':zero': 0 },
             },
           },
