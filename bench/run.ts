@@ -14,7 +14,7 @@
 //   --only 2,3 (or BENCH_ONLY=2,3)  run those sections alone, with their summary lines (6 brings 3
 //                along; 4, the bundle sizes, needs no local cloud)
 import { startTestStack, type TestStack } from '../test/support/local-stack.ts';
-import { DEFAULT_PROMPT_FILES_CACHE_SECONDS } from '../shared/defaults.ts';
+import { DEFAULT_PROMPT_FILES_CACHE_SECONDS, DEFAULT_SETTINGS_CACHE_SECONDS } from '../shared/defaults.ts';
 import { measureAcks, type AckResult, type AckSeries } from './ack.ts';
 import {
   BATCH_SIZE,
@@ -76,8 +76,14 @@ const config = {
 async function startStack(): Promise<TestStack> {
   // The recorded mention names its own bot and user: the Slack stand-in plays that workspace.
   const fixture = loadMention();
-  // The deployed default for the prompt files (the test stack reads them for every run).
-  const env = { LOG_LEVEL: config.logLevel, PROMPT_FILES_CACHE_SECONDS: String(DEFAULT_PROMPT_FILES_CACHE_SECONDS) };
+  // The deployed defaults for the prompt files and settings.json (the test stack reads them for
+  // every run and every admission, so that a test's change applies at once; prepare reads
+  // settings.json fresh either way).
+  const env = {
+    LOG_LEVEL: config.logLevel,
+    PROMPT_FILES_CACHE_SECONDS: String(DEFAULT_PROMPT_FILES_CACHE_SECONDS),
+    SETTINGS_CACHE_SECONDS: String(DEFAULT_SETTINGS_CACHE_SECONDS),
+  };
   const stack = await startTestStack({ botUserId: fixture.botUserId, env });
   const user = String(fixture.mention.event.user);
   stack.slack.users.set(user, { id: user, name: 'fixture-user', real_name: 'Fixture User', is_bot: false });

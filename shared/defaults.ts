@@ -21,3 +21,6 @@ export const DEFAULT_MAX_SKILL_BODY_CHARS = 20_000;
 
 /** How long a warm agent-step keeps the shared prompt files (PROMPT_FILES_CACHE_SECONDS): the bound for a file written straight to S3. */
 export const DEFAULT_PROMPT_FILES_CACHE_SECONDS = 30;
+
+/** How long a handler keeps settings.json before reading it again (a run's prepare always reads it fresh). */
+export const DEFAULT_SETTINGS_CACHE_SECONDS = 60;

@@ -1,7 +1,7 @@
 // Each handler's environment as one zod schema, read once when the handler initialises. A missing or
 // invalid variable is an error that names it (and every other one wrong), not a default in disguise.
 import * as z from 'zod';
-import { DEFAULT_MODEL_ID, DEFAULT_PROMPT_FILES_CACHE_SECONDS } from './defaults.ts';
+import { DEFAULT_MODEL_ID, DEFAULT_PROMPT_FILES_CACHE_SECONDS, DEFAULT_SETTINGS_CACHE_SECONDS } from './defaults.ts';
 import { parseOrThrow } from './support/validation.ts';
 import { list, nonNegative, optional, positive, required, wholeFrom } from './support/env-vars.ts';
 import { PLATFORM_DESCRIPTORS, platformEnvShape, servedPlatforms, type PlatformEnvShape } from './platforms/descriptors.ts';
@@ -59,7 +59,7 @@ const sandboxLaunch = {
 };
 const sandboxPort = { SANDBOX_PORT: wholeFrom(1, 8080) };
 /** settings.json is re-read at most this often (shared/settings/source.ts): queue limits, access, budgets, the secret patterns of posts; a run's prepare reads it as it is. */
-const settingsCache = { SETTINGS_CACHE_SECONDS: nonNegative(60) };
+const settingsCache = { SETTINGS_CACHE_SECONDS: nonNegative(DEFAULT_SETTINGS_CACHE_SECONDS) };
 /** A warm agent-step keeps the shared prompt files (memory, skills, identity) at most this long (shared/context/prompt-files.ts). */
 const promptFilesCache = { PROMPT_FILES_CACHE_SECONDS: nonNegative(DEFAULT_PROMPT_FILES_CACHE_SECONDS) };
 /** Steps per execution before a run continues in a fresh one (unset: the agent's default). */
