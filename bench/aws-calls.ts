@@ -145,3 +145,21 @@ export function awsCallRecorder(stack: TestStack): AwsCallRecorder {
     },
   };
 }
+
+/** When a call reached its front door (the record's `at` is when its answer was sent). */
+export const arrival = (c: AwsCall) => c.at - (c.durationMs ?? 0);
+
+/**
+ * The sandbox item's write after each RunTask of agent-step: prepare's early start of the sandbox
+ * goes on beside the first model step, so its second call can arrive in the model step's time. It
+ * is the first DynamoDB call of agent-step to arrive once RunTask has answered (sent at once then).
+ */
+export function sandboxStartWrites(calls: AwsCall[]): Set<AwsCall> {
+  const ofAgentStep = calls.filter((c) => c.fn === 'agentStep').sort((a, b) => arrival(a) - arrival(b));
+  const writes = new Set<AwsCall>();
+  for (const runTask of ofAgentStep.filter((c) => c.operation === 'RunTask')) {
+    const write = ofAgentStep.find((c) => c.service === 'DynamoDB' && arrival(c) >= runTask.at);
+    if (write) writes.add(write);
+  }
+  return writes;
+}

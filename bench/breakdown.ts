@@ -1,12 +1,13 @@
 // Section 2's breakdown: where one model step's milliseconds and AWS calls go, by the function that
-// spends them: the webhook (both deliveries of the mention), dispatch, then agent-step in Prepare,
-// Model and Finish. A function's time is its Lambda invocations' (the local Lambda records when each
+// spends them: the webhook (both deliveries of the mention), dispatch, then agent-step: prepare and
+// the first model step (one invocation, the Prepare state, split where the model step's first call
+// arrived), then Finish. A function's time is its Lambda invocations' (the local Lambda records when each
 // started and returned); its AWS time is the sum of its calls' front-door times (request arrival →
 // response sent, the emulator's work and the local IAM included, the SDK's signing and parsing not).
 import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
 import type { Invocation } from '../packages/local-cloud/src/lambda/runtime.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
-import { PHASES, type AwsCall, type Phase } from './aws-calls.ts';
+import { PHASES, sandboxStartWrites, type AwsCall, type Phase } from './aws-calls.ts';
 import { phaseAt, phaseOf } from './calls.ts';
 import type { Timeline } from './conversation.ts';
 import { summarize, type Summary } from './stats.ts';
@@ -67,12 +68,18 @@ export function conversationCost(stack: TestStack, t: Timeline, from: RecordMark
     if (!role || !RUN_ROLES.includes(role) || invocation.endedAt === undefined || invocation.at > t.endedAt) continue;
     const step = role === 'agentStep' ? stateAt(invocation.at, t) : (role as Phase);
     steps[step].invocations++;
-    steps[step].functionMs += invocation.endedAt - invocation.at;
+    if (step === 'prepare' && invocation.at < t.modelStepAt && t.modelStepAt < invocation.endedAt) {
+      // Prepare's invocation goes on into the first model step: its time is split where that step began.
+      steps.prepare.functionMs += t.modelStepAt - invocation.at;
+      steps.model.functionMs += invocation.endedAt - t.modelStepAt;
+    } else steps[step].functionMs += invocation.endedAt - invocation.at;
     busy.push([invocation.at, invocation.endedAt]);
   }
   const ofTheRun = (c: AwsCall) => c.service === 'Bedrock Runtime' || (c.fn !== undefined && RUN_ROLES.includes(c.fn));
-  for (const call of aws.filter((c) => c.source === 'handlers' && ofTheRun(c) && c.at <= t.endedAt)) {
-    const step = steps[phaseOf(call, t)];
+  const ofThisRun = aws.filter((c) => c.source === 'handlers' && ofTheRun(c) && c.at <= t.endedAt);
+  const sandboxStart = sandboxStartWrites(ofThisRun);
+  for (const call of ofThisRun) {
+    const step = steps[phaseOf(call, t, sandboxStart)];
     step.awsCalls++;
     step.awsMs += call.durationMs ?? 0;
     step.upstreamMs += call.upstreamMs ?? 0;
@@ -83,9 +90,9 @@ export function conversationCost(stack: TestStack, t: Timeline, from: RecordMark
   return { steps, betweenMs: t.endedAt - t.postedAt - coveredMs(busy, t.postedAt, t.endedAt) };
 }
 
-/** The agent-step state an invocation that started at `at` ran (the run may start before the second delivery is acked). */
+/** The agent-step part of the run at `at` (the run may start before the second delivery is acked). */
 function stateAt(at: number, t: Timeline): Phase {
-  if (at < (t.entered.Model ?? Infinity)) return 'prepare';
+  if (!(at >= t.modelStepAt)) return 'prepare';
   return at < (t.entered.Finish ?? Infinity) ? 'model' : 'finish';
 }
 

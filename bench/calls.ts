@@ -2,7 +2,7 @@
 // operation and by the function that made them. Measured on a warm system (after section 2), so
 // cold-start-only calls (auth.test, a Secrets Manager read in AWS) are not in the counts.
 import type { TestStack } from '../test/support/local-stack.ts';
-import type { AwsCall, AwsCallRecorder, Phase } from './aws-calls.ts';
+import { arrival, sandboxStartWrites, type AwsCall, type AwsCallRecorder, type Phase } from './aws-calls.ts';
 import { converse, type Timeline } from './conversation.ts';
 import { waitForQuiet, runsSummary } from './quiet.ts';
 
@@ -26,19 +26,21 @@ export function phaseAt(at: number, t: Timeline): Phase {
   const e = t.entered;
   if (at <= t.ackedAt) return 'webhook';
   if (at < (e.Prepare ?? Infinity)) return 'dispatch';
-  if (at < (e.Model ?? Infinity)) return 'prepare';
+  if (!(at >= t.modelStepAt)) return 'prepare';
   if (at < (e.Finish ?? Infinity)) return 'model';
   return 'finish';
 }
 
 /**
  * The phase of an AWS call: the webhook's and dispatch's by the role that signed it; agent-step's
- * by when it arrived, against the states of the run (prepare, model and finish are all agent-step).
+ * by when it arrived, against the states of the run (prepare, model and finish are all agent-step),
+ * except the sandbox start's (`sandboxStart`: sandboxStartWrites), which is prepare's wherever it lands.
  * Arrival, not the recorded end: a step's last call can be recorded after the next state began.
  */
-export function phaseOf(call: AwsCall, t: Timeline): Phase {
+export function phaseOf(call: AwsCall, t: Timeline, sandboxStart?: Set<AwsCall>): Phase {
   if (call.fn === 'webhook' || call.fn === 'dispatch') return call.fn;
-  const at = phaseAt(call.at - (call.durationMs ?? 0), t);
+  if (sandboxStart?.has(call)) return 'prepare';
+  const at = phaseAt(arrival(call), t);
   return call.fn === 'agentStep' && (at === 'webhook' || at === 'dispatch') ? 'prepare' : at;
 }
 
@@ -85,16 +87,17 @@ export async function countOneRun(stack: TestStack, counter: AwsCallRecorder): P
   }
   const slackCalls = stack.slack.calls.slice(slackBefore).filter((c) => c.at <= timeline.endedAt);
   const tasks = timeline.execution.history.filter((h) => h.type === 'Task').length;
+  const sandboxStart = sandboxStartWrites(handlerCalls);
   return {
     aws: tally(
       handlerCalls,
       (c) => `${c.service}\t${c.operation}`,
-      (c) => phaseOf(c, timeline),
+      (c) => phaseOf(c, timeline, sandboxStart),
     ),
     awsMs: tally(
       handlerCalls,
       (c) => `${c.service}\t${c.operation}`,
-      (c) => phaseOf(c, timeline),
+      (c) => phaseOf(c, timeline, sandboxStart),
       (c) => c.durationMs ?? 0,
     ),
     platform,

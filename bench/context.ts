@@ -1,6 +1,6 @@
 // Section 7: context that lasts. (a) What one model step costs as a thread grows: the earlier
 // history is written straight into the thread's context.jsonl (N messages = N user prompts + N
-// answers), then ONE real prompt goes through the stack and its Model state is measured: the S3
+// answers), then ONE real prompt goes through the stack and its model step is measured: the S3
 // bytes the handlers read and wrote in it (bench/s3-traffic.ts), the size of the request the
 // Bedrock fake received, the estimated input tokens of its messages (shared/context/compaction.ts), and
 // whether a compaction (a non-streaming `converse` summary call) ran. (b) The cached share of the
@@ -119,14 +119,15 @@ async function post(stack: TestStack, text: string, threadTs?: string): Promise<
 }
 
 /**
- * The Model states of an execution, each with the Prepare before it: [Prepare entered, the state
- * after Model entered). Prepare reads the context and the step goes on with that copy, so the
- * step's S3 reads are in Prepare.
+ * The states of an execution that ran a model step: [entered, the next state entered). The first
+ * model step runs in the Prepare state, after prepare (which reads the context the step goes on
+ * with); later ones in Model states.
  */
 function modelWindows(execution: LocalExecution): [number, number][] {
   const h = execution.history;
-  const prepared = h.find((s) => s.name === 'Prepare')?.enteredAt;
-  return h.flatMap((s, i) => (s.name === 'Model' ? [[prepared ?? s.enteredAt, h[i + 1]?.enteredAt ?? Infinity] as [number, number]] : []));
+  return h.flatMap((s, i) =>
+    s.name === 'Prepare' || s.name === 'Model' ? [[s.enteredAt, h[i + 1]?.enteredAt ?? Infinity] as [number, number]] : [],
+  );
 }
 
 async function measuredPrompt(

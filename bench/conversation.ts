@@ -8,6 +8,7 @@ import { runIdFor } from '../shared/ids.ts';
 import type { ScriptedTurn } from '../packages/local-cloud/src/bedrock.ts';
 import type { LocalExecution } from '../packages/local-cloud/src/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
+import { arrival, awsCallRecorder, sandboxStartWrites, type AwsCall } from './aws-calls.ts';
 
 /** What the bench's model answers unless a section scripts it: a short answer, no delay between stream events. */
 export const plainAnswer = (): ScriptedTurn => ({ text: 'Done.' });
@@ -21,6 +22,12 @@ export interface Timeline {
   execution: LocalExecution;
   /** The run's states, by name, with when each was entered. */
   entered: Record<string, number>;
+  /**
+   * When the run's first model step began: the arrival of its first call, the write before the
+   * model call. It runs in the Prepare state's invocation, right after prepare, so no state entry
+   * marks it. NaN when the run made no model call.
+   */
+  modelStepAt: number;
   /** The execution ended (the lease was released in Finish just before). */
   endedAt: number;
   /** The bot's reply was complete in Slack (its last stream call). */
@@ -57,7 +64,27 @@ async function actorStatus(stack: TestStack, threadId: string): Promise<unknown>
   return out.Item?.status;
 }
 
+/**
+ * The arrival of agent-step's first call of the run's first model step: its last call before the
+ * model request (the first whose messages hold the prompt), the sandbox start's item write aside
+ * (prepare's, beside the step). Nothing else of the run is in flight between prepare's end and the
+ * model call, so that is the step's first write.
+ */
+function firstModelStepAt(stack: TestStack, calls: AwsCall[], prompt: string, requestsFrom: number): number {
+  const request = stack.bedrock.requests.slice(requestsFrom).find((r) => JSON.stringify(r.body.messages ?? []).includes(prompt));
+  if (!request) return Number.NaN;
+  const sandboxStart = sandboxStartWrites(calls);
+  const arrivals = calls
+    .filter((c) => c.fn === 'agentStep' && !sandboxStart.has(c))
+    .map(arrival)
+    .filter((at) => at <= request.time);
+  return arrivals.length ? Math.max(...arrivals) : Number.NaN;
+}
+
 export async function converse(stack: TestStack, text: string): Promise<Timeline> {
+  const recorder = awsCallRecorder(stack);
+  recorder.start();
+  const requestsFrom = stack.bedrock.requests.length;
   const postedAt = Date.now();
   const posted = await stack.slack.postUserMessage({ text: `<@${stack.slack.botUserId}> ${text}` });
   const ackedAt = Date.now();
@@ -76,6 +103,7 @@ export async function converse(stack: TestStack, text: string): Promise<Timeline
     ackedAt,
     execution,
     entered: Object.fromEntries(execution.history.map((h) => [h.name, h.enteredAt])),
+    modelStepAt: firstModelStepAt(stack, recorder.stop(), text, requestsFrom),
     endedAt: execution.stopDate?.getTime() ?? Date.now(),
     replyAt: reply.local.versions.at(-1)?.at ?? reply.local.createdAt,
     firstTextAt: firstText.at,

@@ -138,7 +138,7 @@ function printSteps(result: StepResult): void {
     ['post → first characters in the thread (time to first token)', result.firstToken],
     ...result.phases.map((p) => [`  ${p.name}`, p.stats] as const),
     ['direct ConverseStream call to the fake (same request)', result.direct],
-    ["Model state − direct call (paired): the step's own work", result.modelStepExtra],
+    ["model step − direct call (paired): the step's own work", result.modelStepExtra],
   ] as const;
   console.log(
     table(
@@ -177,7 +177,7 @@ const STEP_NAMES: Record<Phase, [step: string, fn: string]> = {
   webhook: ['webhook (both deliveries)', 'webhook'],
   dispatch: ['dispatch (lease, StartExecution)', 'dispatch'],
   prepare: ['Prepare', 'agent-step'],
-  model: ['model step (Model state)', 'agent-step'],
+  model: ['model step (same invocation)', 'agent-step'],
   finish: ['Finish', 'agent-step'],
 };
 
@@ -269,7 +269,7 @@ function printCalls(result: CallsResult): void {
   console.log(`  per run, by service: ${[...byService].map(([s, n]) => `${s} ${n}`).join(', ')}`);
   const modelStep = [...result.aws.values()].reduce((sum, c) => sum + c.model, 0);
   console.log(
-    `  per model step (Model state only): ${modelStep} AWS calls; the fake saw ${result.bedrockRequestsSeen} Bedrock request(s)` +
+    `  per model step (its own calls, not prepare's): ${modelStep} AWS calls; the fake saw ${result.bedrockRequestsSeen} Bedrock request(s)` +
       `  [goal ${allAtMost([
         [allCalls, GOALS.awsCallsPerRun, `${GOALS.awsCallsPerRun} per run`],
         [modelStep, GOALS.awsCallsPerModelStep, `${GOALS.awsCallsPerModelStep} per model step`],
@@ -309,7 +309,10 @@ function printCalls(result: CallsResult): void {
     'per call = time / calls. In AWS a DynamoDB or S3 call is a network round trip of several ms: the count is what carries over, not the local time.',
   );
   note(
-    "prepare starts the thread's sandbox (sandbox.startEarly, the default): the sandbox item in DynamoDB and ECS RunTask, not waited for.",
+    "prepare starts the thread's sandbox (sandbox.startEarly, the default): ECS RunTask, then the sandbox item in DynamoDB, beside the first model step",
+  );
+  note(
+    '(same invocation, not waited for before the model call): both are counted in prepare, wherever in time they land (bench/calls.ts sandboxStartWrites).',
   );
 }
 
@@ -778,7 +781,7 @@ function printContext(result: ContextResult): void {
     );
   }
   note(
-    "per step = the Prepare and Model states of the run (agent-step: prepare reads the context, the model step goes on with that copy): S3 calls read from the local cloud's S3 front door, ended between Prepare entered and the state after Model.",
+    "per step = the Prepare state of the run (agent-step: prepare reads the context, then the first model step goes on with that copy in the same invocation): S3 calls read from the local cloud's S3 front door, ended between Prepare entered and the state after it.",
   );
   note(
     "input tokens = shared/context/compaction.ts estimateTokens over the request's messages (~4 characters per token; system prompt and tools not included).",

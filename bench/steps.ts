@@ -28,7 +28,7 @@ export interface StepResult {
   phases: { name: string; stats: Summary }[];
   /** The same ConverseStream request, sent directly (send → stream fully read). */
   direct: Summary;
-  /** The Model state minus the direct call made right after it: the step's S3, DynamoDB, Slack work. */
+  /** The model step minus the direct call made right after it: the step's S3, DynamoDB, Slack work. */
   modelStepExtra: Summary;
 }
 
@@ -54,10 +54,10 @@ function phasesOf(t: Timeline): Record<string, number> {
   return {
     'post → both deliveries acked': t.ackedAt - t.postedAt,
     'post → execution started (webhook, SQS, dispatch)': t.execution.startDate.getTime() - t.postedAt,
-    'Prepare state (agent-step: prepare)': (e.Model ?? Number.NaN) - (e.Prepare ?? Number.NaN),
-    'Model state (agent-step: model, incl. Bedrock)': (e.NextStep ?? Number.NaN) - (e.Model ?? Number.NaN),
+    'Prepare state: prepare (agent-step)': t.modelStepAt - (e.Prepare ?? Number.NaN),
+    'Prepare state: then the model step, incl. Bedrock': (e.NextStep ?? Number.NaN) - t.modelStepAt,
     'NextStep + Finish → execution ended': t.endedAt - (e.NextStep ?? Number.NaN),
-    'Model entered → first characters in the thread': t.firstTextAt - (e.Model ?? Number.NaN),
+    'model step began → first characters in the thread': t.firstTextAt - t.modelStepAt,
   };
 }
 
@@ -93,7 +93,7 @@ export async function measureSteps(stack: TestStack, count: number): Promise<Ste
   }
   const phaseSamples = timelines.map(phasesOf);
   const names = Object.keys(phaseSamples[0] ?? {});
-  const modelState = timelines.map((t) => (t.entered.NextStep ?? Number.NaN) - (t.entered.Model ?? Number.NaN));
+  const modelState = timelines.map((t) => (t.entered.NextStep ?? Number.NaN) - t.modelStepAt);
   return {
     n: timelines.length,
     wholePath: summarize(timelines.map((t) => t.endedAt - t.postedAt)),

@@ -1,7 +1,10 @@
 // The agent run's state machine definition. The agent-step handler relies on this exact shape:
 //
 //   Start --($.loop.next present: a run handed over from an earlier execution)--> NextStep
-//         \--(otherwise)--> Prepare -> Model -> NextStep
+//         \--(otherwise)--> Prepare -> NextStep
+//   (Prepare's invocation goes on into the run's first model step when prepare returns "model": a
+//   plain reply takes Prepare and Finish, one task state and one Lambda invoke less; a prompt a hook
+//   blocked, or a run stopped before it began, goes straight on to Finish.)
 //   NextStep --($.loop.next == "model")----> Model
 //            |--($.loop.next == "tool")-----> Tool        -> NextStep
 //            |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
@@ -161,6 +164,7 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
   awaitApproval.next(tool);
   awaitSubagents.next(tool);
 
-  prepare.next(model).next(nextStep);
+  model.next(nextStep);
+  prepare.next(nextStep);
   return Choice.jsonPath(scope, 'Start').when(Condition.isPresent('$.loop.next'), nextStep).otherwise(prepare);
 }

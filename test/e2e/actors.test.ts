@@ -45,6 +45,8 @@ const putSettings = (settings: Record<string, unknown>) =>
   stack.cloud.clients.s3.send(
     new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify(settings) }),
   );
+/** The state each agent-step action runs in. */
+const STATE_OF: Record<string, string> = { prepare: 'Prepare', model: 'Model', finish: 'Finish' };
 const requestsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text));
 
 test('six prompts into a busy thread: one busy reply, five runs in arrival order', async () => {
@@ -171,25 +173,38 @@ test('stop with nothing running says so and changes nothing', async () => {
   assert.equal(runsOf(threadOf(posted)).length, 1);
 });
 
+/**
+ * The model's answers for a run that crashes in `action`. The first model step runs in prepare's
+ * invocation; a Model state comes after a tool call, so a crash there needs one first (search_channel
+ * runs in agent-step, without a sandbox).
+ */
+function crashTurns(action: string, answer: string) {
+  if (action !== 'model') return [{ text: answer }];
+  return [{ toolUses: [{ name: 'search_channel', input: { query: 'crash' }, toolUseId: `tu-crash-${Date.now()}` }] }, { text: answer }];
+}
+
 for (const action of ['prepare', 'model', 'finish']) {
   test(`a crash after the ${action} step did its work is retried without repeating it`, async () => {
     stack.cloud.injectFault({ role: 'agentStep', action, when: 'after', errorName: 'Lambda.ServiceException' });
-    stack.bedrock.script({ text: `answer despite a ${action} crash` });
+    stack.bedrock.script(...crashTurns(action, `answer despite a ${action} crash`));
     const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> crash ${action}` });
     const threadId = threadOf(posted);
     await eventually(() => runsOf(threadId)[0]?.status === 'SUCCEEDED', 30_000, 'run succeeded');
     await idle(threadId);
+    assert.ok(runsOf(threadId)[0]!.history.some((h) => h.name === STATE_OF[action]));
     assert.deepEqual(
       bot(posted.channel, posted.threadTs).map((m) => m.text),
       [`answer despite a ${action} crash`],
     );
-    assert.equal(requestsMentioning(`crash ${action}`).length, 1, 'the model was called once');
+    const steps = crashTurns(action, '').length;
+    assert.equal(requestsMentioning(`crash ${action}`).length, steps, 'the model was called once a step');
   });
 }
 
 for (const action of ['prepare', 'model', 'finish']) {
   test(`a crash in ${action} that is not retried ends the run with a message and frees the thread`, async () => {
     stack.cloud.injectFault({ role: 'agentStep', action, when: 'before', errorName: 'Runtime.ExitError' });
+    if (action === 'model') stack.bedrock.script(crashTurns(action, '')[0]!);
     const posted = await stack.slack.postUserMessage({ text: `<@U0LOCALBOT> hard crash ${action}` });
     const threadId = threadOf(posted);
     await idle(threadId);

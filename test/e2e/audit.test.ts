@@ -164,7 +164,8 @@ test('a stopped run writes one record with outcome stopped', async () => {
 });
 
 test('a failed run writes one record with outcome failed, though the run-ended rule sees it end too', async () => {
-  stack.cloud.injectFault({ role: 'agentStep', action: 'model', when: 'before', errorName: 'Runtime.ExitError' });
+  // Prepare's invocation, which goes on into the first model step, fails.
+  stack.cloud.injectFault({ role: 'agentStep', action: 'prepare', when: 'before', errorName: 'Runtime.ExitError' });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> this one crashes' });
   const threadId = threadOf(posted);
   const run = await runIdOf(threadId);

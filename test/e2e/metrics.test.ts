@@ -83,8 +83,8 @@ test('a run with one tool call, each kind of step retried once, publishes each m
 
 test('a run whose model step fails for good counts one RunsFailed, its start and duration', async () => {
   const from = stack.cloud.metrics.points.length;
-  stack.cloud.injectFault({ role: 'agentStep', action: 'model', when: 'before', errorName: 'Runtime.ExitError' });
-  const run = await runScripted(stack, { text: 'fail me', turns: [] });
+  // Bedrock refuses the request (not a throttle, so not retried): the model step fails after prepare.
+  const run = await runScripted(stack, { text: 'fail me', turns: [{ error: { type: 'ValidationException', message: 'bad request' } }] });
   assert.equal(run.ended.status, 'FAILED');
   await eventually(() => pointsOf(from, 'RunsFailed').length > 0, 15_000, 'RunsFailed published');
   await settle();

@@ -5,7 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { converse, type Timeline } from '../../bench/conversation.ts';
-import { awsCallRecorder, type AwsCall } from '../../bench/aws-calls.ts';
+import { awsCallRecorder, sandboxStartWrites, type AwsCall } from '../../bench/aws-calls.ts';
+import { roleOf } from '../../bench/breakdown.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 
 let stack: TestStack;
@@ -17,17 +18,17 @@ after(async () => {
   await stack?.stop();
 });
 
-/**
- * The agent-step calls (and model calls) that arrived while the run was in `state`, until the next
- * state was entered (by arrival: the front door records a call once its answer is sent).
- */
+/** The agent-step calls (and model calls) that arrived from `from` until `until` (by arrival: the front door records a call once its answer is sent). */
+function callsBetween(calls: AwsCall[], from: number, until: number): AwsCall[] {
+  return calls.filter((c) => (c.fn === 'agentStep' || c.service === 'Bedrock Runtime') && arrival(c) >= from && arrival(c) <= until);
+}
+
+/** The calls that arrived while the run was in `state`, until the next state was entered. */
 function callsIn(calls: AwsCall[], timeline: Timeline, state: string): AwsCall[] {
   const states = timeline.execution.history;
   const index = states.findIndex((h) => h.name === state);
   assert.ok(index >= 0, `the run went through ${state}`);
-  const from = states[index]!.enteredAt;
-  const until = states[index + 1]?.enteredAt ?? timeline.endedAt;
-  return calls.filter((c) => (c.fn === 'agentStep' || c.service === 'Bedrock Runtime') && arrival(c) >= from && arrival(c) <= until);
+  return callsBetween(calls, states[index]!.enteredAt, states[index + 1]?.enteredAt ?? timeline.endedAt);
 }
 
 const arrival = (c: AwsCall) => c.at - (c.durationMs ?? 0);
@@ -45,7 +46,10 @@ test('one plain model step makes 4 AWS calls: its starting write, the model call
   // Warm: the first run takes the functions' cold starts (a Secrets Manager read in AWS, auth.test).
   await converse(stack, 'warm up');
   const { timeline, calls } = await countedRun('count the calls of one model step');
-  const model = callsIn(calls, timeline, 'Model');
+  // The first model step runs in Prepare's invocation, from its first write on (see converse()). The
+  // sandbox's early start, which prepare leaves running beside it, is prepare's.
+  const sandboxStart = sandboxStartWrites(calls);
+  const model = callsBetween(calls, timeline.modelStepAt, timeline.entered.NextStep!).filter((c) => !sandboxStart.has(c));
   // The goal (issue 21) is at most 5; these are the 4 a plain step needs today. The snapshot and the
   // context come from prepare (kept by the container), the flags and the reply record ride in the
   // two transactions, and the run's replies are redacted with its snapshot's secret patterns.
@@ -54,6 +58,22 @@ test('one plain model step makes 4 AWS calls: its starting write, the model call
     ['Bedrock Runtime ConverseStream', 'DynamoDB TransactWriteItems', 'DynamoDB TransactWriteItems', 'S3 PutObject'],
     listed(model),
   );
+});
+
+test('a plain run takes two agent-step invocations: prepare goes on into the first model step, and Finish', async () => {
+  await converse(stack, 'warm up');
+  const invoked = stack.cloud.lambda.invocations.length;
+  const { timeline } = await countedRun('count the states of a plain run');
+  assert.deepEqual(
+    timeline.execution.history.map((h) => h.name),
+    ['Start', 'Prepare', 'NextStep', 'Finish', 'RunSucceeded'],
+  );
+  const agentStep = stack.cloud.lambda.invocations.slice(invoked).filter((i) => roleOf(stack, i) === 'agentStep');
+  assert.equal(agentStep.length, 2);
+  // The model was called inside Prepare's invocation.
+  const [prepared] = agentStep;
+  const request = stack.bedrock.requests.at(-1)!;
+  assert.ok(prepared!.at <= request.time && request.time <= prepared!.endedAt!, 'the model call came from the Prepare invocation');
 });
 
 test('a plain run ends in 7 AWS calls, the thread going idle in one conditional write without reading its actor first', async () => {

@@ -101,6 +101,7 @@ test('a thread id with a foreign service URL from anywhere else (an event on the
   const busName = String(resolveCloudFormation(stack.cloud.template, rule.Properties.EventBusName));
   const threadId = hostileThreadId(`${CHANNEL};messageid=2`);
   const earlier = received.length;
+  const modelCalls = stack.bedrock.requests.length;
   const response = await fetch(stack.cloud.eventBridge.endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' },
@@ -117,10 +118,8 @@ test('a thread id with a foreign service URL from anywhere else (an event on the
   const run = await eventually(() => runs().find((e) => (e.input as { threadId: string }).threadId === threadId), 30_000, 'the run');
   const ended = await stack.cloud.stepFunctions.waitForExecution(run.executionArn, 90_000);
   // The model answered, so the run tried to post its reply there (a failed post is logged, the run goes on).
-  assert.ok(
-    ended.history.some((h) => h.name === 'Model'),
-    'the run reached the model',
-  );
+  assert.equal(ended.status, 'SUCCEEDED');
+  assert.ok(stack.bedrock.requests.length > modelCalls, 'the run reached the model');
   await quiet();
   assert.deepEqual(received.slice(earlier), [], "the attacker's server got no request");
 });

@@ -888,7 +888,9 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
     );
   }
 
-  assert.equal(states.Prepare!.Next, 'Model');
+  // Prepare goes on into the first model step in the same invocation, so NextStep comes after it:
+  // a prompt a hook blocked (or a run stopped before it began) goes from there to Finish.
+  assert.equal(states.Prepare!.Next, 'NextStep');
   assert.equal(states.Model!.Next, 'NextStep');
   // The tool steps and Connect go back to the choice.
   for (const name of ['Tool', 'SandboxTool', 'ToolProgress', 'ReachTool', 'Connect']) assert.equal(states[name]!.Next, 'NextStep', name);

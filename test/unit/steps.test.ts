@@ -31,6 +31,12 @@ import { threadSpendKey } from '../../shared/table.ts';
 import type { AgentDeps } from '../../shared/run/steps/deps.ts';
 import { recentContexts } from '../../shared/run/steps/run-context.ts';
 import { startStepHarness, type StepHarness } from '../support/agent-harness.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ECSClient } from '@aws-sdk/client-ecs';
+import { getSandbox, type LifecycleDeps } from '../../shared/sandbox/lifecycle.ts';
+import { runStep } from '../../shared/run/steps/index.ts';
+import { eventually } from '../support/eventually.ts';
 
 // Where each step sends the loop; the context version it also returns is pinned in its own test.
 const routeOf = ({ contextVersion: _version, ...route }: LoopState): LoopState => route;
@@ -94,6 +100,88 @@ test('prepare of a run stopped before it began ends it without touching the cont
   await requestStop(h.deps.actor, run.threadId);
   assert.deepEqual(await prepare(h.deps, run), { step: 0, next: 'finish', stopReason: 'aborted' });
   assert.deepEqual(await entries(run), []);
+});
+
+/**
+ * ECS's RunTask over HTTP, answered only once the test says so. A protocol-level fake: the local ECS
+ * answers at once, and what is tested here is that nothing of the first model step waits for it
+ * (on AWS RunTask takes hundreds of milliseconds).
+ */
+async function heldRunTask() {
+  const answer = Promise.withResolvers<void>();
+  const received: string[] = [];
+  const server = createServer((request, response) => {
+    received.push(String(request.headers['x-amz-target']));
+    request.resume();
+    void answer.promise.then(() => {
+      response.setHeader('content-type', 'application/x-amz-json-1.1');
+      response.end(JSON.stringify({ tasks: [{ taskArn: 'arn:aws:ecs:us-east-1:123456789012:task/sandbox/held' }], failures: [] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const ecs = new ECSClient({
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+  const sandbox: LifecycleDeps = {
+    db: h.deps.actor.db,
+    tableName: h.deps.actor.tableName,
+    ecs,
+    config: {
+      cluster: 'sandbox',
+      taskDefinition: 'sandbox',
+      containerName: 'sandbox',
+      subnets: ['subnet-local'],
+      securityGroups: ['sg-local'],
+      port: 8080,
+      idleMinutes: 5,
+    },
+  };
+  return {
+    sandbox,
+    received,
+    answer: () => answer.resolve(),
+    close: async () => {
+      ecs.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test("prepare goes on into the first model step in the same invocation; the sandbox's early start runs beside it, and the invocation ends once it has", async () => {
+  const ecs = await heldRunTask();
+  try {
+    await h.writeObject('settings.json', '{}');
+    const run = await h.newRun('start my sandbox early');
+    h.bedrock.script({ text: 'Started.' });
+    const calls = h.bedrock.requests.length;
+    let ended = false;
+    const step = runStep({ ...h.deps, sandbox: ecs.sandbox }, { action: 'prepare', state: run }).finally(() => (ended = true));
+    // The model answered and the reply is in the thread while RunTask is still unanswered.
+    await eventually(() => h.botMessages(run).some((m) => m.text === 'Started.'), 10_000, 'the reply');
+    assert.equal(h.bedrock.requests.length, calls + 1);
+    assert.deepEqual(ecs.received, ['AmazonEC2ContainerServiceV20141113.RunTask']);
+    assert.equal(await getSandbox(ecs.sandbox, run.threadId), undefined, 'not recorded before RunTask answers');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(ended, false, 'the invocation waits for the sandbox start');
+    ecs.answer();
+    assert.deepEqual(routeOf((await step) as LoopState), { step: 1, next: 'finish', stopReason: 'end_turn', work: 2 });
+    assert.equal((await getSandbox(ecs.sandbox, run.threadId))?.status, 'starting');
+  } finally {
+    await ecs.close();
+  }
+});
+
+test('a prompt that prepare does not give to the model (a stop before it began) ends the invocation there, the model not called', async () => {
+  const run = await h.newRun('stopped at once');
+  await requestStop(h.deps.actor, run.threadId);
+  const calls = h.bedrock.requests.length;
+  assert.deepEqual(await runStep(h.deps, { action: 'prepare', state: run }), { step: 0, next: 'finish', stopReason: 'aborted', work: 1 });
+  assert.equal(h.bedrock.requests.length, calls);
 });
 
 // ---------------------------------------------------------------------------------------------

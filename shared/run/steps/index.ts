@@ -1,6 +1,6 @@
-// The agent loop, one Lambda invocation per step, driven by the state machine
-// (infra/constructs/agent-run-definition.ts):
-//   prepare -> model -> (tool | sandbox (-> progress -> sandbox)* | reach -> ...)* -> model ... -> finish;  fail from every Catch;
+// The agent loop, one Lambda invocation per step (prepare and the first model step share one),
+// driven by the state machine (infra/constructs/agent-run-definition.ts):
+//   prepare + model -> (tool | sandbox (-> progress -> sandbox)* | reach -> ...)* -> model ... -> finish;  fail from every Catch;
 //   progress shows a long command's last line in the thread's status while the sandbox step waits on it;
 //   a run with MCP servers goes from its first model step to connect (listing their tools) and back;
 //   handoff to a fresh execution for very long runs.
@@ -8,7 +8,7 @@
 // by (run, step). The sandbox step runs in its own function, inside the VPC (sandbox-tool.ts); the
 // reach step (web_fetch, MCP) in another, the only one that reaches the Internet (reach.ts).
 import type { Release } from '../actor.ts';
-import type { LoopState, StepEvent } from '../../contracts.ts';
+import type { LoopState, RunInput, StepEvent } from '../../contracts.ts';
 import type { AgentDeps } from './deps.ts';
 import { fail, finish } from './finish.ts';
 import { handoff } from './handoff.ts';
@@ -23,17 +23,33 @@ import { awaitSubagents } from '../subagents/delegate.ts';
 
 export type { AgentDeps } from './deps.ts';
 
+/** After prepare, the run's messages are redacted with the secret patterns it began with (its snapshot's). */
+async function useRunSecretPatterns(deps: AgentDeps, run: RunInput): Promise<void> {
+  if (!deps.useSecretPatterns) return;
+  const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
+  if (snapshot) deps.useSecretPatterns(snapshot.secretPatterns ?? []);
+}
+
 export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | { released: Release['outcome'] }> {
   const { loop, error, ...run } = event.state;
   const limit = deps.handoffAfterSteps;
-  // After prepare, the run's messages are redacted with the secret patterns it began with.
-  if (event.action !== 'prepare' && deps.useSecretPatterns) {
-    const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
-    if (snapshot) deps.useSecretPatterns(snapshot.secretPatterns ?? []);
-  }
+  if (event.action !== 'prepare') await useRunSecretPatterns(deps, run);
   switch (event.action) {
-    case 'prepare':
-      return countStep(loop, await prepare(deps, run), limit);
+    case 'prepare': {
+      // The sandbox's early start goes on beside the first model step; the invocation ends only
+      // once it has (Lambda freezes whatever is left running when the handler returns).
+      const alongside: Promise<unknown>[] = [];
+      try {
+        const prepared = countStep(loop, await prepare(deps, run, { alongside: (work) => alongside.push(work) }), limit);
+        if (prepared.next !== 'model') return prepared;
+        // The first model step follows in the same invocation: on AWS a task state and a Lambda invoke
+        // less before the first token. The prepared context and snapshot are in hand (kept by the container).
+        await useRunSecretPatterns(deps, run);
+        return countStep(prepared, await modelStep(deps, run, prepared), limit);
+      } finally {
+        await Promise.all(alongside);
+      }
+    }
     case 'model':
       return countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit);
     case 'tool':

@@ -167,7 +167,17 @@ async function promptHooks(
   return { ...(contexts.length ? { context: contexts.join('\n\n') } : {}), notes };
 }
 
-export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState> {
+export interface PrepareOptions {
+  /**
+   * Takes the sandbox's early start instead of prepare waiting for it: the caller goes on into the
+   * first model step and awaits the start before its invocation ends (on AWS, ECS RunTask answers in
+   * hundreds of milliseconds, which the first token would otherwise wait for). The start's failure is
+   * logged, never thrown.
+   */
+  alongside?: (work: Promise<unknown>) => void;
+}
+
+export async function prepare(deps: AgentDeps, run: RunInput, options: PrepareOptions = {}): Promise<LoopState> {
   const now = deps.now();
   const layout = workspaceLayout(run.threadId);
   // Memory is as fresh as the channel's workspace version says (another thread may have written it a
@@ -268,14 +278,18 @@ export async function prepare(deps: AgentDeps, run: RunInput): Promise<LoopState
     }),
   };
   const sandbox = deps.sandbox;
-  // The sandbox's start, the snapshot and the prompt are independent: all at once.
-  const [, , added] = await Promise.all([
-    // Started now, in parallel with the first model call, so a first tool call rarely waits.
-    sandbox && settings.sandbox.startEarly
+  // Started now, so a first tool call rarely waits: beside the first model call when the caller
+  // takes it, else beside the snapshot and the prompt.
+  const warming =
+    sandbox && settings.sandbox.startEarly && !stopped
       ? warmSandbox(sandbox, run.threadId, async () => settings.limits.maxRunningSandboxes, {
           item: sandboxItem as SandboxItem | undefined,
         }).catch((error: unknown) => deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }))
-      : undefined,
+      : undefined;
+  if (warming && options.alongside) options.alongside(warming);
+  // The snapshot and the prompt are independent: at once.
+  const [, , added] = await Promise.all([
+    options.alongside ? undefined : warming,
     saveSnapshot(deps, run, snapshot),
     stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot, history),
   ]);
