@@ -4,9 +4,9 @@
 // context, where its answers already are, and neither are those of people settings.json `access`
 // refuses: what they may not ask the agent, they may not slip into its context either.
 import type { Message, Thread } from 'chat';
-import type { ContextEntry, LogEntry, StoreDeps } from './store.ts';
+import type { ContextEntry, LogEntry, LogVersion, StoreDeps } from './store.ts';
 import { SECRET_PATTERNS, type SecretPattern } from '../policy/secret-filter.ts';
-import { appendLog, loadLog } from './store.ts';
+import { appendLog, readLog } from './store.ts';
 import type { RunInput } from '../contracts.ts';
 import { contextText } from './context-text.ts';
 import { OPEN_ACCESS, workspaceOf, useRefusal, type Access } from '../policy/access.ts';
@@ -15,6 +15,8 @@ import { channelKeyOf, parseThreadId } from '../ids.ts';
 export interface BackfillResult {
   logged: number;
   injected: number;
+  /** log.jsonl as the backfill left it (read, or written with what it logged). */
+  log: LogVersion;
 }
 
 /** How far back a run looks in its thread. */
@@ -42,11 +44,11 @@ async function threadMessages(thread: Thread): Promise<Message[]> {
 }
 
 /** What a backfill compares: the thread's log and its messages, oldest first. */
-export type ThreadHistory = [log: LogEntry[], messages: Message[]];
+export type ThreadHistory = [log: LogVersion, messages: Message[]];
 
 /** The log and the thread's messages at once (neither needs the other): a caller may start this early. */
 export const readThreadHistory = (store: StoreDeps, thread: Thread, threadId: string): Promise<ThreadHistory> =>
-  Promise.all([loadLog(store, threadId), threadMessages(thread)]);
+  Promise.all([readLog(store, threadId), threadMessages(thread)]);
 
 export async function backfill(
   store: StoreDeps,
@@ -62,7 +64,7 @@ export async function backfill(
   const admitted = (m: Message) =>
     !useRefusal(access, { adapter, userId: m.author.userId, workspace: workspaceOf(adapter, m.raw) }, channelKeyOf(run.threadId));
   const [log, all] = await history;
-  const logged = new Set(log.map((e) => e.messageId));
+  const logged = new Set(log.entries.map((e) => e.messageId));
   const inContext = new Set(context.flatMap((e) => (e.meta.messageId ? [e.meta.messageId] : [])));
   // Timestamps can tie at millisecond precision, so "before the prompt" is the platform's order,
   // with the prompt's time as the fallback for prompts (events) that are not messages of the thread.
@@ -71,14 +73,15 @@ export async function backfill(
   const isEarlier = (m: Message, index: number) =>
     promptIndex >= 0 ? index < promptIndex : (m.metadata?.dateSent?.getTime() ?? 0) <= promptTime;
   const fresh = all.map((m, index) => ({ m, index })).filter(({ m }) => !logged.has(m.id) && m.id !== run.prompt.messageId);
-  const loggedCount = fresh.length
+  const written = fresh.length
     ? await appendLog(
         store,
         run.threadId,
         fresh.map(({ m }) => logEntry(m)),
         secrets,
+        log,
       )
-    : 0;
+    : { appended: 0, log };
   // Later messages are prompts of their own and reach the context in their own runs.
   const missed = fresh
     .filter(({ m, index }) => isEarlier(m, index) && !inContext.has(m.id) && m.text.trim() && admitted(m))
@@ -91,5 +94,5 @@ export async function backfill(
       meta: { runId: run.runId, messageId: entry.messageId, at: entry.date },
     });
   }
-  return { logged: loggedCount, injected: missed.length };
+  return { logged: written.appended, injected: missed.length, log: written.log };
 }

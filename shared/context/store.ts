@@ -223,42 +223,54 @@ export async function saveLoadedContext(deps: StoreDeps, contextId: ContextId, c
   context.version = await saveContext(deps, contextId, context.entries, context.version);
 }
 
-export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEntry[]> {
+/** log.jsonl as it was read or written: its lines, and the version a write goes over (null: no file yet). */
+export interface LogVersion {
+  entries: LogEntry[];
+  etag: string | null;
+}
+
+export async function readLog(deps: StoreDeps, threadId: string): Promise<LogVersion> {
   const key = dataKeys(threadId).log;
-  return parseJsonl<LogEntry>(await readText(deps, key), key);
+  try {
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    return { entries: parseJsonl<LogEntry>(await out.Body?.transformToString('utf8'), key), etag: out.ETag ?? null };
+  } catch (error) {
+    if (isS3NotFound(error)) return { entries: [], etag: null };
+    throw error;
+  }
+}
+
+export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEntry[]> {
+  return (await readLog(deps, threadId)).entries;
 }
 
 /**
  * Appends entries not logged yet (by message id), in date order. The write is conditional on the
  * version read, and retried on a conflict, so racing writers neither lose nor duplicate an entry.
+ * `known`: the version the caller read or wrote a moment ago: the first attempt writes over it
+ * without reading the file again (a stale one fails the condition, and the retry reads).
  */
 export async function appendLog(
   deps: StoreDeps,
   threadId: string,
   entries: LogEntry[],
   secrets: SecretPattern[] = SECRET_PATTERNS,
-): Promise<number> {
+  known?: LogVersion,
+): Promise<{ appended: number; log: LogVersion }> {
   const key = dataKeys(threadId).log;
+  let kept = known;
   return retryOnConflict(`Could not append to ${key}`, async () => {
-    let raw: string | undefined;
-    let etag: string | undefined;
-    try {
-      const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-      raw = await out.Body?.transformToString('utf8');
-      etag = out.ETag;
-    } catch (error) {
-      if (!isS3NotFound(error)) throw error;
-    }
-    const existing = parseJsonl<LogEntry>(raw, key);
+    const { entries: existing, etag } = kept ?? (await readLog(deps, threadId));
+    kept = undefined;
     const seen = new Set(existing.map((e) => e.messageId));
     const fresh = entries
       .filter((e, i) => !seen.has(e.messageId) && entries.findIndex((o) => o.messageId === e.messageId) === i)
       // The exchange log is for people to read: secrets anyone pasted or the model wrote stay out of it.
       .map((e) => ({ ...e, text: redactSecrets(e.text, secrets) }));
-    if (fresh.length === 0) return 0;
+    if (fresh.length === 0) return { appended: 0, log: { entries: existing, etag } };
     const merged = [...existing, ...fresh].sort((a, b) => a.date.localeCompare(b.date));
     try {
-      await deps.s3.send(
+      const out = await deps.s3.send(
         new PutObjectCommand({
           Bucket: deps.bucket,
           Key: key,
@@ -267,7 +279,7 @@ export async function appendLog(
           ...(etag ? { IfMatch: etag } : { IfNoneMatch: '*' }),
         }),
       );
-      return fresh.length;
+      return { appended: fresh.length, log: { entries: merged, etag: out.ETag ?? null } };
     } catch (error) {
       if (!isS3PreconditionFailed(error)) throw error;
       return TRY_AGAIN;

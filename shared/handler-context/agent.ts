@@ -11,6 +11,7 @@ import type { MetricsSink } from '../observability/metrics.ts';
 import type { CustomSecretPattern } from '../policy/secret-filter.ts';
 import type { AgentDeps } from '../run/steps/deps.ts';
 import type { KeptScope } from '../context/prompt-files.ts';
+import type { LogVersion } from '../context/store.ts';
 import { recentlyUsed } from '../support/recent.ts';
 import { recentContexts } from '../run/steps/run-context.ts';
 import { recentByRun, recentSnapshots } from '../run/steps/snapshot.ts';
@@ -25,6 +26,8 @@ import { sfnClient } from '../aws/sfn.ts';
 import { childExecutions } from '../run/subagents/executions.ts';
 /** Prompt file scopes a container keeps: the global one, a few platforms, the channels it serves most. */
 const PROMPT_SCOPES_KEPT = 100;
+/** Threads whose log.jsonl version a container keeps from prepare to finish (a container steps a few runs at a time). */
+const LOGS_KEPT = 20;
 
 /**
  * Everything the agent's steps need, for the agent-step and run-ended handlers: `deps(logger)` for
@@ -55,6 +58,7 @@ export function agentFromEnv(
     snapshots: recentSnapshots(),
     listings: recentByRun<McpListing>(),
     contexts: recentContexts(),
+    logs: recentlyUsed<LogVersion>(LOGS_KEPT),
     actor: actorFromEnv(logger, env, metrics),
     ledger: { db: dbClient(), tableName: env.TABLE_NAME },
     model: { bedrock: bedrockClient(), retry: { attempts: env.BEDROCK_RETRY_ATTEMPTS, baseDelayMs: env.BEDROCK_RETRY_BASE_MS } },

@@ -76,24 +76,17 @@ test('a plain run takes two agent-step invocations: prepare goes on into the fir
   assert.ok(prepared!.at <= request.time && request.time <= prepared!.endedAt!, 'the model call came from the Prepare invocation');
 });
 
-test('a plain run ends in 7 AWS calls, the thread going idle in one conditional write without reading its actor first', async () => {
+test('a plain run ends in 6 AWS calls: log.jsonl written over the version prepare read, the thread going idle in one conditional write without reading its actor first', async () => {
   await converse(stack, 'warm up');
   const { timeline, calls } = await countedRun('count the calls of the end of a run');
   const finish = callsIn(calls, timeline, 'Finish');
-  // log.jsonl read and written; the sandbox item read for the run's sandbox share; the metrics and
-  // audit claims (exactly once each) and the audit record; then the lease: before this, a read of the
-  // actor item came first, now the one transaction that idles the thread and gives its slots back.
+  // log.jsonl written (over the version prepare read: this container kept it); the sandbox item read
+  // for the run's sandbox share; the metrics and audit claims (exactly once each) and the audit
+  // record; then the lease: one transaction that idles the thread and gives its slots back, without
+  // reading the actor item first.
   assert.deepEqual(
     finish.map((c) => `${c.service} ${c.operation}`).sort(),
-    [
-      'DynamoDB GetItem',
-      'DynamoDB PutItem',
-      'DynamoDB PutItem',
-      'DynamoDB TransactWriteItems',
-      'S3 GetObject',
-      'S3 PutObject',
-      'S3 PutObject',
-    ],
+    ['DynamoDB GetItem', 'DynamoDB PutItem', 'DynamoDB PutItem', 'DynamoDB TransactWriteItems', 'S3 PutObject', 'S3 PutObject'],
     listed(finish),
   );
 });

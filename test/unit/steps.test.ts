@@ -22,8 +22,8 @@ import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { defineTool } from '../../shared/tools/tool.ts';
 import { loadSnapshot, recentSnapshots } from '../../shared/run/steps/snapshot.ts';
 import { toolStep as toolStepAt } from '../../shared/run/steps/tool.ts';
-import { loadContext, loadLog } from '../../shared/context/store.ts';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { appendLog, loadContext, loadLog, type LogVersion } from '../../shared/context/store.ts';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { readRecord } from '../../shared/run/ledger.ts';
 import { readSpend } from '../../shared/policy/budgets.ts';
@@ -36,6 +36,7 @@ import type { AddressInfo } from 'node:net';
 import { ECSClient } from '@aws-sdk/client-ecs';
 import { getSandbox, type LifecycleDeps } from '../../shared/sandbox/lifecycle.ts';
 import { runStep } from '../../shared/run/steps/index.ts';
+import { recentlyUsed } from '../../shared/support/recent.ts';
 import { eventually } from '../support/eventually.ts';
 
 // Where each step sends the loop; the context version it also returns is pinned in its own test.
@@ -415,6 +416,69 @@ test('finish of a run that called no tool reads no Stop card record and no reply
   assert.deepEqual(reads, [], 'no ledger record was read');
   const log = await loadLog(h.deps.store, run.threadId);
   assert.equal(log.at(-1)?.messageId, h.botMessages(run).at(-1)?.ts);
+});
+
+/** The data bucket's client, noting the key of every GetObject it sends. */
+function notingReads(reads: string[]): AgentDeps['store'] {
+  const s3 = new Proxy(h.deps.store.s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? async (command: object) => {
+            if (command instanceof GetObjectCommand) reads.push(String(command.input.Key));
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+  return { ...h.deps.store, s3 };
+}
+
+test('finish writes log.jsonl over the version prepare kept, without reading it; a version another writer made stale is read again, and nothing is lost', async () => {
+  const logs = recentlyUsed<LogVersion>(5);
+  const reads: string[] = [];
+  const deps = { ...h.deps, logs, store: notingReads(reads) };
+  await h.writeObject('settings.json', '{}');
+  const run = await h.newRun('keep the log');
+  const logKey = dataKeys(run.threadId).log;
+  await prepareAt(deps, run);
+  assert.ok(logs.get(run.threadId), 'prepare kept the version it read');
+  h.bedrock.script({ text: 'Kept.' });
+  const state = await modelStepAt(deps, run, { step: 0, next: 'model' });
+  reads.length = 0;
+  assert.equal((await finish(deps, run, { ...state, next: 'finish' })).outcome, 'idle');
+  assert.deepEqual(
+    reads.filter((key) => key === logKey),
+    [],
+    'log.jsonl not read',
+  );
+  assert.deepEqual(
+    (await loadLog(h.deps.store, run.threadId)).map((e) => e.text),
+    ['keep the log', 'Kept.'],
+  );
+
+  // Another writer appends after prepare read the log: the kept version no longer matches.
+  const next = await h.newRun('and again', { threadTs: run.threadId.split(':')[2] });
+  await prepareAt(deps, next);
+  await appendLog(h.deps.store, next.threadId, [
+    {
+      date: '2026-11-24T09:00:30.000Z',
+      messageId: 'from-elsewhere',
+      userId: 'U0X',
+      userName: 'x',
+      text: 'written meanwhile',
+      isBot: false,
+    },
+  ]);
+  h.bedrock.script({ text: 'Again.' });
+  const again = await modelStepAt(deps, next, { step: 0, next: 'model' });
+  reads.length = 0;
+  assert.equal((await finish(deps, next, { ...again, next: 'finish' })).outcome, 'idle');
+  assert.deepEqual(
+    reads.filter((key) => key === logKey),
+    [logKey],
+    'read once, after the kept version failed the condition',
+  );
+  const texts = (await loadLog(h.deps.store, run.threadId)).map((e) => e.text);
+  for (const text of ['keep the log', 'Kept.', 'written meanwhile', 'and again', 'Again.']) assert.ok(texts.includes(text), text);
 });
 
 test('fail posts one message naming the problem, even when retried, and frees the thread', async () => {

@@ -12,6 +12,8 @@ import type { PromptFilesCache } from '../../context/prompt-files.ts';
 import type { SettingsSource } from '../../settings/source.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { RunContextDeps } from './run-context.ts';
+import type { LogVersion } from '../../context/store.ts';
+import type { Recent } from '../../support/recent.ts';
 import type { RunToolsDeps } from './run-tools.ts';
 import type { HookRunner } from '../../hooks/run.ts';
 import type { ChildExecutions } from '../subagents/executions.ts';
@@ -29,6 +31,8 @@ export interface AgentDeps extends RunToolsDeps, RunContextDeps {
   logger: JsonLogger;
   /** Epoch milliseconds. */
   now: () => number;
+  /** log.jsonl as this container's prepare left it, by thread: the run's finish writes over that version (absent: it reads the file). */
+  logs?: Recent<LogVersion>;
   /** Shared prompt files (memory, skills, identity) this container keeps between runs; absent: read for every run. */
   promptFiles?: PromptFilesCache;
   /** The built-in tools; a run may add web_fetch and its MCP servers' tools (run-tools.ts). */

@@ -92,7 +92,10 @@ async function logExchange(
   const secrets = secretPatternsWith(snapshot?.secretPatterns);
   // The log's write goes on while the sandbox item is read and `alongside` runs; its failure is
   // still this call's (the handler keeps an early rejection from counting as unhandled).
-  const logged = appendLog(deps.store, run.threadId, log, secrets);
+  // Over the version this container's prepare left, when it has it (a stale one costs a read, as before).
+  const known = deps.logs?.get(run.threadId);
+  deps.logs?.delete(run.threadId);
+  const logged = appendLog(deps.store, run.threadId, log, secrets, known);
   logged.catch(() => undefined);
   const share = snapshot ? await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined) : undefined;
   const usage = withSandbox(runUsage(entries, run), share);

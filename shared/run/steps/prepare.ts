@@ -137,7 +137,9 @@ async function addPrompt(
       Promise.all([run.prompt, ...collected].map((prompt, i) => promptEntry(deps, run, prompt, [text, ...texts][i]!))),
     ),
   ]);
-  if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, ...filled });
+  if (filled?.injected) deps.logger.info('backfilled', { runId: run.runId, logged: filled.logged, injected: filled.injected });
+  // The run's finish appends its exchange over this version without reading log.jsonl again.
+  if (filled) deps.logs?.set(run.threadId, filled.log);
   if (hooked.context) entries[0]!.content.push({ text: hooked.context });
   noteHooks(entries[0], hooked.notes);
   context.entries.push(...entries);
