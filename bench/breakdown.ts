@@ -1,7 +1,7 @@
 // Section 2's breakdown: where one model step's milliseconds and AWS calls go, by the function that
-// spends them: the webhook (both deliveries of the mention), dispatch, then agent-step: prepare and
-// the first model step (one invocation, the Prepare state, split where the model step's first call
-// arrived), then Finish. A function's time is its Lambda invocations' (the local Lambda records when each
+// spends them: the webhook (both deliveries of the mention), dispatch, then agent-step: prepare, the
+// model step and the finish (one invocation, the Prepare state, for a plain reply: split where the
+// model step's first call arrived and where its context save was answered). A function's time is its Lambda invocations' (the local Lambda records when each
 // started and returned); its AWS time is the sum of its calls' front-door times (request arrival →
 // response sent, the emulator's work and the local IAM included, the SDK's signing and parsing not).
 import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
@@ -68,10 +68,12 @@ export function conversationCost(stack: TestStack, t: Timeline, from: RecordMark
     if (!role || !RUN_ROLES.includes(role) || invocation.endedAt === undefined || invocation.at > t.endedAt) continue;
     const step = role === 'agentStep' ? stateAt(invocation.at, t) : (role as Phase);
     steps[step].invocations++;
-    if (step === 'prepare' && invocation.at < t.modelStepAt && t.modelStepAt < invocation.endedAt) {
-      // Prepare's invocation goes on into the first model step: its time is split where that step began.
-      steps.prepare.functionMs += t.modelStepAt - invocation.at;
-      steps.model.functionMs += invocation.endedAt - t.modelStepAt;
+    if (role === 'agentStep') {
+      // One invocation can run prepare, the first model step and the finish: its time is split where
+      // each began.
+      for (const [phase, from, to] of AGENT_STEP_PARTS(t)) {
+        steps[phase].functionMs += Math.max(0, Math.min(to, invocation.endedAt) - Math.max(from, invocation.at));
+      }
     } else steps[step].functionMs += invocation.endedAt - invocation.at;
     busy.push([invocation.at, invocation.endedAt]);
   }
@@ -90,10 +92,21 @@ export function conversationCost(stack: TestStack, t: Timeline, from: RecordMark
   return { steps, betweenMs: t.endedAt - t.postedAt - coveredMs(busy, t.postedAt, t.endedAt) };
 }
 
+/** The agent-step parts of the run, each with the stretch of time it had (NaN bounds: none found, the part is empty). */
+const AGENT_STEP_PARTS = (t: Timeline): [Phase, number, number][] => {
+  const modelAt = Number.isNaN(t.modelStepAt) ? Infinity : t.modelStepAt;
+  const finishAt = Number.isNaN(t.finishAt) ? Infinity : t.finishAt;
+  return [
+    ['prepare', -Infinity, modelAt],
+    ['model', modelAt, finishAt],
+    ['finish', finishAt, Infinity],
+  ];
+};
+
 /** The agent-step part of the run at `at` (the run may start before the second delivery is acked). */
 function stateAt(at: number, t: Timeline): Phase {
   if (!(at >= t.modelStepAt)) return 'prepare';
-  return at < (t.entered.Finish ?? Infinity) ? 'model' : 'finish';
+  return at < t.finishAt ? 'model' : 'finish';
 }
 
 /** How much of [from, to] lies inside at least one of the intervals (overlapping invocations count once). */

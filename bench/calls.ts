@@ -27,8 +27,7 @@ export function phaseAt(at: number, t: Timeline): Phase {
   if (at <= t.ackedAt) return 'webhook';
   if (at < (e.Prepare ?? Infinity)) return 'dispatch';
   if (!(at >= t.modelStepAt)) return 'prepare';
-  if (at < (e.Finish ?? Infinity)) return 'model';
-  return 'finish';
+  return at < t.finishAt ? 'model' : 'finish';
 }
 
 /**

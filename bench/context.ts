@@ -151,7 +151,11 @@ type Measured = Pick<
 function measure(run: Posted, calls: ReturnType<S3Recorder['stop']>, contextKey: string): Measured {
   const windows = modelWindows(run.execution);
   if (windows.length !== 1) throw new Error(`Expected one model step in ${run.execution.name}, found ${windows.length}`);
-  const [from, to] = windows[0]!;
+  const [from, until] = windows[0]!;
+  // A step that ends the run finishes it in the same state: its finish (log.jsonl, the audit record)
+  // comes after its last context save, and is not the step's.
+  const saves = calls.filter((c) => c.operation === 'PutObject' && c.key === contextKey && c.at >= from && c.at < until);
+  const to = saves.length ? Math.max(...saves.map((c) => c.at)) + 0.001 : until;
   const inStep = calls.filter((c) => c.at >= from && c.at < to);
   const gets = inStep.filter((c) => c.operation === 'GetObject');
   const puts = inStep.filter((c) => c.operation === 'PutObject');

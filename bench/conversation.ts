@@ -28,7 +28,13 @@ export interface Timeline {
    * marks it. NaN when the run made no model call.
    */
   modelStepAt: number;
-  /** The execution ended (the lease was released in Finish just before). */
+  /**
+   * When the run's finish began: the Finish state's entry, or, when the last model step finished the
+   * run in its own invocation, the answer to that step's context save (its last call). NaN when
+   * neither is found.
+   */
+  finishAt: number;
+  /** The execution ended (the lease was released by its finish just before). */
   endedAt: number;
   /** The bot's reply was complete in Slack (its last stream call). */
   replyAt: number;
@@ -81,6 +87,14 @@ function firstModelStepAt(stack: TestStack, calls: AwsCall[], prompt: string, re
   return arrivals.length ? Math.max(...arrivals) : Number.NaN;
 }
 
+/** The answer to agent-step's last save of the thread's context.jsonl: the end of the run's last model step. */
+function lastContextSaveAt(calls: AwsCall[]): number {
+  const saves = calls.filter(
+    (c) => c.fn === 'agentStep' && c.operation === 'PutObject' && c.path.split('?')[0]!.endsWith('/context.jsonl'),
+  );
+  return saves.length ? Math.max(...saves.map((c) => c.at)) : Number.NaN;
+}
+
 export async function converse(stack: TestStack, text: string): Promise<Timeline> {
   const recorder = awsCallRecorder(stack);
   recorder.start();
@@ -97,13 +111,16 @@ export async function converse(stack: TestStack, text: string): Promise<Timeline
   const status = await actorStatus(stack, threadId);
   if (status !== 'idle') throw new Error(`Thread ${threadId} is ${String(status)} after its run ended`);
   const firstText = firstBotText(stack, posted.channel, posted.threadTs);
+  const calls = recorder.stop();
+  const entered = Object.fromEntries(execution.history.map((h) => [h.name, h.enteredAt]));
   return {
     threadId,
     postedAt,
     ackedAt,
     execution,
-    entered: Object.fromEntries(execution.history.map((h) => [h.name, h.enteredAt])),
-    modelStepAt: firstModelStepAt(stack, recorder.stop(), text, requestsFrom),
+    entered,
+    modelStepAt: firstModelStepAt(stack, calls, text, requestsFrom),
+    finishAt: entered.Finish ?? lastContextSaveAt(calls),
     endedAt: execution.stopDate?.getTime() ?? Date.now(),
     replyAt: reply.local.versions.at(-1)?.at ?? reply.local.createdAt,
     firstTextAt: firstText.at,

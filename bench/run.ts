@@ -178,7 +178,7 @@ const STEP_NAMES: Record<Phase, [step: string, fn: string]> = {
   dispatch: ['dispatch (lease, StartExecution)', 'dispatch'],
   prepare: ['Prepare', 'agent-step'],
   model: ['model step (same invocation)', 'agent-step'],
-  finish: ['Finish', 'agent-step'],
+  finish: ['finish (same invocation)', 'agent-step'],
 };
 
 /** Section 2's breakdown: one model step's milliseconds and calls, by the function that spent them. */

@@ -55,8 +55,8 @@ function phasesOf(t: Timeline): Record<string, number> {
     'post → both deliveries acked': t.ackedAt - t.postedAt,
     'post → execution started (webhook, SQS, dispatch)': t.execution.startDate.getTime() - t.postedAt,
     'Prepare state: prepare (agent-step)': t.modelStepAt - (e.Prepare ?? Number.NaN),
-    'Prepare state: then the model step, incl. Bedrock': (e.NextStep ?? Number.NaN) - t.modelStepAt,
-    'NextStep + Finish → execution ended': t.endedAt - (e.NextStep ?? Number.NaN),
+    'Prepare state: then the model step, incl. Bedrock': t.finishAt - t.modelStepAt,
+    'Prepare state: then the finish → execution ended': t.endedAt - t.finishAt,
     'model step began → first characters in the thread': t.firstTextAt - t.modelStepAt,
   };
 }
@@ -93,7 +93,7 @@ export async function measureSteps(stack: TestStack, count: number): Promise<Ste
   }
   const phaseSamples = timelines.map(phasesOf);
   const names = Object.keys(phaseSamples[0] ?? {});
-  const modelState = timelines.map((t) => (t.entered.NextStep ?? Number.NaN) - t.modelStepAt);
+  const modelState = timelines.map((t) => t.finishAt - t.modelStepAt);
   return {
     n: timelines.length,
     wholePath: summarize(timelines.map((t) => t.endedAt - t.postedAt)),

@@ -2,10 +2,12 @@
 //
 //   Start --($.loop.next present: a run handed over from an earlier execution)--> NextStep
 //         \--(otherwise)--> Prepare -> NextStep
-//   (Prepare's invocation goes on into the run's first model step when prepare returns "model": a
-//   plain reply takes Prepare and Finish, one task state and one Lambda invoke less; a prompt a hook
-//   blocked, or a run stopped before it began, goes straight on to Finish.)
-//   NextStep --($.loop.next == "model")----> Model
+//   (Prepare's invocation goes on into the run's first model step when prepare returns "model"; and a
+//   Prepare or Model invocation whose step ends the run, other than by a stop, finishes it there and
+//   returns $.loop.released: a plain reply is one task state, Prepare. A run stopped before or during
+//   a step still goes through Finish, when its execution was not stopped too.)
+//   NextStep --($.loop.released present: the step finished the run)--> RunSucceeded
+//            |--($.loop.next == "model")----> Model
 //            |--($.loop.next == "tool")-----> Tool        -> NextStep
 //            |--($.loop.next == "sandbox")--> SandboxTool -> NextStep
 //            |--($.loop.next == "progress")-> ToolProgress -> NextStep (back to SandboxTool)
@@ -148,7 +150,9 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
 
   // isPresent first: a Choice on a missing path is a runtime error, not "otherwise".
   const nextIs = (value: NextValue) => Condition.and(Condition.isPresent('$.loop.next'), Condition.stringEquals('$.loop.next', value));
+  const runSucceeded = new Succeed(scope, 'RunSucceeded');
   const nextStep = Choice.jsonPath(scope, 'NextStep')
+    .when(Condition.isPresent('$.loop.released'), runSucceeded)
     .when(nextIs('model'), model)
     .when(nextIs('tool'), tool)
     .when(nextIs('sandbox'), sandboxTool)
@@ -158,7 +162,7 @@ export function agentRunDefinition(scope: Construct, functions: AgentRunFunction
     .when(nextIs('approval'), awaitApproval)
     .when(nextIs('subagents'), awaitSubagents)
     .when(nextIs('handoff'), handoff.next(new Succeed(scope, 'HandedOff')))
-    .otherwise(finish.next(new Succeed(scope, 'RunSucceeded')));
+    .otherwise(finish.next(runSucceeded));
   // The tool steps and Connect return to the choice: the handler decides what follows (more tools, the model, finish).
   for (const task of [tool, sandboxTool, toolProgress, reachTool, connect]) task.next(nextStep);
   awaitApproval.next(tool);

@@ -46,7 +46,7 @@ const putSettings = (settings: Record<string, unknown>) =>
     new PutObjectCommand({ Bucket: stack.cloud.names.bucket, Key: 'settings.json', Body: JSON.stringify(settings) }),
   );
 /** The state each agent-step action runs in. */
-const STATE_OF: Record<string, string> = { prepare: 'Prepare', model: 'Model', finish: 'Finish' };
+const STATE_OF: Record<string, string> = { prepare: 'Prepare', model: 'Model' };
 const requestsMentioning = (text: string) => stack.bedrock.requests.filter((r) => JSON.stringify(r.body.messages).includes(text));
 
 test('six prompts into a busy thread: one busy reply, five runs in arrival order', async () => {
@@ -175,15 +175,15 @@ test('stop with nothing running says so and changes nothing', async () => {
 
 /**
  * The model's answers for a run that crashes in `action`. The first model step runs in prepare's
- * invocation; a Model state comes after a tool call, so a crash there needs one first (search_channel
- * runs in agent-step, without a sandbox).
+ * invocation, and an answer that ends the run finishes it in the same invocation; a Model state comes
+ * after a tool call, so a crash there needs one first (search_channel runs in agent-step, without a sandbox).
  */
 function crashTurns(action: string, answer: string) {
   if (action !== 'model') return [{ text: answer }];
   return [{ toolUses: [{ name: 'search_channel', input: { query: 'crash' }, toolUseId: `tu-crash-${Date.now()}` }] }, { text: answer }];
 }
 
-for (const action of ['prepare', 'model', 'finish']) {
+for (const action of ['prepare', 'model']) {
   test(`a crash after the ${action} step did its work is retried without repeating it`, async () => {
     stack.cloud.injectFault({ role: 'agentStep', action, when: 'after', errorName: 'Lambda.ServiceException' });
     stack.bedrock.script(...crashTurns(action, `answer despite a ${action} crash`));
@@ -201,7 +201,7 @@ for (const action of ['prepare', 'model', 'finish']) {
   });
 }
 
-for (const action of ['prepare', 'model', 'finish']) {
+for (const action of ['prepare', 'model']) {
   test(`a crash in ${action} that is not retried ends the run with a message and frees the thread`, async () => {
     stack.cloud.injectFault({ role: 'agentStep', action, when: 'before', errorName: 'Runtime.ExitError' });
     if (action === 'model') stack.bedrock.script(crashTurns(action, '')[0]!);
@@ -284,12 +284,14 @@ test(`${LOAD_THREADS} threads with 3 prompts each keep every thread in order and
       runs.map((e) => (e.input as { prompt: { text: string } }).prompt.text.replace('@bot ', '')),
       [0, 1, 2].map((i) => `load-${t}-${i}`),
     );
+    const replies = bot(posted.channel, posted.threadTs);
     for (let i = 1; i < runs.length; i++) {
-      const finishEntered = runs[i - 1]!.history.find((h) => h.name === 'Finish')!.enteredAt;
-      assert.ok(finishEntered <= runs[i]!.startDate.getTime(), `thread ${t}: run ${i} started before run ${i - 1} finished its work`);
+      // The lease passes on as a run finishes, after its reply is complete and its context saved.
+      const replied = replies[i - 1]!.local.versions.at(-1)?.at ?? replies[i - 1]!.local.createdAt;
+      assert.ok(replied <= runs[i]!.startDate.getTime(), `thread ${t}: run ${i} started before run ${i - 1} finished its work`);
     }
     assert.deepEqual(
-      bot(posted.channel, posted.threadTs).map((m) => m.text),
+      replies.map((m) => m.text),
       [0, 1, 2].map((i) => `re: load-${t}-${i}`),
     );
   }

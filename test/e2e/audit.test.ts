@@ -123,8 +123,9 @@ test('a run with two tool calls writes one record: requester, place, model, the 
   assert.deepEqual(putsOf(key), [200]);
 });
 
-test('a finish step retried after it wrote the record: still one record, the retry is refused and the run succeeds', async () => {
-  stack.cloud.injectFault({ role: 'agentStep', action: 'finish', when: 'after', errorName: 'Lambda.ServiceException' });
+test('a finish retried after it wrote the record: still one record, the retry is refused and the run succeeds', async () => {
+  // A plain reply's one invocation (prepare, the model step, the finish) crashes once it is done; Step Functions retries it.
+  stack.cloud.injectFault({ role: 'agentStep', action: 'prepare', when: 'after', errorName: 'Lambda.ServiceException' });
   stack.bedrock.script({ text: 'answer despite a finish crash' });
   const posted = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> finish twice' });
   const threadId = threadOf(posted);

@@ -128,9 +128,10 @@ test('two prompts in one thread are answered in order and never overlap', async 
   assert.equal(runs.length, 2);
   const [a, b] = runs.sort((x, y) => x.startDate.getTime() - y.startDate.getTime());
   await stack.cloud.stepFunctions.waitForExecution(b!.executionArn);
-  // The lease passes on in the first run's Finish step, after its reply and context are saved.
-  const finishEntered = a!.history.find((h) => h.name === 'Finish')?.enteredAt;
-  assert.ok(finishEntered && finishEntered <= b!.startDate.getTime(), 'the second run started after the first one finished its work');
+  // The lease passes on as the first run finishes, after its reply is complete and its context saved.
+  const firstReplied = replies[0]!.local.versions.at(-1)?.at ?? replies[0]!.local.createdAt;
+  assert.ok(firstReplied <= b!.startDate.getTime(), 'the second run started after the first one finished its work');
+  assert.equal((a!.output as { loop: { released: string } }).loop.released, 'next', 'the first run handed the thread to the second');
   const firstModelDone = stack.bedrock.requests.findIndex((r) => JSON.stringify(r.body.messages).includes('beta-two'));
   assert.ok(firstModelDone > 0, 'the second prompt reached the model after the first');
 });

@@ -52,7 +52,9 @@ test('a run longer than one execution hands over and finishes with every tool re
     );
     assert.ok(e.history.filter((h) => ['Prepare', 'Model', 'Tool', 'SandboxTool'].includes(h.name)).length <= 3);
   }
-  assert.ok(executions.at(-1)!.history.some((h) => h.name === 'Finish'));
+  // The last execution's answer finished the run (in its Model invocation).
+  assert.equal(executions.at(-1)!.status, 'SUCCEEDED');
+  assert.equal((executions.at(-1)!.output as { loop: { released: string } }).loop.released, 'idle');
   assert.equal(executions.filter((e) => e.history.some((h) => h.name === 'Prepare')).length, 1, 'prepared once');
   const results = (stack.bedrock.requests.at(-1)!.body.messages ?? []).flatMap((m) => m.content ?? []).filter((b) => b.toolResult);
   assert.deepEqual(

@@ -23,8 +23,9 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
 
 test('a run with one tool call, each kind of step retried once, publishes each metric once per run (or per step)', async () => {
   const from = stack.cloud.metrics.points.length;
-  // Each step crashes once after its work was done; the state machine retries it.
-  for (const action of ['model', 'finish']) {
+  // Each step crashes once after its work was done; the state machine retries it. Prepare's
+  // invocation holds the first model step (the tool call), the Model state's the answer and the finish.
+  for (const action of ['prepare', 'model']) {
     stack.cloud.injectFault({ role: 'agentStep', action, when: 'after', errorName: 'Lambda.ServiceException' });
   }
   stack.cloud.injectFault({ role: 'sandboxStep', action: 'tool', when: 'after', errorName: 'Lambda.ServiceException' });

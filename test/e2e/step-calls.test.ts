@@ -4,7 +4,7 @@
 // adds one to every step fails here. Calls are placed in the state whose time they arrived in.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { converse, type Timeline } from '../../bench/conversation.ts';
+import { converse } from '../../bench/conversation.ts';
 import { awsCallRecorder, sandboxStartWrites, type AwsCall } from '../../bench/aws-calls.ts';
 import { roleOf } from '../../bench/breakdown.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
@@ -21,14 +21,6 @@ after(async () => {
 /** The agent-step calls (and model calls) that arrived from `from` until `until` (by arrival: the front door records a call once its answer is sent). */
 function callsBetween(calls: AwsCall[], from: number, until: number): AwsCall[] {
   return calls.filter((c) => (c.fn === 'agentStep' || c.service === 'Bedrock Runtime') && arrival(c) >= from && arrival(c) <= until);
-}
-
-/** The calls that arrived while the run was in `state`, until the next state was entered. */
-function callsIn(calls: AwsCall[], timeline: Timeline, state: string): AwsCall[] {
-  const states = timeline.execution.history;
-  const index = states.findIndex((h) => h.name === state);
-  assert.ok(index >= 0, `the run went through ${state}`);
-  return callsBetween(calls, states[index]!.enteredAt, states[index + 1]?.enteredAt ?? timeline.endedAt);
 }
 
 const arrival = (c: AwsCall) => c.at - (c.durationMs ?? 0);
@@ -49,7 +41,7 @@ test('one plain model step makes 4 AWS calls: its starting write, the model call
   // The first model step runs in Prepare's invocation, from its first write on (see converse()). The
   // sandbox's early start, which prepare leaves running beside it, is prepare's.
   const sandboxStart = sandboxStartWrites(calls);
-  const model = callsBetween(calls, timeline.modelStepAt, timeline.entered.NextStep!).filter((c) => !sandboxStart.has(c));
+  const model = callsBetween(calls, timeline.modelStepAt, timeline.finishAt).filter((c) => !sandboxStart.has(c));
   // The goal (issue 21) is at most 5; these are the 4 a plain step needs today. The snapshot and the
   // context come from prepare (kept by the container), the flags and the reply record ride in the
   // two transactions, and the run's replies are redacted with its snapshot's secret patterns.
@@ -60,26 +52,28 @@ test('one plain model step makes 4 AWS calls: its starting write, the model call
   );
 });
 
-test('a plain run takes two agent-step invocations: prepare goes on into the first model step, and Finish', async () => {
+test('a plain run is one agent-step invocation: prepare goes on into the model step, and the answer that ends the run finishes it', async () => {
   await converse(stack, 'warm up');
   const invoked = stack.cloud.lambda.invocations.length;
   const { timeline } = await countedRun('count the states of a plain run');
   assert.deepEqual(
     timeline.execution.history.map((h) => h.name),
-    ['Start', 'Prepare', 'NextStep', 'Finish', 'RunSucceeded'],
+    ['Start', 'Prepare', 'NextStep', 'RunSucceeded'],
   );
+  assert.equal((timeline.execution.output as { loop: { released: string } }).loop.released, 'idle');
   const agentStep = stack.cloud.lambda.invocations.slice(invoked).filter((i) => roleOf(stack, i) === 'agentStep');
-  assert.equal(agentStep.length, 2);
-  // The model was called inside Prepare's invocation.
-  const [prepared] = agentStep;
+  assert.equal(agentStep.length, 1);
+  // The model was called inside it, and the lease released by it (the thread idle before it returned).
+  const [invocation] = agentStep;
   const request = stack.bedrock.requests.at(-1)!;
-  assert.ok(prepared!.at <= request.time && request.time <= prepared!.endedAt!, 'the model call came from the Prepare invocation');
+  assert.ok(invocation!.at <= request.time && request.time <= invocation!.endedAt!, 'the model call came from the Prepare invocation');
 });
 
 test('a plain run ends in 6 AWS calls: log.jsonl written over the version prepare read, the thread going idle in one conditional write without reading its actor first', async () => {
   await converse(stack, 'warm up');
   const { timeline, calls } = await countedRun('count the calls of the end of a run');
-  const finish = callsIn(calls, timeline, 'Finish');
+  // The finish runs in the same invocation, from the model step's context save on (see converse()).
+  const finish = callsBetween(calls, timeline.finishAt, timeline.endedAt);
   // log.jsonl written (over the version prepare read: this container kept it); the sandbox item read
   // for the run's sandbox share; the metrics and audit claims (exactly once each) and the audit
   // record; then the lease: one transaction that idles the thread and gives its slots back, without

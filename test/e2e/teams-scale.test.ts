@@ -29,7 +29,8 @@ const teamsThreadOf = (conversationId: string) =>
     .map((e) => (e.input as { threadId: string }).threadId)
     .find((id) => id.startsWith('teams:') && Buffer.from(id.split(':')[1]!, 'base64url').toString() === conversationId);
 
-function assertInOrder(label: string, threadId: string, expected: string[], replies: string[]) {
+/** `replies`: the bot's answers in the thread, with when each was complete there. */
+function assertInOrder(label: string, threadId: string, expected: string[], replies: { text: string; at: number }[]) {
   const runs = runsOf(threadId);
   assert.deepEqual(
     runs.map((e) => /load-\w+-\d+-\d+/.exec((e.input as { prompt: { text: string } }).prompt.text)?.[0]),
@@ -37,11 +38,11 @@ function assertInOrder(label: string, threadId: string, expected: string[], repl
     `${label}: runs in order`,
   );
   for (let i = 1; i < runs.length; i++) {
-    const finishEntered = runs[i - 1]!.history.find((h) => h.name === 'Finish')!.enteredAt;
-    assert.ok(finishEntered <= runs[i]!.startDate.getTime(), `${label}: run ${i} started before run ${i - 1} finished its work`);
+    // The lease passes on as a run finishes, after its reply is in the thread and its context saved.
+    assert.ok(replies[i - 1]!.at <= runs[i]!.startDate.getTime(), `${label}: run ${i} started before run ${i - 1} finished its work`);
   }
   assert.deepEqual(
-    replies,
+    replies.map((r) => r.text),
     expected.map((p) => `re: ${p}`),
     `${label}: answers in order`,
   );
@@ -85,14 +86,14 @@ test(`${THREADS} Teams threads and ${THREADS} Slack threads at once, ${PROMPTS} 
     const replies = stack.teams
       .botMessages(sent.conversationId)
       .filter((m) => !m.deleted && m.text?.startsWith('re: '))
-      .map((m) => m.text!);
+      .map((m) => ({ text: m.text!, at: Date.parse(m.timestamp) }));
     assertInOrder(`teams thread ${t}`, teamsThreadOf(sent.conversationId)!, expected('teams', t), replies);
   }
   for (const [t, posted] of slack.entries()) {
     const replies = stack.slack.messages
       .thread(posted.channel, posted.threadTs)
       .filter((m) => m.bot_id && m.text?.startsWith('re: '))
-      .map((m) => m.text);
+      .map((m) => ({ text: m.text, at: m.local.versions.at(-1)?.at ?? m.local.createdAt }));
     assertInOrder(`slack thread ${t}`, slackThread(posted), expected('slack', t), replies);
   }
 });

@@ -896,9 +896,11 @@ test('state machine definition: valid ASL (asl-validator), JSONPath, the Prepare
   for (const name of ['Tool', 'SandboxTool', 'ToolProgress', 'ReachTool', 'Connect']) assert.equal(states[name]!.Next, 'NextStep', name);
   const choice = states.NextStep!;
   assert.equal(choice.Type, 'Choice');
-  const choices = choice.Choices as { Next: string; And?: Record<string, unknown>[] }[];
+  const choices = choice.Choices as { Next: string; And?: Record<string, unknown>[]; Variable?: string; IsPresent?: boolean }[];
+  // First: a step that finished the run (its invocation released the thread) ends the execution.
+  assert.deepEqual(choices[0], { Variable: '$.loop.released', IsPresent: true, Next: 'RunSucceeded' });
   assert.deepEqual(
-    choices.map((c) => [c.Next, c.And]),
+    choices.slice(1).map((c) => [c.Next, c.And]),
     [
       [
         'Model',

@@ -153,7 +153,7 @@ async function heldRunTask() {
   };
 }
 
-test("prepare goes on into the first model step in the same invocation; the sandbox's early start runs beside it, and the invocation ends once it has", async () => {
+test("prepare goes on into the first model step in the same invocation, and an answer that ends the run finishes it there; the sandbox's early start runs beside the step, and the run ends once it has", async () => {
   const ecs = await heldRunTask();
   try {
     await h.writeObject('settings.json', '{}');
@@ -169,8 +169,11 @@ test("prepare goes on into the first model step in the same invocation; the sand
     assert.equal(await getSandbox(ecs.sandbox, run.threadId), undefined, 'not recorded before RunTask answers');
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(ended, false, 'the invocation waits for the sandbox start');
+    assert.equal((await getActor(h.deps.actor, run.threadId))?.status, 'running', 'nor is the run finished before it');
     ecs.answer();
-    assert.deepEqual(routeOf((await step) as LoopState), { step: 1, next: 'finish', stopReason: 'end_turn', work: 2 });
+    // The answer ended the run: it finished in the same invocation, and the thread is free.
+    assert.deepEqual(routeOf((await step) as LoopState), { step: 1, next: 'finish', stopReason: 'end_turn', work: 2, released: 'idle' });
+    assert.equal((await getActor(h.deps.actor, run.threadId))?.status, 'idle');
     assert.equal((await getSandbox(ecs.sandbox, run.threadId))?.status, 'starting');
   } finally {
     await ecs.close();

@@ -1,5 +1,6 @@
-// The agent loop, one Lambda invocation per step (prepare and the first model step share one),
-// driven by the state machine (infra/constructs/agent-run-definition.ts):
+// The agent loop, one Lambda invocation per step (prepare and the first model step share one, and a
+// step that ends the run finishes it in the same invocation), driven by the state machine
+// (infra/constructs/agent-run-definition.ts):
 //   prepare + model -> (tool | sandbox (-> progress -> sandbox)* | reach -> ...)* -> model ... -> finish;  fail from every Catch;
 //   progress shows a long command's last line in the thread's status while the sandbox step waits on it;
 //   a run with MCP servers goes from its first model step to connect (listing their tools) and back;
@@ -30,28 +31,43 @@ async function useRunSecretPatterns(deps: AgentDeps, run: RunInput): Promise<voi
   if (snapshot) deps.useSecretPatterns(snapshot.secretPatterns ?? []);
 }
 
-export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | { released: Release['outcome'] }> {
+type Released = { released: Release['outcome'] };
+
+/**
+ * A run its step found done ends in the same invocation: on AWS a Lambda invoke, a task state and a
+ * Choice less before the thread is free for its next prompt. A stopped run does not: whoever stopped
+ * it ends its execution, and the run-ended rule releases the thread (Finish, if it gets there).
+ */
+async function endedHere(deps: AgentDeps, run: RunInput, next: LoopState): Promise<LoopState | (LoopState & Released)> {
+  if (next.next !== 'finish' || next.stopReason === 'aborted') return next;
+  return { ...next, released: (await finish(deps, run, next)).outcome };
+}
+
+export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | Released> {
   const { loop, error, ...run } = event.state;
   const limit = deps.handoffAfterSteps;
   if (event.action !== 'prepare') await useRunSecretPatterns(deps, run);
   switch (event.action) {
     case 'prepare': {
-      // The sandbox's early start goes on beside the first model step; the invocation ends only
-      // once it has (Lambda freezes whatever is left running when the handler returns).
+      // The sandbox's early start goes on beside the first model step; it has ended before the run
+      // does (and before the invocation: Lambda freezes whatever is left running when the handler returns).
       const alongside: Promise<unknown>[] = [];
+      let next: LoopState;
       try {
-        const prepared = countStep(loop, await prepare(deps, run, { alongside: (work) => alongside.push(work) }), limit);
-        if (prepared.next !== 'model') return prepared;
-        // The first model step follows in the same invocation: on AWS a task state and a Lambda invoke
-        // less before the first token. The prepared context and snapshot are in hand (kept by the container).
-        await useRunSecretPatterns(deps, run);
-        return countStep(prepared, await modelStep(deps, run, prepared), limit);
+        next = countStep(loop, await prepare(deps, run, { alongside: (work) => alongside.push(work) }), limit);
+        if (next.next === 'model') {
+          // The first model step follows in the same invocation: on AWS a task state and a Lambda invoke
+          // less before the first token. The prepared context and snapshot are in hand (kept by the container).
+          await useRunSecretPatterns(deps, run);
+          next = countStep(next, await modelStep(deps, run, next), limit);
+        }
       } finally {
         await Promise.all(alongside);
       }
+      return endedHere(deps, run, next);
     }
     case 'model':
-      return countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit);
+      return endedHere(deps, run, countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit));
     case 'tool':
       return countStep(loop, await toolStep(deps, run, loop ?? { step: 0, next: 'tool' }), limit);
     case 'progress':
