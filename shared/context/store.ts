@@ -89,14 +89,19 @@ export interface LogEntry {
   attachments?: { original: string; local: string }[];
 }
 
-export async function readText(deps: StoreDeps, key: string): Promise<string | undefined> {
+/** An object's text and the ETag it was read at; undefined when there is no such object. */
+async function readVersioned(deps: StoreDeps, key: string): Promise<{ raw: string | undefined; etag: string | undefined } | undefined> {
   try {
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-    return await out.Body?.transformToString('utf8');
+    return { raw: await out.Body?.transformToString('utf8'), etag: out.ETag };
   } catch (error) {
     if (isS3NotFound(error)) return undefined;
     throw error;
   }
+}
+
+export async function readText(deps: StoreDeps, key: string): Promise<string | undefined> {
+  return (await readVersioned(deps, key))?.raw;
 }
 
 export async function writeText(deps: StoreDeps, key: string, body: string, contentType = 'text/plain; charset=utf-8'): Promise<void> {
@@ -181,16 +186,11 @@ function contextKey(contextId: ContextId): string {
 
 export async function loadContext(deps: StoreDeps, contextId: ContextId): Promise<LoadedContext> {
   const key = contextKey(contextId);
-  try {
-    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-    const raw = await out.Body?.transformToString('utf8');
-    if (!out.ETag) throw new Error(`S3 returned ${key} without an ETag`);
-    const { entries, unreadable } = parseContext(raw);
-    return { entries, version: out.ETag, ...(unreadable.length ? { unreadable } : {}) };
-  } catch (error) {
-    if (!isS3NotFound(error)) throw error;
-    return { entries: [], version: null };
-  }
+  const read = await readVersioned(deps, key);
+  if (!read) return { entries: [], version: null };
+  if (!read.etag) throw new Error(`S3 returned ${key} without an ETag`);
+  const { entries, unreadable } = parseContext(read.raw);
+  return { entries, version: read.etag, ...(unreadable.length ? { unreadable } : {}) };
 }
 
 /**
@@ -231,13 +231,8 @@ export interface LogVersion {
 
 export async function readLog(deps: StoreDeps, threadId: string): Promise<LogVersion> {
   const key = dataKeys(threadId).log;
-  try {
-    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-    return { entries: parseJsonl<LogEntry>(await out.Body?.transformToString('utf8'), key), etag: out.ETag ?? null };
-  } catch (error) {
-    if (isS3NotFound(error)) return { entries: [], etag: null };
-    throw error;
-  }
+  const read = await readVersioned(deps, key);
+  return read ? { entries: parseJsonl<LogEntry>(read.raw, key), etag: read.etag ?? null } : { entries: [], etag: null };
 }
 
 export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEntry[]> {

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { converse } from '../../bench/conversation.ts';
-import { awsCallRecorder, sandboxStartWrites, type AwsCall } from '../../bench/aws-calls.ts';
+import { arrival, awsCallRecorder, sandboxStartWrites, type AwsCall } from '../../bench/aws-calls.ts';
 import { roleOf } from '../../bench/breakdown.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 
@@ -22,8 +22,6 @@ after(async () => {
 function callsBetween(calls: AwsCall[], from: number, until: number): AwsCall[] {
   return calls.filter((c) => (c.fn === 'agentStep' || c.service === 'Bedrock Runtime') && arrival(c) >= from && arrival(c) <= until);
 }
-
-const arrival = (c: AwsCall) => c.at - (c.durationMs ?? 0);
 
 const listed = (calls: AwsCall[]) => calls.map((c) => `${c.service} ${c.operation} ${c.method} ${c.path}`).join('\n');
 
