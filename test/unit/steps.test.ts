@@ -22,7 +22,7 @@ import { BUILTIN_TOOLS } from '../../shared/tools/builtin/index.ts';
 import { defineTool } from '../../shared/tools/tool.ts';
 import { loadSnapshot, recentSnapshots } from '../../shared/run/steps/snapshot.ts';
 import { toolStep as toolStepAt } from '../../shared/run/steps/tool.ts';
-import { appendLog, loadContext, loadLog, type LogVersion } from '../../shared/context/store.ts';
+import { appendLog, loadContext, loadLog, saveContext, type LogVersion } from '../../shared/context/store.ts';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { readRecord } from '../../shared/run/ledger.ts';
@@ -664,23 +664,63 @@ function beforeEachCommand(db: AgentDeps['ledger']['db'], before: (command: obje
 const endsStepZero = (command: object) =>
   command instanceof TransactWriteCommand && (command.input.TransactItems ?? []).some((item) => item.Put?.Item?.sk === 'reply#0');
 
-test('model: a stop that lands after the answer streamed, before the step ends, is caught by the ending write: the cost is settled, the context not saved', async () => {
+test('model: a stop that lands after the answer streamed, before the step ends, is caught by the ending write: the cost is settled, nothing more is written', async () => {
   const run = await preparedRun('stop me late');
   const stepsBefore = (await readSpend(h.deps.ledger, threadSpendKey(run.threadId))).steps;
   const db = beforeEachCommand(h.deps.ledger.db, async (command) => {
     if (endsStepZero(command)) await requestStop(h.deps.actor, run.threadId);
   });
-  h.bedrock.script({ text: 'An answer that will not be kept.' });
+  h.bedrock.script({ text: 'An answer that streamed whole.' });
   const deps = { ...h.deps, ledger: { ...h.deps.ledger, db } };
   assert.deepEqual(await modelStep(deps, run, { step: 0, next: 'model' }), { step: 0, next: 'finish', stopReason: 'aborted' });
-  assert.equal((await entries(run)).filter((e) => e.role === 'assistant').length, 0, 'a stopped run writes no more context');
   assert.equal((await readSpend(h.deps.ledger, threadSpendKey(run.threadId))).steps, stepsBefore + 1, 'what the call cost is counted');
-  // What streamed stays in the thread, recorded against a retry.
+  // What streamed stays in the thread, recorded against a retry; the context, saved beside the
+  // ending write, holds what the thread shows, once.
   assert.deepEqual(
     h.botMessages(run).map((m) => m.text),
-    ['An answer that will not be kept.'],
+    ['An answer that streamed whole.'],
   );
   assert.ok(await readRecord(h.deps.ledger, run.runId, 'reply#0'));
+  assert.deepEqual(
+    (await entries(run)).filter((e) => e.role === 'assistant').map((e) => JSON.stringify(e.content)),
+    [JSON.stringify([{ text: 'An answer that streamed whole.' }])],
+  );
+});
+
+test("model: a stopped step's context save that loses to the thread's next run ends the step stopped, and leaves the next run's context as it wrote it", async () => {
+  const run = await preparedRun('stop me, then go on');
+  const key = dataKeys(run.threadId).context;
+  // The step's save and its ending write go out together: the next run's save lands first and the
+  // stop is set before the ending write is sent.
+  let nextRunSaved!: () => void;
+  const landed = new Promise<void>((resolve) => (nextRunSaved = resolve));
+  let raced = false;
+  const s3 = new Proxy(h.deps.store.s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? async (command: { input?: { Key?: string } }) => {
+            if (!raced && command instanceof PutObjectCommand && command.input.Key === key) {
+              raced = true;
+              await requestStop(h.deps.actor, run.threadId);
+              const current = await loadContext(h.deps.store, run.threadId);
+              const next = { role: 'user' as const, content: [{ text: 'the next run' }], meta: { runId: 'next-run', at: '' } };
+              await saveContext(h.deps.store, run.threadId, [...current.entries, next], current.version);
+              nextRunSaved();
+            }
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+  const db = beforeEachCommand(h.deps.ledger.db, async (command) => {
+    if (endsStepZero(command)) await landed;
+  });
+  h.bedrock.script({ text: 'Too late to keep.' });
+  const deps = { ...h.deps, store: { ...h.deps.store, s3 }, ledger: { ...h.deps.ledger, db } };
+  assert.deepEqual(await modelStep(deps, run, { step: 0, next: 'model' }), { step: 0, next: 'finish', stopReason: 'aborted' });
+  assert.ok(raced);
+  const after = await entries(run);
+  assert.equal(after.at(-1)?.meta.runId, 'next-run', "the next run's save stands");
+  assert.equal(after.filter((e) => e.role === 'assistant').length, 0);
 });
 
 test('model: a retry of a step that posted its reply and died before saving edits that reply (the starting write finds its record)', async () => {

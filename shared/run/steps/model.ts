@@ -217,12 +217,22 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
   refuseExtraToolCalls(context.entries, content, snapshot.maxToolCallsPerTurn, meta);
   refuseDisallowedToolCalls(context.entries, content, snapshot, meta);
   let decision = routeAfterAnswer(loop.step, content, result.stopReason);
-  // One write: the settlement, the reply's record, and whether the run was stopped (or, when it
-  // would end, steered) while the answer streamed in.
-  const flags = await endModelStep(deps, run, loop.step, spend, { usage, posted, check: { noSteer: decision.next === 'finish' } });
-  if (flags === 'flagged') {
+  // The answer goes into context.jsonl while the step's ending write is made: on AWS an S3 round trip
+  // less per model step; both have landed before the step goes on. If the run turns out stopped, the
+  // answer it streamed into the thread may be in the context too: the save is conditional on the
+  // version the run read, so it never overwrites what the thread's next run wrote.
+  const [ended, save] = await Promise.allSettled([
+    // One write: the settlement, the reply's record, and whether the run was stopped (or, when it
+    // would end, steered) while the answer streamed in.
+    endModelStep(deps, run, loop.step, spend, { usage, posted, check: { noSteer: decision.next === 'finish' } }),
+    saveLoadedContext(deps.store, contextIdOf(run), context),
+  ]);
+  if (ended.status === 'rejected') throw ended.reason;
+  let resave = false;
+  if (ended.value === 'flagged') {
     // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
-    // already belong to the next run, so this run writes nothing more.
+    // already belong to the next run, so this run writes nothing more (and a save that lost to the
+    // next run's is no failure).
     if (await isStopped(deps, run)) return stoppedAt(loop.step);
     if (decision.next === 'finish' && !run.child) {
       // Words the user steered with while the model answered: answer them in another turn.
@@ -230,14 +240,18 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
       if (steer.length) {
         applySteer(context.entries, steer, meta);
         decision = { ...decision, next: 'model' };
+        resave = true;
       }
     }
   }
+  if (save.status === 'rejected') throw save.reason;
   if (decision.next === 'finish' && result.stopReason === 'end_turn' && snapshot.hooks) {
+    // The hooks' notes go on the answer, and a turn one asks for after it.
+    resave = true;
     if (await stopHooksContinue(deps, run, snapshot, context.entries, content, meta)) decision = { ...decision, next: 'model' };
   }
   const limit = decision.next !== 'finish' ? runLimitReached(loop.step, snapshot, deps.now()) : undefined;
-  await saveLoadedContext(deps.store, contextIdOf(run), context);
+  if (resave) await saveLoadedContext(deps.store, contextIdOf(run), context);
   // The channel (adapter:channel) lets the dashboard rank channels by cost from these lines.
   deps.logger.info('model step', {
     runId: run.runId,
