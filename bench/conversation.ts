@@ -23,15 +23,18 @@ export interface Timeline {
   /** The run's states, by name, with when each was entered. */
   entered: Record<string, number>;
   /**
-   * When the run's first model step began: the arrival of its first call, the write before the
-   * model call. It runs in the Prepare state's invocation, right after prepare, so no state entry
-   * marks it. NaN when the run made no model call.
+   * When the run's first model step began: the arrival of its first call, the transaction before the
+   * model call (prepare makes none; its last writes may still be in flight beside it). It runs in the
+   * Prepare state's invocation, right after prepare, so no state entry marks it. NaN when the run made
+   * no model call.
    */
   modelStepAt: number;
+  /** When the first model request reached the Bedrock fake. NaN when the run made none. */
+  modelCallAt: number;
   /**
    * When the run's finish began: the Finish state's entry, or, when the last model step finished the
-   * run in its own invocation, the answer to that step's context save (its last call). NaN when
-   * neither is found.
+   * run in its own invocation, the answer to that step's last write (its context save or its ending
+   * transaction, sent together). NaN when neither is found.
    */
   finishAt: number;
   /** The execution ended (the lease was released by its finish just before). */
@@ -70,29 +73,38 @@ async function actorStatus(stack: TestStack, threadId: string): Promise<unknown>
   return out.Item?.status;
 }
 
-/**
- * The arrival of agent-step's first call of the run's first model step: its last call before the
- * model request (the first whose messages hold the prompt), the sandbox start's item write aside
- * (prepare's, beside the step). Nothing else of the run is in flight between prepare's end and the
- * model call, so that is the step's first write.
- */
-function firstModelStepAt(stack: TestStack, calls: AwsCall[], prompt: string, requestsFrom: number): number {
-  const request = stack.bedrock.requests.slice(requestsFrom).find((r) => JSON.stringify(r.body.messages ?? []).includes(prompt));
-  if (!request) return Number.NaN;
-  const sandboxStart = sandboxStartWrites(calls);
-  const arrivals = calls
-    .filter((c) => c.fn === 'agentStep' && !sandboxStart.has(c))
-    .map(arrival)
-    .filter((at) => at <= request.time);
-  return arrivals.length ? Math.max(...arrivals) : Number.NaN;
+/** The run's first model request: the first whose messages hold the prompt. */
+function firstModelRequest(stack: TestStack, prompt: string, requestsFrom: number) {
+  return stack.bedrock.requests.slice(requestsFrom).find((r) => JSON.stringify(r.body.messages ?? []).includes(prompt));
 }
 
-/** The answer to agent-step's last save of the thread's context.jsonl: the end of the run's last model step. */
-function lastContextSaveAt(calls: AwsCall[]): number {
-  const saves = calls.filter(
-    (c) => c.fn === 'agentStep' && c.operation === 'PutObject' && c.path.split('?')[0]!.endsWith('/context.jsonl'),
-  );
-  return saves.length ? Math.max(...saves.map((c) => c.at)) : Number.NaN;
+/**
+ * The arrival of agent-step's first call of the run's first model step: its beginning write, the one
+ * transaction before the model request, the sandbox start's item write aside (prepare's, beside the
+ * step). Prepare makes no transaction of its own.
+ */
+function firstModelStepAt(calls: AwsCall[], modelCallAt: number): number {
+  const sandboxStart = sandboxStartWrites(calls);
+  const begins = calls
+    .filter((c) => c.fn === 'agentStep' && c.operation === 'TransactWriteItems' && !sandboxStart.has(c))
+    .map(arrival)
+    .filter((at) => at <= modelCallAt);
+  return begins.length ? Math.min(...begins) : Number.NaN;
+}
+
+/**
+ * The end of the run's last model step: the later answer of its last two writes, the context save
+ * and the ending transaction, which go out together (agent-step's calls that arrived by the last
+ * context save, the sandbox start's aside).
+ */
+function lastModelStepEndAt(calls: AwsCall[]): number {
+  const ofAgentStep = calls.filter((c) => c.fn === 'agentStep');
+  const saves = ofAgentStep.filter((c) => c.operation === 'PutObject' && c.path.split('?')[0]!.endsWith('/context.jsonl'));
+  if (saves.length === 0) return Number.NaN;
+  const lastSent = Math.max(...saves.map(arrival));
+  const sandboxStart = sandboxStartWrites(calls);
+  const answers = ofAgentStep.filter((c) => c.operation !== 'RunTask' && !sandboxStart.has(c) && arrival(c) <= lastSent).map((c) => c.at);
+  return Math.max(...answers);
 }
 
 export async function converse(stack: TestStack, text: string): Promise<Timeline> {
@@ -113,14 +125,16 @@ export async function converse(stack: TestStack, text: string): Promise<Timeline
   const firstText = firstBotText(stack, posted.channel, posted.threadTs);
   const calls = recorder.stop();
   const entered = Object.fromEntries(execution.history.map((h) => [h.name, h.enteredAt]));
+  const modelCallAt = firstModelRequest(stack, text, requestsFrom)?.time ?? Number.NaN;
   return {
     threadId,
     postedAt,
     ackedAt,
     execution,
     entered,
-    modelStepAt: firstModelStepAt(stack, calls, text, requestsFrom),
-    finishAt: entered.Finish ?? lastContextSaveAt(calls),
+    modelStepAt: firstModelStepAt(calls, modelCallAt),
+    modelCallAt,
+    finishAt: entered.Finish ?? lastModelStepEndAt(calls),
     endedAt: execution.stopDate?.getTime() ?? Date.now(),
     replyAt: reply.local.versions.at(-1)?.at ?? reply.local.createdAt,
     firstTextAt: firstText.at,

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { converse } from '../../bench/conversation.ts';
 import { arrival, awsCallRecorder, sandboxStartWrites, type AwsCall } from '../../bench/aws-calls.ts';
 import { roleOf } from '../../bench/breakdown.ts';
+import { phaseOf } from '../../bench/calls.ts';
 import { startTestStack, type TestStack } from '../support/local-stack.ts';
 
 let stack: TestStack;
@@ -36,10 +37,13 @@ test('one plain model step makes 4 AWS calls: its starting write, the model call
   // Warm: the first run takes the functions' cold starts (a Secrets Manager read in AWS, auth.test).
   await converse(stack, 'warm up');
   const { timeline, calls } = await countedRun('count the calls of one model step');
-  // The first model step runs in Prepare's invocation, from its first write on (see converse()). The
-  // sandbox's early start, which prepare leaves running beside it, is prepare's.
+  // The first model step runs in Prepare's invocation, from its first write on (see converse()), as
+  // the bench places it: prepare's last writes, in flight beside that write, and the sandbox's early
+  // start, which prepare leaves running beside the step, are prepare's.
   const sandboxStart = sandboxStartWrites(calls);
-  const model = callsBetween(calls, timeline.modelStepAt, timeline.finishAt).filter((c) => !sandboxStart.has(c));
+  const model = calls.filter(
+    (c) => (c.fn === 'agentStep' || c.service === 'Bedrock Runtime') && phaseOf(c, timeline, sandboxStart) === 'model',
+  );
   // The goal (issue 21) is at most 5; these are the 4 a plain step needs today. The snapshot and the
   // context come from prepare (kept by the container), the flags and the reply record ride in the
   // two transactions, and the run's replies are redacted with its snapshot's secret patterns.

@@ -188,6 +188,81 @@ test('a prompt that prepare does not give to the model (a stop before it began) 
   assert.equal(h.bedrock.requests.length, calls);
 });
 
+/** The transaction that begins step 0 (it checks that no reply of the step was recorded). */
+const beginsStepZero = (command: object) =>
+  command instanceof TransactWriteCommand && (command.input.TransactItems ?? []).some((item) => item.ConditionCheck?.Key?.sk === 'reply#0');
+
+/** An S3 client whose first PutObject on `key` runs `instead` (given the real send) in place of sending it. */
+function onFirstPut(
+  s3: StepHarness['deps']['store']['s3'],
+  key: string,
+  instead: (send: () => Promise<unknown>) => Promise<unknown>,
+): typeof s3 {
+  let seen = false;
+  return new Proxy(s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? (command: { input?: { Key?: string } }) => {
+            if (seen || !(command instanceof PutObjectCommand) || command.input.Key !== key) return target.send(command as never);
+            seen = true;
+            return instead(() => target.send(command as never));
+          }
+        : Reflect.get(target, name),
+  });
+}
+
+test("the first model step's beginning write goes out while prepare's context save is unanswered; the model is called once it is answered", async () => {
+  const run = await h.newRun('overlap my writes');
+  const order: string[] = [];
+  let answeredAt = Number.NaN;
+  let beginSent!: () => void;
+  const began = new Promise<void>((resolve) => (beginSent = resolve));
+  // Prepare's save is held until the beginning write is sent (or 3 s, when it would never be).
+  const s3 = onFirstPut(h.deps.store.s3, dataKeys(run.threadId).context, async (send) => {
+    order.push('context save sent');
+    await Promise.race([began, new Promise((resolve) => setTimeout(resolve, 3000))]);
+    const answer = await send();
+    order.push('context save answered');
+    answeredAt = Date.now();
+    return answer;
+  });
+  const db = beforeEachCommand(h.deps.ledger.db, async (command) => {
+    if (beginsStepZero(command)) {
+      order.push('beginning write sent');
+      beginSent();
+    }
+  });
+  const from = h.bedrock.requests.length;
+  h.bedrock.script({ text: 'Overlapped.' });
+  const deps = { ...h.deps, store: { ...h.deps.store, s3 }, ledger: { ...h.deps.ledger, db } };
+  const state = await runStep(deps, { action: 'prepare', state: run });
+  assert.equal('released' in state && state.released, 'idle');
+  assert.deepEqual(order, ['context save sent', 'beginning write sent', 'context save answered']);
+  assert.equal(h.bedrock.requests.length, from + 1);
+  assert.ok(h.bedrock.requests.at(-1)!.time >= answeredAt, 'the model was called after the save was answered');
+  assert.match(JSON.stringify(h.bedrock.requests.at(-1)!.body.messages), /overlap my writes/, 'the model got the prompt');
+  assert.deepEqual(
+    h.botMessages(run).map((m) => m.text),
+    ['Overlapped.'],
+  );
+});
+
+test("a prepare whose context save fails in the first model step's invocation calls no model and fails the invocation (its retry prepares again)", async () => {
+  const run = await h.newRun('my save fails');
+  const s3 = onFirstPut(h.deps.store.s3, dataKeys(run.threadId).context, () => Promise.reject(new Error('S3 is down')));
+  const from = h.bedrock.requests.length;
+  await assert.rejects(runStep({ ...h.deps, store: { ...h.deps.store, s3 } }, { action: 'prepare', state: run }), /S3 is down/);
+  assert.equal(h.bedrock.requests.length, from, 'the model was not called');
+  assert.deepEqual(h.botMessages(run), []);
+  h.bedrock.script({ text: 'Prepared again.' });
+  const state = await runStep(h.deps, { action: 'prepare', state: run });
+  assert.equal('released' in state && state.released, 'idle');
+  assert.deepEqual(
+    (await entries(run)).map((e) => e.role),
+    ['user', 'assistant'],
+  );
+});
+
 // ---------------------------------------------------------------------------------------------
 // model
 

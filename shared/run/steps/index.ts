@@ -14,7 +14,7 @@ import type { AgentDeps } from './deps.ts';
 import { fail, finish } from './finish.ts';
 import { handoff } from './handoff.ts';
 import { modelStep } from './model.ts';
-import { prepare } from './prepare.ts';
+import { prepareRun } from './prepare.ts';
 import { progressStep } from './progress.ts';
 import { countStep } from './run-control.ts';
 import { loadSnapshot } from './snapshot.ts';
@@ -54,12 +54,17 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
       const alongside: Promise<unknown>[] = [];
       let next: LoopState;
       try {
-        next = countStep(loop, await prepare(deps, run, { alongside: (work) => alongside.push(work) }), limit);
+        const prepared = await prepareRun(deps, run, { alongside: (work) => alongside.push(work) });
+        // The model step waits for prepare's writes (and fails with them); whatever happens, the
+        // invocation does not end with them in flight.
+        alongside.push(prepared.written.catch(() => undefined));
+        next = countStep(loop, prepared.next, limit);
         if (next.next === 'model') {
           // The first model step follows in the same invocation: on AWS a task state and a Lambda invoke
-          // less before the first token. The prepared context and snapshot are in hand (kept by the container).
-          await useRunSecretPatterns(deps, run);
-          next = countStep(next, await modelStep(deps, run, next), limit);
+          // less before the first token. It goes on from the prepared context and snapshot, its first
+          // write beside prepare's last ones.
+          deps.useSecretPatterns?.(prepared.snapshot.secretPatterns ?? []);
+          next = countStep(next, await modelStep(deps, run, next, prepared), limit);
         }
       } finally {
         await Promise.all(alongside);

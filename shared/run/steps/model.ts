@@ -20,6 +20,7 @@ import { postedMessage, postOnce, writeRecord } from '../ledger.ts';
 import { RUN_RECORD } from '../../table.ts';
 import { isStopped, routeAfterAnswer, runLimitReached, stoppedAt, watchForStop } from './run-control.ts';
 import { loadSnapshot, type RunSnapshot } from './snapshot.ts';
+import type { PreparedRun } from './prepare.ts';
 import { withRunContext } from './run-context.ts';
 import { runToolsOf } from './run-tools.ts';
 import { showStopCard } from './stop-card.ts';
@@ -118,7 +119,20 @@ function answerContent(content: ContentBlock[], cutOff: boolean): ContentBlock[]
   return empty ? [{ text: '(no reply)' }] : marked;
 }
 
-export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState): Promise<LoopState> {
+/**
+ * `prepared`: the run as prepare left it in this invocation, its writes maybe still in flight (the
+ * step's first write goes out beside them, and the model is called only once they are answered).
+ */
+export async function modelStep(
+  deps: AgentDeps,
+  run: RunInput,
+  loop: LoopState,
+  prepared?: Pick<PreparedRun, 'snapshot' | 'context' | 'written'>,
+): Promise<LoopState> {
+  if (prepared) {
+    const { snapshot, context, written } = prepared;
+    return withRunContext(deps, contextIdOf(run), { context }, (inHand) => answer(deps, run, loop, snapshot, inHand, written));
+  }
   const snapshot = loadSnapshot(deps, run);
   // Awaited below; if the context read fails first, this read's failure is not left unhandled.
   snapshot.catch(() => undefined);
@@ -126,12 +140,25 @@ export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState)
   return withRunContext(deps, contextIdOf(run), loop.contextVersion, async (context) => answer(deps, run, loop, await snapshot, context));
 }
 
-async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot: RunSnapshot, context: LoadedContext): Promise<LoopState> {
+async function answer(
+  deps: AgentDeps,
+  run: RunInput,
+  loop: LoopState,
+  snapshot: RunSnapshot,
+  context: LoadedContext,
+  written: Promise<void> = Promise.resolve(),
+): Promise<LoopState> {
   const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
-  if (done) return routeAfterAnswer(loop.step, done.content, 'end_turn');
+  if (done) {
+    await written;
+    return routeAfterAnswer(loop.step, done.content, 'end_turn');
+  }
   // A run with MCP servers lists their tools (the Connect step) before its first model call.
   const runTools = await runToolsOf(deps, run, snapshot);
-  if (runTools === 'connect') return { step: loop.step, next: 'connect', ...(context.version ? { contextVersion: context.version } : {}) };
+  if (runTools === 'connect') {
+    await written;
+    return { step: loop.step, next: 'connect', ...(context.version ? { contextVersion: context.version } : {}) };
+  }
 
   const thread = deps.thread(run);
   // A subagent's part of the thread's one status line, beside the step's own work.
@@ -142,8 +169,19 @@ async function answer(deps: AgentDeps, run: RunInput, loop: LoopState, snapshot:
     );
   }
   if (runTools.listing?.toConnect?.length && loop.step === 0) await sendConnectLinks(deps, run, thread, runTools.listing.toConnect);
-  // One write: the stop flag, an earlier attempt's reply and the budgets' reservation, together.
-  const start = await beginModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step);
+  // One write: the stop flag, an earlier attempt's reply and the budgets' reservation, together;
+  // beside prepare's writes when they are still in flight.
+  const [began, prepareWrote] = await Promise.allSettled([
+    beginModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step),
+    written,
+  ]);
+  if (began.status === 'rejected') throw began.reason;
+  const start = began.value;
+  if (prepareWrote.status === 'rejected') {
+    // The run is not prepared: no model call (the retry prepares it again); a reservation goes back.
+    if ('spend' in start) await endModelStep(deps, run, loop.step, start.spend, { usage: undefined });
+    throw prepareWrote.reason;
+  }
   if ('stopped' in start) return stoppedAt(loop.step);
   if ('refused' in start) {
     // A subagent's refusal is its parent's result to read (and the parent's own next step says it in the thread).

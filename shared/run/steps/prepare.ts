@@ -103,13 +103,14 @@ async function addPrompt(
   settings: Settings,
   snapshot: RunSnapshot,
   history: Promise<ThreadHistory> | undefined,
+  save: (context: LoadedContext) => Promise<void>,
 ): Promise<{ blocked?: string }> {
   const added = context.entries.find((e) => e.meta.messageId === run.prompt.messageId);
   if (added) return added.meta.hookBlocked ? { blocked: added.meta.hookBlocked } : {};
   if (run.child) {
     // A subagent's context begins with its task: the thread's messages and the prompt's hooks are its root's.
     context.entries.push(childTaskEntry(run, run.child, deps.now()));
-    await saveLoadedContext(deps.store, contextIdOf(run), context);
+    await save(context);
     return {};
   }
   const hooked = await promptHooks(deps, run, snapshot, text);
@@ -122,7 +123,7 @@ async function addPrompt(
     };
     noteHooks(entry, hooked.notes);
     context.entries.push(entry);
-    await saveLoadedContext(deps.store, contextIdOf(run), context);
+    await save(context);
     return { blocked: hooked.blocked };
   }
   const secrets = secretPatternsWith(settings.secretPatterns);
@@ -143,7 +144,7 @@ async function addPrompt(
   if (hooked.context) entries[0]!.content.push({ text: hooked.context });
   noteHooks(entries[0], hooked.notes);
   context.entries.push(...entries);
-  await saveLoadedContext(deps.store, contextIdOf(run), context);
+  await save(context);
   return {};
 }
 
@@ -179,7 +180,29 @@ export interface PrepareOptions {
   alongside?: (work: Promise<unknown>) => void;
 }
 
+/** A run prepared for its first model step, which may begin before prepare's writes are answered. */
+export interface PreparedRun {
+  next: LoopState;
+  snapshot: RunSnapshot;
+  context: LoadedContext;
+  /**
+   * The run's snapshot and the context with the prompt, saved (the context's version then moved on).
+   * In flight only when `next` is the model step: on AWS the step's first write goes out beside them.
+   */
+  written: Promise<void>;
+}
+
 export async function prepare(deps: AgentDeps, run: RunInput, options: PrepareOptions = {}): Promise<LoopState> {
+  const { next, context, written } = await prepareRun(deps, run, options);
+  await written;
+  if (next.next !== 'model' || context.version === null) return next;
+  // The first model step goes on from this context without reading it again (run-context.ts).
+  deps.contexts?.keep(contextIdOf(run), context);
+  return { ...next, contextVersion: context.version };
+}
+
+/** prepare, its writes left in flight when the run goes on to its first model step (PreparedRun). */
+export async function prepareRun(deps: AgentDeps, run: RunInput, options: PrepareOptions = {}): Promise<PreparedRun> {
   const now = deps.now();
   const layout = workspaceLayout(run.threadId);
   // Memory is as fresh as the channel's workspace version says (another thread may have written it a
@@ -289,28 +312,38 @@ export async function prepare(deps: AgentDeps, run: RunInput, options: PrepareOp
         }).catch((error: unknown) => deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }))
       : undefined;
   if (warming && options.alongside) options.alongside(warming);
-  // The snapshot and the prompt are independent: at once.
-  const [, , added] = await Promise.all([
+  // The snapshot and the prompt are independent: at once. The prompt's save is the context's last
+  // write here; it is left in flight with the snapshot's when the model step follows.
+  const saves: Promise<void>[] = [saveSnapshot(deps, run, snapshot)];
+  const save = (loaded: LoadedContext) => {
+    saves.push(saveLoadedContext(deps.store, contextIdOf(run), loaded));
+    return Promise.resolve();
+  };
+  const [, added] = await Promise.all([
     options.alongside ? undefined : warming,
-    saveSnapshot(deps, run, snapshot),
-    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot, history),
+    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot, history, save),
   ]);
-  if (stopped) return stoppedAt(0);
+  const written = Promise.all(saves).then(() => undefined);
+  const prepared = (next: LoopState): PreparedRun => ({ next, snapshot, context, written });
+  if (stopped || added?.blocked !== undefined) {
+    // Wait for them (the run ends without a model step); nothing else of the run is in flight.
+    await written;
+  }
+  if (stopped) return prepared(stoppedAt(0));
   if (added?.blocked !== undefined) {
     const reason = added.blocked;
     await postOnce(deps.ledger, run.runId, RUN_RECORD.hookBlocked, () =>
       deps.thread(run).post(`Your message was not given to the agent: a hook blocked it. ${reason}`).then(postedMessage),
     );
-    return { step: 0, next: 'finish', stopReason: 'hook' };
+    return prepared({ step: 0, next: 'finish', stopReason: 'hook' });
   }
+  // Awaited by the model step; a failure before that is not left unhandled.
+  written.catch(() => undefined);
   deps.logger.info('run prepared', {
     runId: run.runId,
     threadId: run.threadId,
     modelId: snapshot.modelId,
     contextMessages: context.entries.length,
   });
-  // The first model step goes on from this context without reading it again (run-context.ts).
-  if (context.version === null) return { step: 0, next: 'model' };
-  deps.contexts?.keep(contextIdOf(run), context);
-  return { step: 0, next: 'model', contextVersion: context.version };
+  return prepared({ step: 0, next: 'model' });
 }

@@ -47,15 +47,19 @@ export async function loadRunContext(deps: RunContextDeps, threadId: string, ver
 
 /**
  * Runs a step on the thread's context: on success the container keeps the context as the step left
- * it and the loop state names its version; on failure it forgets it (the retry reads S3).
+ * it and the loop state names its version; on failure it forgets it (the retry reads S3). `from`:
+ * the version the loop state names, or the context itself when the step follows prepare in the same
+ * invocation (prepare's save may still be in flight: the step waits for it, and its failure is not
+ * a stale context to read again).
  */
 export async function withRunContext(
   deps: RunContextDeps,
   threadId: string,
-  version: string | undefined,
+  from: string | undefined | { context: LoadedContext },
   step: (context: LoadedContext) => Promise<LoopState>,
 ): Promise<LoopState> {
-  const kept = version ? deps.contexts?.take(threadId, version) : undefined;
+  const inHand = typeof from === 'object';
+  const kept = inHand ? from.context : from ? deps.contexts?.take(threadId, from) : undefined;
   const context = kept ?? (await loadContext(deps.store, threadId));
   try {
     const next = await step(context);
@@ -66,7 +70,7 @@ export async function withRunContext(
     deps.contexts?.forget(threadId);
     // A kept context S3 no longer has (an earlier attempt of this step, elsewhere, saved after it):
     // the step runs again on what S3 has, as a retry would (steps are idempotent).
-    if (kept && error instanceof ContextConflict) return withRunContext(deps, threadId, undefined, step);
+    if (kept && !inHand && error instanceof ContextConflict) return withRunContext(deps, threadId, undefined, step);
     throw error;
   }
 }
