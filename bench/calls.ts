@@ -34,15 +34,16 @@ export function phaseAt(at: number, t: Timeline): Phase {
  * The phase of an AWS call: the webhook's and dispatch's by the role that signed it; agent-step's
  * by when it arrived, against the states of the run (prepare, model and finish are all agent-step),
  * except the sandbox start's (`sandboxStart`: sandboxStartWrites), which is prepare's wherever it
- * lands, and those before the model call, which are prepare's but for the step's beginning write.
+ * lands, and those before the model call, which are prepare's but for the step's beginning call.
  * Arrival, not the recorded end: a step's last call can be recorded after the next state began.
  */
 export function phaseOf(call: AwsCall, t: Timeline, sandboxStart?: Set<AwsCall>): Phase {
   if (call.fn === 'webhook' || call.fn === 'dispatch') return call.fn;
   if (sandboxStart?.has(call)) return 'prepare';
-  // Before the model call, the model step has made one call, its beginning transaction; prepare's
-  // last writes may still be in flight beside it.
-  if (call.fn === 'agentStep' && arrival(call) < t.modelCallAt) return call.operation === 'TransactWriteItems' ? 'model' : 'prepare';
+  // Before the model call, the model step has made one call, its beginning read (or transaction),
+  // the last DynamoDB call there; prepare's last writes (to S3) may still be in flight beside it.
+  if (call.fn === 'agentStep' && arrival(call) < t.modelCallAt)
+    return call.service === 'DynamoDB' && arrival(call) >= t.modelStepAt ? 'model' : 'prepare';
   const at = phaseAt(arrival(call), t);
   return call.fn === 'agentStep' && (at === 'webhook' || at === 'dispatch') ? 'prepare' : at;
 }

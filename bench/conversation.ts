@@ -23,8 +23,8 @@ export interface Timeline {
   /** The run's states, by name, with when each was entered. */
   entered: Record<string, number>;
   /**
-   * When the run's first model step began: the arrival of its first call, the transaction before the
-   * model call (prepare makes none; its last writes may still be in flight beside it). It runs in the
+   * When the run's first model step began: the arrival of its first call, the read (or transaction)
+   * before the model call (prepare's last writes may still be in flight beside it). It runs in the
    * Prepare state's invocation, right after prepare, so no state entry marks it. NaN when the run made
    * no model call.
    */
@@ -73,23 +73,26 @@ async function actorStatus(stack: TestStack, threadId: string): Promise<unknown>
   return out.Item?.status;
 }
 
+/** How a model step begins: a read of its flags and reply record, or a transaction that also reserves on budgets. */
+const BEGINNING_CALLS = ['BatchGetItem', 'TransactWriteItems'];
+
 /** The run's first model request: the first whose messages hold the prompt. */
 function firstModelRequest(stack: TestStack, prompt: string, requestsFrom: number) {
   return stack.bedrock.requests.slice(requestsFrom).find((r) => JSON.stringify(r.body.messages ?? []).includes(prompt));
 }
 
 /**
- * The arrival of agent-step's first call of the run's first model step: its beginning write, the one
- * transaction before the model request, the sandbox start's item write aside (prepare's, beside the
- * step). Prepare makes no transaction of its own.
+ * The arrival of agent-step's first call of the run's first model step: its beginning call, the last
+ * DynamoDB read or transaction before the model request (prepare's own is its first call, its
+ * later writes go to S3), the sandbox start's item write aside (prepare's, beside the step).
  */
 function firstModelStepAt(calls: AwsCall[], modelCallAt: number): number {
   const sandboxStart = sandboxStartWrites(calls);
   const begins = calls
-    .filter((c) => c.fn === 'agentStep' && c.operation === 'TransactWriteItems' && !sandboxStart.has(c))
+    .filter((c) => c.fn === 'agentStep' && BEGINNING_CALLS.includes(c.operation) && !sandboxStart.has(c))
     .map(arrival)
     .filter((at) => at <= modelCallAt);
-  return begins.length ? Math.min(...begins) : Number.NaN;
+  return begins.length ? Math.max(...begins) : Number.NaN;
 }
 
 /**

@@ -33,7 +33,7 @@ async function countedRun(text: string) {
   return { timeline, calls: recorder.stop() };
 }
 
-test('one plain model step makes 4 AWS calls: its starting write, the model call, its ending write and the context save', async () => {
+test('one plain model step makes 4 AWS calls: its starting read, the model call, its ending write and the context save', async () => {
   // Warm: the first run takes the functions' cold starts (a Secrets Manager read in AWS, auth.test).
   await converse(stack, 'warm up');
   const { timeline, calls } = await countedRun('count the calls of one model step');
@@ -45,11 +45,12 @@ test('one plain model step makes 4 AWS calls: its starting write, the model call
     (c) => (c.fn === 'agentStep' || c.service === 'Bedrock Runtime') && phaseOf(c, timeline, sandboxStart) === 'model',
   );
   // The goal (issue 21) is at most 5; these are the 4 a plain step needs today. The snapshot and the
-  // context come from prepare (kept by the container), the flags and the reply record ride in the
-  // two transactions, and the run's replies are redacted with its snapshot's secret patterns.
+  // context come from prepare (kept by the container), the flags and the reply record ride in its
+  // starting read (a transaction when it reserves on a budget) and its ending transaction, and the
+  // run's replies are redacted with its snapshot's secret patterns.
   assert.deepEqual(
     model.map((c) => `${c.service} ${c.operation}`).sort(),
-    ['Bedrock Runtime ConverseStream', 'DynamoDB TransactWriteItems', 'DynamoDB TransactWriteItems', 'S3 PutObject'],
+    ['Bedrock Runtime ConverseStream', 'DynamoDB BatchGetItem', 'DynamoDB TransactWriteItems', 'S3 PutObject'],
     listed(model),
   );
 });

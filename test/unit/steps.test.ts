@@ -24,7 +24,7 @@ import { loadSnapshot, recentSnapshots } from '../../shared/run/steps/snapshot.t
 import { toolStep as toolStepAt } from '../../shared/run/steps/tool.ts';
 import { appendLog, loadContext, loadLog, saveContext, type LogVersion } from '../../shared/context/store.ts';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { readRecord } from '../../shared/run/ledger.ts';
 import { readSpend } from '../../shared/policy/budgets.ts';
 import { threadSpendKey } from '../../shared/table.ts';
@@ -188,9 +188,12 @@ test('a prompt that prepare does not give to the model (a stop before it began) 
   assert.equal(h.bedrock.requests.length, calls);
 });
 
-/** The transaction that begins step 0 (it checks that no reply of the step was recorded). */
+/** The call that begins step 0: it reads (or, to reserve on a budget, checks in a transaction) the step's reply record. */
 const beginsStepZero = (command: object) =>
-  command instanceof TransactWriteCommand && (command.input.TransactItems ?? []).some((item) => item.ConditionCheck?.Key?.sk === 'reply#0');
+  (command instanceof TransactWriteCommand &&
+    (command.input.TransactItems ?? []).some((item) => item.ConditionCheck?.Key?.sk === 'reply#0')) ||
+  (command instanceof BatchGetCommand &&
+    Object.values(command.input.RequestItems ?? {}).some((r) => r.Keys?.some((k) => k.sk === 'reply#0')));
 
 /** An S3 client whose first PutObject on `key` runs `instead` (given the real send) in place of sending it. */
 function onFirstPut(
@@ -211,7 +214,7 @@ function onFirstPut(
   });
 }
 
-test("the first model step's beginning write goes out while prepare's context save is unanswered; the model is called once it is answered", async () => {
+test("the first model step's beginning call goes out while prepare's context save is unanswered; the model is called once it is answered", async () => {
   const run = await h.newRun('overlap my writes');
   const order: string[] = [];
   let answeredAt = Number.NaN;
@@ -228,7 +231,7 @@ test("the first model step's beginning write goes out while prepare's context sa
   });
   const db = beforeEachCommand(h.deps.ledger.db, async (command) => {
     if (beginsStepZero(command)) {
-      order.push('beginning write sent');
+      order.push('beginning call sent');
       beginSent();
     }
   });
@@ -237,7 +240,7 @@ test("the first model step's beginning write goes out while prepare's context sa
   const deps = { ...h.deps, store: { ...h.deps.store, s3 }, ledger: { ...h.deps.ledger, db } };
   const state = await runStep(deps, { action: 'prepare', state: run });
   assert.equal('released' in state && state.released, 'idle');
-  assert.deepEqual(order, ['context save sent', 'beginning write sent', 'context save answered']);
+  assert.deepEqual(order, ['context save sent', 'beginning call sent', 'context save answered']);
   assert.equal(h.bedrock.requests.length, from + 1);
   assert.ok(h.bedrock.requests.at(-1)!.time >= answeredAt, 'the model was called after the save was answered');
   assert.match(JSON.stringify(h.bedrock.requests.at(-1)!.body.messages), /overlap my writes/, 'the model got the prompt');

@@ -1,9 +1,10 @@
-// A model step's two writes to the state table, each one transaction that carries what the step
-// used to read or write on its own. Before the call: that the run still holds the thread and was
-// not stopped, that no earlier attempt of the step posted its reply, and the reservation of the
-// step's worst case on every budget that applies. After it: the settlement (the real cost in, the
-// reservation out), the record of the posted reply, and again that the run was neither stopped nor
-// (when it would end) steered meanwhile. The flags and the record are read only when a check fails.
+// A model step's two calls to the state table, each carrying what the step used to read or write on
+// its own. Before the call: that the run still holds the thread and was not stopped, that no earlier
+// attempt of the step posted its reply, and the reservation of the step's worst case on every budget
+// that applies (one transaction; with no budget to reserve on, one read of the two items). After
+// it: the settlement (the real cost in, the reservation out), the record of the posted reply, and
+// again that the run was neither stopped nor (when it would end) steered meanwhile, in one
+// transaction. The flags and the record are read only when a check fails.
 import type { SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import {
@@ -26,9 +27,10 @@ import { estimateTokens } from '../../context/compaction.ts';
 import type { StepUsage } from '../../model/pricing.ts';
 import type { RunInput } from '../../contracts.ts';
 import type { ContextEntry } from '../../context/store.ts';
-import { runStillGoing } from '../actor.ts';
+import { type ActorItem, flagsOf, runStillGoing } from '../actor.ts';
+import { getItems } from '../../aws/dynamodb.ts';
 import { postedMessage, readRecord, recordAbsent, recordPut, writeRecord, type PostedMessage } from '../ledger.ts';
-import { RUN_RECORD } from '../../table.ts';
+import { actorKey, ledgerKey, RUN_RECORD } from '../../table.ts';
 import type { AgentDeps } from './deps.ts';
 import { holderRunId } from '../subagents/child-run.ts';
 import type { RunSnapshot } from './snapshot.ts';
@@ -84,6 +86,15 @@ export async function beginModelStep(
   const spend: StepSpend = { applied, worstUsd, usageCounters: usageKeys(subject, at), at, log };
   const { tableName } = deps.ledger;
   const replyRecord = RUN_RECORD.reply(step);
+  if (applied.length === 0) {
+    // Nothing to reserve: the checks are a read of the two items (consistent, as the transaction's
+    // are), which also hands over the earlier attempt's record. On AWS a read costs less, and
+    // answers sooner, than a transaction.
+    const [actor, record] = await getItems(deps.ledger, [actorKey(run.threadId), ledgerKey(run.runId, replyRecord)]);
+    if (flagsOf(actor as ActorItem | undefined, holderRunId(run)).abort) return { stopped: true };
+    const posted = record?.value as PostedMessage | undefined;
+    return { spend, ...(posted ? { earlier: posted } : {}) };
+  }
   let earlier: PostedMessage | undefined;
   let checkRecord = true;
   return retryOnConflict(`Could not begin step ${step} of ${run.runId}`, async () => {
