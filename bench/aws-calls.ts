@@ -149,6 +149,9 @@ export function awsCallRecorder(stack: TestStack): AwsCallRecorder {
 /** When a call reached its front door (the record's `at` is when its answer was sent). */
 export const arrival = (c: AwsCall) => c.at - (c.durationMs ?? 0);
 
+/** A write of a thread's log.jsonl (the exchange log), which only a run's finish makes. */
+export const isLogWrite = (call: AwsCall): boolean => call.operation === 'PutObject' && call.path.split('?')[0]!.endsWith('/log.jsonl');
+
 /**
  * The sandbox item's write after each RunTask of agent-step: prepare's early start of the sandbox
  * goes on beside the first model step, so its second call can arrive in the model step's time. It

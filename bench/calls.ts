@@ -2,7 +2,7 @@
 // operation and by the function that made them. Measured on a warm system (after section 2), so
 // cold-start-only calls (auth.test, a Secrets Manager read in AWS) are not in the counts.
 import type { TestStack } from '../test/support/local-stack.ts';
-import { arrival, sandboxStartWrites, type AwsCall, type AwsCallRecorder, type Phase } from './aws-calls.ts';
+import { arrival, isLogWrite, sandboxStartWrites, type AwsCall, type AwsCallRecorder, type Phase } from './aws-calls.ts';
 import { converse, type Timeline } from './conversation.ts';
 import { waitForQuiet, runsSummary } from './quiet.ts';
 
@@ -34,12 +34,16 @@ export function phaseAt(at: number, t: Timeline): Phase {
  * The phase of an AWS call: the webhook's and dispatch's by the role that signed it; agent-step's
  * by when it arrived, against the states of the run (prepare, model and finish are all agent-step),
  * except the sandbox start's (`sandboxStart`: sandboxStartWrites), which is prepare's wherever it
- * lands, and those before the model call, which are prepare's but for the step's beginning call.
+ * lands, the exchange's log write, which is the finish's (isLogWrite), and those before the model
+ * call, which are prepare's but for the step's beginning call.
  * Arrival, not the recorded end: a step's last call can be recorded after the next state began.
  */
 export function phaseOf(call: AwsCall, t: Timeline, sandboxStart?: Set<AwsCall>): Phase {
   if (call.fn === 'webhook' || call.fn === 'dispatch') return call.fn;
   if (sandboxStart?.has(call)) return 'prepare';
+  // The exchange's log write is the finish's, wherever it lands: the model step whose answer ends
+  // the run starts it beside its own last writes.
+  if (call.fn === 'agentStep' && isLogWrite(call)) return 'finish';
   // Before the model call, the model step has made one call, its beginning read (or transaction),
   // the last DynamoDB call there; prepare's last writes (to S3) may still be in flight beside it.
   if (call.fn === 'agentStep' && arrival(call) < t.modelCallAt)

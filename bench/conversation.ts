@@ -8,7 +8,7 @@ import { runIdFor } from '../shared/ids.ts';
 import type { ScriptedTurn } from '../packages/local-cloud/src/bedrock.ts';
 import type { LocalExecution } from '../packages/local-cloud/src/step-functions/index.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
-import { arrival, awsCallRecorder, sandboxStartWrites, type AwsCall } from './aws-calls.ts';
+import { arrival, awsCallRecorder, isLogWrite, sandboxStartWrites, type AwsCall } from './aws-calls.ts';
 
 /** What the bench's model answers unless a section scripts it: a short answer, no delay between stream events. */
 export const plainAnswer = (): ScriptedTurn => ({ text: 'Done.' });
@@ -98,7 +98,7 @@ function firstModelStepAt(calls: AwsCall[], modelCallAt: number): number {
 /**
  * The end of the run's last model step: the later answer of its last two writes, the context save
  * and the ending transaction, which go out together (agent-step's calls that arrived by the last
- * context save, the sandbox start's aside).
+ * context save, the sandbox start's aside, and the finish's log write, begun beside them).
  */
 function lastModelStepEndAt(calls: AwsCall[]): number {
   const ofAgentStep = calls.filter((c) => c.fn === 'agentStep');
@@ -106,7 +106,9 @@ function lastModelStepEndAt(calls: AwsCall[]): number {
   if (saves.length === 0) return Number.NaN;
   const lastSent = Math.max(...saves.map(arrival));
   const sandboxStart = sandboxStartWrites(calls);
-  const answers = ofAgentStep.filter((c) => c.operation !== 'RunTask' && !sandboxStart.has(c) && arrival(c) <= lastSent).map((c) => c.at);
+  const answers = ofAgentStep
+    .filter((c) => c.operation !== 'RunTask' && !sandboxStart.has(c) && !isLogWrite(c) && arrival(c) <= lastSent)
+    .map((c) => c.at);
   return Math.max(...answers);
 }
 

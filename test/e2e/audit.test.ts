@@ -150,11 +150,13 @@ test('a stopped run writes one record with outcome stopped', async () => {
   );
   await stack.slack.postUserMessage({ text: 'stop', threadTs: posted.threadTs });
   await eventually(() => runsOf(threadId)[0]?.status === 'ABORTED', 15_000, 'execution aborted');
-  hold.release();
+  // The record is written while the model still holds its answer (the run-ended rule's end)...
   const { key, record } = await recordOf(run.runId);
   assert.equal(record.outcome, 'stopped');
   assert.equal(record.steps, 0);
-  await new Promise((r) => setTimeout(r, 1000)); // the stopped model step's late return
+  // ...and the stopped model step's late return writes no second one.
+  hold.release();
+  await new Promise((r) => setTimeout(r, 1000));
   assert.deepEqual(await auditKeysOf(run.runId), [key]);
   assert.equal(putsOf(key)[0], 200);
   assert.ok(

@@ -34,6 +34,7 @@ import { startStepHarness, type StepHarness } from '../support/agent-harness.ts'
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ECSClient } from '@aws-sdk/client-ecs';
+import { gate } from '../../packages/local-cloud/src/bedrock.ts';
 import { getSandbox, type LifecycleDeps } from '../../shared/sandbox/lifecycle.ts';
 import { runStep } from '../../shared/run/steps/index.ts';
 import { recentlyUsed } from '../../shared/support/recent.ts';
@@ -765,6 +766,25 @@ test('model: a stop that lands after the answer streamed, before the step ends, 
   );
 });
 
+test('model: a stream the stop watch cuts short leaves its part-answer out of the context (a whole answer may go in beside the ending write; a cut one may not)', async () => {
+  const run = await preparedRun('stop me mid-answer');
+  const held = gate();
+  h.bedrock.script({ text: 'The first words of a long', hold: held.promise, holdAfterDeltas: 1 });
+  const from = h.bedrock.requests.length;
+  const step = modelStep(h.deps, run, { step: 0, next: 'model' });
+  await eventually(() => h.bedrock.requests.length > from, 5000, 'the model call');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await requestStop(h.deps.actor, run.threadId);
+  // The watch polls the flag every 300 ms and cuts the stream; the fake's stream then ends.
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  held.release();
+  assert.deepEqual(await step, { step: 0, next: 'finish', stopReason: 'aborted' });
+  assert.deepEqual(
+    (await entries(run)).filter((e) => e.role === 'assistant'),
+    [],
+  );
+});
+
 test("model: a stopped step's context save that loses to the thread's next run ends the step stopped, and leaves the next run's context as it wrote it", async () => {
   const run = await preparedRun('stop me, then go on');
   const key = dataKeys(run.threadId).context;
@@ -799,6 +819,75 @@ test("model: a stopped step's context save that loses to the thread's next run e
   const after = await entries(run);
   assert.equal(after.at(-1)?.meta.runId, 'next-run', "the next run's save stands");
   assert.equal(after.filter((e) => e.role === 'assistant').length, 0);
+});
+
+test("an answer that ends the run starts the finish's log write beside the step's ending write: it goes out before that write is answered", async () => {
+  const run = await h.newRun('log me early');
+  const logKey = dataKeys(run.threadId).log;
+  const order: string[] = [];
+  let logSent!: () => void;
+  const logGoesOut = new Promise<void>((resolve) => (logSent = resolve));
+  const s3 = new Proxy(h.deps.store.s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? (command: { input?: { Key?: string } }) => {
+            if (command instanceof PutObjectCommand && command.input.Key === logKey) {
+              order.push('log write sent');
+              logSent();
+            }
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+  // The ending write is held until the log write is sent (or 3 s, when it would never be).
+  const db = new Proxy(h.deps.ledger.db, {
+    get: (target, name) =>
+      name === 'send'
+        ? async (command: object) => {
+            if (!endsStepZero(command)) return target.send(command as never);
+            order.push('ending write sent');
+            await Promise.race([logGoesOut, new Promise((resolve) => setTimeout(resolve, 3000))]);
+            const answer = await target.send(command as never);
+            order.push('ending write answered');
+            return answer;
+          }
+        : Reflect.get(target, name),
+  });
+  h.bedrock.script({ text: 'Logged beside.' });
+  const deps = { ...h.deps, store: { ...h.deps.store, s3 }, ledger: { ...h.deps.ledger, db } };
+  const state = await runStep(deps, { action: 'prepare', state: run });
+  assert.equal('released' in state && state.released, 'idle');
+  assert.deepEqual(order, ['ending write sent', 'log write sent', 'ending write answered']);
+  assert.deepEqual(
+    (await loadLog(h.deps.store, run.threadId)).map((e) => [e.isBot, e.text]),
+    [
+      [false, 'log me early'],
+      [true, 'Logged beside.'],
+    ],
+  );
+});
+
+test('a run steered as its answer would have ended it: the log write begun then is completed at its real end, each line once', async () => {
+  const run = await h.newRun('answer, then more');
+  const db = beforeEachCommand(h.deps.ledger.db, async (command) => {
+    if (endsStepZero(command)) await addSteer(h.deps.actor, run.threadId, 'and the weather?');
+  });
+  h.bedrock.script({ text: 'First answer.' });
+  const first = await runStep({ ...h.deps, ledger: { ...h.deps.ledger, db } }, { action: 'prepare', state: run });
+  assert.ok(!('released' in first), 'the run goes on');
+  assert.equal((first as LoopState).next, 'model');
+  assert.deepEqual(
+    (await loadLog(h.deps.store, run.threadId)).map((e) => e.text),
+    ['answer, then more', 'First answer.'],
+    'the exchange so far, written beside the ending write',
+  );
+  h.bedrock.script({ text: 'Sunny.' });
+  const second = await runStep(h.deps, { action: 'model', state: { ...run, loop: first as LoopState } });
+  assert.equal('released' in second && second.released, 'idle');
+  assert.deepEqual(
+    (await loadLog(h.deps.store, run.threadId)).map((e) => e.text),
+    ['answer, then more', 'First answer.', 'Sunny.'],
+  );
 });
 
 test('model: a retry of a step that posted its reply and died before saving edits that reply (the starting write finds its record)', async () => {

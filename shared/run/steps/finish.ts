@@ -14,7 +14,7 @@ import { appendLog, type ContextEntry, type LogEntry, loadContext, contextIdOf }
 import { loadRunContext } from './run-context.ts';
 import type { AgentDeps } from './deps.ts';
 import { loadSnapshot } from './snapshot.ts';
-import { redactSecrets, secretPatternsWith } from '../../policy/secret-filter.ts';
+import { redactSecrets, type SecretPattern, secretPatternsWith } from '../../policy/secret-filter.ts';
 import { removeStopCard } from './stop-card.ts';
 import { RUN_RECORD } from '../../table.ts';
 import { countRunEnd, sandboxShare, type SandboxShare } from './run-end.ts';
@@ -62,18 +62,20 @@ function exchangeLog(run: RunInput, text: string, entries: ContextEntry[], repli
   return log;
 }
 
+/** The run's exchange as log.jsonl gets it, and the write that appends it (in flight). */
+export interface ExchangeWrite {
+  log: LogEntry[];
+  secrets: SecretPattern[];
+  written: Promise<unknown>;
+}
+
 /**
- * Appends the exchange to log.jsonl and logs it; `alongside` (given the run's usage, sandbox share
- * included, and the log's write) runs while the log is written, and waits for it only where it must.
+ * Starts appending the run's exchange (its prompt and the replies in `entries`) to log.jsonl, over
+ * the version this container's prepare read when it has it (a stale one costs a read, as before).
+ * Lines already there are not added again, so an exchange written before the run's end (the model
+ * step ending it starts this beside its last writes) is only completed by a later write.
  */
-async function logExchange(
-  deps: AgentDeps,
-  run: RunInput,
-  entries: ContextEntry[],
-  outcome: string,
-  extra: Record<string, unknown> = {},
-  alongside?: (usage: RunUsage, logged: Promise<unknown>) => Promise<unknown>,
-): Promise<RunUsage> {
+export async function writeExchange(deps: AgentDeps, run: RunInput, entries: ContextEntry[]): Promise<ExchangeWrite> {
   const replies = new Map<number, string>();
   for (const entry of entries) {
     if (entry.role !== 'assistant' || entry.meta.runId !== run.runId || entry.meta.step === undefined) continue;
@@ -90,13 +92,32 @@ async function logExchange(
   // The deployment's own patterns as the run began (the log lines' filter knows only the built-in ones).
   const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   const secrets = secretPatternsWith(snapshot?.secretPatterns);
-  // The log's write goes on while the sandbox item is read and `alongside` runs; its failure is
-  // still this call's (the handler keeps an early rejection from counting as unhandled).
-  // Over the version this container's prepare left, when it has it (a stale one costs a read, as before).
   const known = deps.logs?.get(run.threadId);
   deps.logs?.delete(run.threadId);
-  const logged = appendLog(deps.store, run.threadId, log, secrets, known);
-  logged.catch(() => undefined);
+  const written = appendLog(deps.store, run.threadId, log, secrets, known);
+  // Awaited by whoever ends the run; an early failure is not an unhandled one.
+  written.catch(() => undefined);
+  return { log, secrets, written };
+}
+
+/**
+ * Appends the exchange to log.jsonl (or completes `started`, begun earlier) and logs it; `alongside`
+ * (given the run's usage, sandbox share included, and the log's write) runs while the log is
+ * written, and waits for it only where it must.
+ */
+async function logExchange(
+  deps: AgentDeps,
+  run: RunInput,
+  entries: ContextEntry[],
+  outcome: string,
+  extra: Record<string, unknown> = {},
+  alongside?: (usage: RunUsage, logged: Promise<unknown>) => Promise<unknown>,
+  started?: Promise<ExchangeWrite>,
+): Promise<RunUsage> {
+  // The log's write goes on while the sandbox item is read and `alongside` runs; its failure is
+  // still this call's.
+  const { log, secrets, written: logged } = await (started ?? writeExchange(deps, run, entries));
+  const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
   const share = snapshot ? await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined) : undefined;
   const usage = withSandbox(runUsage(entries, run), share);
   deps.logger.info('exchange', {
@@ -158,7 +179,16 @@ async function finishChild(deps: AgentDeps, run: RunInput, loop: LoopState | und
   return { outcome: 'not-holder' };
 }
 
-export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | undefined): Promise<Release> {
+/**
+ * `exchange`: the exchange's log write, when the model step that ended the run started it beside its
+ * last writes (same invocation).
+ */
+export async function finish(
+  deps: AgentDeps,
+  run: RunInput,
+  loop: LoopState | undefined,
+  exchange?: Promise<ExchangeWrite>,
+): Promise<Release> {
   // Read once for the whole end (the last step's container usually has it: run-context.ts).
   const { entries } = await loadRunContext(deps, contextIdOf(run), loop?.contextVersion);
   if (run.child) return finishChild(deps, run, loop, entries);
@@ -191,8 +221,8 @@ export async function finish(deps: AgentDeps, run: RunInput, loop: LoopState | u
   };
   const outcome = loop?.stopReason === 'aborted' ? 'stopped' : 'completed';
   const steps = { steps: loop?.step ?? 0 };
-  if (snapshot?.hooks) await endRun(await logExchange(deps, run, entries, outcome, steps));
-  else await logExchange(deps, run, entries, outcome, steps, endRun);
+  if (snapshot?.hooks) await endRun(await logExchange(deps, run, entries, outcome, steps, undefined, exchange));
+  else await logExchange(deps, run, entries, outcome, steps, endRun, exchange);
   const { release } = ended;
   if (!release) throw new Error(`The lease of ${run.runId} was not released`);
   deps.logger.info('run finished', { runId: run.runId, threadId: run.threadId, release: release.outcome });

@@ -10,8 +10,9 @@
 // reach step (web_fetch, MCP) in another, the only one that reaches the Internet (reach.ts).
 import type { Release } from '../actor.ts';
 import type { LoopState, RunInput, StepEvent } from '../../contracts.ts';
+import type { ContextEntry } from '../../context/store.ts';
 import type { AgentDeps } from './deps.ts';
-import { fail, finish } from './finish.ts';
+import { type ExchangeWrite, fail, finish, writeExchange } from './finish.ts';
 import { handoff } from './handoff.ts';
 import { modelStep } from './model.ts';
 import { prepareRun } from './prepare.ts';
@@ -38,9 +39,36 @@ type Released = { released: Release['outcome'] };
  * Choice less before the thread is free for its next prompt. A stopped run does not: whoever stopped
  * it ends its execution, and the run-ended rule releases the thread (Finish, if it gets there).
  */
-async function endedHere(deps: AgentDeps, run: RunInput, next: LoopState): Promise<LoopState | (LoopState & Released)> {
-  if (next.next !== 'finish' || next.stopReason === 'aborted') return next;
-  return { ...next, released: (await finish(deps, run, next)).outcome };
+async function endedHere(deps: AgentDeps, run: RunInput, next: LoopState, ending: Ending): Promise<LoopState | (LoopState & Released)> {
+  if (next.next !== 'finish' || next.stopReason === 'aborted') {
+    await settled(ending);
+    return next;
+  }
+  return { ...next, released: (await finish(deps, run, next, ending.exchange)).outcome };
+}
+
+interface Ending {
+  /** For the model step: an answer that would end the run starts the exchange's log write. */
+  ending?: (entries: ContextEntry[]) => void;
+  exchange?: Promise<ExchangeWrite>;
+}
+
+/** An exchange write the step began and no finish here takes (the run went on, was stopped, or the step failed) is not left in flight. */
+async function settled(ending: Ending): Promise<void> {
+  await ending.exchange?.then((write) => write.written).catch(() => undefined);
+}
+
+/** The finish's log write, begun by the model step beside its last writes (on AWS an S3 round trip less before the thread is free). */
+function endingOf(deps: AgentDeps, run: RunInput): Ending {
+  // A subagent's end writes no log (its exchange is its root's).
+  if (run.child) return {};
+  const state: Ending = {
+    ending: (entries) => {
+      state.exchange = writeExchange(deps, run, entries);
+      state.exchange.catch(() => undefined);
+    },
+  };
+  return state;
 }
 
 export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopState | Released> {
@@ -52,6 +80,7 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
       // The sandbox's early start goes on beside the first model step; it has ended before the run
       // does (and before the invocation: Lambda freezes whatever is left running when the handler returns).
       const alongside: Promise<unknown>[] = [];
+      const ending = endingOf(deps, run);
       let next: LoopState;
       try {
         const prepared = await prepareRun(deps, run, { alongside: (work) => alongside.push(work) });
@@ -64,15 +93,26 @@ export async function runStep(deps: AgentDeps, event: StepEvent): Promise<LoopSt
           // less before the first token. It goes on from the prepared context and snapshot, its first
           // write beside prepare's last ones.
           deps.useSecretPatterns?.(prepared.snapshot.secretPatterns ?? []);
-          next = countStep(next, await modelStep(deps, run, next, prepared), limit);
+          next = countStep(next, await modelStep(deps, run, next, { prepared, ending: ending.ending }), limit);
         }
+      } catch (error) {
+        await settled(ending);
+        throw error;
       } finally {
         await Promise.all(alongside);
       }
-      return endedHere(deps, run, next);
+      return endedHere(deps, run, next, ending);
     }
-    case 'model':
-      return endedHere(deps, run, countStep(loop, await modelStep(deps, run, loop ?? { step: 0, next: 'model' }), limit));
+    case 'model': {
+      const ending = endingOf(deps, run);
+      const next = await modelStep(deps, run, loop ?? { step: 0, next: 'model' }, { ending: ending.ending }).catch(
+        async (error: unknown) => {
+          await settled(ending);
+          throw error;
+        },
+      );
+      return endedHere(deps, run, countStep(loop, next, limit), ending);
+    }
     case 'tool':
       return countStep(loop, await toolStep(deps, run, loop ?? { step: 0, next: 'tool' }), limit);
     case 'progress':

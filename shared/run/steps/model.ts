@@ -119,25 +119,33 @@ function answerContent(content: ContentBlock[], cutOff: boolean): ContentBlock[]
   return empty ? [{ text: '(no reply)' }] : marked;
 }
 
-/**
- * `prepared`: the run as prepare left it in this invocation, its writes maybe still in flight (the
- * step's first write goes out beside them, and the model is called only once they are answered).
- */
-export async function modelStep(
-  deps: AgentDeps,
-  run: RunInput,
-  loop: LoopState,
-  prepared?: Pick<PreparedRun, 'snapshot' | 'context' | 'written'>,
-): Promise<LoopState> {
+export interface ModelStepOptions {
+  /**
+   * The run as prepare left it in this invocation, its writes maybe still in flight (the step's
+   * first call goes out beside them, and the model is called only once they are answered).
+   */
+  prepared?: Pick<PreparedRun, 'snapshot' | 'context' | 'written'>;
+  /**
+   * Told, with the context, as an answer that would end the run goes to its last writes: the
+   * invocation's finish starts its own work beside them. The run may still go on (a steer, a Stop
+   * hook) or turn out stopped.
+   */
+  ending?: (entries: ContextEntry[]) => void;
+}
+
+export async function modelStep(deps: AgentDeps, run: RunInput, loop: LoopState, options: ModelStepOptions = {}): Promise<LoopState> {
+  const { prepared, ending } = options;
   if (prepared) {
     const { snapshot, context, written } = prepared;
-    return withRunContext(deps, contextIdOf(run), { context }, (inHand) => answer(deps, run, loop, snapshot, inHand, written));
+    return withRunContext(deps, contextIdOf(run), { context }, (inHand) => answer(deps, run, loop, snapshot, inHand, written, ending));
   }
   const snapshot = loadSnapshot(deps, run);
   // Awaited below; if the context read fails first, this read's failure is not left unhandled.
   snapshot.catch(() => undefined);
   // Read together: a step after prepare usually finds both kept by its container.
-  return withRunContext(deps, contextIdOf(run), loop.contextVersion, async (context) => answer(deps, run, loop, await snapshot, context));
+  return withRunContext(deps, contextIdOf(run), loop.contextVersion, async (context) =>
+    answer(deps, run, loop, await snapshot, context, undefined, ending),
+  );
 }
 
 async function answer(
@@ -147,6 +155,7 @@ async function answer(
   snapshot: RunSnapshot,
   context: LoadedContext,
   written: Promise<void> = Promise.resolve(),
+  ending?: ModelStepOptions['ending'],
 ): Promise<LoopState> {
   const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
   if (done) {
@@ -257,16 +266,19 @@ async function answer(
   let decision = routeAfterAnswer(loop.step, content, result.stopReason);
   // The answer goes into context.jsonl while the step's ending write is made: on AWS an S3 round trip
   // less per model step; both have landed before the step goes on. If the run turns out stopped, the
-  // answer it streamed into the thread may be in the context too: the save is conditional on the
-  // version the run read, so it never overwrites what the thread's next run wrote.
+  // whole answer it streamed into the thread may be in the context too: the save is conditional on
+  // the version the run read, so it never overwrites what the thread's next run wrote. A stream the
+  // stop watch cut short is a part-answer: it is saved (after the write) only if the run goes on.
+  const saveBeside = !stopWatch.signal.aborted;
+  if (decision.next === 'finish' && saveBeside) ending?.([...context.entries]);
   const [ended, save] = await Promise.allSettled([
     // One write: the settlement, the reply's record, and whether the run was stopped (or, when it
     // would end, steered) while the answer streamed in.
     endModelStep(deps, run, loop.step, spend, { usage, posted, check: { noSteer: decision.next === 'finish' } }),
-    saveLoadedContext(deps.store, contextIdOf(run), context),
+    saveBeside ? saveLoadedContext(deps.store, contextIdOf(run), context) : undefined,
   ]);
   if (ended.status === 'rejected') throw ended.reason;
-  let resave = false;
+  let resave = !saveBeside;
   if (ended.value === 'flagged') {
     // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
     // already belong to the next run, so this run writes nothing more (and a save that lost to the
