@@ -97,6 +97,24 @@ test('prepare fixes the run snapshot (channel model over deployment model) and a
   await h.writeObject('settings.json', '{}');
 });
 
+test("a retried prepare keeps the run's first snapshot (its model, its start time), and its model step uses it, whatever settings say by then", async () => {
+  const run = await h.newRun('decide once');
+  await h.writeObject('settings.json', JSON.stringify({ model: { id: 'first-model' } }));
+  await prepare(h.deps, run);
+  const first = await loadSnapshot(h.deps, run);
+  // The invocation is retried a minute later, after settings.json changed.
+  h.clock.ms += 60_000;
+  await h.writeObject('settings.json', JSON.stringify({ model: { id: 'later-model' } }));
+  h.bedrock.script({ text: 'As first decided.' });
+  const state = await runStep({ ...h.deps, snapshots: recentSnapshots() }, { action: 'prepare', state: run });
+  assert.equal('released' in state && state.released, 'idle');
+  assert.equal(h.bedrock.requests.at(-1)!.modelId, 'first-model');
+  const stored = await loadSnapshot({ store: h.deps.store }, run);
+  assert.equal(stored.modelId, 'first-model');
+  assert.equal(stored.startedAt, first.startedAt, 'maxRunMinutes counts from the first attempt');
+  await h.writeObject('settings.json', '{}');
+});
+
 test('prepare of a run stopped before it began ends it without touching the context', async () => {
   const run = await h.newRun('never mind');
   await requestStop(h.deps.actor, run.threadId);

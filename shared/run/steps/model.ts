@@ -154,7 +154,7 @@ async function answer(
   loop: LoopState,
   snapshot: RunSnapshot,
   context: LoadedContext,
-  written: Promise<void> = Promise.resolve(),
+  written?: Promise<RunSnapshot>,
   ending?: ModelStepOptions['ending'],
 ): Promise<LoopState> {
   const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
@@ -191,6 +191,8 @@ async function answer(
     if ('spend' in start) await endModelStep(deps, run, loop.step, start.spend, { usage: undefined });
     throw prepareWrote.reason;
   }
+  // What the run keeps from here: a retried prepare's run goes on with its first attempt's snapshot.
+  if (prepareWrote.value) snapshot = prepareWrote.value;
   if ('stopped' in start) return stoppedAt(loop.step);
   if ('refused' in start) {
     // A subagent's refusal is its parent's result to read (and the parent's own next step says it in the thread).

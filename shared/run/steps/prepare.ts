@@ -186,10 +186,11 @@ export interface PreparedRun {
   snapshot: RunSnapshot;
   context: LoadedContext;
   /**
-   * The run's snapshot and the context with the prompt, saved (the context's version then moved on).
-   * In flight only when `next` is the model step: on AWS the step's first write goes out beside them.
+   * The run's snapshot and the context with the prompt, saved (the context's version then moved on);
+   * with the snapshot the run keeps (a retried prepare's is its first attempt's: saveSnapshot). In
+   * flight only when `next` is the model step: on AWS the step's first call goes out beside them.
    */
-  written: Promise<void>;
+  written: Promise<RunSnapshot>;
 }
 
 export async function prepare(deps: AgentDeps, run: RunInput, options: PrepareOptions = {}): Promise<LoopState> {
@@ -314,7 +315,8 @@ export async function prepareRun(deps: AgentDeps, run: RunInput, options: Prepar
   if (warming && options.alongside) options.alongside(warming);
   // The snapshot and the prompt are independent: at once. The prompt's save is the context's last
   // write here; it is left in flight with the snapshot's when the model step follows.
-  const saves: Promise<void>[] = [saveSnapshot(deps, run, snapshot)];
+  const kept = saveSnapshot(deps, run, snapshot);
+  const saves: Promise<unknown>[] = [kept];
   const save = (loaded: LoadedContext) => {
     saves.push(saveLoadedContext(deps.store, contextIdOf(run), loaded));
     return Promise.resolve();
@@ -323,7 +325,7 @@ export async function prepareRun(deps: AgentDeps, run: RunInput, options: Prepar
     options.alongside ? undefined : warming,
     stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot, history, save),
   ]);
-  const written = Promise.all(saves).then(() => undefined);
+  const written = Promise.all(saves).then(() => kept);
   const prepared = (next: LoopState): PreparedRun => ({ next, snapshot, context, written });
   if (stopped || added?.blocked !== undefined) {
     // Wait for them (the run ends without a model step); nothing else of the run is in flight.

@@ -7,7 +7,9 @@ import type { Settings } from '../../settings/schema.ts';
 import { EVENT_DEFAULTS } from '../../settings/groups/events.ts';
 import { LIMIT_DEFAULTS } from '../../settings/groups/limits.ts';
 import { SANDBOX_DEFAULTS } from '../../settings/groups/sandbox.ts';
-import { readText, type StoreDeps, writeText } from '../../context/store.ts';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { isS3PreconditionFailed } from '../../aws/errors.ts';
+import { readText, type StoreDeps } from '../../context/store.ts';
 import type { ToolPolicy } from '../../tools/allowed-tools.ts';
 import type { Price } from '../../model/pricing.ts';
 import type { Budget } from '../../policy/budgets.ts';
@@ -101,10 +103,27 @@ export const runDeadline = (snapshot: Pick<RunSnapshot, 'startedAt' | 'maxRunMin
 export const runFileKey = (run: RunInput, suffix = '') => `${dataKeys(run.threadId).threadDir}/runs/${run.runId}${suffix}.json`;
 const snapshotKey = (run: RunInput) => runFileKey(run);
 
-/** Written once, by prepare; the container keeps it, so a later step of the run there reads nothing. */
-export async function saveSnapshot(deps: SnapshotDeps, run: RunInput, snapshot: RunSnapshot): Promise<void> {
-  await writeText(deps.store, snapshotKey(run), JSON.stringify(snapshot), 'application/json');
-  deps.snapshots?.set(run.runId, { ...ADDED_SINCE, ...snapshot });
+/**
+ * Written once, by prepare (a create, never an overwrite); the container keeps it, so a later step
+ * of the run there reads nothing. Returns the snapshot the run keeps: `snapshot`, or, for a retried
+ * prepare, the one its first attempt stored (what the run decided first, its start time among it).
+ */
+export async function saveSnapshot(deps: SnapshotDeps, run: RunInput, snapshot: RunSnapshot): Promise<RunSnapshot> {
+  const key = snapshotKey(run);
+  let kept = snapshot;
+  try {
+    await deps.store.s3.send(
+      new PutObjectCommand({ Bucket: deps.store.bucket, Key: key, Body: JSON.stringify(snapshot), ContentType: 'application/json', IfNoneMatch: '*' }),
+    );
+  } catch (error) {
+    if (!isS3PreconditionFailed(error)) throw error;
+    const stored = await readText(deps.store, key);
+    if (!stored) throw new Error(`Run snapshot ${key} exists and cannot be read`, { cause: error });
+    kept = JSON.parse(stored) as RunSnapshot;
+  }
+  const full = { ...ADDED_SINCE, ...kept };
+  deps.snapshots?.set(run.runId, full);
+  return full;
 }
 
 export async function loadSnapshot(deps: SnapshotDeps, run: RunInput): Promise<RunSnapshot> {
