@@ -244,6 +244,8 @@ export async function loadLog(deps: StoreDeps, threadId: string): Promise<LogEnt
  * version read, and retried on a conflict, so racing writers neither lose nor duplicate an entry.
  * `known`: the version the caller read or wrote a moment ago: the first attempt writes over it
  * without reading the file again (a stale one fails the condition, and the retry reads).
+ * `editedReplies`: the entries are the run's own exchange, so an agent reply logged with another
+ * text (a retried step edited its message since) takes the given one.
  */
 export async function appendLog(
   deps: StoreDeps,
@@ -251,19 +253,26 @@ export async function appendLog(
   entries: LogEntry[],
   secrets: SecretPattern[] = SECRET_PATTERNS,
   known?: LogVersion,
+  editedReplies = false,
 ): Promise<{ appended: number; log: LogVersion }> {
   const key = dataKeys(threadId).log;
   let kept = known;
   return retryOnConflict(`Could not append to ${key}`, async () => {
     const { entries: existing, etag } = kept ?? (await readLog(deps, threadId));
     kept = undefined;
-    const seen = new Set(existing.map((e) => e.messageId));
-    const fresh = entries
-      .filter((e, i) => !seen.has(e.messageId) && entries.findIndex((o) => o.messageId === e.messageId) === i)
+    const seen = new Map(existing.map((e) => [e.messageId, e]));
+    const given = entries
+      .filter((e, i) => entries.findIndex((o) => o.messageId === e.messageId) === i)
       // The exchange log is for people to read: secrets anyone pasted or the model wrote stay out of it.
       .map((e) => ({ ...e, text: redactSecrets(e.text, secrets) }));
-    if (fresh.length === 0) return { appended: 0, log: { entries: existing, etag } };
-    const merged = [...existing, ...fresh].sort((a, b) => a.date.localeCompare(b.date));
+    const fresh = given.filter((e) => !seen.has(e.messageId));
+    const edited = new Map(
+      given
+        .filter((e) => editedReplies && e.isBot && seen.has(e.messageId) && seen.get(e.messageId)!.text !== e.text)
+        .map((e) => [e.messageId, e]),
+    );
+    if (fresh.length === 0 && edited.size === 0) return { appended: 0, log: { entries: existing, etag } };
+    const merged = [...existing.map((e) => edited.get(e.messageId) ?? e), ...fresh].sort((a, b) => a.date.localeCompare(b.date));
     try {
       const out = await deps.s3.send(
         new PutObjectCommand({

@@ -885,6 +885,67 @@ test("an answer that ends the run starts the finish's log write beside the step'
   );
 });
 
+test("a step whose answer's save fails after the log write begun beside it landed: the retry edits the reply, and its finish corrects the log's line", async () => {
+  const run = await h.newRun('say it twice');
+  const contextKey = dataKeys(run.threadId).context;
+  let contextSaves = 0;
+  // Prepare's save goes through; the model step's (the second) fails once.
+  const s3 = new Proxy(h.deps.store.s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? (command: { input?: { Key?: string } }) => {
+            if (command instanceof PutObjectCommand && command.input.Key === contextKey && ++contextSaves === 2)
+              return Promise.reject(new Error('the answer could not be saved'));
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+  h.bedrock.script({ text: 'First wording.' });
+  await assert.rejects(runStep({ ...h.deps, store: { ...h.deps.store, s3 } }, { action: 'prepare', state: run }), /could not be saved/);
+  assert.deepEqual(
+    (await loadLog(h.deps.store, run.threadId)).map((e) => e.text),
+    ['say it twice', 'First wording.'],
+    'the log write begun beside the ending write landed',
+  );
+  h.bedrock.script({ text: 'Second wording.' });
+  const state = await runStep(h.deps, { action: 'prepare', state: run });
+  assert.equal('released' in state && state.released, 'idle');
+  const reply = h.botMessages(run);
+  assert.deepEqual(
+    reply.map((m) => m.text),
+    ['Second wording.'],
+    'one message, edited',
+  );
+  const log = await loadLog(h.deps.store, run.threadId);
+  assert.deepEqual(
+    log.map((e) => [e.messageId, e.text]),
+    [
+      [run.prompt.messageId, 'say it twice'],
+      [reply[0]!.ts, 'Second wording.'],
+    ],
+  );
+});
+
+test('a snapshot write that fails while prepare still works on the prompt fails the invocation, with no model call and nothing left unhandled', async () => {
+  const run = await h.newRun('my snapshot fails');
+  const s3 = new Proxy(h.deps.store.s3, {
+    get: (target, name) =>
+      name === 'send'
+        ? (command: { input?: { Key?: string } }) => {
+            if (command instanceof PutObjectCommand && command.input.Key?.endsWith(`/runs/${run.runId}.json`))
+              return Promise.reject(new Error('the snapshot could not be saved'));
+            return target.send(command as never);
+          }
+        : Reflect.get(target, name),
+  });
+  const from = h.bedrock.requests.length;
+  await assert.rejects(
+    runStep({ ...h.deps, store: { ...h.deps.store, s3 } }, { action: 'prepare', state: run }),
+    /snapshot could not be saved/,
+  );
+  assert.equal(h.bedrock.requests.length, from);
+});
+
 test('a run steered as its answer would have ended it: the log write begun then is completed at its real end, each line once', async () => {
   const run = await h.newRun('answer, then more');
   const db = beforeEachCommand(h.deps.ledger.db, async (command) => {

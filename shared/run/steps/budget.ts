@@ -4,7 +4,8 @@
 // that applies (one transaction; with no budget to reserve on, one read of the two items). After
 // it: the settlement (the real cost in, the reservation out), the record of the posted reply, and
 // again that the run was neither stopped nor (when it would end) steered meanwhile, in one
-// transaction. The flags and the record are read only when a check fails.
+// transaction. Where a transaction carries the checks, the flags and the record are read only when
+// a check fails.
 import type { SystemContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import {

@@ -72,8 +72,10 @@ export interface ExchangeWrite {
 /**
  * Starts appending the run's exchange (its prompt and the replies in `entries`) to log.jsonl, over
  * the version this container's prepare read when it has it (a stale one costs a read, as before).
- * Lines already there are not added again, so an exchange written before the run's end (the model
- * step ending it starts this beside its last writes) is only completed by a later write.
+ * Lines already there are not added again, and a reply logged with a text its message no longer has
+ * is corrected, so an exchange written before the run's end (the model step ending it starts this
+ * beside its last writes; if the step then fails, its retry may edit the reply) is made right by the
+ * finish's write.
  */
 export async function writeExchange(deps: AgentDeps, run: RunInput, entries: ContextEntry[]): Promise<ExchangeWrite> {
   const replies = new Map<number, string>();
@@ -94,7 +96,7 @@ export async function writeExchange(deps: AgentDeps, run: RunInput, entries: Con
   const secrets = secretPatternsWith(snapshot?.secretPatterns);
   const known = deps.logs?.get(run.threadId);
   deps.logs?.delete(run.threadId);
-  const written = appendLog(deps.store, run.threadId, log, secrets, known);
+  const written = appendLog(deps.store, run.threadId, log, secrets, known, true);
   // Awaited by whoever ends the run; an early failure is not an unhandled one.
   written.catch(() => undefined);
   return { log, secrets, written };

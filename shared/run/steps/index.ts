@@ -44,7 +44,11 @@ async function endedHere(deps: AgentDeps, run: RunInput, next: LoopState, ending
     await settled(ending);
     return next;
   }
-  return { ...next, released: (await finish(deps, run, next, ending.exchange)).outcome };
+  const release = await finish(deps, run, next, ending.exchange).catch(async (error: unknown) => {
+    await settled(ending);
+    throw error;
+  });
+  return { ...next, released: release.outcome };
 }
 
 interface Ending {
@@ -64,7 +68,10 @@ function endingOf(deps: AgentDeps, run: RunInput): Ending {
   if (run.child) return {};
   const state: Ending = {
     ending: (entries) => {
-      state.exchange = writeExchange(deps, run, entries);
+      // A step run again in the same invocation (its kept context was stale) begins it again, after
+      // the first one's write.
+      const before = state.exchange?.then((write) => write.written).catch(() => undefined);
+      state.exchange = before ? before.then(() => writeExchange(deps, run, entries)) : writeExchange(deps, run, entries);
       state.exchange.catch(() => undefined);
     },
   };

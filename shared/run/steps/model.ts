@@ -154,7 +154,7 @@ async function answer(
   loop: LoopState,
   snapshot: RunSnapshot,
   context: LoadedContext,
-  written?: Promise<RunSnapshot>,
+  written?: Promise<unknown>,
   ending?: ModelStepOptions['ending'],
 ): Promise<LoopState> {
   const done = context.entries.find((e) => e.role === 'assistant' && e.meta.runId === run.runId && e.meta.step === loop.step);
@@ -178,8 +178,8 @@ async function answer(
     );
   }
   if (runTools.listing?.toConnect?.length && loop.step === 0) await sendConnectLinks(deps, run, thread, runTools.listing.toConnect);
-  // One write: the stop flag, an earlier attempt's reply and the budgets' reservation, together;
-  // beside prepare's writes when they are still in flight.
+  // One call: the stop flag, an earlier attempt's reply and the budgets' reservation, together (a
+  // read when no budget applies); beside prepare's writes when they are still in flight.
   const [began, prepareWrote] = await Promise.allSettled([
     beginModelStep(deps, run, snapshot, { system: snapshot.system, entries: context.entries }, loop.step),
     written,
@@ -191,8 +191,6 @@ async function answer(
     if ('spend' in start) await endModelStep(deps, run, loop.step, start.spend, { usage: undefined });
     throw prepareWrote.reason;
   }
-  // What the run keeps from here: a retried prepare's run goes on with its first attempt's snapshot.
-  if (prepareWrote.value) snapshot = prepareWrote.value;
   if ('stopped' in start) return stoppedAt(loop.step);
   if ('refused' in start) {
     // A subagent's refusal is its parent's result to read (and the parent's own next step says it in the thread).
@@ -283,8 +281,10 @@ async function answer(
   let resave = !saveBeside;
   if (ended.value === 'flagged') {
     // Stopped while the answer streamed in: what streamed stays in the thread, but the thread may
-    // already belong to the next run, so this run writes nothing more (and a save that lost to the
-    // next run's is no failure).
+    // already belong to the next run, so this run starts no more writes. The ones it made beside
+    // the ending write (the answer's save, the log's) are conditional on what they read: they
+    // overwrite nothing of the next run's (which at worst writes again), and a save that lost to
+    // the next run's is no failure.
     if (await isStopped(deps, run)) return stoppedAt(loop.step);
     if (decision.next === 'finish' && !run.child) {
       // Words the user steered with while the model answered: answer them in another turn.

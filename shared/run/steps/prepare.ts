@@ -183,14 +183,14 @@ export interface PrepareOptions {
 /** A run prepared for its first model step, which may begin before prepare's writes are answered. */
 export interface PreparedRun {
   next: LoopState;
+  /** The snapshot the run keeps (a retried prepare's is the one its earlier attempt stored). */
   snapshot: RunSnapshot;
   context: LoadedContext;
   /**
-   * The run's snapshot and the context with the prompt, saved (the context's version then moved on);
-   * with the snapshot the run keeps (a retried prepare's is its first attempt's: saveSnapshot). In
-   * flight only when `next` is the model step: on AWS the step's first call goes out beside them.
+   * The run's snapshot and the context with the prompt, saved (the context's version then moved on).
+   * In flight only when `next` is the model step: on AWS the step's first call goes out beside them.
    */
-  written: Promise<RunSnapshot>;
+  written: Promise<unknown>;
 }
 
 export async function prepare(deps: AgentDeps, run: RunInput, options: PrepareOptions = {}): Promise<LoopState> {
@@ -313,20 +313,33 @@ export async function prepareRun(deps: AgentDeps, run: RunInput, options: Prepar
         }).catch((error: unknown) => deps.logger.warn('could not start the sandbox early', { runId: run.runId, error }))
       : undefined;
   if (warming && options.alongside) options.alongside(warming);
+  // A retried prepare (its prompt is in the context: an earlier attempt saved it, and may have called
+  // the model with its snapshot) goes on with the snapshot that attempt stored. Otherwise no model
+  // call has used an earlier attempt's, if there is one: this one is written over it.
+  const again = context.entries.some((e) => e.meta.messageId === run.prompt.messageId);
+  const kept = again ? await saveSnapshot(deps, run, snapshot, { keepStored: true }) : snapshot;
   // The snapshot and the prompt are independent: at once. The prompt's save is the context's last
-  // write here; it is left in flight with the snapshot's when the model step follows.
-  const kept = saveSnapshot(deps, run, snapshot);
-  const saves: Promise<unknown>[] = [kept];
+  // write here; both are left in flight when the model step follows.
+  const saves: Promise<unknown>[] = again ? [] : [saveSnapshot(deps, run, snapshot)];
   const save = (loaded: LoadedContext) => {
     saves.push(saveLoadedContext(deps.store, contextIdOf(run), loaded));
     return Promise.resolve();
   };
-  const [, added] = await Promise.all([
-    options.alongside ? undefined : warming,
-    stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, snapshot, history, save),
-  ]);
-  const written = Promise.all(saves).then(() => kept);
-  const prepared = (next: LoopState): PreparedRun => ({ next, snapshot, context, written });
+  // Awaited below; until then (the prompt's hooks and backfill can take a while) a failure is not an unhandled one.
+  for (const each of saves) each.catch(() => undefined);
+  let added: { blocked?: string } | undefined;
+  try {
+    [, added] = await Promise.all([
+      options.alongside ? undefined : warming,
+      stopped ? undefined : addPrompt(deps, run, context, withoutAgentRequest(text), settings, kept, history, save),
+    ]);
+  } catch (error) {
+    // The invocation fails; not with a write still in flight.
+    await Promise.allSettled(saves);
+    throw error;
+  }
+  const written = Promise.all(saves);
+  const prepared = (next: LoopState): PreparedRun => ({ next, snapshot: kept, context, written });
   if (stopped || added?.blocked !== undefined) {
     // Wait for them (the run ends without a model step); nothing else of the run is in flight.
     await written;

@@ -104,19 +104,30 @@ export const runFileKey = (run: RunInput, suffix = '') => `${dataKeys(run.thread
 const snapshotKey = (run: RunInput) => runFileKey(run);
 
 /**
- * Written once, by prepare (a create, never an overwrite); the container keeps it, so a later step
- * of the run there reads nothing. Returns the snapshot the run keeps: `snapshot`, or, for a retried
- * prepare, the one its first attempt stored (what the run decided first, its start time among it).
+ * Written by prepare; the container keeps it, so a later step of the run there reads nothing.
+ * `keepStored`: a retried prepare's, written only if no earlier attempt stored one, which the run
+ * then keeps (its model, bounds and start time as first decided). Returns the snapshot the run keeps.
  */
-export async function saveSnapshot(deps: SnapshotDeps, run: RunInput, snapshot: RunSnapshot): Promise<RunSnapshot> {
+export async function saveSnapshot(
+  deps: SnapshotDeps,
+  run: RunInput,
+  snapshot: RunSnapshot,
+  options: { keepStored?: boolean } = {},
+): Promise<RunSnapshot> {
   const key = snapshotKey(run);
   let kept = snapshot;
   try {
     await deps.store.s3.send(
-      new PutObjectCommand({ Bucket: deps.store.bucket, Key: key, Body: JSON.stringify(snapshot), ContentType: 'application/json', IfNoneMatch: '*' }),
+      new PutObjectCommand({
+        Bucket: deps.store.bucket,
+        Key: key,
+        Body: JSON.stringify(snapshot),
+        ContentType: 'application/json',
+        ...(options.keepStored ? { IfNoneMatch: '*' } : {}),
+      }),
     );
   } catch (error) {
-    if (!isS3PreconditionFailed(error)) throw error;
+    if (!options.keepStored || !isS3PreconditionFailed(error)) throw error;
     const stored = await readText(deps.store, key);
     if (!stored) throw new Error(`Run snapshot ${key} exists and cannot be read`, { cause: error });
     kept = JSON.parse(stored) as RunSnapshot;
