@@ -72,11 +72,12 @@ export async function beginModelStep(
   const price = snapshot.price;
   // Without a price a budget in dollars cannot be kept: prepare warned; tokens are still counted.
   const applied = price ? budgetsFor(snapshot.budgets ?? [], subject, at) : [];
-  const inputTokens =
+  // The worst case is only reserved on budgets: with none to reserve on, the request is not measured.
+  const inputTokens = () =>
     estimateTokens(JSON.stringify(request.system)) +
     estimateTokens(request.entries) +
     estimateTokens(JSON.stringify(deps.tools.toolConfig(false)));
-  const worstUsd = price ? worstCaseUsd(price, inputTokens, snapshot.maxOutputTokens) : 0;
+  const worstUsd = price && applied.length > 0 ? worstCaseUsd(price, inputTokens(), snapshot.maxOutputTokens) : 0;
   const log = deps.logger.with({
     runId: run.runId,
     threadId: run.threadId,
