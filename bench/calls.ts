@@ -2,7 +2,7 @@
 // operation and by the function that made them. Measured on a warm system (after section 2), so
 // cold-start-only calls (auth.test, a Secrets Manager read in AWS) are not in the counts.
 import type { TestStack } from '../test/support/local-stack.ts';
-import { arrival, isLogWrite, sandboxStartWrites, type AwsCall, type AwsCallRecorder, type Phase } from './aws-calls.ts';
+import { arrival, isLogWrite, PHASES, sandboxStartWrites, type AwsCall, type AwsCallRecorder, type Phase } from './aws-calls.ts';
 import { converse, type Timeline } from './conversation.ts';
 import { waitForQuiet, runsSummary } from './quiet.ts';
 
@@ -19,6 +19,26 @@ export interface CallsResult {
   bedrockRequestsSeen: number;
   lambdaInvocations: Record<string, number>;
   stateTransitions: number;
+  /** The longest chains of the run's AWS calls each sent once the one before it was answered, per phase and from dispatch to the run's end. */
+  sequential: Record<Phase | 'run' | 'firstToken', number>;
+}
+
+/**
+ * How many AWS round trips follow one another in `calls`: the longest chain of calls each sent
+ * (arrived) once the one before it was answered. Calls in flight together count once. In AWS each
+ * is a network round trip, whatever the local emulators' speed, so this is what carries over of
+ * the calls' latency. (The earliest-answered call first gives the longest chain of intervals that
+ * do not overlap.) A model call, which has no front door, is a point at its arrival.
+ */
+export function sequentialRoundTrips(calls: readonly AwsCall[]): number {
+  let chain = 0;
+  let answeredAt = -Infinity;
+  for (const call of [...calls].sort((a, b) => a.at - b.at)) {
+    if (arrival(call) < answeredAt) continue;
+    chain++;
+    answeredAt = call.at;
+  }
+  return chain;
 }
 
 /** Where a moment of the run falls: before the acks → webhook, then the run's states. */
@@ -34,8 +54,8 @@ export function phaseAt(at: number, t: Timeline): Phase {
  * The phase of an AWS call: the webhook's and dispatch's by the role that signed it; agent-step's
  * by when it arrived, against the states of the run (prepare, model and finish are all agent-step),
  * except the sandbox start's (`sandboxStart`: sandboxStartWrites), which is prepare's wherever it
- * lands, the exchange's log write, which is the finish's (isLogWrite), and those before the model
- * call, which are prepare's but for the step's beginning call.
+ * lands, the exchange's log write and sandbox read, which are the finish's, and those before the
+ * model call, which are prepare's but for the step's beginning call.
  * Arrival, not the recorded end: a step's last call can be recorded after the next state began.
  */
 export function phaseOf(call: AwsCall, t: Timeline, sandboxStart?: Set<AwsCall>): Phase {
@@ -44,6 +64,10 @@ export function phaseOf(call: AwsCall, t: Timeline, sandboxStart?: Set<AwsCall>)
   // The exchange's log write is the finish's, wherever it lands: the model step whose answer ends
   // the run starts it beside its own last writes.
   if (call.fn === 'agentStep' && isLogWrite(call)) return 'finish';
+  // So is the sandbox item's read for the run's sandbox share, begun beside the log write. (After
+  // its model call a model step reads an item only when its ending write finds a flag, or while a
+  // stream outlasts the stop watch's 300 ms: not in the bench's runs.)
+  if (call.fn === 'agentStep' && call.operation === 'GetItem' && arrival(call) >= t.modelCallAt) return 'finish';
   // Before the model call, the model step has made one call, its beginning read (or transaction),
   // the last DynamoDB call there; prepare's last writes (to S3) may still be in flight beside it.
   if (call.fn === 'agentStep' && arrival(call) < t.modelCallAt)
@@ -96,7 +120,21 @@ export async function countOneRun(stack: TestStack, counter: AwsCallRecorder): P
   const slackCalls = stack.slack.calls.slice(slackBefore).filter((c) => c.at <= timeline.endedAt);
   const tasks = timeline.execution.history.filter((h) => h.type === 'Task').length;
   const sandboxStart = sandboxStartWrites(handlerCalls);
+  // The sandbox's early start goes on beside the run (prepare starts it, the invocation awaits it
+  // before it returns): no part of the chain the run waits for while a model takes seconds.
+  const waitedFor = handlerCalls.filter((c) => c.operation !== 'RunTask' && !sandboxStart.has(c));
+  // From dispatch on: the webhook's second delivery goes on beside the run, and its calls could fill
+  // the chain's gaps (the webhook's own chain is its phase's).
+  const fromDispatch = waitedFor.filter((c) => c.fn !== 'webhook');
+  const sequential = {
+    run: sequentialRoundTrips(fromDispatch),
+    // Up to the model call, whose first chunk is the first token's (the reply's post is Slack's).
+    firstToken: sequentialRoundTrips(fromDispatch.filter((c) => c.at <= timeline.modelCallAt)),
+  } as CallsResult['sequential'];
+  for (const phase of PHASES)
+    sequential[phase] = sequentialRoundTrips(waitedFor.filter((c) => phaseOf(c, timeline, sandboxStart) === phase));
   return {
+    sequential,
     aws: tally(
       handlerCalls,
       (c) => `${c.service}\t${c.operation}`,

@@ -98,7 +98,8 @@ function firstModelStepAt(calls: AwsCall[], modelCallAt: number): number {
 /**
  * The end of the run's last model step: the later answer of its last two writes, the context save
  * and the ending transaction, which go out together (agent-step's calls that arrived by the last
- * context save, the sandbox start's aside, and the finish's log write, begun beside them).
+ * context save, the sandbox start's aside, and the finish's log write and sandbox read, begun
+ * beside them).
  */
 function lastModelStepEndAt(calls: AwsCall[]): number {
   const ofAgentStep = calls.filter((c) => c.fn === 'agentStep');
@@ -107,7 +108,9 @@ function lastModelStepEndAt(calls: AwsCall[]): number {
   const lastSent = Math.max(...saves.map(arrival));
   const sandboxStart = sandboxStartWrites(calls);
   const answers = ofAgentStep
-    .filter((c) => c.operation !== 'RunTask' && !sandboxStart.has(c) && !isLogWrite(c) && arrival(c) <= lastSent)
+    .filter(
+      (c) => c.operation !== 'RunTask' && c.operation !== 'GetItem' && !sandboxStart.has(c) && !isLogWrite(c) && arrival(c) <= lastSent,
+    )
     .map((c) => c.at);
   return Math.max(...answers);
 }

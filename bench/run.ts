@@ -279,6 +279,10 @@ function printCalls(result: CallsResult): void {
   console.log(
     `  webhook AWS calls for one mention (both deliveries): ${webhookCalls}  [goal ${atMost(webhookCalls, GOALS.webhookCallsPerMention, String(GOALS.webhookCallsPerMention))}]`,
   );
+  console.log(
+    `  sequential AWS round trips (each call sent once the one before it was answered; calls in flight together count once): ` +
+      `${PHASES.map((p) => `${p} ${result.sequential[p]}`).join(', ')}; from dispatch to the run's end ${result.sequential.run}, of them ${result.sequential.firstToken} up to the model call (included)`,
+  );
   const slackRows = [...result.slack].map(([method, counts]) => [
     method,
     ...PHASES.map((p) => counts[p]),
@@ -951,6 +955,11 @@ function summaryLines(r: Results): string[][] {
         atMost(webhook, GOALS.webhookCallsPerMention, String(GOALS.webhookCallsPerMention)),
       ],
       ['Slack Web API calls per run', String(slackTotal), 'warm'],
+      [
+        'sequential AWS round trips per run',
+        `${calls.sequential.webhook} + ${calls.sequential.run} (${calls.sequential.firstToken} to the model call)`,
+        'webhook (both deliveries) + dispatch to the end of the run, with the model call',
+      ],
     );
   }
   if (tools) {

@@ -67,15 +67,17 @@ export interface ExchangeWrite {
   log: LogEntry[];
   secrets: SecretPattern[];
   written: Promise<unknown>;
+  /** The run's share of its thread's sandbox, read beside the write (its usage includes it). */
+  share: Promise<SandboxShare | undefined>;
 }
 
 /**
- * Starts appending the run's exchange (its prompt and the replies in `entries`) to log.jsonl, over
- * the version this container's prepare read when it has it (a stale one costs a read, as before).
- * Lines already there are not added again, and a reply logged with a text its message no longer has
- * is corrected, so an exchange written before the run's end (the model step ending it starts this
- * beside its last writes; if the step then fails, its retry may edit the reply) is made right by the
- * finish's write.
+ * Starts appending the run's exchange (its prompt and the replies in `entries`) to log.jsonl, and
+ * reading the run's sandbox share beside it. The append goes over the version this container's
+ * prepare read when it has it (a stale one costs a read, as before). Lines already there are not
+ * added again, and a reply logged with a text its message no longer has is corrected, so an
+ * exchange written before the run's end (the model step ending it starts this beside its last
+ * writes; if the step then fails, its retry may edit the reply) is made right by the finish's write.
  */
 export async function writeExchange(deps: AgentDeps, run: RunInput, entries: ContextEntry[]): Promise<ExchangeWrite> {
   const replies = new Map<number, string>();
@@ -99,7 +101,8 @@ export async function writeExchange(deps: AgentDeps, run: RunInput, entries: Con
   const written = appendLog(deps.store, run.threadId, log, secrets, known, true);
   // Awaited by whoever ends the run; an early failure is not an unhandled one.
   written.catch(() => undefined);
-  return { log, secrets, written };
+  const share = snapshot ? sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined) : Promise.resolve(undefined);
+  return { log, secrets, written, share };
 }
 
 /**
@@ -116,12 +119,9 @@ async function logExchange(
   alongside?: (usage: RunUsage, logged: Promise<unknown>) => Promise<unknown>,
   started?: Promise<ExchangeWrite>,
 ): Promise<RunUsage> {
-  // The log's write goes on while the sandbox item is read and `alongside` runs; its failure is
-  // still this call's.
-  const { log, secrets, written: logged } = await (started ?? writeExchange(deps, run, entries));
-  const snapshot = await loadSnapshot(deps, run).catch(() => undefined);
-  const share = snapshot ? await sandboxShare(deps, run, snapshot.startedAt).catch(() => undefined) : undefined;
-  const usage = withSandbox(runUsage(entries, run), share);
+  // The log's write goes on while `alongside` runs; its failure is still this call's.
+  const { log, secrets, written: logged, share } = await (started ?? writeExchange(deps, run, entries));
+  const usage = withSandbox(runUsage(entries, run), await share);
   deps.logger.info('exchange', {
     runId: run.runId,
     threadId: run.threadId,
