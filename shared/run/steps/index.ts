@@ -70,7 +70,7 @@ function endingOf(deps: AgentDeps, run: RunInput): Ending {
     ending: (entries) => {
       // A step run again in the same invocation (its kept context was stale) begins it again, after
       // the first one's write.
-      const before = state.exchange?.then((write) => write.written).catch(() => undefined);
+      const before = state.exchange ? settled(state) : undefined;
       state.exchange = before ? before.then(() => writeExchange(deps, run, entries)) : writeExchange(deps, run, entries);
       state.exchange.catch(() => undefined);
     },

@@ -103,14 +103,15 @@ async function addPrompt(
   settings: Settings,
   snapshot: RunSnapshot,
   history: Promise<ThreadHistory> | undefined,
-  save: (context: LoadedContext) => Promise<void>,
+  /** Starts the context's save (prepare's caller awaits it). */
+  save: (context: LoadedContext) => void,
 ): Promise<{ blocked?: string }> {
   const added = context.entries.find((e) => e.meta.messageId === run.prompt.messageId);
   if (added) return added.meta.hookBlocked ? { blocked: added.meta.hookBlocked } : {};
   if (run.child) {
     // A subagent's context begins with its task: the thread's messages and the prompt's hooks are its root's.
     context.entries.push(childTaskEntry(run, run.child, deps.now()));
-    await save(context);
+    save(context);
     return {};
   }
   const hooked = await promptHooks(deps, run, snapshot, text);
@@ -123,7 +124,7 @@ async function addPrompt(
     };
     noteHooks(entry, hooked.notes);
     context.entries.push(entry);
-    await save(context);
+    save(context);
     return { blocked: hooked.blocked };
   }
   const secrets = secretPatternsWith(settings.secretPatterns);
@@ -144,7 +145,7 @@ async function addPrompt(
   if (hooked.context) entries[0]!.content.push({ text: hooked.context });
   noteHooks(entries[0], hooked.notes);
   context.entries.push(...entries);
-  await save(context);
+  save(context);
   return {};
 }
 
@@ -321,10 +322,7 @@ export async function prepareRun(deps: AgentDeps, run: RunInput, options: Prepar
   // The snapshot and the prompt are independent: at once. The prompt's save is the context's last
   // write here; both are left in flight when the model step follows.
   const saves: Promise<unknown>[] = again ? [] : [saveSnapshot(deps, run, snapshot)];
-  const save = (loaded: LoadedContext) => {
-    saves.push(saveLoadedContext(deps.store, contextIdOf(run), loaded));
-    return Promise.resolve();
-  };
+  const save = (loaded: LoadedContext) => void saves.push(saveLoadedContext(deps.store, contextIdOf(run), loaded));
   // Awaited below; until then (the prompt's hooks and backfill can take a while) a failure is not an unhandled one.
   for (const each of saves) each.catch(() => undefined);
   let added: { blocked?: string } | undefined;
