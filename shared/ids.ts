@@ -24,6 +24,17 @@ export function parseThreadId(threadId: string): ThreadAddress {
   return { adapter, ...(platform ? platform.scopeOf(channel, rest) : plainScope(channel, rest)) };
 }
 
+/** Whether `messageId` is the first message of `threadId`, as far as its platform's ids tell (false when they cannot). */
+export function opensThread(threadId: string, messageId: string): boolean {
+  let address: ThreadAddress;
+  try {
+    address = parseThreadId(threadId);
+  } catch {
+    return false;
+  }
+  return descriptorNamed(address.adapter)?.opensThread(address, messageId) ?? false;
+}
+
 /**
  * `adapter:channel` of a thread id: the key of per-channel settings and of a user's recent thread
  * in a channel (slash commands know the channel, not the thread).

@@ -56,8 +56,9 @@ export class Dispatch extends Construct {
     });
     // Chat SDK state, and the actor (its admission transaction puts a marker and updates the actor);
     // Query lists the threads holding run slots when a limit is reached (shared/run/capacity.ts);
-    // BatchGetItem reads a prompt's actor item with the pause flag in one round trip (shared/policy/pause.ts).
-    grantTableActions(props.table, this.handler, [...CHAT_STATE_ACTIONS, 'Query', 'BatchGetItem']);
+    // BatchGetItem reads a prompt's actor item with the pause flag in one round trip (shared/policy/pause.ts);
+    // ConditionCheckItem checks the pause flag inside the admission of a thread's first message instead.
+    grantTableActions(props.table, this.handler, [...CHAT_STATE_ACTIONS, 'Query', 'BatchGetItem', 'ConditionCheckItem']);
     props.stateMachine.grantStartExecution(this.handler);
     // Interrupt mode stops the running execution; a lease held too long is checked against its execution.
     this.handler.addToRolePolicy(

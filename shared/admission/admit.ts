@@ -5,7 +5,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { promptSchema, type Prompt } from '../contracts.ts';
 import { formatIssues } from '../support/validation.ts';
 import type { JsonLogger } from '../observability/log.ts';
-import { admissionContext, type AdmissionDeps, type Ending, type Gate } from './context.ts';
+import { admissionContext, type AdmissionContext, type AdmissionDeps, type Ending, type Gate } from './context.ts';
 import { refuseWithoutAccess } from './gates/access.ts';
 import { renewPeriodicEvents } from './gates/periodic-events.ts';
 import { answerCommands } from './gates/commands.ts';
@@ -36,12 +36,27 @@ export const ADMISSION_GATES: readonly Gate[] = [
 export async function admit(received: Prompt, deps: AdmissionDeps, gates: readonly Gate[] = ADMISSION_GATES): Promise<Ending> {
   let ctx = await admissionContext(received, deps);
   const alongside: Promise<unknown>[] = [];
+  // The context each gate first ran over, for a gate's `again`.
+  const before = new Map<Gate, AdmissionContext>();
+  let again = false;
   try {
-    for (const gate of gates) {
+    for (let i = 0; i < gates.length; i++) {
+      const gate = gates[i]!;
+      if (!before.has(gate)) before.set(gate, ctx);
       const outcome = await gate(ctx, deps);
       if ('end' in outcome) {
         await Promise.all(alongside);
         return outcome.end;
+      }
+      if ('again' in outcome) {
+        const { from, found } = outcome.again;
+        const at = gates.indexOf(from);
+        if (again || at < 0 || at > i)
+          throw new Error(`Gate ${gate.name} may not run the admission of ${received.messageId} again from ${from.name}`);
+        again = true;
+        ctx = { ...before.get(from)!, ...found };
+        i = at - 1;
+        continue;
       }
       if (outcome.alongside) alongside.push(outcome.alongside);
       ctx = { ...ctx, ...outcome.next };

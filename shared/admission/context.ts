@@ -2,14 +2,14 @@
 // person, the thread's replies, the channel), and what a gate decides: end the admission here (the
 // prompt was refused, answered, or admitted to its thread) or pass it on with what it found.
 import type { StateAdapter } from 'chat';
-import type { Admission, ActorItem, AdmitOptions } from '../run/actor.ts';
+import type { Admission, ActorItem, AdmitOptions, NOT_NEW } from '../run/actor.ts';
 import type { SteerOutcome } from '../run/control.ts';
 import { controlPolicy, type ControlPolicy, type Person } from '../policy/access.ts';
 import type { AppliedBudget } from '../policy/budgets.ts';
 import type { Command, CommandDeps } from '../commands/command.ts';
 import type { JsonLogger } from '../observability/log.ts';
 import type { MetricsSink } from '../observability/metrics.ts';
-import { channelKeyOf, runIdFor } from '../ids.ts';
+import { channelKeyOf, opensThread, runIdFor } from '../ids.ts';
 import type { Prompt } from '../contracts.ts';
 import type { Settings } from '../settings/schema.ts';
 import type { QueueMode } from '../settings/groups/queue.ts';
@@ -45,13 +45,19 @@ export interface AdmissionContext {
   actor: ActorItem | undefined;
   /** The deployment is paused: the prompt waits in its thread's queue and starts nothing. */
   paused: boolean;
+  /**
+   * The prompt is the first message of its thread (its platform says so): the thread is taken to be
+   * new, with no actor item and the deployment not paused, without reading either; its admission
+   * takes the lease only if that holds, and otherwise the gates run again from `readThread`.
+   */
+  opensThread: boolean;
   /** The agent the run works as (`chooseAgent`); `keepAgent`: the prompt chose it, and the thread keeps it. */
   agent?: string;
   keepAgent?: boolean;
 }
 
 /** What a gate may find out for the gates after it. */
-export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' | 'paused' | 'agent' | 'keepAgent'>>;
+export type Found = Partial<Pick<AdmissionContext, 'prompt' | 'mode' | 'actor' | 'paused' | 'agent' | 'keepAgent' | 'opensThread'>>;
 
 /** How an admission ended: refused (its author told why), answered without a run (a command), or the thread's admission. */
 /** `steered`: in steer mode, the prompt became a steer of its thread's running run. */
@@ -60,8 +66,10 @@ export type Ending = 'refused' | 'answered' | 'steered' | Admission;
 /**
  * `alongside`: work the gate started that no later gate needs (a write of its own); it goes on while
  * they run, and the admission ends only once it has (its failure is the admission's).
+ * `again`: what a gate took for granted was not so; the gates from `from` on run again, over the
+ * context as it was when `from` first ran and what was `found` since (once per admission).
  */
-export type Outcome = { next: Found; alongside?: Promise<unknown> } | { end: Ending };
+export type Outcome = { next: Found; alongside?: Promise<unknown> } | { end: Ending } | { again: { from: Gate; found: Found } };
 
 export const next = (found: Found = {}): Outcome => ({ next: found });
 export const end = (ending: Ending): Outcome => ({ end: ending });
@@ -74,7 +82,8 @@ export interface Threads {
   /** The thread's actor item and the deployment's pause flag, read together. */
   read(threadId: string): Promise<{ actor: ActorItem | undefined; paused: boolean }>;
   actor(threadId: string): Promise<ActorItem | undefined>;
-  admit(prompt: Prompt, options: AdmitOptions): Promise<Admission>;
+  /** With `newThread`, NOT_NEW when the thread has an actor item or the deployment is paused (nothing written). */
+  admit(prompt: Prompt, options: AdmitOptions): Promise<Admission | typeof NOT_NEW>;
   /** Starts the first of the thread's waiting prompts, if it is idle. */
   startWaiting(threadId: string): Promise<void>;
   stop(threadId: string, reason: string): Promise<void>;
@@ -130,5 +139,6 @@ export async function admissionContext(
     mode: settings.channels[channel]?.queueMode ?? settings.queueMode,
     actor: undefined,
     paused: false,
+    opensThread: opensThread(prompt.threadId, prompt.messageId),
   };
 }

@@ -128,6 +128,11 @@ export interface PlatformDescriptor {
   readonly title: string;
   /** The scope of a thread id `name:channelPart:rest…` (the thread id codec as far as scopes go). */
   scopeOf(channelPart: string, rest: readonly string[]): ThreadScope;
+  /**
+   * Whether the message `messageId` is the first of the thread `thread` (of its scope): nothing of
+   * the thread can be stored before it. False when the ids cannot tell.
+   */
+  opensThread(thread: ThreadScope, messageId: string): boolean;
   /** The workspace of whoever sent a payload, as settings.json `access.workspaces` names it. */
   workspaceOf(raw: Readonly<Record<string, unknown>>): string | undefined;
   /** Why this file cannot be posted into the platform's threads (the upload tool, which runs where the Chat SDK may not be loaded); undefined when it can. */

@@ -14,7 +14,7 @@ import { isConditionalCheckFailed, isTransactionConflict, transactionCancellatio
 import { giveRunSlots, type RunCaps, SLOT_ATTRIBUTE, takeRunSlots } from './capacity.ts';
 import { queryPartition } from '../aws/dynamodb.ts';
 import { retryOnConflict, TRY_AGAIN } from '../aws/retry.ts';
-import { actorKey, admittedPromptKey, recentThreadKey, WAITING_THREADS, waitingThreadKey } from '../table.ts';
+import { actorKey, admittedPromptKey, pauseKey, recentThreadKey, WAITING_THREADS, waitingThreadKey } from '../table.ts';
 import { runIdFor } from '../ids.ts';
 import { type Prompt, type RunInput, utf8Bytes } from '../contracts.ts';
 import type { ControlPolicy } from '../policy/access.ts';
@@ -56,6 +56,9 @@ export interface ActorItem {
 /** `channel-full` / `deployment-full`: the thread is idle, but as many runs as allowed already run. */
 export type Admission = 'started' | 'queued' | 'duplicate' | 'busy' | 'channel-full' | 'deployment-full';
 
+/** `newThread` admission only: the thread has an actor item after all, or the deployment is paused. Nothing was written. */
+export const NOT_NEW = 'not-new';
+
 export interface AdmitOptions {
   /** Most prompts that may wait behind the running one; beyond it the prompt is refused as busy. */
   maxQueueDepth?: number;
@@ -76,6 +79,12 @@ export interface AdmitOptions {
   /** The agent the run works as; with `keepAgent`, the thread keeps it for its later prompts too. */
   agent?: string;
   keepAgent?: boolean;
+  /**
+   * The prompt opens its thread, and the caller took it to have no actor item and the deployment not
+   * to be paused without reading either: the lease is taken only if so, else nothing is written and
+   * the answer is NOT_NEW (read the thread and admit it again).
+   */
+  newThread?: boolean;
 }
 
 /** Admitted-prompt markers outlive any redelivery window by far. */
@@ -100,7 +109,14 @@ export async function getActor(deps: ActorDeps, threadId: string): Promise<Actor
  * append to the queue of the running thread. Safe to call again for the same prompt (redelivery):
  * a lease taken whose execution never started is started again, anything else is a no-op.
  */
-export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: AdmitOptions = {}): Promise<Admission> {
+export async function admitPrompt(
+  deps: ActorDeps,
+  prompt: Prompt,
+  options: AdmitOptions & { newThread: true },
+): Promise<Admission | typeof NOT_NEW>;
+export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options?: AdmitOptions & { newThread?: false }): Promise<Admission>;
+export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options?: AdmitOptions): Promise<Admission | typeof NOT_NEW>;
+export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: AdmitOptions = {}): Promise<Admission | typeof NOT_NEW> {
   const maxQueueDepth = options.maxQueueDepth ?? 5;
   const interrupt = options.mode === 'interrupt';
   const now = (deps.now ?? Date.now)();
@@ -125,6 +141,7 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
   };
   const caps = options.caps;
   const slots = caps ? takeRunSlots(deps.tableName, prompt.threadId, caps, now) : [];
+  const newThread = options.newThread === true && !options.hold;
   // Transactions of many threads meet on the shared run counters: each lost one is tried again.
   return retryOnConflict(`Could not admit prompt ${prompt.messageId} on ${prompt.threadId}`, async () => {
     const leased = options.hold
@@ -136,12 +153,19 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
           {
             UpdateExpression: `SET #status = :running, #current = :run, started = :false, leaseTakenAt = :now, threadId = :thread, version = if_not_exists(version, :zero) + :one${caps ? `, ${SLOT_ATTRIBUTE} = :true` : ''}${control.set} REMOVE previousRunId${control.remove ? `, ${control.remove}` : ''}`,
             // An idle thread with prompts waiting (held while paused) starts them first: this one waits behind.
-            ConditionExpression: '(attribute_not_exists(pk) OR #status = :idle) AND (attribute_not_exists(#queue) OR size(#queue) = :zero)',
-            ExpressionAttributeNames: { '#status': 'status', '#current': 'current', '#queue': 'queue', ...control.names },
+            ConditionExpression: newThread
+              ? 'attribute_not_exists(pk)'
+              : '(attribute_not_exists(pk) OR #status = :idle) AND (attribute_not_exists(#queue) OR size(#queue) = :zero)',
+            ExpressionAttributeNames: {
+              '#status': 'status',
+              '#current': 'current',
+              ...(newThread ? {} : { '#queue': 'queue' }),
+              ...control.names,
+            },
             ExpressionAttributeValues: {
               ...control.values,
               ':running': 'running',
-              ':idle': 'idle',
+              ...(newThread ? {} : { ':idle': 'idle' }),
               ':run': run,
               ':false': false,
               ':now': now,
@@ -152,8 +176,10 @@ export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: Admi
             },
           },
           slots,
+          newThread,
         );
     if (leased === 'duplicate') return resumeDuplicate(deps, run);
+    if (newThread && (leased === 'actor-changed' || leased === 'paused')) return NOT_NEW;
     if (leased === 'channel-full' || leased === 'deployment-full') return leased;
     if (leased === 'conflict') return TRY_AGAIN;
     if (leased === 'done') {
@@ -244,8 +270,9 @@ type ActorUpdate = Pick<
 /**
  * The admitted-prompt marker, one actor update and the run slots it takes in a single transaction:
  * 'done', 'duplicate' (the marker exists: this prompt was admitted before), 'actor-changed' (the
- * update's condition failed: the thread is not in the state it expected), or which run slots are
- * all taken (the channel's, then the deployment's).
+ * update's condition failed: the thread is not in the state it expected), which run slots are
+ * all taken (the channel's, then the deployment's), or, with `unlessPaused`, 'paused' (the
+ * deployment's pause flag is set: checked here, in place of a read before).
  */
 async function admitWith(
   deps: ActorDeps,
@@ -253,13 +280,17 @@ async function admitWith(
   marker: { Put: Record<string, unknown> },
   update: ActorUpdate,
   slots: object[] = [],
-): Promise<'done' | 'duplicate' | 'actor-changed' | 'conflict' | 'channel-full' | 'deployment-full'> {
+  unlessPaused = false,
+): Promise<'done' | 'duplicate' | 'actor-changed' | 'conflict' | 'channel-full' | 'deployment-full' | 'paused'> {
+  const pauseCheck = { ConditionCheck: { TableName: deps.tableName, Key: pauseKey, ConditionExpression: 'attribute_not_exists(pk)' } };
+  const items = [
+    marker as never,
+    { Update: { TableName: deps.tableName, Key: actorKey(threadId), ...update } as never },
+    ...slots,
+    ...(unlessPaused ? [pauseCheck] : []),
+  ];
   try {
-    await deps.db.send(
-      new TransactWriteCommand({
-        TransactItems: [marker as never, { Update: { TableName: deps.tableName, Key: actorKey(threadId), ...update } as never }, ...slots],
-      }),
-    );
+    await deps.db.send(new TransactWriteCommand({ TransactItems: items }));
     return 'done';
   } catch (error) {
     const reasons = transactionCancellationReasons(error);
@@ -268,8 +299,9 @@ async function admitWith(
     if (reasons.includes('TransactionConflict')) return 'conflict';
     if (reasons[0] === 'ConditionalCheckFailed') return 'duplicate';
     if (reasons[1] === 'ConditionalCheckFailed') return 'actor-changed';
-    if (reasons[2] === 'ConditionalCheckFailed') return 'channel-full';
-    if (reasons[3] === 'ConditionalCheckFailed') return 'deployment-full';
+    if (slots.length > 0 && reasons[2] === 'ConditionalCheckFailed') return 'channel-full';
+    if (slots.length > 0 && reasons[3] === 'ConditionalCheckFailed') return 'deployment-full';
+    if (unlessPaused && reasons[items.length - 1] === 'ConditionalCheckFailed') return 'paused';
     throw error;
   }
 }

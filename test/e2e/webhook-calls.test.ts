@@ -17,9 +17,9 @@ after(async () => {
 });
 const { runsOf, idle } = threadProbes(() => stack);
 
-/** The webhook's AWS calls while `act` runs, as "service operation" → count. */
-async function webhookCallsDuring(act: () => Promise<unknown>): Promise<Record<string, number>> {
-  const role = stack.cloud.functionRoles.webhook;
+/** A function's AWS calls while `act` runs, as "service operation" → count (the webhook's unless told). */
+async function webhookCallsDuring(act: () => Promise<unknown>, fn: 'webhook' | 'dispatch' = 'webhook'): Promise<Record<string, number>> {
+  const role = stack.cloud.functionRoles[fn];
   const from = stack.cloud.awsCalls.length;
   await act();
   const counts: Record<string, number> = {};
@@ -74,4 +74,24 @@ test('a reply without a mention in a subscribed thread is still a prompt, for it
   const calls = await webhookCallsDuring(() => stack.slack.postUserMessage({ text: 'and a follow-up', threadTs: first.threadTs }));
   assert.deepEqual(calls, { 'dynamodb PutItem': 2, 'dynamodb GetItem': 1, 'sqs SendMessage': 1 });
   await eventually(() => runsOf(threadId).length === 2, 30_000, 'the follow-up ran');
+});
+
+test("dispatch admits a thread's first message without reading the thread; a later message reads it with the pause flag", async () => {
+  let first!: Awaited<ReturnType<TestStack['slack']['postUserMessage']>>;
+  const opening = await webhookCallsDuring(async () => {
+    first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> a new thread' });
+    await eventually(() => runsOf(threadOf(first)).length === 1, 30_000, 'a run');
+  }, 'dispatch');
+  const threadId = threadOf(first);
+  await idle(threadId);
+  assert.equal(opening['dynamodb BatchGetItem'], undefined, 'no read of the thread before its admission');
+  assert.equal(opening['dynamodb TransactWriteItems'], 1, 'the admission, which checks the thread is new and not paused');
+
+  const following = await webhookCallsDuring(async () => {
+    await stack.slack.postUserMessage({ text: 'and then', threadTs: first.threadTs });
+    await eventually(() => runsOf(threadId).length === 2, 30_000, 'the follow-up ran');
+  }, 'dispatch');
+  await idle(threadId);
+  assert.equal(following['dynamodb BatchGetItem'], 1, 'the thread and the pause flag, read together');
+  assert.equal(following['dynamodb TransactWriteItems'], 1);
 });

@@ -1316,8 +1316,9 @@ test('least privilege: each function holds exactly the DynamoDB, SQS send and se
   const expected: Record<FunctionRole, { dynamodb: string[]; send: string[]; secret: string[] }> = {
     webhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
     teamsWebhook: { dynamodb: chatState, send: ['sqs:SendMessage'], secret: ['secretsmanager:GetSecretValue'] },
+    // A thread's first message is admitted with the pause flag checked inside the admission's transaction.
     dispatch: {
-      dynamodb: [...chatState, 'dynamodb:Query', 'dynamodb:BatchGetItem'].sort(),
+      dynamodb: [...chatState, 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'].sort(),
       send: [],
       secret: ['secretsmanager:GetSecretValue'],
     },

@@ -4,7 +4,7 @@ import type { AdmissionDeps, ChatState } from '../../shared/admission/context.ts
 import type { Command } from '../../shared/commands/command.ts';
 import { createLogger } from '../../shared/observability/log.ts';
 import type { AppliedBudget } from '../../shared/policy/budgets.ts';
-import type { Admission, ActorItem, AdmitOptions } from '../../shared/run/actor.ts';
+import type { Admission, ActorItem, AdmitOptions, NOT_NEW } from '../../shared/run/actor.ts';
 import type { ControlDeps, SteerOutcome } from '../../shared/run/control.ts';
 import type { Prompt } from '../../shared/contracts.ts';
 import type { Settings } from '../../shared/settings/schema.ts';
@@ -36,7 +36,7 @@ export interface Fakes {
 export function fakes(
   settings: Settings,
   options: {
-    admissions?: Admission[];
+    admissions?: (Admission | typeof NOT_NEW)[];
     spent?: { refused: AppliedBudget; spentUsd: number };
     paused?: boolean;
     actor?: ActorItem;

@@ -5,6 +5,7 @@ import {
   admitPrompt,
   getActor,
   MAX_COLLECTED_BYTES,
+  NOT_NEW,
   MAX_COLLECTED_PROMPTS,
   MAX_PENDING_STEERS,
   releaseLease,
@@ -13,7 +14,8 @@ import {
   type ActorDeps,
 } from '../../shared/run/actor.ts';
 import { channelRunsKey, slotsTaken } from '../../shared/run/capacity.ts';
-import { deploymentRunsKey } from '../../shared/table.ts';
+import { deploymentRunsKey, pauseKey } from '../../shared/table.ts';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { MAX_STEER_BYTES } from '../../shared/run/control.ts';
 import { MAX_QUEUED_PROMPT_BYTES, queuedPromptBytes } from '../../shared/admission/prompt-body.ts';
 import { type RunInput } from '../../shared/contracts.ts';
@@ -129,6 +131,39 @@ test('a redelivered prompt is a duplicate and starts nothing new', async () => {
   assert.equal(await admitPrompt(d, prompt(thread, 'm2')), 'duplicate');
   assert.equal(d.started.length, 1);
   assert.equal((await getActor(d, thread))?.queue?.length, 1);
+});
+
+test("a thread's first message takes the lease only where the thread has no actor item and the deployment is not paused; elsewhere it writes nothing", async () => {
+  const d = deps();
+  const caps = { perChannel: 5, perDeployment: 50 };
+  const thread = 'slack:CNEW:2.0001';
+  const slots = () => slotsTaken(d, channelRunsKey(thread));
+  assert.equal(await admitPrompt(d, prompt(thread, '2.0001'), { newThread: true, caps }), 'started');
+  assert.equal(await admitPrompt(d, prompt(thread, '2.0001'), { newThread: true, caps }), 'duplicate', 'its redelivery');
+  // The thread has an actor item (running here; idle below): refused, and nothing of the prompt kept.
+  assert.equal(await admitPrompt(d, prompt(thread, '2.0002'), { newThread: true, caps }), NOT_NEW);
+  assert.equal((await getActor(d, thread))?.queue, undefined);
+  assert.equal(await slots(), 1);
+  assert.equal(await admitPrompt(d, prompt(thread, '2.0002'), { caps }), 'queued', 'admitted as usual once read: no marker left behind');
+  await releaseLease(d, thread, d.started[0]!.runId);
+  await releaseLease(d, thread, d.started[1]!.runId);
+  assert.equal((await getActor(d, thread))?.status, 'idle');
+  assert.equal(await admitPrompt(d, prompt(thread, '2.0003'), { newThread: true, caps }), NOT_NEW, 'an idle thread is not new either');
+
+  await d.db.send(new PutCommand({ TableName: d.tableName, Item: { ...pauseKey, by: 'test', at: 1 } }));
+  try {
+    const other = 'slack:CNEW:2.0004';
+    assert.equal(await admitPrompt(d, prompt(other, '2.0004'), { newThread: true, caps }), NOT_NEW, 'paused');
+    assert.equal(await getActor(d, other), undefined);
+    assert.equal(await admitPrompt(d, prompt(other, '2.0004'), { newThread: true }), NOT_NEW, 'paused, without run slots too');
+  } finally {
+    await d.db.send(new DeleteCommand({ TableName: d.tableName, Key: pauseKey }));
+  }
+  assert.equal(await slots(), 0);
+  assert.deepEqual(
+    d.started.map((r) => r.prompt.messageId),
+    ['2.0001', '2.0002'],
+  );
 });
 
 test('a dispatch crash between taking the lease and starting the run is healed by the redelivery', async () => {

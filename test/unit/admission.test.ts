@@ -333,6 +333,50 @@ test("the thread's admission: the options it is given, and what each outcome tel
   assert.deepEqual([duplicate.ended, duplicate.f.calls], [{ end: 'duplicate' }, ['admit hello']]);
 });
 
+test("a thread's first message: admitted without reading the thread, which its admission checks; a thread not new after all is read, and the gates after the read run again over the context as it was", async () => {
+  const opener = (userId: string, text: string): Prompt => ({ ...from(userId, text), messageId: '1.0001' });
+  // The fake stores every text (storeLongText), which steer mode would not take: kept as sent here.
+  const gates = ADMISSION_GATES.filter((gate) => gate !== storeLongText);
+  const f = fakes(settingsOf());
+  assert.equal((await contextFor(opener('U1', 'hi'), f)).opensThread, true, "a Slack thread's id is its first message's");
+  assert.equal((await contextFor(from('U1'), f)).opensThread, false);
+  assert.equal(await admit(opener('U1', 'hi'), f.deps, gates), 'started');
+  assert.deepEqual(f.calls, ['reclaimStaleLease no run 1.0001', 'admit hi'], 'no read of the thread');
+  assert.equal(f.admitted[0]!.newThread, true);
+
+  // Steer mode over a thread that has a running run after all (the actor item exists): the first
+  // pass took the thread as idle, so steer mode turned to queue; the second pass steers.
+  const steering = fakes(settingsOf({ queueMode: 'steer' }), { admissions: ['not-new'], actor: runningFor('U1') });
+  assert.equal(await admit(opener('U1', 'go left'), steering.deps, gates), 'steered');
+  assert.deepEqual(steering.calls, [
+    'reclaimStaleLease no run 1.0001',
+    'admit go left',
+    `read ${THREAD}`,
+    'reclaimStaleLease r1 1.0001',
+    'steer r1: U1: go left',
+  ]);
+  assert.equal(steering.admitted[0]!.mode, 'queue');
+
+  // Paused after all: read, and the prompt is held (no new-thread check the second time).
+  const paused = fakes(settingsOf(), { admissions: ['not-new', 'queued'], paused: true });
+  assert.equal(await admit(opener('U1', 'later'), paused.deps, gates), 'queued');
+  assert.deepEqual(paused.calls, [
+    'reclaimStaleLease no run 1.0001',
+    'admit later',
+    `read ${THREAD}`,
+    'reclaimStaleLease no run 1.0001',
+    'admit later',
+  ]);
+  assert.deepEqual(
+    paused.admitted.map((o) => [o.newThread, o.hold]),
+    [
+      [true, false],
+      [undefined, true],
+    ],
+  );
+  assert.deepEqual(paused.posted, [PAUSED_TEXT]);
+});
+
 test('the gates in order, over one context: a refusal stops the rest; a prompt that passes them all joins its thread as stored', async () => {
   assert.deepEqual(
     ADMISSION_GATES.map((gate) => gate.name),

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeThreadId, encodeThreadId, isDM } from '@chat-adapter/teams';
 import { ConsoleLogger } from 'chat';
-import { channelKeyOf, dataKeys, parseThreadId } from '../../shared/ids.ts';
+import { channelKeyOf, dataKeys, opensThread, parseThreadId } from '../../shared/ids.ts';
 import { TeamsConnectorAdapter } from '../../shared/platforms/teams/connector.ts';
 import { decodeTeamsThreadId, encodeTeamsThreadId } from '../../shared/platforms/teams/thread-id.ts';
 
@@ -28,6 +28,18 @@ test('a group chat and a personal chat are each their own channel', () => {
   assert.equal(parseThreadId(group).channel, '19:abc@thread.v2');
   assert.equal(parseThreadId(personal).channel, 'a:1xyz');
   assert.equal(parseThreadId(personal).adapter, 'teams');
+});
+
+test("which message opens its thread: a Teams channel thread's root post, a Slack thread's first message; never a chat's message", () => {
+  // The recorded mention and its follow-up (test/fixtures/chat-sdk-replay/teams.json).
+  const thread = threadOf('1767224924615');
+  assert.equal(opensThread(thread, '1767224924615'), true);
+  assert.equal(opensThread(thread, '1767224937245'), false);
+  const group = encodeThreadId({ conversationId: '19:abc@thread.v2', serviceUrl, conversationType: 'groupChat' });
+  assert.equal(opensThread(group, '1767224924615'), false);
+  assert.equal(opensThread('slack:C123:1234.5678', '1234.5678'), true);
+  assert.equal(opensThread('slack:C123:1234.5678', '1234.9999'), false);
+  assert.equal(opensThread('not a thread id', '1'), false);
 });
 
 test('Slack thread ids are unchanged', () => {

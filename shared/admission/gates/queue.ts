@@ -1,4 +1,5 @@
-// Before the prompt joins its thread: its actor item is read with the pause flag (one round trip),
+// Before the prompt joins its thread: its actor item is read with the pause flag (one round trip;
+// none for the first message of a thread, which its admission's own write checks instead),
 // a lease whose run ended without releasing it is released, interrupt and steer modes are kept for
 // those who may stop or steer the running run, and a pause holds the prompt.
 import { controlRefusal, type ControlPolicy, type Person } from '../../policy/access.ts';
@@ -6,7 +7,9 @@ import type { ActorItem } from '../../run/actor.ts';
 import { contextText } from '../../context/context-text.ts';
 import { end, next, type Gate } from '../context.ts';
 
-export const readThread: Gate = async ({ prompt }, deps) => next(await deps.threads.read(prompt.threadId));
+/** A prompt that opens its thread finds it new without a read: its admission checks that it is (admitToThread). */
+export const readThread: Gate = async ({ prompt, opensThread }, deps) =>
+  opensThread ? next({ actor: undefined, paused: false }) : next(await deps.threads.read(prompt.threadId));
 
 /** A reclaimed lease changed the thread (idle, or its next prompt running): the gates after read it again. */
 export const reclaimStaleLease: Gate = async ({ prompt, actor }, deps) =>

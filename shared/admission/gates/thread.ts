@@ -3,6 +3,8 @@
 import { adapterOf } from '../../observability/run-metrics.ts';
 import type { Settings } from '../../settings/schema.ts';
 import { end, type Gate } from '../context.ts';
+import { NOT_NEW } from '../../run/actor.ts';
+import { readThread } from './queue.ts';
 
 /** A new thread's prompt past a concurrent-run limit: the author is told how many run, and which limit. */
 export function fullText(admission: 'channel-full' | 'deployment-full', limits: Settings['limits']): string {
@@ -22,7 +24,10 @@ export const busyText = (depth: number) =>
 const isFull = (admission: string): admission is 'channel-full' | 'deployment-full' =>
   admission === 'channel-full' || admission === 'deployment-full';
 
-export const admitToThread: Gate = async ({ prompt, settings, channel, control, mode, paused, thread, agent, keepAgent }, deps) => {
+export const admitToThread: Gate = async (
+  { prompt, settings, channel, control, mode, paused, thread, agent, keepAgent, opensThread },
+  deps,
+) => {
   const caps = { perChannel: settings.limits.maxConcurrentRunsPerChannel, perDeployment: settings.limits.maxConcurrentRuns };
   // A prompt steer mode did not turn into a steer waits its turn, as in queue mode.
   const options = {
@@ -30,6 +35,7 @@ export const admitToThread: Gate = async ({ prompt, settings, channel, control, 
     mode: mode === 'steer' ? 'queue' : mode,
     control,
     hold: paused,
+    ...(opensThread ? { newThread: true } : {}),
     caps,
     ...(agent ? { agent, ...(keepAgent ? { keepAgent } : {}) } : {}),
   } as const;
@@ -38,6 +44,11 @@ export const admitToThread: Gate = async ({ prompt, settings, channel, control, 
   if (isFull(admission) && (await deps.threads.reclaimStaleSlots(admission === 'channel-full' ? channel : undefined)))
     admission = await deps.threads.admit(prompt, options);
   const log = deps.logger.with({ threadId: prompt.threadId, messageId: prompt.messageId });
+  if (admission === NOT_NEW) {
+    // Its first message, yet the thread has an actor item (or the deployment is paused): read it after all.
+    log.info('thread not new: reading it', { mode });
+    return { again: { from: readThread, found: { opensThread: false } } };
+  }
   log.info('prompt admitted', { admission, mode });
   if (admission === 'busy') {
     // Not lost silently: the prompt is in the logs, and its author is told.

@@ -3,7 +3,7 @@
 // variables, and its webhook in the stack. The chat wiring is shared/platforms/slack/platform.ts.
 import * as z from 'zod';
 import { optional, wholeFrom } from '../../support/env-vars.ts';
-import { credentialSourceOf, plainScope, platformSecret, type PlatformDescriptor } from '../platform.ts';
+import { credentialSourceOf, plainScope, platformSecret, type PlatformDescriptor, type ThreadScope } from '../platform.ts';
 
 export const BOT_TOKEN_PLACEHOLDER = 'xoxb-replace-me';
 
@@ -37,6 +37,8 @@ export const slackDescriptor = {
   name: 'slack',
   title: 'Slack',
   scopeOf: plainScope,
+  /** A thread's id is its first message's ts, which is that message's id. */
+  opensThread: (thread: ThreadScope, messageId: string) => thread.thread === messageId,
   /**
    * The author's own team for messages (in a channel shared between workspaces it differs from the
    * one the app is installed in), the clicker's for buttons, the invoking workspace for slash commands.

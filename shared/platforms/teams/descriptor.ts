@@ -3,7 +3,7 @@
 // is shared/platforms/teams/platform.ts; the full adapter, only the Teams webhook's, adapter.ts.
 import * as z from 'zod';
 import { optional, wholeFrom } from '../../support/env-vars.ts';
-import { credentialSourceOf, platformSecret, type PlatformDescriptor } from '../platform.ts';
+import { credentialSourceOf, platformSecret, type PlatformDescriptor, type ThreadScope } from '../platform.ts';
 import { BOT_CONNECTOR_ORIGINS, BOT_FRAMEWORK_OPENID_METADATA_URL } from './endpoints.ts';
 
 export const TEAMS_PLACEHOLDER = 'replace-me';
@@ -82,6 +82,11 @@ export const teamsDescriptor = {
   scopeOf(channelPart: string, rest: readonly string[]) {
     const conversationId = Buffer.from(channelPart, 'base64url').toString('utf8');
     return { channel: conversationId.replace(THREAD_SUFFIX, ''), thread: [channelPart, ...rest].join(':') };
+  },
+  /** A channel thread's root post: the post its conversation id names (a chat's messages are all one thread: never). */
+  opensThread(thread: ThreadScope, messageId: string) {
+    const conversationId = Buffer.from(thread.thread.split(':')[0] ?? '', 'base64url').toString('utf8');
+    return conversationId.match(THREAD_SUFFIX)?.[0] === `;messageid=${messageId}`;
   },
   /** The tenant the activity comes from. */
   workspaceOf(raw: Readonly<Record<string, unknown>>) {
