@@ -32,6 +32,7 @@ import type { TestStack } from '../test/support/local-stack.ts';
 import { hostPidOf } from '../test/support/sandbox-pids.ts';
 import { runsSummary, waitForQuiet } from './quiet.ts';
 import { summarize, type Summary } from './stats.ts';
+import { cpuMeter, type CpuUse } from './cpu.ts';
 
 /** Stops before measuring: the first one also waits for the thread's sandbox to start. */
 const STOP_WARM_UP = 1;
@@ -282,6 +283,8 @@ export interface ThroughputResult {
   backlogAtLastAck: number;
   /** The dispatch handler, called directly. */
   direct: { isolated: DispatchSeries; backToBack: DispatchSeries; drainMs: number };
+  /** The machine's CPU from the first post to the last ack. */
+  cpuWhilePosting: CpuUse;
 }
 
 export interface DispatchSeries {
@@ -398,7 +401,9 @@ export async function measureThroughput(stack: TestStack, threads: number, dispa
   await sleep(1200);
   const text = `<@${stack.slack.botUserId}> pressure`;
   const firstPost = Date.now();
+  const cpu = cpuMeter();
   const posts = await pool(threads, POST_CONCURRENCY, () => postMention(stack, text));
+  const cpuWhilePosting = cpu.stop();
   const executions: LocalExecution[] = await Promise.all(
     posts.map((p) => stack.cloud.stepFunctions.waitForExecution(runIdFor(p.threadId, p.ts), 120_000)),
   );
@@ -433,5 +438,6 @@ export async function measureThroughput(stack: TestStack, threads: number, dispa
     received,
     backlogAtLastAck: started.filter((at) => at > lastAck).length,
     direct: { isolated, backToBack, drainMs },
+    cpuWhilePosting,
   };
 }

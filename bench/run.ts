@@ -36,6 +36,7 @@ import { CONVERSATION_SIZES, LOOP_TOOLS, measureContext, SCALED_COMPACTION, type
 import { BUNDLE_LIMIT, measureBundles, LAMBDA_UNZIPPED_LIMIT, LAMBDA_ZIPPED_LIMIT, type BundleResult } from './bundles.ts';
 import { bundleBudgetOf } from '../infra/constructs/agent-function.ts';
 import { countOneRun, type CallsResult } from './calls.ts';
+import { describeCpu } from './cpu.ts';
 import { IMPORT_RUNS, localInitTimes } from './cold-starts.ts';
 import type { FunctionRole } from '../infra/function-entries.ts';
 import { stopWatching } from './quiet.ts';
@@ -551,6 +552,26 @@ function rates(t: ThroughputResult) {
 const dispatchCalls = (calls: CallsResult) =>
   [...calls.aws].filter(([key]) => !key.startsWith('S3\t')).reduce((sum, [, c]) => sum + c.dispatch, 0);
 
+/**
+ * Whether the machine's CPU, not a wait, set the series' pace: how busy its cores were while the
+ * posts went on, and what one mention cost them (its two deliveries, its admission, the run it
+ * started, and every emulator call of those).
+ */
+function cpuBound(t: ThroughputResult): string {
+  const use = t.cpuWhilePosting;
+  if (!Number.isFinite(use.busyMs)) return '';
+  const admitted = t.threads - t.backlogAtLastAck;
+  const perMention = use.busyMs / admitted;
+  const busy = use.busyMs / (use.wallMs * use.cores);
+  const limit = busy >= 0.9 ? 'the CPU is the limit' : 'the CPU was not the whole limit';
+  return (
+    `While the posts went on the machine had ${describeCpu(use)}: ${limit}. ` +
+    `Each mention cost ${ms(perMention)} of CPU (its deliveries, its admission, its run and their emulator calls, all on this machine), ` +
+    `so ${use.cores} cores admit at most ${perSecond(use.cores, perMention)} here;` +
+    ` in AWS each function, the queue, the table and the bucket have CPUs of their own.`
+  );
+}
+
 /** Which stage held the throughput series back, from its figures. */
 function bottleneck(t: ThroughputResult, calls: CallsResult): string {
   const r = rates(t);
@@ -559,7 +580,7 @@ function bottleneck(t: ThroughputResult, calls: CallsResult): string {
     return (
       `ingress: admissions kept up with the acks (the last run started ${ms(r.tail)} after the last ack), so the webhook side ` +
       `(2 signed deliveries per mention through the Chat SDK, ${webhookCalls} AWS calls with the SQS send, section 3) sets the pace; ` +
-      `the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}.`
+      `the dispatch handler alone admits ${perSecond(t.direct.backToBack.records, t.direct.backToBack.wallMs)}. ${cpuBound(t)}`
     );
   }
   const howItAdmits = `it admits a batch's threads at the same time (${dispatchCalls(calls)} AWS round trips each, section 3) on ${DISPATCH_LANES} pollers locally`;
