@@ -7,7 +7,7 @@
 import { FUNCTION_ENTRIES, type FunctionRole } from '../infra/function-entries.ts';
 import type { Invocation } from '../packages/local-cloud/src/lambda/runtime.ts';
 import type { TestStack } from '../test/support/local-stack.ts';
-import { PHASES, sandboxStartWrites, type AwsCall, type Phase } from './aws-calls.ts';
+import { arrival, PHASES, sandboxStartWrites, type AwsCall, type Phase } from './aws-calls.ts';
 import { phaseAt, phaseOf } from './calls.ts';
 import type { Timeline } from './conversation.ts';
 import { summarize, type Summary } from './stats.ts';
@@ -31,6 +31,10 @@ export interface ConversationCost {
   steps: Record<Phase, StepCost>;
   /** Whole path − the time some function of the run was running: SQS and the event source mapping, Step Functions, Lambda invokes. */
   betweenMs: number;
+  /** The time of the whole path during which at least one of the run's AWS calls was at a front door (overlapping calls count once). */
+  awsInFlightMs: number;
+  /** Post → run ended. */
+  wholeMs: number;
 }
 
 /** The records of the stand-ins a conversation left: read them from these positions on. */
@@ -89,7 +93,13 @@ export function conversationCost(stack: TestStack, t: Timeline, from: RecordMark
   // Slack calls carry no caller: once the run has started, they are its states' (the webhook makes none when warm).
   const slackStep = (at: number) => (at >= (t.entered.Prepare ?? Infinity) ? stateAt(at, t) : phaseAt(at, t));
   for (const call of stack.slack.calls.slice(from.slackCalls).filter((c) => c.at <= t.endedAt)) steps[slackStep(call.at)].slackCalls++;
-  return { steps, betweenMs: t.endedAt - t.postedAt - coveredMs(busy, t.postedAt, t.endedAt) };
+  const inFlight = ofThisRun.filter((c) => c.durationMs !== undefined).map((c): [number, number] => [arrival(c), c.at]);
+  return {
+    steps,
+    betweenMs: t.endedAt - t.postedAt - coveredMs(busy, t.postedAt, t.endedAt),
+    awsInFlightMs: coveredMs(inFlight, t.postedAt, t.endedAt),
+    wholeMs: t.endedAt - t.postedAt,
+  };
 }
 
 /** The agent-step parts of the run, each with the stretch of time it had (NaN bounds: none found, the part is empty). */
@@ -127,6 +137,9 @@ export type CostColumn = keyof StepCost | 'outsideAwsMs';
 export function summarizeCosts(costs: ConversationCost[]): {
   steps: Record<Phase | 'total', Record<CostColumn, Summary>>;
   between: Summary;
+  awsInFlight: Summary;
+  /** Whole path − awsInFlight, per conversation. */
+  besidesAws: Summary;
 } {
   const columns: CostColumn[] = ['invocations', 'functionMs', 'awsCalls', 'awsMs', 'upstreamMs', 'slackCalls', 'outsideAwsMs'];
   const value = (s: StepCost, column: CostColumn) => (column === 'outsideAwsMs' ? s.functionMs - s.awsMs : s[column]);
@@ -137,5 +150,10 @@ export function summarizeCosts(costs: ConversationCost[]): {
     ...PHASES.map((p) => [p, ofStep((c, column) => value(c.steps[p], column))] as const),
     ['total', ofStep(total)] as const,
   ]) as Record<Phase | 'total', Record<CostColumn, Summary>>;
-  return { steps, between: summarize(costs.map((c) => c.betweenMs)) };
+  return {
+    steps,
+    between: summarize(costs.map((c) => c.betweenMs)),
+    awsInFlight: summarize(costs.map((c) => c.awsInFlightMs)),
+    besidesAws: summarize(costs.map((c) => c.wholeMs - c.awsInFlightMs)),
+  };
 }
