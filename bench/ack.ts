@@ -8,6 +8,7 @@
 //   back-to-back  the next request goes as soon as the previous is acked, so runs overlap acks, as
 //                 in a burst of mentions.
 import type { TestStack } from '../test/support/local-stack.ts';
+import { cpuMeter, type CpuUse } from './cpu.ts';
 import { SIGNING_SECRET } from '../test/support/local-stack.ts';
 import { runIdFor } from '../shared/ids.ts';
 import { apiGatewayEvent, loadMention, signedMention, type SignedEvent } from './slack-events.ts';
@@ -25,6 +26,8 @@ export interface AckSeries {
   non2xx: number;
   /** How long the runs still going after the last ack took to finish. */
   drainMs: number;
+  /** The machine's CPU while the series' requests were sent (not the drain). */
+  cpu: CpuUse;
 }
 
 export interface AckResult {
@@ -65,6 +68,7 @@ async function series(stack: TestStack, label: string, count: number, send: Send
   const samples: number[] = [];
   let non2xx = 0;
   const runsBefore = runsSummary(stack).total;
+  const meter = cpuMeter();
   for (let i = 0; i < WARM_UP + count; i++) {
     // Signing happens before the clock starts, as Slack signs before it sends.
     const event = signedMention(fixture, SIGNING_SECRET);
@@ -73,9 +77,10 @@ async function series(stack: TestStack, label: string, count: number, send: Send
     if (i >= WARM_UP) samples.push(ms);
     if (isolated && status === 200) await runEnded(stack, event);
   }
+  const cpu = meter.stop();
   // Let every run finish before anything else is measured.
   const drainMs = await waitForQuiet(stack, runsBefore + WARM_UP + count);
-  return { label, stats: summarize(samples), non2xx, drainMs };
+  return { label, stats: summarize(samples), non2xx, drainMs, cpu };
 }
 
 export async function measureAcks(stack: TestStack, count: number): Promise<AckResult> {

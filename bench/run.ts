@@ -122,6 +122,16 @@ function printAcks(result: AckResult): void {
     `  goals (issue 21): p99 isolated ${ms(http.stats.p99)} ${atMost(http.stats.p99, GOALS.ackP99IsolatedMs, `${GOALS.ackP99IsolatedMs} ms`)}; ` +
       `p99 back-to-back ${ms(burst.stats.p99)} ${atMost(burst.stats.p99, GOALS.ackP99BackToBackMs, `${GOALS.ackP99BackToBackMs} ms`)}`,
   );
+  if (http.stats.p99 > GOALS.ackP99IsolatedMs)
+    console.log(
+      `  isolated p99 not met here: it is ${slowest(Math.ceil(http.stats.n * 0.01))} of ${http.stats.n} (p50 ${ms(http.stats.p50)}, ` +
+        `p90 ${ms(http.stats.p90)}, max ${ms(http.stats.max)}); while they were sent the machine had ${describeCpu(http.cpu)}`,
+    );
+  if (burst.stats.p99 > GOALS.ackP99BackToBackMs)
+    console.log(
+      `  back-to-back p99 not met here: the runs the earlier mentions started shared the cores with these acks (the same requests one at a time: ` +
+        `p99 ${ms(http.stats.p99)}); while they were sent the machine had ${describeCpu(burst.cpu)}, against ${describeCpu(http.cpu)} one at a time`,
+    );
   note(
     "isolated = the next request waits for the previous mention's run to end; back-to-back = it does not, so runs compete with acks for the CPU.",
   );
@@ -544,6 +554,9 @@ const within = (samples: number[], limit: number) => samples.filter((x) => x <= 
 /** Events per second over `ms`, as a number and as text. */
 const rate = (n: number, ms: number) => (ms > 0 ? n / (ms / 1000) : Number.NaN);
 const perSecond = (n: number, ms: number) => (Number.isFinite(rate(n, ms)) ? `${rate(n, ms).toFixed(1)}/s` : 'n/a');
+
+/** "the slowest", "the 3rd slowest" */
+const slowest = (n: number) => `the ${n === 1 ? '' : n === 2 ? '2nd ' : n === 3 ? '3rd ' : `${n}th `}slowest`;
 
 /** Records per second the dispatch handler admitted: its own time when isolated, the wall time back to back. */
 const dispatchRate = (s: DispatchSeries, isolated: boolean) => rate(s.records, isolated ? s.handlerMs : s.wallMs);
