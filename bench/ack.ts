@@ -9,6 +9,7 @@
 //                 in a burst of mentions.
 import type { TestStack } from '../test/support/local-stack.ts';
 import { cpuMeter, type CpuUse } from './cpu.ts';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SIGNING_SECRET } from '../test/support/local-stack.ts';
 import { runIdFor } from '../shared/ids.ts';
 import { apiGatewayEvent, loadMention, signedMention, type SignedEvent } from './slack-events.ts';
@@ -28,6 +29,12 @@ export interface AckSeries {
   drainMs: number;
   /** The machine's CPU while the series' requests were sent (not the drain). */
   cpu: CpuUse;
+  /**
+   * How late this process's event loop ran what was due while the requests were sent (p99, ms): the
+   * local cloud's front doors, stand-ins and API Gateway all answer on it, so an ack waits that long
+   * behind whatever else it is doing.
+   */
+  loopDelayP99Ms: number;
 }
 
 export interface AckResult {
@@ -69,6 +76,8 @@ async function series(stack: TestStack, label: string, count: number, send: Send
   let non2xx = 0;
   const runsBefore = runsSummary(stack).total;
   const meter = cpuMeter();
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   for (let i = 0; i < WARM_UP + count; i++) {
     // Signing happens before the clock starts, as Slack signs before it sends.
     const event = signedMention(fixture, SIGNING_SECRET);
@@ -78,9 +87,11 @@ async function series(stack: TestStack, label: string, count: number, send: Send
     if (isolated && status === 200) await runEnded(stack, event);
   }
   const cpu = meter.stop();
+  loop.disable();
+  const loopDelayP99Ms = loop.percentile(99) / 1e6;
   // Let every run finish before anything else is measured.
   const drainMs = await waitForQuiet(stack, runsBefore + WARM_UP + count);
-  return { label, stats: summarize(samples), non2xx, drainMs, cpu };
+  return { label, stats: summarize(samples), non2xx, drainMs, cpu, loopDelayP99Ms };
 }
 
 export async function measureAcks(stack: TestStack, count: number): Promise<AckResult> {
