@@ -16,7 +16,7 @@ import { lazy } from '../../shared/support/lazy.ts';
 import { teamsReceivingAdapter } from '../../shared/platforms/teams/adapter.ts';
 import { teamsDescriptor } from '../../shared/platforms/teams/descriptor.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
-import { webhookState } from '../../shared/platforms/webhook-state.ts';
+import { routeMentionsUnread, webhookState } from '../../shared/platforms/webhook-state.ts';
 
 const logger = handlerLogger('teams-webhook');
 const metrics = handlerMetrics();
@@ -24,7 +24,10 @@ const init = lazy(() => {
   const env = readEnv(teamsWebhookEnv);
   const ingress = { enqueue: sqsEnqueue(sqsClient(), env.INBOX_QUEUE_URL), control: controlFromEnv(logger, env, metrics), logger, metrics };
   return chatFromEnv(logger, env, {
-    setup: (chat) => wireIngress(chat, ingress),
+    setup: (chat) => {
+      routeMentionsUnread(chat);
+      wireIngress(chat, ingress);
+    },
     state: webhookState,
     adapters: { teams: teamsReceivingAdapter },
   });

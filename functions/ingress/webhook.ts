@@ -18,7 +18,7 @@ import { sqsEnqueue } from '../../shared/admission/enqueue.ts';
 import { settingsFromEnv } from '../../shared/handler-context/settings.ts';
 import { lazy } from '../../shared/support/lazy.ts';
 import { platformWebhook } from '../../shared/platforms/webhook.ts';
-import { webhookState } from '../../shared/platforms/webhook-state.ts';
+import { routeMentionsUnread, webhookState } from '../../shared/platforms/webhook-state.ts';
 import { urlVerificationChallenge } from '../../shared/platforms/slack/url-verification.ts';
 import { slackDescriptor } from '../../shared/platforms/slack/descriptor.ts';
 import { slackReceivingAdapter } from '../../shared/platforms/slack/adapter.ts';
@@ -37,7 +37,10 @@ const init = lazy(() => {
     metrics,
   };
   return chatFromEnv(logger, env, {
-    setup: (chat) => wireIngress(chat, ingress),
+    setup: (chat) => {
+      routeMentionsUnread(chat);
+      wireIngress(chat, ingress);
+    },
     state: webhookState,
     adapters: { slack: slackReceivingAdapter },
   });

@@ -49,10 +49,9 @@ test('a mention (both deliveries) costs the warm webhook one dedupe write each, 
   );
   assert.deepEqual(calls, {
     // Each delivery's dedupe write (the second one's condition fails), the thread's subscription, and
-    // the caller's most recent thread in the channel (what a slash command there acts on).
+    // the caller's most recent thread in the channel (what a slash command there acts on). Whether
+    // the thread is subscribed is not read for a mention: it is a prompt either way.
     'dynamodb PutItem': 4,
-    // Is the thread subscribed? (decides whether a message without a mention is a prompt)
-    'dynamodb GetItem': 1,
     // The prompt, to the FIFO inbox.
     'sqs SendMessage': 1,
   });
@@ -65,7 +64,7 @@ test('a mention (both deliveries) costs the warm webhook one dedupe write each, 
   assert.equal(runsOf(threadId).length, 1);
 });
 
-test('a reply without a mention in a subscribed thread is still a prompt, for its dedupe write, the subscription read, the recent-thread mark and the enqueue', async () => {
+test('a reply without a mention in a subscribed thread is still a prompt, for its dedupe write, the subscription read, the recent-thread mark and the enqueue; a mention there is one without the read', async () => {
   const first = await stack.slack.postUserMessage({ text: '<@U0LOCALBOT> start a thread' });
   const threadId = threadOf(first);
   await eventually(() => runsOf(threadId).length === 1, 30_000, 'a run');
@@ -74,6 +73,13 @@ test('a reply without a mention in a subscribed thread is still a prompt, for it
   const calls = await webhookCallsDuring(() => stack.slack.postUserMessage({ text: 'and a follow-up', threadTs: first.threadTs }));
   assert.deepEqual(calls, { 'dynamodb PutItem': 2, 'dynamodb GetItem': 1, 'sqs SendMessage': 1 });
   await eventually(() => runsOf(threadId).length === 2, 30_000, 'the follow-up ran');
+  await idle(threadId);
+  // Both deliveries' dedupe writes, the subscription written again (as for a new mention), the recent-thread mark.
+  const mention = await webhookCallsDuring(() =>
+    stack.slack.postUserMessage({ text: '<@U0LOCALBOT> once more', threadTs: first.threadTs }),
+  );
+  assert.deepEqual(mention, { 'dynamodb PutItem': 4, 'sqs SendMessage': 1 });
+  await eventually(() => runsOf(threadId).length === 3, 30_000, 'the mention ran');
 });
 
 test("dispatch admits a thread's first message without reading the thread; a later message reads it with the pause flag", async () => {

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { StateAdapter } from 'chat';
+import type { Adapter, Message, StateAdapter } from 'chat';
 import { createDynamoDbStateAdapter } from '../../shared/platforms/chat-state.ts';
-import { USER_MEMO_MS, webhookState } from '../../shared/platforms/webhook-state.ts';
+import { routeMentionsUnread, USER_MEMO_MS, webhookState } from '../../shared/platforms/webhook-state.ts';
 import { startDynamoDbLocal, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
 import { createLocalTable } from '../../packages/local-cloud/src/tables.ts';
 
@@ -80,4 +80,43 @@ test('a user profile is read once and reused for USER_MEMO_MS; set and delete ke
   assert.deepEqual(await state.get(key), { displayName: 'Ada Lovelace' }, 'its own write is what it reuses');
   await state.delete(key);
   assert.equal(await state.get(key), null, 'a delete is not answered from memory');
+});
+
+test("a mention's subscription check is answered without a read, in its own routing only; any other message's is read", async () => {
+  const reads: string[] = [];
+  const counted: StateAdapter = {
+    ...stored,
+    isSubscribed: async (threadId) => {
+      reads.push(threadId);
+      return stored.isSubscribed(threadId);
+    },
+  };
+  const state = webhookState(counted, now);
+  const subscribed = `slack:C1:${randomUUID()}`;
+  await stored.subscribe(subscribed);
+  // What the Chat SDK does with a received message, as far as this goes: build it, mark whether it
+  // mentions the bot, then ask whether its thread is subscribed to choose the handlers (chat's
+  // dispatchToHandlersWithSignal); `later` asks once more, as a handler might.
+  const asked: { threadId: string; answers: boolean[] }[] = [];
+  const chat = {
+    async processMessage(_adapter: Adapter, threadId: string, message: Message | (() => Promise<Message>)) {
+      const built = typeof message === 'function' ? await message() : message;
+      built.isMention = built.text.includes('<@BOT>');
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const answers = [await state.isSubscribed(threadId), await state.isSubscribed(threadId)];
+      asked.push({ threadId, answers });
+    },
+  };
+  routeMentionsUnread(chat);
+  const message = (text: string) => async () => ({ text }) as Message;
+  const adapter = {} as Adapter;
+  await Promise.all([
+    chat.processMessage(adapter, subscribed, message('<@BOT> hi')),
+    chat.processMessage(adapter, subscribed, message('a follow-up')),
+  ]);
+  assert.deepEqual(asked.find((a) => a.answers[0] === false)?.answers, [false, true], "the mention's routing: new, then read");
+  assert.deepEqual(asked.find((a) => a.answers[0] === true)?.answers, [true, true], 'the follow-up: read');
+  assert.equal(reads.length, 3, 'only the mention was not read, and only once');
+  assert.equal(await state.isSubscribed(subscribed), true, 'outside any routing: read');
+  assert.equal(reads.length, 4);
 });
