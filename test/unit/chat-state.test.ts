@@ -7,7 +7,8 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Chat, Message, parseMarkdown, type Adapter, type MessageContext, type QueueEntry, type StateAdapter } from 'chat';
 import { createDynamoDbStateAdapter } from '../../shared/platforms/chat-state.ts';
 import { TABLE_KEYS } from '../../shared/table.ts';
-import { startDynamoDbLocal, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
+import type { Emulator } from '../../packages/local-cloud/src/emulators.ts';
+import { sharedDynamoDbLocal } from '../support/dynamo.ts';
 import { createLocalTable } from '../../packages/local-cloud/src/tables.ts';
 
 const TABLE = 'chat-state-test';
@@ -17,7 +18,7 @@ let lowLevel: DynamoDBClient;
 let client: DynamoDBDocumentClient;
 
 before(async () => {
-  emulator = await startDynamoDbLocal();
+  emulator = await sharedDynamoDbLocal();
   lowLevel = new DynamoDBClient({
     endpoint: emulator.endpoint,
     region: 'us-east-1',

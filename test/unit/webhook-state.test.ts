@@ -9,7 +9,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Adapter, Message, StateAdapter } from 'chat';
 import { createDynamoDbStateAdapter } from '../../shared/platforms/chat-state.ts';
 import { routeMentionsUnread, USER_MEMO_MS, webhookState } from '../../shared/platforms/webhook-state.ts';
-import { startDynamoDbLocal, type Emulator } from '../../packages/local-cloud/src/emulators.ts';
+import type { Emulator } from '../../packages/local-cloud/src/emulators.ts';
+import { sharedDynamoDbLocal } from '../support/dynamo.ts';
 import { createLocalTable } from '../../packages/local-cloud/src/tables.ts';
 
 const TABLE = 'webhook-state-test';
@@ -20,7 +21,7 @@ let clock = 0;
 const now = () => clock;
 
 before(async () => {
-  emulator = await startDynamoDbLocal();
+  emulator = await sharedDynamoDbLocal();
   lowLevel = new DynamoDBClient({
     endpoint: emulator.endpoint,
     region: 'us-east-1',
