@@ -101,9 +101,10 @@ test('access: a refusal that could not be told is not marked told, so the redeli
   assert.equal(f.state.size, 0);
 });
 
-test('periodic event files are renewed by a person, not by an event, alongside the later gates', async () => {
+test("periodic event files are renewed by a person, not by an event nor by a thread's first message, alongside the later gates", async () => {
   const f = fakes(settingsOf({ agentPeriodicEventDays: 9 }));
   assert.deepEqual(await renewPeriodicEvents(await contextFor(fromEvent(), f), f.deps), NEXT);
+  assert.deepEqual(await renewPeriodicEvents(await contextFor({ ...from('U1'), messageId: '1.0001' }, f), f.deps), NEXT);
   assert.deepEqual(f.renewed, []);
   const outcome = await renewPeriodicEvents(await contextFor(from('U1'), f), f.deps);
   assert.ok('next' in outcome && outcome.alongside, 'the renewal goes on alongside the gates after it');
