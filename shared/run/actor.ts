@@ -109,13 +109,6 @@ export async function getActor(deps: ActorDeps, threadId: string): Promise<Actor
  * append to the queue of the running thread. Safe to call again for the same prompt (redelivery):
  * a lease taken whose execution never started is started again, anything else is a no-op.
  */
-export async function admitPrompt(
-  deps: ActorDeps,
-  prompt: Prompt,
-  options: AdmitOptions & { newThread: true },
-): Promise<Admission | typeof NOT_NEW>;
-export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options?: AdmitOptions & { newThread?: false }): Promise<Admission>;
-export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options?: AdmitOptions): Promise<Admission | typeof NOT_NEW>;
 export async function admitPrompt(deps: ActorDeps, prompt: Prompt, options: AdmitOptions = {}): Promise<Admission | typeof NOT_NEW> {
   const maxQueueDepth = options.maxQueueDepth ?? 5;
   const interrupt = options.mode === 'interrupt';
