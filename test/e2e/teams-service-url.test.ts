@@ -118,7 +118,7 @@ test('a thread id with a foreign service URL from anywhere else (an event on the
   const run = await eventually(() => runs().find((e) => (e.input as { threadId: string }).threadId === threadId), 30_000, 'the run');
   const ended = await stack.cloud.stepFunctions.waitForExecution(run.executionArn, 90_000);
   // The model answered, so the run tried to post its reply there (a failed post is logged, the run goes on).
-  assert.equal(ended.status, 'SUCCEEDED');
+  assert.equal(ended.status, 'SUCCEEDED', `the run ended ${ended.status}: ${ended.error} ${ended.cause}`);
   assert.ok(stack.bedrock.requests.length > modelCalls, 'the run reached the model');
   await quiet();
   assert.deepEqual(received.slice(earlier), [], "the attacker's server got no request");
